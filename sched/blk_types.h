@@ -1,0 +1,164 @@
+/* blk_types.h - bio and request, the units of block I/O shared by the core and every elevator. */
+#ifndef RQDISK_BLK_TYPES_H
+#define RQDISK_BLK_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <bsd/sys/queue.h>
+#include <bsd/sys/tree.h>
+
+typedef uint64_t sector_t;
+
+/* Sector numbers and counts are always in these units, whatever the logical block size. */
+#define SECTOR_SHIFT 9
+#define SECTOR_SIZE (1u << SECTOR_SHIFT)
+
+enum req_op {
+	REQ_OP_READ,
+	REQ_OP_WRITE,
+	REQ_OP_FLUSH,
+	REQ_OP_DISCARD,
+	REQ_OP_WRITE_ZEROES,
+};
+#define REQ_OP_NR 5
+
+/* bi_flags / cmd_flags */
+#define REQ_BARRIER (1u << 0) /* everything before is durable before this starts */
+#define REQ_FUA (1u << 1)     /* durable when completed */
+#define REQ_SYNC (1u << 2)    /* someone waits for it */
+#define REQ_PREFLUSH (1u << 3) /* core-made flush that opens a barrier write */
+
+/* bi_state, core-managed */
+#define BIO_ENDED (1u << 0)  /* bi_end_io has run */
+#define BIO_CLONED (1u << 1) /* made by the core from a parent bio */
+
+struct bio;
+typedef void(bio_end_io_t)(struct bio *bio, int error);
+
+/* One memory segment of a bio: any address, any length. */
+struct bio_vec {
+	void *bv_base;
+	size_t bv_len;
+};
+
+struct bio {
+	struct bio *bi_next; /* link in its request; core-managed */
+	enum req_op bi_op;
+	unsigned int bi_flags;
+	sector_t bi_sector;
+	unsigned int bi_size; /* bytes, a multiple of the logical block size */
+	unsigned short bi_vcnt;
+	struct bio_vec *bi_io_vec;
+	pid_t bi_pid;
+	bio_end_io_t *bi_end_io; /* called exactly once, with 0 or -errno */
+	void *bi_private;
+
+	/* Core-managed from submit_bio() on. */
+	unsigned int bi_done;  /* bytes completed so far */
+	int bi_error;          /* first error seen on any part */
+	unsigned int bi_state; /* BIO_* */
+	int bi_remaining;      /* split children still out */
+	struct bio *bi_parent; /* split or bounce parent, for clones */
+	void *bi_bounce;       /* aligned copy of the data, for bounced clones */
+};
+
+static inline unsigned int bio_sectors(const struct bio *bio)
+{
+	return bio->bi_size >> SECTOR_SHIFT;
+}
+
+static inline sector_t bio_end_sector(const struct bio *bio)
+{
+	return bio->bi_sector + bio_sectors(bio);
+}
+
+static inline bool op_has_data(enum req_op op)
+{
+	return op == REQ_OP_READ || op == REQ_OP_WRITE;
+}
+
+static inline bool op_is_write(enum req_op op)
+{
+	return op != REQ_OP_READ;
+}
+
+struct request_queue;
+
+struct request {
+	/* The elevator's while the request is queued; the core's once dispatched. */
+	TAILQ_ENTRY(request) queuelist;
+	RB_ENTRY(request) rb_node;
+	uint64_t fifo_time; /* elevator's: when it expires */
+	void *elv_priv[2];
+
+	struct request_queue *q;
+	enum req_op cmd_op;
+	unsigned int cmd_flags; /* REQ_* */
+	unsigned int rq_flags;  /* RQF_*, core-managed */
+	pid_t pid;
+	uint64_t epoch; /* barrier epoch; the elevator only sees the current one */
+
+	/* Submission position: where the driver is in the request. */
+	sector_t sector;
+	unsigned int nr_sectors;
+	/* Completion position: what end_that_request_first() has covered. */
+	sector_t hard_sector;
+	unsigned int hard_nr_sectors;
+
+	unsigned short nr_phys_segments;
+	unsigned short nr_hw_segments;
+
+	struct bio *bio; /* next bio to complete */
+	struct bio *biotail;
+
+	/* BIO walking state: the next bio to submit and where we are in it. */
+	struct bio *cbio;
+	unsigned short cbio_idx;        /* its current segment */
+	size_t cbio_offset;             /* bytes already taken from that segment */
+	unsigned short nr_cbio_segments; /* segments left in cbio, counting the current one */
+	unsigned int nr_cbio_sectors;   /* sectors left in cbio */
+
+	uint64_t start_time_ns; /* queued */
+	uint64_t io_start_time_ns; /* dispatched */
+	int errors;
+	void *special; /* the driver's */
+
+	/* Core-managed merge lookup. */
+	LIST_ENTRY(request) hash_start;
+	LIST_ENTRY(request) hash_end;
+	TAILQ_ENTRY(request) holdlist;
+};
+
+#define rq_for_each_bio(_bio, rq) \
+	for ((_bio) = (rq)->bio; (_bio) != NULL; (_bio) = (_bio)->bi_next)
+
+static inline sector_t blk_rq_pos(const struct request *rq)
+{
+	return rq->hard_sector;
+}
+
+static inline unsigned int blk_rq_sectors(const struct request *rq)
+{
+	return rq->hard_nr_sectors;
+}
+
+static inline sector_t blk_rq_end_sector(const struct request *rq)
+{
+	return rq->hard_sector + rq->hard_nr_sectors;
+}
+
+static inline bool rq_is_sync(const struct request *rq)
+{
+	return rq->cmd_op == REQ_OP_READ || (rq->cmd_flags & (REQ_SYNC | REQ_FUA));
+}
+
+/* Reads are one direction, everything that changes the disk the other. */
+static inline int rq_data_dir(const struct request *rq)
+{
+	return op_is_write(rq->cmd_op);
+}
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * flush.c - barrier epochs.  A barrier splits the stream: every request of
+ * an epoch ends before the next epoch is let in, so the elevator only ever
+ * holds the epoch being served and cannot reorder across a barrier.
+ * A barrier write is a preflush epoch (the earlier writes become durable)
+ * followed by the write itself, as FUA, in an epoch of its own.
+ */
+#include <errno.h>
+
+#include "blkdev.h"
+
+/* Where a request of the active epoch waits for the driver. */
+static void blk_activate(struct request_queue *q, struct request *rq)
+{
+	q->epoch_count++;
+	if (!(rq->rq_flags & RQF_BARRIER) && q->elevator) {
+		elv_insert(q, rq);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&q->queue_head, rq, queuelist);
+}
+
+/* Let the next epoch in once the active one has ended. */
+static void blk_epoch_advance(struct request_queue *q)
+{
+	struct request *rq;
+
+	while (!q->epoch_count && (rq = TAILQ_FIRST(&q->hold))) {
+		q->active_epoch = rq->epoch;
+		while ((rq = TAILQ_FIRST(&q->hold)) && rq->epoch == q->active_epoch) {
+			TAILQ_REMOVE(&q->hold, rq, holdlist);
+			rq->rq_flags &= ~RQF_HELD;
+			if (q->preflush_error && (rq->cmd_flags & REQ_BARRIER))
+				rq->errors = q->preflush_error;
+			blk_activate(q, rq);
+		}
+		q->preflush_error = 0;
+	}
+	if (!q->epoch_count)
+		q->active_epoch = q->submit_epoch;
+}
+
+void blk_epoch_add(struct request_queue *q, struct request *rq)
+{
+	if (rq->epoch == q->active_epoch) {
+		blk_activate(q, rq);
+		return;
+	}
+	rq->rq_flags |= RQF_HELD;
+	TAILQ_INSERT_TAIL(&q->hold, rq, holdlist);
+	blk_epoch_advance(q);
+}
+
+void blk_epoch_done(struct request_queue *q, struct request *rq)
+{
+	if (rq->cmd_flags & REQ_PREFLUSH)
+		q->preflush_error = rq->errors;
+	q->epoch_count--;
+	blk_epoch_advance(q);
+}
+
+/*
+ * Open the epoch of a barrier bio (after a preflush epoch when it carries
+ * data) before its requests are made; blk_barrier_end() closes it.
+ */
+int blk_barrier_begin(struct request_queue *q, struct bio *bio)
+{
+	if (op_has_data(bio->bi_op) || bio->bi_size) {
+		struct request *flush;
+
+		q->submit_epoch++;
+		flush = blk_alloc_request(q, NULL);
+		if (!flush)
+			return -ENOMEM;
+		flush->cmd_flags = REQ_PREFLUSH;
+		flush->rq_flags = RQF_BARRIER;
+		flush->pid = bio->bi_pid;
+		blk_epoch_add(q, flush);
+		bio->bi_flags |= REQ_FUA;
+	}
+	q->submit_epoch++;
+	return 0;
+}
+
+void blk_barrier_end(struct request_queue *q)
+{
+	q->submit_epoch++;
+	blk_epoch_advance(q);
+}

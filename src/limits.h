@@ -1,0 +1,44 @@
+/* limits.h - queue limits: what a request may look like on this device. */
+#ifndef RQDISK_LIMITS_H
+#define RQDISK_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Defaults of the 2.6 block layer, as the LWN "Request Queues" article gives them. */
+#define BLK_DEF_MAX_SECTORS 255u           /* 512-byte sectors per request */
+#define BLK_MAX_SEGMENTS 128u              /* phys and hw segments per request */
+#define BLK_MAX_SEGMENT_SIZE 65536u        /* bytes in one scatter/gather entry */
+#define BLK_SEG_BOUNDARY_MASK 0xffffffffUL /* no entry crosses such a boundary */
+#define BLK_DEF_LOGICAL_BLOCK_SIZE 512u
+#define BLK_DEF_DMA_ALIGNMENT 511u         /* mask: memory not on it is bounced */
+#define BLK_DEF_NR_REQUESTS 128u
+#define BLK_DEF_MAX_DISCARD_SECTORS (1u << 23) /* 4 GiB per discard or zeroing request */
+#define BLK_PAGE_SIZE 4096u
+
+enum blk_nomerges {
+	BLK_MERGES_ALL = 0,      /* every merge the limits allow */
+	BLK_MERGES_ONE_HIT = 1,  /* only the last-merge cache */
+	BLK_MERGES_NONE = 2,
+};
+
+struct queue_limits {
+	unsigned int max_sectors;
+	unsigned int max_hw_sectors;
+	unsigned int max_discard_sectors;
+	unsigned short max_phys_segments;
+	unsigned short max_hw_segments;
+	unsigned int max_segment_size;
+	unsigned long seg_boundary_mask;
+	unsigned int logical_block_size;
+	unsigned int dma_alignment;
+	unsigned int nr_requests;
+	unsigned int nomerges;
+};
+
+void blk_set_default_limits(struct queue_limits *lim);
+int blk_validate_limits(const struct queue_limits *lim, char *why, size_t whylen);
+unsigned int queue_max_sectors(const struct queue_limits *lim, bool discard);
+unsigned int queue_max_segments(const struct queue_limits *lim);
+
+#endif
