@@ -5,14 +5,21 @@
 
 #include "blkdev.h"
 
+/*
+ * As O_DIRECT wants it: each segment's address on the dma alignment and,
+ * where there is one, its length in whole sectors (or whole dma units if
+ * those are smaller).
+ */
 bool blk_bio_needs_bounce(const struct request_queue *q, const struct bio *bio)
 {
-	uintptr_t mask = q->limits.dma_alignment;
+	uintptr_t addr_mask = q->limits.dma_alignment;
+	size_t len_mask = q->limits.dma_alignment & (SECTOR_SIZE - 1);
 
 	if (!op_has_data(bio->bi_op))
 		return false;
 	for (unsigned short i = 0; i < bio->bi_vcnt; i++)
-		if (((uintptr_t)bio->bi_io_vec[i].bv_base | bio->bi_io_vec[i].bv_len) & mask)
+		if (((uintptr_t)bio->bi_io_vec[i].bv_base & addr_mask) ||
+		    (bio->bi_io_vec[i].bv_len & len_mask))
 			return true;
 	return false;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "blk_types.h"
 #include "limits.h"
 
 void blk_set_default_limits(struct queue_limits *lim)
@@ -40,6 +41,8 @@ int blk_validate_limits(const struct queue_limits *lim, char *why, size_t whylen
 {
 	unsigned int lbs = lim->logical_block_size;
 
+	if (!why)
+		whylen = 0;
 	if (!is_power_of_2(lbs) || lbs < 512 || lbs > BLK_PAGE_SIZE)
 		REFUSE("logical block size %u is not a power of two from 512 to 4096", lbs);
 	if (lim->max_sectors < BLK_PAGE_SIZE >> 9)
@@ -60,6 +63,10 @@ int blk_validate_limits(const struct queue_limits *lim, char *why, size_t whylen
 	if (lim->dma_alignment >= BLK_PAGE_SIZE || !is_power_of_2(lim->dma_alignment + 1))
 		REFUSE("dma alignment 0x%x is not a power of two minus one below 4096",
 		       lim->dma_alignment);
+	/* a segment cut at max_segment_size must leave aligned memory behind it */
+	if (lim->max_segment_size % SECTOR_SIZE || lim->max_segment_size % (lim->dma_alignment + 1))
+		REFUSE("max segment size %u is not a multiple of 512 and of the dma alignment",
+		       lim->max_segment_size);
 	if (!lim->nr_requests)
 		REFUSE("nr requests must be at least 1");
 	if (lim->nomerges > BLK_MERGES_NONE)

@@ -160,7 +160,8 @@ static bool attempt_merge(struct request_queue *q, struct request *rq, struct re
 {
 	struct elevator_queue *e = q->elevator;
 
-	if (!next || next == rq || !rq_mergeable(next) || next->cmd_op != rq->cmd_op ||
+	/* after a front merge rq is whatever ends where next starts: maybe nothing */
+	if (!rq || !next || next == rq || !rq_mergeable(next) || next->cmd_op != rq->cmd_op ||
 	    next->epoch != rq->epoch || (rq->rq_flags & RQF_HELD) != (next->rq_flags & RQF_HELD))
 		return false;
 	if ((rq->rq_flags & RQF_ELVPRIV) && !e->type->requests_merged)
@@ -274,12 +275,15 @@ int blk_rq_map_sg(struct request_queue *q, struct request *rq, struct iovec *sg)
 	return (int)w.nsegs;
 }
 
-/* The bytes of bio from offset that one request can carry: 0 if not even one block. */
+/*
+ * The bytes of bio from offset that one request can carry: 0 if not even
+ * one block, or if the memory there is not on the dma alignment.
+ */
 static size_t blk_split_point(struct request_queue *q, struct bio *bio, size_t offset)
 {
 	const struct queue_limits *lim = &q->limits;
 	size_t budget = (size_t)queue_max_sectors(lim, !op_has_data(bio->bi_op)) << SECTOR_SHIFT;
-	size_t left = bio->bi_size - offset, fit = 0;
+	size_t left = bio->bi_size - offset, fit = 0, unit;
 	struct seg_walk w;
 
 	if (!op_has_data(bio->bi_op))
@@ -295,17 +299,26 @@ static size_t blk_split_point(struct request_queue *q, struct bio *bio, size_t o
 		offset -= skip;
 		if (!want)
 			continue;
+		/* an earlier cut left this piece's memory off the dma alignment */
+		if (!fit && ((uintptr_t)bv->bv_base + skip) & lim->dma_alignment)
+			return 0;
 		got = seg_add(&w, (char *)bv->bv_base + skip, want);
 		fit += got;
 		if (got < want)
 			break;
 	}
-	return fit - fit % lim->logical_block_size;
+	if (fit == left)
+		return fit;
+	/* whole blocks, and the next piece's memory still on the dma alignment */
+	unit = lim->logical_block_size > lim->dma_alignment + 1 ? lim->logical_block_size
+								 : lim->dma_alignment + 1;
+	return fit - fit % unit;
 }
 
 /*
- * Cut bio into pieces that each fit one request.  Memory split so finely
- * that not one block fits the segment limit is copied straight first.
+ * Cut bio into pieces that each fit one request.  What cannot be cut well
+ * (memory split so finely that not one block fits the segment limit, or a
+ * cut that left the rest off the dma alignment) is copied straight first.
  */
 void blk_submit_split(struct request_queue *q, struct bio *bio,
 		      void (*make_request)(struct request_queue *, struct bio *))

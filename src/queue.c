@@ -97,8 +97,10 @@ static void blk_make_request(struct request_queue *q, struct bio *bio)
 		bio_endio(bio, -ENOMEM);
 		return;
 	}
-	if (q->elevator && rq_mergeable(rq))
+	if (q->elevator && rq_mergeable(rq)) {
 		elv_rqhash_add(q, rq);
+		q->last_merge = rq;
+	}
 	blk_epoch_add(q, rq);
 }
 

@@ -24,6 +24,8 @@ static void fake_request_fn(struct request_queue *q)
 			.epoch = rq->epoch,
 			.pid = rq->pid,
 		};
+		if (fd->on_dispatch)
+			fd->on_dispatch(fd, rq);
 	}
 }
 
@@ -77,6 +79,16 @@ void fake_complete_all(struct fake_disk *fd)
 
 	while ((rq = TAILQ_FIRST(&fd->dispatched)))
 		fake_complete(fd, rq, 0, blk_rq_sectors(rq));
+}
+
+/* Complete what is out now, not what that lets in. */
+void fake_complete_batch(struct fake_disk *fd)
+{
+	for (unsigned int n = fd->nr_dispatched; n; n--) {
+		struct request *rq = TAILQ_FIRST(&fd->dispatched);
+
+		fake_complete(fd, rq, 0, blk_rq_sectors(rq));
+	}
 }
 
 void fake_start(struct fake_disk *fd)

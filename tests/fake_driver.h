@@ -23,6 +23,8 @@ struct fake_disk {
 	struct rq_list dispatched; /* started, not yet completed */
 	unsigned int nr_dispatched;
 	bool stopped;              /* take nothing until restarted */
+	void (*on_dispatch)(struct fake_disk *fd, struct request *rq); /* a test's checks */
+	void *priv;
 	struct fake_event events[FAKE_MAX_EVENTS];
 	unsigned int nr_events;
 };
@@ -42,6 +44,7 @@ void fake_disk_free(struct fake_disk *fd);
 struct request *fake_nth(struct fake_disk *fd, unsigned int n);
 void fake_complete(struct fake_disk *fd, struct request *rq, int error, unsigned int nr_sectors);
 void fake_complete_all(struct fake_disk *fd);
+void fake_complete_batch(struct fake_disk *fd);
 void fake_start(struct fake_disk *fd);
 
 void tbio_init(struct test_bio *tb, enum req_op op, sector_t sector, unsigned int sectors,

@@ -1,0 +1,224 @@
+/* check_noop.c - the noop elevator: first in, first out, with only the core's merges. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "fake_driver.h"
+
+/* Every bio here is at most 8 sectors; they may all share this memory. */
+static char buf[4096] __attribute__((aligned(4096)));
+
+static struct fake_disk *stopped_disk(void)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+
+	fd->stopped = true;
+	return fd;
+}
+
+static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
+		   unsigned int sectors)
+{
+	tbio_init(tb, op, sector, sectors, buf);
+	submit_bio(fd->q, &tb->bio);
+}
+
+static void assert_dispatched(const struct fake_disk *fd, unsigned int i, enum req_op op,
+			      sector_t sector, unsigned int nr_sectors)
+{
+	ck_assert_uint_gt(fd->nr_events, i);
+	ck_assert_msg(fd->events[i].sector == sector,
+		      "dispatch %u went to sector %llu, expected %llu", i,
+		      (unsigned long long)fd->events[i].sector, (unsigned long long)sector);
+	ck_assert_uint_eq(fd->events[i].nr_sectors, nr_sectors);
+	ck_assert_int_eq(fd->events[i].op, op);
+}
+
+static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
+{
+	fake_complete_all(fd);
+	for (unsigned int i = 0; i < n; i++) {
+		ck_assert_int_eq(tb[i].ended, 1);
+		ck_assert_int_eq(tb[i].error, 0);
+	}
+	fake_disk_free(fd);
+}
+
+/* Neither sector nor direction changes the order: reads get no preference. */
+START_TEST(test_fifo_order)
+{
+	static const sector_t sectors[] = { 50, 10, 70, 30, 90, 20 };
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[6];
+
+	for (unsigned int i = 0; i < 6; i++)
+		submit(fd, &tb[i], i % 2 ? REQ_OP_WRITE : REQ_OP_READ, sectors[i], 1);
+	ck_assert_uint_eq(fd->nr_events, 0);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 6);
+	for (unsigned int i = 0; i < 6; i++)
+		assert_dispatched(fd, i, i % 2 ? REQ_OP_WRITE : REQ_OP_READ, sectors[i], 1);
+	finish(fd, tb, 6);
+}
+END_TEST
+
+/* Dispatched one at a time, a later arrival still waits its turn. */
+START_TEST(test_fifo_order_one_at_a_time)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[4];
+
+	fd->q->limits.nr_requests = 1;
+	submit(fd, &tb[0], REQ_OP_READ, 300, 1);
+	submit(fd, &tb[1], REQ_OP_READ, 200, 1);
+	submit(fd, &tb[2], REQ_OP_READ, 400, 1);
+	submit(fd, &tb[3], REQ_OP_READ, 100, 1);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	for (unsigned int i = 1; i < 4; i++) {
+		fake_complete(fd, fake_nth(fd, 0), 0, 1);
+		ck_assert_uint_eq(fd->nr_events, i + 1);
+	}
+	assert_dispatched(fd, 0, REQ_OP_READ, 300, 1);
+	assert_dispatched(fd, 1, REQ_OP_READ, 200, 1);
+	assert_dispatched(fd, 2, REQ_OP_READ, 400, 1);
+	assert_dispatched(fd, 3, REQ_OP_READ, 100, 1);
+	finish(fd, tb, 4);
+}
+END_TEST
+
+/* A contiguous bio right after a queued request joins it (the last-merge cache). */
+START_TEST(test_back_merge)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[2];
+
+	submit(fd, &tb[0], REQ_OP_WRITE, 100, 8);
+	submit(fd, &tb[1], REQ_OP_WRITE, 108, 8);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	assert_dispatched(fd, 0, REQ_OP_WRITE, 100, 16);
+	finish(fd, tb, 2);
+	ck_assert_uint_lt(tb[0].order, tb[1].order);
+}
+END_TEST
+
+/*
+ * The same when the last-merge cache points at another request (U): the
+ * core finds A by its end sector.
+ */
+START_TEST(test_back_merge_by_end_sector)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[3];
+
+	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
+	submit(fd, &tb[1], REQ_OP_READ, 500, 8);
+	submit(fd, &tb[2], REQ_OP_READ, 108, 8);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_dispatched(fd, 0, REQ_OP_READ, 100, 16);
+	assert_dispatched(fd, 1, REQ_OP_READ, 500, 8);
+	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
+	finish(fd, tb, 3);
+	ck_assert_uint_lt(tb[0].order, tb[2].order);
+}
+END_TEST
+
+/*
+ * noop has no front-merge lookup: a bio ending where A starts becomes a
+ * request of its own, queued last, once the cache points elsewhere (U).
+ */
+START_TEST(test_no_front_merge)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[3];
+
+	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
+	submit(fd, &tb[1], REQ_OP_READ, 500, 8);
+	submit(fd, &tb[2], REQ_OP_READ, 92, 8);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 3);
+	assert_dispatched(fd, 0, REQ_OP_READ, 100, 8);
+	assert_dispatched(fd, 1, REQ_OP_READ, 500, 8);
+	assert_dispatched(fd, 2, REQ_OP_READ, 92, 8);
+	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 0);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/*
+ * The core's last-merge cache may still front-merge, into the request it
+ * merged into last; nothing ends where that request starts, so there is
+ * no second merge to attempt (this used to dereference NULL).
+ */
+START_TEST(test_front_merge_via_cache)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[3];
+
+	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
+	submit(fd, &tb[1], REQ_OP_READ, 108, 8);
+	submit(fd, &tb[2], REQ_OP_READ, 92, 8);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	assert_dispatched(fd, 0, REQ_OP_READ, 92, 24);
+	finish(fd, tb, 3);
+	ck_assert_uint_lt(tb[2].order, tb[0].order);
+	ck_assert_uint_lt(tb[0].order, tb[1].order);
+}
+END_TEST
+
+/*
+ * A bio filling the gap between A and B back-merges into A, and A then
+ * swallows B: one request, its bios in sector order, at A's FIFO place.
+ */
+START_TEST(test_gap_fill_joins_requests)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[5];
+
+	submit(fd, &tb[0], REQ_OP_WRITE, 20, 1);  /* before A in the FIFO */
+	submit(fd, &tb[1], REQ_OP_WRITE, 100, 8); /* A */
+	submit(fd, &tb[2], REQ_OP_WRITE, 116, 8); /* B */
+	submit(fd, &tb[3], REQ_OP_WRITE, 500, 8); /* U */
+	submit(fd, &tb[4], REQ_OP_WRITE, 108, 8); /* the gap */
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 3);
+	assert_dispatched(fd, 0, REQ_OP_WRITE, 20, 1);
+	assert_dispatched(fd, 1, REQ_OP_WRITE, 100, 24);
+	assert_dispatched(fd, 2, REQ_OP_WRITE, 500, 8);
+	ck_assert_uint_eq(fd->events[1].nr_segments, 3);
+	finish(fd, tb, 5);
+	ck_assert_uint_lt(tb[1].order, tb[4].order);
+	ck_assert_uint_lt(tb[4].order, tb[2].order);
+}
+END_TEST
+
+static Suite *noop_suite(void)
+{
+	Suite *s = suite_create("noop");
+	TCase *order = tcase_create("order");
+	TCase *merge = tcase_create("merge");
+
+	tcase_add_test(order, test_fifo_order);
+	tcase_add_test(order, test_fifo_order_one_at_a_time);
+	suite_add_tcase(s, order);
+
+	tcase_add_test(merge, test_back_merge);
+	tcase_add_test(merge, test_back_merge_by_end_sector);
+	tcase_add_test(merge, test_no_front_merge);
+	tcase_add_test(merge, test_front_merge_via_cache);
+	tcase_add_test(merge, test_gap_fill_joins_requests);
+	suite_add_tcase(s, merge);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(noop_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,254 @@
+/* check_request.c - completion in parts, BIO walking, queue depth and accounting. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fake_driver.h"
+
+static char mem[1 << 20] __attribute__((aligned(4096)));
+
+/* One request of three bios: 8, 16 and 8 sectors, the middle one in two segments. */
+static struct request *three_bio_request(struct fake_disk *fd, struct test_bio *tb)
+{
+	struct bio_vec mid[2] = { { mem + 65536, 4096 }, { mem + 131072, 4096 } };
+
+	fd->stopped = true;
+	tbio_init(&tb[0], REQ_OP_WRITE, 0, 8, mem);
+	submit_bio(fd->q, &tb[0].bio);
+	tbio_init_vecs(&tb[1], REQ_OP_WRITE, 8, mid, 2);
+	submit_bio(fd->q, &tb[1].bio);
+	tbio_init(&tb[2], REQ_OP_WRITE, 24, 8, mem + 196608);
+	submit_bio(fd->q, &tb[2].bio);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	return fake_nth(fd, 0);
+}
+
+static void ended(struct test_bio *tb, int a, int b, int c)
+{
+	ck_assert_int_eq(tb[0].ended, a);
+	ck_assert_int_eq(tb[1].ended, b);
+	ck_assert_int_eq(tb[2].ended, c);
+}
+
+START_TEST(test_partial_completion_in_uneven_parts)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[3];
+	struct request *rq = three_bio_request(fd, tb);
+
+	ck_assert_uint_eq(blk_rq_sectors(rq), 32);
+	ck_assert(end_that_request_first(rq, 0, 5));
+	ended(tb, 0, 0, 0);
+	ck_assert_uint_eq(blk_rq_pos(rq), 5);
+	ck_assert(end_that_request_first(rq, 0, 5)); /* 10: the first bio is covered */
+	ended(tb, 1, 0, 0);
+	ck_assert(end_that_request_first(rq, 0, 15)); /* 25: and the second */
+	ended(tb, 1, 1, 0);
+	ck_assert_uint_lt(tb[0].order, tb[1].order);
+	ck_assert_uint_eq(blk_rq_sectors(rq), 7);
+	ck_assert(!end_that_request_first(rq, 0, 7)); /* nothing left */
+	ended(tb, 1, 1, 1);
+	ck_assert_uint_lt(tb[1].order, tb[2].order);
+	TAILQ_REMOVE(&fd->dispatched, rq, queuelist);
+	fd->nr_dispatched--;
+	blk_queue_lock(fd->q);
+	end_that_request_last(rq);
+	blk_queue_unlock(fd->q);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(tb[i].error, 0);
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* An error reaches exactly the bios whose sectors it covered. */
+START_TEST(test_error_sticks_to_the_bios_it_touches)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[3];
+	struct request *rq = three_bio_request(fd, tb);
+
+	ck_assert(end_that_request_first(rq, 0, 4));
+	ck_assert(end_that_request_first(rq, -EIO, 6)); /* sectors 4..9 */
+	ended(tb, 1, 0, 0);
+	ck_assert_int_eq(tb[0].error, -EIO);
+	fake_complete(fd, rq, 0, blk_rq_sectors(rq));
+	ended(tb, 1, 1, 1);
+	ck_assert_int_eq(tb[1].error, -EIO);
+	ck_assert_int_eq(tb[2].error, 0);
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* The driver fails the rest of a request: every bio left gets the error. */
+START_TEST(test_failing_the_rest)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[3];
+	struct request *rq = three_bio_request(fd, tb);
+
+	fake_complete(fd, rq, -ENOSPC, blk_rq_sectors(rq));
+	ended(tb, 1, 1, 1);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(tb[i].error, -ENOSPC);
+	fake_disk_free(fd);
+}
+END_TEST
+
+START_TEST(test_bio_walking_moves_the_submission_position_only)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[3];
+	struct request *rq = three_bio_request(fd, tb);
+
+	ck_assert_ptr_eq(rq->cbio, &tb[0].bio);
+	ck_assert_uint_eq(rq->nr_cbio_sectors, 8);
+	ck_assert_uint_eq(rq->nr_cbio_segments, 1);
+	ck_assert(process_that_request_first(rq, 3));
+	ck_assert_ptr_eq(rq->cbio, &tb[0].bio);
+	ck_assert_uint_eq(rq->nr_cbio_sectors, 5);
+	ck_assert_uint_eq(rq->cbio_offset, 3 * 512);
+	ck_assert(process_that_request_first(rq, 5 + 9)); /* into the 2nd segment of bio 2 */
+	ck_assert_ptr_eq(rq->cbio, &tb[1].bio);
+	ck_assert_uint_eq(rq->cbio_idx, 1);
+	ck_assert_uint_eq(rq->cbio_offset, 512);
+	ck_assert_uint_eq(rq->nr_cbio_segments, 1);
+	ck_assert_uint_eq(rq->nr_cbio_sectors, 7);
+	ck_assert_uint_eq(rq->sector, 17);
+	ck_assert_uint_eq(rq->nr_sectors, 15);
+	ck_assert(process_that_request_first(rq, 7));
+	ck_assert_ptr_eq(rq->cbio, &tb[2].bio);
+	ck_assert_uint_eq(rq->nr_cbio_segments, 1);
+	ck_assert(!process_that_request_first(rq, 8));
+	ck_assert_ptr_null(rq->cbio);
+	/* nothing completed */
+	ended(tb, 0, 0, 0);
+	ck_assert_uint_eq(blk_rq_pos(rq), 0);
+	ck_assert_uint_eq(blk_rq_sectors(rq), 32);
+	fake_complete_all(fd);
+	ended(tb, 1, 1, 1);
+	fake_disk_free(fd);
+}
+END_TEST
+
+START_TEST(test_requests_in_flight_up_to_nr_requests)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[10];
+
+	fd->q->limits.nr_requests = 4;
+	for (int i = 0; i < 10; i++) {
+		tbio_init(&tb[i], REQ_OP_READ, (sector_t)i * 100, 8, mem + i * 4096);
+		submit_bio(fd->q, &tb[i].bio);
+	}
+	ck_assert_uint_eq(fd->nr_dispatched, 4);
+	ck_assert_uint_eq(fd->q->in_flight, 4);
+	fake_complete(fd, fake_nth(fd, 2), 0, 8);
+	ck_assert_uint_eq(fd->nr_dispatched, 4);
+	ck_assert_uint_eq(fd->nr_events, 5);
+	fake_complete_all(fd);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	fake_disk_free(fd);
+}
+END_TEST
+
+START_TEST(test_requeued_request_goes_first)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[2];
+	struct request *rq;
+
+	fd->q->limits.nr_requests = 1;
+	tbio_init(&tb[0], REQ_OP_READ, 0, 8, mem);
+	submit_bio(fd->q, &tb[0].bio);
+	tbio_init(&tb[1], REQ_OP_READ, 100, 8, mem + 4096);
+	submit_bio(fd->q, &tb[1].bio);
+	rq = fake_nth(fd, 0);
+	TAILQ_REMOVE(&fd->dispatched, rq, queuelist);
+	fd->nr_dispatched--;
+	fd->stopped = true;
+	blk_queue_lock(fd->q);
+	blk_requeue_request(fd->q, rq);
+	blk_queue_unlock(fd->q);
+	ck_assert_uint_eq(fd->q->in_flight, 0);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	ck_assert_uint_eq(fd->events[1].sector, 0);
+	fake_complete_all(fd);
+	ck_assert_int_eq(tb[0].ended, 1);
+	ck_assert_int_eq(tb[1].ended, 1);
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* /sys/block/<dev>/stat counters, exact on the virtual clock. */
+START_TEST(test_disk_stats_are_exact)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[4];
+	struct disk_stats *st = &fd->q->stats;
+	char line[512];
+	unsigned long long f[17];
+
+	fd->stopped = true;
+	tbio_init(&tb[0], REQ_OP_READ, 0, 8, mem);
+	submit_bio(fd->q, &tb[0].bio);
+	tbio_init(&tb[1], REQ_OP_READ, 8, 8, mem + 4096); /* merges */
+	submit_bio(fd->q, &tb[1].bio);
+	tbio_init(&tb[2], REQ_OP_WRITE, 100, 16, mem + 65536);
+	submit_bio(fd->q, &tb[2].bio);
+	fake_start(fd);
+	fd->clock.virtual_ns += 3 * NSEC_PER_MSEC;
+	ck_assert_uint_eq(st->in_flight[0] + st->in_flight[1], 2);
+	fake_complete_all(fd);
+	tbio_init(&tb[3], REQ_OP_FLUSH, 0, 0, NULL);
+	submit_bio(fd->q, &tb[3].bio);
+	fd->clock.virtual_ns += 2 * NSEC_PER_MSEC;
+	fake_complete_all(fd);
+	blk_stat_format(st, blk_clock_now(&fd->clock), line, sizeof(line));
+	ck_assert_int_eq(sscanf(line, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+				      "%llu %llu %llu %llu %llu",
+				&f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9],
+				&f[10], &f[11], &f[12], &f[13], &f[14], &f[15], &f[16]),
+			 17);
+	ck_assert_uint_eq(f[0], 1);  /* reads */
+	ck_assert_uint_eq(f[1], 1);  /* reads merged */
+	ck_assert_uint_eq(f[2], 16); /* sectors read */
+	ck_assert_uint_eq(f[3], 3);  /* ms reading */
+	ck_assert_uint_eq(f[4], 1);
+	ck_assert_uint_eq(f[5], 0);
+	ck_assert_uint_eq(f[6], 16);
+	ck_assert_uint_eq(f[7], 3);
+	ck_assert_uint_eq(f[8], 0);  /* in flight */
+	ck_assert_uint_eq(f[9], 5);  /* io ticks */
+	ck_assert_uint_eq(f[10], 8); /* time in queue */
+	ck_assert_uint_eq(f[11], 0);
+	ck_assert_uint_eq(f[15], 1); /* flushes */
+	ck_assert_uint_eq(f[16], 2);
+	fake_disk_free(fd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("request");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_partial_completion_in_uneven_parts);
+	tcase_add_test(tc, test_error_sticks_to_the_bios_it_touches);
+	tcase_add_test(tc, test_failing_the_rest);
+	tcase_add_test(tc, test_bio_walking_moves_the_submission_position_only);
+	tcase_add_test(tc, test_requests_in_flight_up_to_nr_requests);
+	tcase_add_test(tc, test_requeued_request_goes_first);
+	tcase_add_test(tc, test_disk_stats_are_exact);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
