@@ -1,0 +1,20 @@
+#!/bin/bash
+# install-deps.sh - install what building and testing rqdisk needs on Debian 12 (as root).
+set -eu
+PACKAGES=(
+	build-essential autoconf automake libtool pkg-config
+	libfuse3-dev fuse3 liburing-dev check libbsd-dev
+	e2fsprogs util-linux fio python3 man-db
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root to install: ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,25 @@
+#!/bin/bash
+# run-tests.sh - every test: a warnings-as-errors build with make check and make distcheck
+# (unit and integration tests), then the unit tests again under ASan and UBSan.
+# Integration tests need root, /dev/fuse and loop devices, and skip (77) without them.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+"$top/contrib/install-deps.sh"
+cd "$top"
+autoreconf -fi >/dev/null 2>&1
+rm -rf _build
+mkdir -p _build/plain _build/sanitizers
+
+cd "$top/_build/plain"
+../../configure -q --enable-werror
+make -j"$jobs" >/dev/null
+make -j"$jobs" check || { cat test-suite.log; exit 1; }
+make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 ||
+	{ tail -100 distcheck.log; exit 1; }
+echo "distcheck: passed"
+
+cd "$top/_build/sanitizers"
+../../configure -q --enable-werror --enable-sanitizers
+make -j"$jobs" >/dev/null
+make -j"$jobs" check-unit || { cat test-suite.log; exit 1; }

@@ -1,0 +1,611 @@
+/* driver_uring.c - the io_uring driver: dispatched requests become SQEs on the backing file. */
+#include <config.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "driver_uring.h"
+
+#define NSEC_PER_SEC 1000000000ull
+
+/*
+ * user_data of the SQEs that carry no request.  Every other user_data is a
+ * pointer to a slot, and no heap pointer is this small.
+ */
+enum {
+	UD_TIMER = 1,    /* the elevator's wake-up (IORING_OP_TIMEOUT) */
+	UD_TIMER_UPDATE, /* moving that wake-up earlier; the answer does not matter */
+	UD_STOP,         /* the completion thread exits */
+	UD_RESERVED_END,
+};
+
+/*
+ * Write-zeroes on a file system that cannot zero a range writes from one
+ * zeroed buffer, repeated in up to URING_ZERO_IOVS entries: 1 MiB an SQE.
+ */
+#define URING_ZERO_BUF_SIZE (64u * 1024)
+#define URING_ZERO_IOVS 16u
+
+/* What the next SQE of a slot does. */
+enum uring_kind {
+	URING_READ,
+	URING_WRITE,
+	URING_FSYNC, /* a flush, or the sync that makes a FUA discard or zeroing durable */
+	URING_DISCARD,
+	URING_ZERO_RANGE,
+	URING_ZERO_WRITE, /* the fallback: write the zeros */
+};
+
+/* One request in flight, and where the kernel is in it. */
+struct uring_slot {
+	TAILQ_ENTRY(uring_slot) link; /* on the free or the resubmit list */
+	struct request *rq;
+	enum uring_kind kind;
+	struct iovec *iov;    /* queue_max_segments() entries */
+	unsigned int iov_idx; /* the first entry not fully transferred */
+	unsigned int nr_iov;
+	uint64_t pos; /* byte offset on the file, at dispatch */
+	size_t len;   /* bytes of the request, at dispatch */
+	size_t xfer;  /* bytes the kernel has moved so far; whole sectors of it are ended */
+};
+
+TAILQ_HEAD(uring_slot_list, uring_slot);
+
+struct uring_driver {
+	struct io_uring ring; /* SQ under the queue lock, CQ in the thread */
+	struct request_queue *q;
+	int fd;
+	struct uring_slot *slots;
+	unsigned int nr_slots;
+	struct iovec *iovs; /* every slot's entries, in one block */
+	unsigned int max_segs;
+	struct uring_slot_list free;
+	struct uring_slot_list resubmit; /* continuations still to be given an SQE */
+	void *zero_buf;
+	unsigned int zero_iovs;
+	bool no_zero_range; /* the file system said EOPNOTSUPP once: go straight to writes */
+	uint64_t timer_at;  /* when the armed timer fires, 0 for none */
+	struct __kernel_timespec timer_ts; /* the kernel reads it at submission */
+	pthread_t thread;
+	bool started;
+};
+
+static uint64_t uring_slot_ud(const struct uring_slot *s)
+{
+	uint64_t ud = (uint64_t)(uintptr_t)s;
+
+	assert(ud >= UD_RESERVED_END);
+	return ud;
+}
+
+static struct uring_slot *uring_ud_slot(struct uring_driver *d, uint64_t ud)
+{
+	struct uring_slot *s = (struct uring_slot *)(uintptr_t)ud;
+
+	assert(ud >= UD_RESERVED_END);
+	assert(s >= d->slots && s < d->slots + d->nr_slots);
+	assert(s->rq && s->rq->special == s);
+	return s;
+}
+
+static enum uring_kind uring_kind_of(const struct uring_driver *d, const struct request *rq)
+{
+	switch (rq->cmd_op) {
+	case REQ_OP_READ:
+		return URING_READ;
+	case REQ_OP_WRITE:
+		return URING_WRITE;
+	case REQ_OP_DISCARD:
+		return URING_DISCARD;
+	case REQ_OP_WRITE_ZEROES:
+		return d->no_zero_range ? URING_ZERO_WRITE : URING_ZERO_RANGE;
+	case REQ_OP_FLUSH:
+		break;
+	}
+	return URING_FSYNC;
+}
+
+/* Take rq into slot s: its memory is mapped once, here, and only walked on after. */
+static void uring_slot_init(struct uring_driver *d, struct uring_slot *s, struct request *rq)
+{
+	size_t mapped = 0;
+
+	s->rq = rq;
+	rq->special = s;
+	s->kind = uring_kind_of(d, rq);
+	s->pos = blk_rq_pos(rq) << SECTOR_SHIFT;
+	s->len = (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT;
+	s->xfer = 0;
+	s->iov_idx = 0;
+	s->nr_iov = 0;
+	if (!op_has_data(rq->cmd_op))
+		return;
+	/* The core counts segments the way it maps them: no overflow. */
+	s->nr_iov = (unsigned int)blk_rq_map_sg(d->q, rq, s->iov);
+	assert(s->nr_iov <= d->max_segs);
+	for (unsigned int i = 0; i < s->nr_iov; i++)
+		mapped += s->iov[i].iov_len;
+	assert(mapped == s->len);
+}
+
+/* Drop the first bytes of the slot's entries: they are on the file (or in memory) now. */
+static void uring_iov_advance(struct uring_slot *s, size_t bytes)
+{
+	while (bytes) {
+		struct iovec *v = &s->iov[s->iov_idx];
+
+		assert(s->iov_idx < s->nr_iov);
+		if (bytes < v->iov_len) {
+			v->iov_base = (char *)v->iov_base + bytes;
+			v->iov_len -= bytes;
+			return;
+		}
+		bytes -= v->iov_len;
+		s->iov_idx++;
+	}
+}
+
+/* The next piece of zeros, from the one zeroed buffer. */
+static unsigned int uring_zero_iov(struct uring_driver *d, struct uring_slot *s)
+{
+	size_t left = s->len - s->xfer;
+	unsigned int n = 0;
+
+	while (left && n < d->zero_iovs) {
+		size_t len = left < URING_ZERO_BUF_SIZE ? left : URING_ZERO_BUF_SIZE;
+
+		s->iov[n++] = (struct iovec){ d->zero_buf, len };
+		left -= len;
+	}
+	return n;
+}
+
+static void uring_prep_write(struct uring_driver *d, struct uring_slot *s,
+			     struct io_uring_sqe *sqe, const struct iovec *iov, unsigned int n)
+{
+	io_uring_prep_writev(sqe, d->fd, iov, n, s->pos + s->xfer);
+	/* FUA: this write is durable when it completes, and nothing more is. */
+	if (s->rq->cmd_flags & REQ_FUA)
+		sqe->rw_flags = RWF_DSYNC;
+}
+
+/* Fill sqe with what slot s needs next: the whole request, or what is left of it. */
+static void uring_prep(struct uring_driver *d, struct uring_slot *s, struct io_uring_sqe *sqe)
+{
+	switch (s->kind) {
+	case URING_READ:
+		io_uring_prep_readv(sqe, d->fd, s->iov + s->iov_idx, s->nr_iov - s->iov_idx,
+				    s->pos + s->xfer);
+		break;
+	case URING_WRITE:
+		uring_prep_write(d, s, sqe, s->iov + s->iov_idx, s->nr_iov - s->iov_idx);
+		break;
+	case URING_ZERO_WRITE:
+		uring_prep_write(d, s, sqe, s->iov, uring_zero_iov(d, s));
+		break;
+	case URING_FSYNC:
+		io_uring_prep_fsync(sqe, d->fd, IORING_FSYNC_DATASYNC);
+		break;
+	case URING_DISCARD:
+		io_uring_prep_fallocate(sqe, d->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					(off_t)s->pos, (off_t)s->len);
+		break;
+	case URING_ZERO_RANGE:
+		io_uring_prep_fallocate(sqe, d->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+					(off_t)s->pos, (off_t)s->len);
+		break;
+	}
+	io_uring_sqe_set_data64(sqe, uring_slot_ud(s));
+}
+
+/* Give waiting continuations their SQEs, oldest first; false if the SQ filled up. */
+static bool uring_resubmit(struct uring_driver *d)
+{
+	struct uring_slot *s;
+
+	while ((s = TAILQ_FIRST(&d->resubmit))) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+
+		if (!sqe)
+			return false;
+		TAILQ_REMOVE(&d->resubmit, s, link);
+		uring_prep(d, s, sqe);
+	}
+	return true;
+}
+
+static bool uring_dispatch(struct uring_driver *d, struct request *rq)
+{
+	struct uring_slot *s = TAILQ_FIRST(&d->free);
+	struct io_uring_sqe *sqe;
+
+	/* A slot goes with every request the queue lets out; SQEs may run short. */
+	if (!s || !(sqe = io_uring_get_sqe(&d->ring)))
+		return false;
+	TAILQ_REMOVE(&d->free, s, link);
+	uring_slot_init(d, s, rq);
+	uring_prep(d, s, sqe);
+	return true;
+}
+
+/*
+ * Wake the completion thread at the time an elevator asked for.  One timer
+ * at most: an earlier time moves it, a later one waits until it has fired
+ * and the queue has run.  A time already past needs no timer: the queue is
+ * at its depth (or it would have dispatched), and a completion runs it.
+ */
+static void uring_arm_timer(struct uring_driver *d)
+{
+	uint64_t at = d->q->dispatch_at;
+	struct io_uring_sqe *sqe;
+
+	if (!at || (d->timer_at && d->timer_at <= at) || at <= blk_clock_now(d->q->clock))
+		return;
+	sqe = io_uring_get_sqe(&d->ring);
+	if (!sqe)
+		return; /* this batch fills the SQ; its completions run the queue again */
+	d->timer_ts.tv_sec = (long long)(at / NSEC_PER_SEC);
+	d->timer_ts.tv_nsec = (long long)(at % NSEC_PER_SEC);
+	if (d->timer_at) {
+		io_uring_prep_timeout_update(sqe, &d->timer_ts, UD_TIMER, IORING_TIMEOUT_ABS);
+		io_uring_sqe_set_data64(sqe, UD_TIMER_UPDATE);
+	} else {
+		io_uring_prep_timeout(sqe, &d->timer_ts, 0, IORING_TIMEOUT_ABS);
+		io_uring_sqe_set_data64(sqe, UD_TIMER);
+	}
+	d->timer_at = at;
+}
+
+static void uring_submit(struct uring_driver *d)
+{
+	int ret = io_uring_submit(&d->ring);
+
+	/*
+	 * EAGAIN and EBUSY leave the SQEs in the ring for the next submit,
+	 * which the completions the kernel is holding back will bring.
+	 */
+	if (ret < 0 && ret != -EAGAIN && ret != -EBUSY && ret != -EINTR)
+		fprintf(stderr, "rqdisk: io_uring_submit: %s\n", strerror(-ret));
+}
+
+/* request_fn: lock held.  One SQE per request, one submit per batch. */
+static void uring_request_fn(struct request_queue *q)
+{
+	struct uring_driver *d = q->queuedata;
+	struct request *rq;
+
+	if (uring_resubmit(d)) {
+		while ((rq = blk_fetch_request(q))) {
+			if (!uring_dispatch(d, rq)) {
+				blk_requeue_request(q, rq);
+				break;
+			}
+		}
+	}
+	uring_arm_timer(d);
+	uring_submit(d);
+}
+
+/* The slot's request is over, with error for all that is left of it. */
+static void uring_end(struct uring_driver *d, struct uring_slot *s, int error)
+{
+	struct request *rq = s->rq;
+	bool more;
+
+	/* The slot is free before the queue runs again from __blk_end_request. */
+	s->rq = NULL;
+	rq->special = NULL;
+	TAILQ_INSERT_HEAD(&d->free, s, link);
+	more = __blk_end_request(rq, error, blk_rq_sectors(rq));
+	assert(!more);
+	(void)more;
+}
+
+static void uring_again(struct uring_driver *d, struct uring_slot *s)
+{
+	TAILQ_INSERT_TAIL(&d->resubmit, s, link);
+}
+
+/*
+ * A read or write moved res bytes.  End the whole sectors now covered and
+ * go on from the first byte not moved: a short transfer is continued, never
+ * taken for the whole.  No progress at all (end of file) fails the rest.
+ */
+static void uring_complete_rw(struct uring_driver *d, struct uring_slot *s, int res)
+{
+	unsigned int sectors;
+	bool more;
+
+	if (res <= 0) {
+		uring_end(d, s, res ? res : -EIO);
+		return;
+	}
+	assert((size_t)res <= s->len - s->xfer);
+	sectors = (unsigned int)(((s->xfer + (size_t)res) >> SECTOR_SHIFT) -
+				 (s->xfer >> SECTOR_SHIFT));
+	s->xfer += (size_t)res;
+	if (s->kind != URING_ZERO_WRITE)
+		uring_iov_advance(s, (size_t)res);
+	if (s->xfer == s->len) {
+		uring_end(d, s, 0);
+		return;
+	}
+	if (sectors) {
+		more = __blk_end_request(s->rq, 0, sectors);
+		assert(more);
+		(void)more;
+	}
+	uring_again(d, s);
+}
+
+/* A discard or zeroing is done: with FUA it is durable only after a datasync. */
+static void uring_complete_alloc(struct uring_driver *d, struct uring_slot *s, int res)
+{
+	if (res == -EOPNOTSUPP && s->kind == URING_ZERO_RANGE) {
+		d->no_zero_range = true;
+		s->kind = URING_ZERO_WRITE;
+		uring_again(d, s);
+		return;
+	}
+	if (!res && (s->rq->cmd_flags & REQ_FUA)) {
+		s->kind = URING_FSYNC;
+		uring_again(d, s);
+		return;
+	}
+	uring_end(d, s, res);
+}
+
+static void uring_complete(struct uring_driver *d, struct uring_slot *s, int res)
+{
+	if (res == -EAGAIN || res == -EINTR) {
+		uring_again(d, s); /* nothing happened: the same SQE again */
+		return;
+	}
+	switch (s->kind) {
+	case URING_READ:
+	case URING_WRITE:
+	case URING_ZERO_WRITE:
+		uring_complete_rw(d, s, res);
+		break;
+	case URING_DISCARD:
+	case URING_ZERO_RANGE:
+		uring_complete_alloc(d, s, res);
+		break;
+	case URING_FSYNC:
+		uring_end(d, s, res);
+		break;
+	}
+}
+
+/* One CQE, lock held.  Returns true for the stop NOP. */
+static bool uring_handle(struct uring_driver *d, uint64_t ud, int res)
+{
+	switch (ud) {
+	case UD_TIMER:
+		d->timer_at = 0; /* fired (or cancelled): the queue runs after this batch */
+		return false;
+	case UD_TIMER_UPDATE:
+		return false; /* ENOENT only means the timer fired first */
+	case UD_STOP:
+		return true;
+	}
+	uring_complete(d, uring_ud_slot(d, ud), res);
+	return false;
+}
+
+/* Every CQE there is, lock held.  Returns true once the stop NOP came. */
+static bool uring_reap(struct uring_driver *d)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+	bool stop = false;
+
+	io_uring_for_each_cqe(&d->ring, head, cqe) {
+		if (uring_handle(d, cqe->user_data, cqe->res))
+			stop = true;
+		seen++;
+	}
+	io_uring_cq_advance(&d->ring, seen);
+	return stop;
+}
+
+/* The CQ consumer: waits without the lock, handles a batch with it. */
+static void *uring_thread(void *arg)
+{
+	struct uring_driver *d = arg;
+	bool stop = false;
+
+	while (!stop) {
+		struct io_uring_cqe *cqe;
+		int ret = io_uring_wait_cqe(&d->ring, &cqe);
+
+		if (ret == -EINTR || ret == -EAGAIN)
+			continue;
+		if (ret < 0) {
+			fprintf(stderr, "rqdisk: io_uring_wait_cqe: %s\n", strerror(-ret));
+			break;
+		}
+		blk_queue_lock(d->q);
+		stop = uring_reap(d);
+		/* continuations, and an elevator's timed dispatch */
+		__blk_run_queue(d->q);
+		blk_queue_unlock(d->q);
+	}
+	return NULL;
+}
+
+static int uring_alloc_slots(struct uring_driver *d, unsigned int nr, unsigned int max_segs)
+{
+	d->slots = calloc(nr, sizeof(*d->slots));
+	d->iovs = calloc((size_t)nr * max_segs, sizeof(*d->iovs));
+	if (!d->slots || !d->iovs)
+		return -ENOMEM;
+	d->nr_slots = nr;
+	d->max_segs = max_segs;
+	for (unsigned int i = 0; i < nr; i++) {
+		d->slots[i].iov = d->iovs + (size_t)i * max_segs;
+		TAILQ_INSERT_TAIL(&d->free, &d->slots[i], link);
+	}
+	d->zero_iovs = max_segs < URING_ZERO_IOVS ? max_segs : URING_ZERO_IOVS;
+	if (posix_memalign(&d->zero_buf, BLK_PAGE_SIZE, URING_ZERO_BUF_SIZE))
+		return -ENOMEM;
+	memset(d->zero_buf, 0, URING_ZERO_BUF_SIZE);
+	return 0;
+}
+
+/* The opcodes this driver sends, by name for the refusal. */
+static const struct {
+	int op;
+	const char *name;
+} uring_needed_ops[] = {
+	{ IORING_OP_NOP, "NOP" },
+	{ IORING_OP_READV, "READV" },
+	{ IORING_OP_WRITEV, "WRITEV" },
+	{ IORING_OP_FSYNC, "FSYNC" },
+	{ IORING_OP_FALLOCATE, "FALLOCATE" },
+	{ IORING_OP_TIMEOUT, "TIMEOUT" },
+	{ IORING_OP_TIMEOUT_REMOVE, "TIMEOUT_REMOVE" },
+};
+
+static int uring_check_kernel(struct uring_driver *d, char *why, size_t whylen)
+{
+	struct io_uring_probe *p;
+	int ret = 0;
+
+	/* Timeout updates came with 5.11, as did this feature bit. */
+	if (!(d->ring.features & IORING_FEAT_EXT_ARG)) {
+		snprintf(why, whylen, "io_uring: timeout updates need Linux 5.11 or later");
+		return -EOPNOTSUPP;
+	}
+	p = io_uring_get_probe_ring(&d->ring);
+	if (!p) {
+		snprintf(why, whylen, "io_uring: cannot probe the kernel's opcodes");
+		return -EOPNOTSUPP;
+	}
+	for (size_t i = 0; i < sizeof(uring_needed_ops) / sizeof(uring_needed_ops[0]); i++) {
+		if (!io_uring_opcode_supported(p, uring_needed_ops[i].op)) {
+			snprintf(why, whylen, "io_uring: the kernel has no IORING_OP_%s",
+				 uring_needed_ops[i].name);
+			ret = -EOPNOTSUPP;
+			break;
+		}
+	}
+	io_uring_free_probe(p);
+	return ret;
+}
+
+static int uring_setup_ring(struct uring_driver *d, unsigned int entries, char *why,
+			    size_t whylen)
+{
+	int ret = io_uring_queue_init(entries, &d->ring, 0);
+
+	if (ret < 0) {
+		snprintf(why, whylen, "io_uring_queue_init: %s", strerror(-ret));
+		return ret;
+	}
+	ret = uring_check_kernel(d, why, whylen);
+	if (ret < 0)
+		io_uring_queue_exit(&d->ring);
+	return ret;
+}
+
+static void uring_free_mem(struct uring_driver *d)
+{
+	free(d->zero_buf);
+	free(d->iovs);
+	free(d->slots);
+	free(d);
+}
+
+struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
+				      char *why, size_t whylen)
+{
+	unsigned int max_segs = queue_max_segments(&q->limits);
+	long iov_max = sysconf(_SC_IOV_MAX);
+	struct uring_driver *d;
+	int ret;
+
+	/* one readv/writev carries a whole request */
+	if (iov_max > 0 && max_segs > iov_max) {
+		snprintf(why, whylen, "max segments %u is above IOV_MAX (%ld)", max_segs, iov_max);
+		errno = EINVAL;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		snprintf(why, whylen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->q = q;
+	d->fd = fd;
+	TAILQ_INIT(&d->free);
+	TAILQ_INIT(&d->resubmit);
+	ret = uring_alloc_slots(d, q->limits.nr_requests, max_segs);
+	if (ret < 0)
+		snprintf(why, whylen, "out of memory");
+	else
+		ret = uring_setup_ring(d, entries ? entries : q->limits.nr_requests, why, whylen);
+	if (ret < 0) {
+		uring_free_mem(d);
+		errno = -ret;
+		return NULL;
+	}
+	q->queuedata = d;
+	q->request_fn = uring_request_fn;
+	return d;
+}
+
+int uring_driver_start(struct uring_driver *d)
+{
+	int ret;
+
+	assert(!d->started);
+	ret = pthread_create(&d->thread, NULL, uring_thread, d);
+	if (ret)
+		return -ret;
+	d->started = true;
+	return 0;
+}
+
+void uring_driver_stop(struct uring_driver *d)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!d->started)
+		return;
+	blk_queue_lock(d->q);
+	sqe = io_uring_get_sqe(&d->ring);
+	if (!sqe) {
+		uring_submit(d); /* room for the NOP: the queue is idle, nothing else waits */
+		sqe = io_uring_get_sqe(&d->ring);
+	}
+	assert(sqe);
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, UD_STOP);
+	uring_submit(d);
+	blk_queue_unlock(d->q);
+	pthread_join(d->thread, NULL);
+	d->started = false;
+}
+
+void uring_driver_free(struct uring_driver *d)
+{
+	if (!d)
+		return;
+	uring_driver_stop(d);
+	assert(TAILQ_EMPTY(&d->resubmit));
+	io_uring_queue_exit(&d->ring); /* cancels an armed timer */
+	if (d->q->queuedata == d) {
+		d->q->queuedata = NULL;
+		d->q->request_fn = NULL;
+	}
+	uring_free_mem(d);
+}

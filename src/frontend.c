@@ -1,0 +1,560 @@
+/*
+ * frontend.c - the disk as a FUSE file (low-level API).  Every read and
+ * write becomes bios on whole logical blocks; a write that covers part of
+ * a block reads the rest first (read-modify-write).  Writes hold their
+ * block range, so two writes to different bytes of one block both survive.
+ * Requests are answered from the completion path, exactly once each, so
+ * the queue sees the caller's real depth.  Bio completions run with the
+ * queue lock held; every bio here is submitted with it held too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "frontend.h"
+
+#define FE_MAX_BACKGROUND 128      /* requests the kernel keeps outstanding */
+#define FE_CHUNK (1u << 30)        /* discard and zeroing go out in bios of this much */
+
+struct fe_io {
+	fuse_req_t req;
+	struct rqdisk *disk;
+	uint64_t off, len;   /* what the caller asked for */
+	uint64_t start, end; /* the same, widened to whole blocks */
+	char *buf;           /* [start, end) for reads and writes */
+	char *edge;          /* a write's partial head and tail blocks, as on disk */
+	int pending;         /* bios out in the current stage */
+	int error;
+	enum req_op op;
+	uint64_t next;       /* discard, zeroes: the next chunk */
+	struct range_waiter lock;
+	struct bio bio, head, tail;
+	struct bio_vec vec, head_vec, tail_vec;
+};
+
+static struct rqdisk *fe_disk(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static bool fe_is_disk(const struct rqdisk *d, fuse_ino_t ino)
+{
+	return d->file_mount ? ino == RQDISK_ROOT_INO : ino == RQDISK_DISK_INO;
+}
+
+static void fe_disk_attr(const struct rqdisk *d, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = d->file_mount ? RQDISK_ROOT_INO : RQDISK_DISK_INO;
+	st->st_mode = S_IFREG | (d->read_only ? 0444 : 0644);
+	st->st_nlink = 1;
+	st->st_uid = d->uid;
+	st->st_gid = d->gid;
+	st->st_size = (off_t)d->size;
+	st->st_blksize = d->lbs;
+	st->st_blocks = (blkcnt_t)(d->size >> SECTOR_SHIFT);
+	st->st_atim = st->st_mtim = st->st_ctim = d->mtime;
+}
+
+static void fe_root_attr(const struct rqdisk *d, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = RQDISK_ROOT_INO;
+	st->st_mode = S_IFDIR | 0755;
+	st->st_nlink = 2;
+	st->st_uid = d->uid;
+	st->st_gid = d->gid;
+	st->st_atim = st->st_mtim = st->st_ctim = d->mtime;
+}
+
+static int fe_attr(const struct rqdisk *d, fuse_ino_t ino, struct stat *st)
+{
+	if (fe_is_disk(d, ino))
+		fe_disk_attr(d, st);
+	else if (ino == RQDISK_ROOT_INO)
+		fe_root_attr(d, st);
+	else
+		return -ENOENT;
+	return 0;
+}
+
+static void fe_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	conn->max_write = FE_MAX_IO;
+	conn->max_read = FE_MAX_IO;
+	conn->max_readahead = FE_MAX_IO;
+	conn->max_background = FE_MAX_BACKGROUND;
+	conn->congestion_threshold = FE_MAX_BACKGROUND * 3 / 4;
+	if (conn->capable & FUSE_CAP_ASYNC_DIO)
+		conn->want |= FUSE_CAP_ASYNC_DIO;
+	/* O_TRUNC on a disk is ignored, as on a block device */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	conn->want &= ~(unsigned int)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+				      FUSE_CAP_SPLICE_MOVE);
+}
+
+static void fe_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct rqdisk *d = fe_disk(req);
+	struct fuse_entry_param e = { 0 };
+
+	if (d->file_mount || parent != RQDISK_ROOT_INO || strcmp(name, RQDISK_DISK_NAME)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	e.ino = RQDISK_DISK_INO;
+	fe_disk_attr(d, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+static void fe_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	(void)fi;
+	if (fe_attr(fe_disk(req), ino, &st))
+		fuse_reply_err(req, ENOENT);
+	else
+		fuse_reply_attr(req, &st, 0);
+}
+
+/* A disk's size is fixed: truncating it is refused as on a block device. */
+static void fe_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct rqdisk *d = fe_disk(req);
+	struct stat st;
+
+	(void)fi;
+	if (fe_attr(d, ino, &st)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) && (!fe_is_disk(d, ino) || (uint64_t)attr->st_size != d->size)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	fuse_reply_attr(req, &st, 0);
+}
+
+static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct rqdisk *d = fe_disk(req);
+
+	if (!fe_is_disk(d, ino)) {
+		fuse_reply_err(req, ino == RQDISK_ROOT_INO ? EISDIR : ENOENT);
+		return;
+	}
+	if (d->read_only && (fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	fi->direct_io = 1; /* every I/O reaches the queue */
+	fi->keep_cache = 0;
+	fuse_reply_open(req, fi);
+}
+
+static void fe_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct rqdisk *d = fe_disk(req);
+	static const char *const names[] = { ".", "..", RQDISK_DISK_NAME };
+	char buf[512];
+	size_t used = 0;
+
+	(void)fi;
+	if (d->file_mount || ino != RQDISK_ROOT_INO) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	for (off_t i = off; i < 3; i++) {
+		struct stat st = { .st_ino = i == 2 ? RQDISK_DISK_INO : RQDISK_ROOT_INO,
+				   .st_mode = i == 2 ? S_IFREG : S_IFDIR };
+		size_t n = fuse_add_direntry(req, buf + used, sizeof(buf) - used, names[i], &st, i + 1);
+
+		if (used + n > size || used + n > sizeof(buf))
+			break;
+		used += n;
+	}
+	fuse_reply_buf(req, buf, used);
+}
+
+static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct rqdisk *d = fe_disk(req);
+	struct statvfs sv = {
+		.f_bsize = d->lbs,
+		.f_frsize = d->lbs,
+		.f_blocks = d->size / d->lbs,
+		.f_files = 1,
+		.f_namemax = 255,
+	};
+
+	(void)ino;
+	fuse_reply_statfs(req, &sv);
+}
+
+static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
+{
+	struct rqdisk *d = fe_disk(req);
+	struct fe_io *io = calloc(1, sizeof(*io));
+
+	if (!io)
+		return NULL;
+	io->req = req;
+	io->disk = d;
+	io->off = off;
+	io->len = len;
+	io->start = off / d->lbs * d->lbs;
+	io->end = (off + len + d->lbs - 1) / d->lbs * d->lbs;
+	return io;
+}
+
+static void fe_io_free(struct fe_io *io)
+{
+	free(io->buf);
+	free(io->edge);
+	free(io);
+}
+
+static int fe_alloc(char **p, uint64_t size)
+{
+	return posix_memalign((void **)p, BLK_PAGE_SIZE, size ? size : 1) ? -ENOMEM : 0;
+}
+
+static void fe_bio(struct fe_io *io, struct bio *bio, struct bio_vec *vec, enum req_op op,
+		   uint64_t pos, uint64_t size, char *mem, bio_end_io_t *end_io)
+{
+	*vec = (struct bio_vec){ mem, size };
+	bio_init(bio, op, pos >> SECTOR_SHIFT, (unsigned int)size, vec, mem ? 1 : 0);
+	bio->bi_pid = fuse_req_ctx(io->req)->pid;
+	bio->bi_end_io = end_io;
+	bio->bi_private = io;
+}
+
+/* Replies once, for a request whose stage had no bio out. */
+static void fe_fail(struct fe_io *io, int error)
+{
+	fuse_reply_err(io->req, -error);
+	fe_io_free(io);
+}
+
+static void fe_read_done(struct bio *bio, int error)
+{
+	struct fe_io *io = bio->bi_private;
+
+	if (error)
+		fuse_reply_err(io->req, -error);
+	else
+		fuse_reply_buf(io->req, io->buf + (io->off - io->start), io->len);
+	fe_io_free(io);
+}
+
+/* Reads and writes past the end are cut there, as on a block device. */
+static uint64_t fe_clamp(const struct rqdisk *d, uint64_t off, uint64_t len)
+{
+	return off >= d->size ? 0 : len < d->size - off ? len : d->size - off;
+}
+
+static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct rqdisk *d = fe_disk(req);
+	uint64_t len = fe_clamp(d, (uint64_t)off, size);
+	struct fe_io *io;
+
+	(void)ino;
+	(void)fi;
+	if (!len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	io = fe_io_new(req, (uint64_t)off, len);
+	if (!io || fe_alloc(&io->buf, io->end - io->start)) {
+		fuse_reply_err(req, ENOMEM);
+		if (io)
+			fe_io_free(io);
+		return;
+	}
+	fe_bio(io, &io->bio, &io->vec, REQ_OP_READ, io->start, io->end - io->start, io->buf,
+	       fe_read_done);
+	io->bio.bi_flags = REQ_SYNC;
+	submit_bio(d->q, &io->bio);
+}
+
+static void fe_write_done(struct bio *bio, int error)
+{
+	struct fe_io *io = bio->bi_private;
+
+	range_lock_release(&io->disk->writes, &io->lock);
+	if (error)
+		fuse_reply_err(io->req, -error);
+	else
+		fuse_reply_write(io->req, io->len);
+	fe_io_free(io);
+}
+
+static void fe_write_submit(struct fe_io *io)
+{
+	fe_bio(io, &io->bio, &io->vec, REQ_OP_WRITE, io->start, io->end - io->start, io->buf,
+	       fe_write_done);
+	__submit_bio(io->disk->q, &io->bio);
+}
+
+static bool fe_head_partial(const struct fe_io *io)
+{
+	return io->off != io->start;
+}
+
+static bool fe_tail_partial(const struct fe_io *io)
+{
+	return io->off + io->len != io->end &&
+	       !(fe_head_partial(io) && io->end - io->start == io->disk->lbs);
+}
+
+/* The bytes around the caller's, from the blocks as they were on disk. */
+static void fe_patch_edges(struct fe_io *io)
+{
+	unsigned int lbs = io->disk->lbs;
+	uint64_t tail_block = io->end - lbs;
+	uint64_t tail_from = io->off + io->len;
+	char *tail = fe_tail_partial(io) ? io->edge + lbs : io->edge;
+
+	if (fe_head_partial(io))
+		memcpy(io->buf, io->edge, io->off - io->start);
+	if (tail_from != io->end)
+		memcpy(io->buf + (tail_from - io->start), tail + (tail_from - tail_block),
+		       io->end - tail_from);
+}
+
+static void fe_rmw_read_done(struct bio *bio, int error)
+{
+	struct fe_io *io = bio->bi_private;
+
+	if (error && !io->error)
+		io->error = error;
+	if (--io->pending)
+		return;
+	if (io->error) {
+		range_lock_release(&io->disk->writes, &io->lock);
+		fe_fail(io, io->error);
+		return;
+	}
+	fe_patch_edges(io);
+	fe_write_submit(io);
+}
+
+/* Holding the range: read the partial edge blocks first, or write straight away. */
+static void fe_write_granted(struct range_waiter *w)
+{
+	struct fe_io *io = (struct fe_io *)((char *)w - offsetof(struct fe_io, lock));
+	unsigned int lbs = io->disk->lbs;
+	bool head = fe_head_partial(io), tail = fe_tail_partial(io);
+
+	if (!head && io->off + io->len == io->end) {
+		fe_write_submit(io);
+		return;
+	}
+	io->pending = head + tail + (!head && !tail);
+	if (head || !tail)
+		fe_bio(io, &io->head, &io->head_vec, REQ_OP_READ, head ? io->start : io->end - lbs,
+		       lbs, io->edge, fe_rmw_read_done);
+	if (tail)
+		fe_bio(io, &io->tail, &io->tail_vec, REQ_OP_READ, io->end - lbs, lbs,
+		       io->edge + lbs, fe_rmw_read_done);
+	if (head || !tail)
+		__submit_bio(io->disk->q, &io->head);
+	if (tail)
+		__submit_bio(io->disk->q, &io->tail);
+}
+
+static void fe_write_start(struct fe_io *io)
+{
+	struct request_queue *q = io->disk->q;
+
+	io->lock.start = io->start;
+	io->lock.end = io->end;
+	io->lock.granted = fe_write_granted;
+	blk_queue_lock(q);
+	if (range_lock_acquire(&io->disk->writes, &io->lock))
+		fe_write_granted(&io->lock);
+	blk_queue_unlock(q);
+}
+
+static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
+			 struct fuse_file_info *fi)
+{
+	struct rqdisk *d = fe_disk(req);
+	size_t size = fuse_buf_size(bufv);
+	uint64_t len = fe_clamp(d, (uint64_t)off, size);
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(len);
+	struct fe_io *io;
+
+	(void)ino;
+	(void)fi;
+	if (!size) {
+		fuse_reply_write(req, 0);
+		return;
+	}
+	if (!len) { /* at or past the end */
+		fuse_reply_err(req, ENOSPC);
+		return;
+	}
+	io = fe_io_new(req, (uint64_t)off, len);
+	if (!io || fe_alloc(&io->buf, io->end - io->start) || fe_alloc(&io->edge, 2 * d->lbs)) {
+		fuse_reply_err(req, ENOMEM);
+		if (io)
+			fe_io_free(io);
+		return;
+	}
+	/* the request's buffer is libfuse's until we return: keep a copy */
+	dst.buf[0].mem = io->buf + (io->off - io->start);
+	if (fuse_buf_copy(&dst, bufv, 0) != (ssize_t)len) {
+		fe_fail(io, -EIO);
+		return;
+	}
+	fe_write_start(io);
+}
+
+static void fe_flush_done(struct bio *bio, int error)
+{
+	struct fe_io *io = bio->bi_private;
+
+	fuse_reply_err(io->req, -error);
+	fe_io_free(io);
+}
+
+/* fsync and fdatasync are barriers: everything before is durable before anything after. */
+static void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct fe_io *io = fe_io_new(req, 0, 0);
+
+	(void)ino;
+	(void)datasync;
+	(void)fi;
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fe_bio(io, &io->bio, &io->vec, REQ_OP_FLUSH, 0, 0, NULL, fe_flush_done);
+	io->bio.bi_flags = REQ_SYNC;
+	submit_bio(io->disk->q, &io->bio);
+}
+
+static void fe_range_chunk(struct fe_io *io);
+
+static void fe_range_done(struct bio *bio, int error)
+{
+	struct fe_io *io = bio->bi_private;
+
+	if (error || io->next == io->end) {
+		range_lock_release(&io->disk->writes, &io->lock);
+		fuse_reply_err(io->req, -error);
+		fe_io_free(io);
+		return;
+	}
+	fe_range_chunk(io);
+}
+
+/* Discards and zeroing go out one chunk at a time: a bio carries under 4 GiB. */
+static void fe_range_chunk(struct fe_io *io)
+{
+	uint64_t size = io->end - io->next < FE_CHUNK ? io->end - io->next : FE_CHUNK;
+
+	fe_bio(io, &io->bio, &io->vec, io->op, io->next, size, NULL, fe_range_done);
+	io->next += size;
+	__submit_bio(io->disk->q, &io->bio);
+}
+
+static void fe_range_granted(struct range_waiter *w)
+{
+	fe_range_chunk((struct fe_io *)((char *)w - offsetof(struct fe_io, lock)));
+}
+
+/* fallocate on a block device: PUNCH_HOLE discards, ZERO_RANGE zeroes, whole blocks only. */
+static int fe_fallocate_op(const struct rqdisk *d, int mode, uint64_t off, uint64_t *len,
+			   enum req_op *op)
+{
+	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
+		*op = REQ_OP_DISCARD;
+	else if ((mode & ~FALLOC_FL_KEEP_SIZE) == FALLOC_FL_ZERO_RANGE)
+		*op = REQ_OP_WRITE_ZEROES;
+	else
+		return -EOPNOTSUPP;
+	if (d->read_only)
+		return -EROFS;
+	if ((off | *len) % d->lbs || off >= d->size)
+		return -EINVAL;
+	if (*len > d->size - off) {
+		if (!(mode & FALLOC_FL_KEEP_SIZE))
+			return -EINVAL;
+		*len = d->size - off;
+	}
+	return 0;
+}
+
+static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length,
+			 struct fuse_file_info *fi)
+{
+	struct rqdisk *d = fe_disk(req);
+	uint64_t len = (uint64_t)length;
+	enum req_op op;
+	int err = fe_fallocate_op(d, mode, (uint64_t)off, &len, &op);
+	struct fe_io *io;
+
+	(void)ino;
+	(void)fi;
+	if (err || !len) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	io = fe_io_new(req, (uint64_t)off, len);
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	io->op = op;
+	io->next = io->start;
+	io->lock = (struct range_waiter){ .start = io->start, .end = io->end,
+					  .granted = fe_range_granted };
+	blk_queue_lock(d->q);
+	if (range_lock_acquire(&d->writes, &io->lock))
+		fe_range_granted(&io->lock);
+	blk_queue_unlock(d->q);
+}
+
+static void fe_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void fe_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+const struct fuse_lowlevel_ops rqdisk_fuse_ops = {
+	.init = fe_init,
+	.lookup = fe_lookup,
+	.getattr = fe_getattr,
+	.setattr = fe_setattr,
+	.open = fe_open,
+	.read = fe_read,
+	.write_buf = fe_write_buf,
+	.flush = fe_flush,
+	.release = fe_release,
+	.fsync = fe_fsync,
+	.readdir = fe_readdir,
+	.statfs = fe_statfs,
+	.fallocate = fe_fallocate,
+};

@@ -1,0 +1,33 @@
+/* frontend.h - the disk as a FUSE file: byte ranges in, bios out, replies from completions. */
+#ifndef RQDISK_FRONTEND_H
+#define RQDISK_FRONTEND_H
+
+#define FUSE_USE_VERSION 34
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "blkdev.h"
+#include "rangelock.h"
+
+#define RQDISK_ROOT_INO FUSE_ROOT_ID
+#define RQDISK_DISK_INO 2
+#define RQDISK_DISK_NAME "disk"
+#define FE_MAX_IO (1u << 20) /* max_read and max_write */
+
+struct rqdisk {
+	struct request_queue *q;
+	uint64_t size; /* bytes, a multiple of lbs */
+	unsigned int lbs;
+	bool read_only;
+	bool file_mount; /* the mount point is the disk itself */
+	struct range_lock writes; /* under the queue lock */
+	uid_t uid;
+	gid_t gid;
+	struct timespec mtime;
+};
+
+extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;
+
+#endif

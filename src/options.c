@@ -1,0 +1,212 @@
+/* options.c - rqdisk's command line: parsed, checked, and explained in one line when wrong. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum {
+	OPT_LBS = 256,
+	OPT_MAX_SECTORS,
+	OPT_MAX_SEGMENTS,
+	OPT_MAX_SEGMENT_SIZE,
+	OPT_SEGMENT_BOUNDARY,
+	OPT_DMA_ALIGNMENT,
+	OPT_NR_REQUESTS,
+	OPT_DIRECT,
+	OPT_CREATE,
+	OPT_ALLOW_OTHER,
+};
+
+static const struct option long_options[] = {
+	{ "elevator", required_argument, NULL, 'e' },
+	{ "logical-block-size", required_argument, NULL, OPT_LBS },
+	{ "max-sectors", required_argument, NULL, OPT_MAX_SECTORS },
+	{ "max-segments", required_argument, NULL, OPT_MAX_SEGMENTS },
+	{ "max-segment-size", required_argument, NULL, OPT_MAX_SEGMENT_SIZE },
+	{ "segment-boundary", required_argument, NULL, OPT_SEGMENT_BOUNDARY },
+	{ "dma-alignment", required_argument, NULL, OPT_DMA_ALIGNMENT },
+	{ "nr-requests", required_argument, NULL, OPT_NR_REQUESTS },
+	{ "direct", no_argument, NULL, OPT_DIRECT },
+	{ "read-only", no_argument, NULL, 'r' },
+	{ "create", required_argument, NULL, OPT_CREATE },
+	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rqdisk [OPTIONS] IMAGE MOUNTPOINT\n"
+		"Expose IMAGE as a disk file: MOUNTPOINT/disk for a directory, or\n"
+		"MOUNTPOINT itself for a regular file.\n"
+		"\n"
+		"  -e, --elevator NAME          I/O scheduler: none, noop, deadline (default)\n"
+		"      --logical-block-size N   512..4096, a power of two (default 512)\n"
+		"      --max-sectors N          512-byte sectors per request (default 255)\n"
+		"      --max-segments N         segments per request (default 128)\n"
+		"      --max-segment-size N     bytes per segment (default 65536)\n"
+		"      --segment-boundary MASK  no segment crosses it (default 0xffffffff)\n"
+		"      --dma-alignment MASK     memory alignment, else bounced (default 511)\n"
+		"      --nr-requests N          requests in flight (default 128)\n"
+		"      --direct                 open IMAGE with O_DIRECT\n"
+		"  -r, --read-only              refuse writes\n"
+		"      --create SIZE            create IMAGE of SIZE (K, M, G, T) if missing\n"
+		"      --allow-other            let other users open the disk\n"
+		"  -f, --foreground             stay in the foreground\n"
+		"  -h, --help                   show this help\n"
+		"  -V, --version                show the version\n");
+}
+
+/* A byte count with an optional K/M/G/T suffix (powers of 1024). */
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'T': case 't': shift += 10; /* fall through */
+	case 'G': case 'g': shift += 10; /* fall through */
+	case 'M': case 'm': shift += 10; /* fall through */
+	case 'K': case 'k': shift += 10; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* An unsigned number, decimal or 0x hex, up to max. */
+static int parse_uint(const char *name, const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 0);
+	if (*s == '-' || errno || end == s || *end || *out > max) {
+		fprintf(stderr, "rqdisk: --%s: '%s' is not a number from 0 to %lu\n", name, s, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_limit(int opt, const char *arg, struct queue_limits *lim)
+{
+	unsigned long v;
+	int ret;
+
+	switch (opt) {
+	case OPT_LBS:
+		ret = parse_uint("logical-block-size", arg, UINT_MAX, &v);
+		lim->logical_block_size = (unsigned int)v;
+		return ret;
+	case OPT_MAX_SECTORS:
+		ret = parse_uint("max-sectors", arg, UINT_MAX >> 1, &v);
+		lim->max_sectors = (unsigned int)v;
+		if (lim->max_hw_sectors < lim->max_sectors)
+			lim->max_hw_sectors = lim->max_sectors;
+		return ret;
+	case OPT_MAX_SEGMENTS:
+		ret = parse_uint("max-segments", arg, USHRT_MAX, &v);
+		lim->max_phys_segments = lim->max_hw_segments = (unsigned short)v;
+		return ret;
+	case OPT_MAX_SEGMENT_SIZE:
+		ret = parse_uint("max-segment-size", arg, UINT_MAX, &v);
+		lim->max_segment_size = (unsigned int)v;
+		return ret;
+	case OPT_SEGMENT_BOUNDARY:
+		return parse_uint("segment-boundary", arg, ULONG_MAX, &lim->seg_boundary_mask);
+	case OPT_DMA_ALIGNMENT:
+		ret = parse_uint("dma-alignment", arg, UINT_MAX, &v);
+		lim->dma_alignment = (unsigned int)v;
+		return ret;
+	default: /* OPT_NR_REQUESTS */
+		ret = parse_uint("nr-requests", arg, 65536, &v);
+		lim->nr_requests = (unsigned int)v;
+		return ret;
+	}
+}
+
+static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
+{
+	switch (opt) {
+	case 'e':
+		o->elevator = arg;
+		return 0;
+	case OPT_DIRECT:
+		o->direct = true;
+		return 0;
+	case 'r':
+		o->read_only = true;
+		return 0;
+	case OPT_ALLOW_OTHER:
+		o->allow_other = true;
+		return 0;
+	case 'f':
+		o->foreground = true;
+		return 0;
+	case OPT_CREATE:
+		if (parse_size(arg, &o->create_size) || !o->create_size) {
+			fprintf(stderr, "rqdisk: --create: '%s' is not a size (like 64M or 2G)\n", arg);
+			return -EINVAL;
+		}
+		return 0;
+	default:
+		return set_limit(opt, arg, &o->limits);
+	}
+}
+
+enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_options *o)
+{
+	char why[160];
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->elevator = "deadline";
+	blk_set_default_limits(&o->limits);
+	while ((opt = getopt_long(argc, argv, "+e:rfhV", long_options, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return PARSE_EXIT_OK;
+		}
+		if (opt == 'V') {
+			printf("rqdisk %s\n", PACKAGE_VERSION);
+			return PARSE_EXIT_OK;
+		}
+		if (opt == '?') {
+			fprintf(stderr, "Try 'rqdisk --help' for more information.\n");
+			return PARSE_ERROR;
+		}
+		if (parse_one(opt, optarg, o))
+			return PARSE_ERROR;
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "rqdisk: %s\nTry 'rqdisk --help' for more information.\n",
+			argc - optind < 2 ? "an IMAGE and a MOUNTPOINT are needed"
+					  : "too many arguments: only IMAGE and MOUNTPOINT");
+		return PARSE_ERROR;
+	}
+	o->image = argv[optind];
+	o->mountpoint = argv[optind + 1];
+	if (blk_validate_limits(&o->limits, why, sizeof(why))) {
+		fprintf(stderr, "rqdisk: %s\n", why);
+		return PARSE_ERROR;
+	}
+	return PARSE_OK;
+}

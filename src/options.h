@@ -1,0 +1,27 @@
+/* options.h - rqdisk's command line: what to mount, where, and the queue it gets. */
+#ifndef RQDISK_OPTIONS_H
+#define RQDISK_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "limits.h"
+
+struct rqdisk_options {
+	const char *image;
+	const char *mountpoint;
+	const char *elevator;
+	struct queue_limits limits;
+	bool direct;
+	bool read_only;
+	bool allow_other;
+	bool foreground;
+	uint64_t create_size; /* 0: the image must exist */
+};
+
+enum parse_result { PARSE_OK, PARSE_EXIT_OK, PARSE_ERROR };
+
+enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_options *o);
+int parse_size(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,349 @@
+/*
+ * rqdisk.c - the daemon: an image as a FUSE file, carried out through the
+ * request queue, an elevator and io_uring.  Returns once the mount is
+ * ready; any failure before that is reported on the terminal, with nothing
+ * left behind (no mount, no half-made image).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver_uring.h"
+#include "frontend.h"
+#include "options.h"
+
+#ifndef PR_SET_IO_FLUSHER
+#define PR_SET_IO_FLUSHER 57
+#endif
+
+struct rqdisk_state {
+	struct rqdisk_options opt;
+	struct rqdisk disk;
+	int fd;
+	bool created; /* the image is ours to remove on failure */
+	struct uring_driver *driver;
+	struct fuse_session *se;
+	bool mounted;
+	int ready_fd; /* the waiting parent's pipe, or -1 */
+};
+
+static void __attribute__((format(printf, 1, 2))) die_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rqdisk: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int check_fuse_device(void)
+{
+	if (access("/dev/fuse", R_OK | W_OK)) {
+		die_msg("/dev/fuse: %s (is the fuse module loaded, and may you use it?)",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int check_mountpoint(struct rqdisk_state *s)
+{
+	struct stat st;
+
+	if (stat(s->opt.mountpoint, &st)) {
+		die_msg("mount point %s: %s", s->opt.mountpoint, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		die_msg("mount point %s is neither a directory nor a regular file",
+			s->opt.mountpoint);
+		return -1;
+	}
+	s->disk.file_mount = S_ISREG(st.st_mode);
+	return 0;
+}
+
+static int check_elevator(const char *name)
+{
+	const char *const *n;
+
+	if (!strcmp(name, "none") || elevator_find(name))
+		return 0;
+	fprintf(stderr, "rqdisk: unknown elevator '%s' (available: none", name);
+	for (n = elevator_builtin_names(); *n; n++)
+		fprintf(stderr, " %s", *n);
+	fputs(")\n", stderr);
+	return -1;
+}
+
+/* Make the image: exclusively, so an existing file is never touched. */
+static int create_image(struct rqdisk_state *s)
+{
+	int fd = open(s->opt.image, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		die_msg("%s: cannot create: %s", s->opt.image, strerror(errno));
+		return -1;
+	}
+	s->created = true;
+	if (ftruncate(fd, (off_t)s->opt.create_size)) {
+		die_msg("%s: cannot make it %llu bytes: %s", s->opt.image,
+			(unsigned long long)s->opt.create_size, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int check_image_size(struct rqdisk_state *s, const struct stat *st)
+{
+	unsigned int lbs = s->opt.limits.logical_block_size;
+
+	if (!S_ISREG(st->st_mode)) {
+		die_msg("image %s is not a regular file", s->opt.image);
+		return -1;
+	}
+	if (!st->st_size || st->st_size % lbs) {
+		die_msg("image %s: size %lld is not a non-zero multiple of the logical block size %u",
+			s->opt.image, (long long)st->st_size, lbs);
+		return -1;
+	}
+	s->disk.size = (uint64_t)st->st_size;
+	return 0;
+}
+
+static int open_image(struct rqdisk_state *s)
+{
+	struct stat st;
+	int flags = (s->opt.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+
+	if (stat(s->opt.image, &st)) {
+		if (errno != ENOENT || !s->opt.create_size) {
+			die_msg("image %s: %s", s->opt.image, strerror(errno));
+			return -1;
+		}
+		if (create_image(s) || stat(s->opt.image, &st))
+			return -1;
+	}
+	if (check_image_size(s, &st))
+		return -1;
+	s->fd = open(s->opt.image, flags | (s->opt.direct ? O_DIRECT : 0));
+	if (s->fd < 0) {
+		die_msg("image %s: %s%s", s->opt.image,
+			s->opt.direct && errno == EINVAL ? "O_DIRECT is not supported there: " : "",
+			strerror(errno));
+		return -1;
+	}
+	s->disk.mtime = st.st_mtim;
+	return 0;
+}
+
+static int setup_queue(struct rqdisk_state *s)
+{
+	struct request_queue *q = blk_init_queue(NULL, NULL, NULL);
+	char why[160];
+	int ret;
+
+	if (!q) {
+		die_msg("out of memory");
+		return -1;
+	}
+	s->disk.q = q;
+	s->disk.lbs = s->opt.limits.logical_block_size;
+	s->disk.read_only = s->opt.read_only;
+	s->disk.uid = getuid();
+	s->disk.gid = getgid();
+	range_lock_init(&s->disk.writes);
+	if (blk_queue_set_limits(q, &s->opt.limits, why, sizeof(why))) {
+		die_msg("%s", why);
+		return -1;
+	}
+	ret = elevator_init(q, s->opt.elevator);
+	if (ret) {
+		die_msg("elevator %s: %s", s->opt.elevator, strerror(-ret));
+		return -1;
+	}
+	s->driver = uring_driver_new(q, s->fd, 0, why, sizeof(why));
+	if (!s->driver) {
+		die_msg("%s", why);
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_fuse(struct rqdisk_state *s)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	char opts[512];
+
+	snprintf(opts, sizeof(opts), "fsname=rqdisk,subtype=rqdisk,max_read=%u%s%s", FE_MAX_IO,
+		 s->opt.allow_other ? ",allow_other" : "", s->opt.read_only ? ",ro" : "");
+	if (fuse_opt_add_arg(&args, "rqdisk") || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, opts)) {
+		die_msg("out of memory");
+		return -1;
+	}
+	s->se = fuse_session_new(&args, &rqdisk_fuse_ops, sizeof(rqdisk_fuse_ops), &s->disk);
+	fuse_opt_free_args(&args);
+	if (!s->se) {
+		die_msg("cannot set up the FUSE session");
+		return -1;
+	}
+	if (fuse_session_mount(s->se, s->opt.mountpoint)) {
+		die_msg("cannot mount on %s", s->opt.mountpoint);
+		return -1;
+	}
+	s->mounted = true;
+	return fuse_set_signal_handlers(s->se) ? -1 : 0;
+}
+
+/*
+ * Without a terminal to hold: the parent waits until the child says the
+ * mount is ready (or has failed, having said why on stderr) and exits
+ * with that status.
+ */
+static int daemonize_start(struct rqdisk_state *s)
+{
+	int pipefd[2];
+	pid_t pid;
+	char status = 1;
+
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		die_msg("pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		die_msg("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		close(pipefd[1]);
+		if (read(pipefd[0], &status, 1) != 1)
+			status = 1;
+		_exit(status);
+	}
+	close(pipefd[0]);
+	s->ready_fd = pipefd[1];
+	setsid();
+	return 0;
+}
+
+static void daemonize_finish(struct rqdisk_state *s, int status)
+{
+	char c = (char)status;
+	int null;
+
+	if (s->ready_fd < 0)
+		return;
+	if (!status) {
+		null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			if (null > STDERR_FILENO)
+				close(null);
+		}
+		if (chdir("/"))
+			status = 0; /* nothing depends on the working directory */
+	}
+	if (write(s->ready_fd, &c, 1) != 1)
+		status = 0;
+	close(s->ready_fd);
+	s->ready_fd = -1;
+}
+
+static void teardown(struct rqdisk_state *s, bool failed)
+{
+	if (s->se) {
+		fuse_remove_signal_handlers(s->se);
+		if (s->mounted)
+			fuse_session_unmount(s->se);
+		fuse_session_destroy(s->se);
+	}
+	if (s->driver)
+		uring_driver_free(s->driver);
+	blk_cleanup_queue(s->disk.q);
+	if (s->fd >= 0)
+		close(s->fd);
+	if (failed && s->created)
+		unlink(s->opt.image);
+}
+
+/* Stop taking I/O, finish what is queued, and make the image durable. */
+static int drain_and_sync(struct rqdisk_state *s)
+{
+	struct timespec tick = { 0, 1000000 };
+	bool idle = false;
+
+	while (!idle) {
+		blk_queue_lock(s->disk.q);
+		idle = blk_queue_idle(s->disk.q);
+		blk_queue_unlock(s->disk.q);
+		if (!idle)
+			nanosleep(&tick, NULL);
+	}
+	uring_driver_stop(s->driver);
+	if (!s->opt.read_only && fdatasync(s->fd)) {
+		die_msg("image %s: fdatasync: %s", s->opt.image, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int start(struct rqdisk_state *s)
+{
+	if (check_fuse_device() || check_elevator(s->opt.elevator) || check_mountpoint(s))
+		return -1;
+	if (!s->opt.foreground && daemonize_start(s))
+		return -1;
+	if (open_image(s) || setup_queue(s) || setup_fuse(s))
+		return -1;
+	/* our own loop-attached disk must not wait on our memory reclaim */
+	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
+		fprintf(stderr, "rqdisk: warning: PR_SET_IO_FLUSHER: %s\n", strerror(errno));
+	if (uring_driver_start(s->driver)) {
+		die_msg("cannot start the io_uring completion thread");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct rqdisk_state s = { .fd = -1, .ready_fd = -1 };
+	struct fuse_loop_config loop = { .clone_fd = 0, .max_idle_threads = 4 };
+	int ret;
+
+	switch (rqdisk_parse_options(argc, argv, &s.opt)) {
+	case PARSE_EXIT_OK:
+		return 0;
+	case PARSE_ERROR:
+		return 2;
+	default:
+		break;
+	}
+	if (start(&s)) {
+		daemonize_finish(&s, 1);
+		teardown(&s, true);
+		return 1;
+	}
+	daemonize_finish(&s, 0);
+	ret = fuse_session_loop_mt(s.se, &loop);
+	if (drain_and_sync(&s))
+		ret = 1;
+	teardown(&s, false);
+	return ret < 0 ? 1 : 0;
+}
