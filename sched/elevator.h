@@ -38,6 +38,7 @@ struct elevator_queue {
 	struct request_queue *q;          /* core-managed */
 	const struct blk_clock *clock;    /* core-managed */
 	void *elevator_data;              /* the elevator's */
+	bool draining; /* core-managed: being emptied; hand out every request, never idle */
 };
 
 /*

@@ -38,6 +38,9 @@ struct request_queue {
 	merge_bvec_fn *merge_bvec_fn;
 
 	struct elevator_queue *elevator; /* NULL: bypass, bios go straight to the driver */
+	struct elevator_queue *next_elevator; /* set up, waiting for in-flight to drain */
+	bool switch_pending;
+	pthread_cond_t switched;
 	struct request *last_merge;
 	struct rq_hash_head hash_start[1 << ELV_HASH_BITS]; /* mergeable requests by start */
 	struct rq_hash_head hash_end[1 << ELV_HASH_BITS];   /* and by end sector */
@@ -124,7 +127,13 @@ void blk_epoch_done(struct request_queue *q, struct request *rq);
 
 /* elevator.c */
 const struct elevator_type *elevator_find(const char *name);
+const struct elevator_type *elevator_load(const char *path, char *why, size_t whylen);
+const struct elevator_type *elevator_get(const char *name, char *why, size_t whylen);
 const char *const *elevator_builtin_names(void);
+const char *const *elevator_names(void);
+int elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen);
+void elevator_switch_wait(struct request_queue *q);
+void blk_elevator_switch_check(struct request_queue *q);
 struct elevator_queue *elevator_alloc(struct request_queue *q, const struct elevator_type *type);
 void elevator_exit(struct elevator_queue *e);
 void elv_rqhash_add(struct request_queue *q, struct request *rq);

@@ -1,5 +1,8 @@
 /* elevator.c - the elevator registry and the core's side of every elevator hook. */
+#include <assert.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +19,43 @@ static const struct elevator_type *(*const builtin_elevators[])(void) = {
 
 #define NR_BUILTIN (sizeof(builtin_elevators) / sizeof(builtin_elevators[0]))
 
+/* Elevators loaded from shared objects, by path. */
+struct elv_plugin {
+	struct elevator_type type; /* the plugin's, copied up to the size it was built with */
+	char *path;
+	void *handle;
+	struct elv_plugin *next;
+};
+
+static struct elv_plugin *elv_plugins;
+static pthread_mutex_t elv_plugins_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool elv_name_is(const struct elevator_type *t, const char *name)
+{
+	return !strcmp(t->elevator_name, name) || (t->elevator_alias && !strcmp(t->elevator_alias, name));
+}
+
+static const struct elevator_type *elv_plugin_find(const char *name)
+{
+	const struct elevator_type *found = NULL;
+
+	pthread_mutex_lock(&elv_plugins_lock);
+	for (struct elv_plugin *p = elv_plugins; p && !found; p = p->next)
+		if (elv_name_is(&p->type, name) || !strcmp(p->path, name))
+			found = &p->type;
+	pthread_mutex_unlock(&elv_plugins_lock);
+	return found;
+}
+
 const struct elevator_type *elevator_find(const char *name)
 {
 	for (size_t i = 0; i < NR_BUILTIN; i++) {
 		const struct elevator_type *t = builtin_elevators[i]();
 
-		if (!strcmp(t->elevator_name, name) ||
-		    (t->elevator_alias && !strcmp(t->elevator_alias, name)))
+		if (elv_name_is(t, name))
 			return t;
 	}
-	return NULL;
+	return elv_plugin_find(name);
 }
 
 /* Every built-in name, in registry order, then NULL. */
@@ -36,6 +66,126 @@ const char *const *elevator_builtin_names(void)
 	for (size_t i = 0; i < NR_BUILTIN; i++)
 		names[i] = builtin_elevators[i]()->elevator_name;
 	return names;
+}
+
+#define ELV_MAX_NAMES 64
+
+/* "none", every built-in, then every loaded plugin, then NULL. */
+const char *const *elevator_names(void)
+{
+	static const char *names[ELV_MAX_NAMES + 1];
+	size_t n = 0;
+
+	names[n++] = "none";
+	for (size_t i = 0; i < NR_BUILTIN && n < ELV_MAX_NAMES; i++)
+		names[n++] = builtin_elevators[i]()->elevator_name;
+	pthread_mutex_lock(&elv_plugins_lock);
+	for (struct elv_plugin *p = elv_plugins; p && n < ELV_MAX_NAMES; p = p->next)
+		names[n++] = p->type.elevator_name;
+	pthread_mutex_unlock(&elv_plugins_lock);
+	names[n] = NULL;
+	return names;
+}
+
+#define ELV_REFUSE(...)                                   \
+	do {                                              \
+		snprintf(why, whylen, __VA_ARGS__);       \
+		return -EINVAL;                           \
+	} while (0)
+
+/* What the loader refuses: another API version, or a required hook missing. */
+static int elv_plugin_check(const char *path, const struct elevator_type *t, char *why,
+			    size_t whylen)
+{
+	if (t->api_version != ELV_API_VERSION)
+		ELV_REFUSE("elevator %s speaks API version %d; rqdisk speaks %d", path,
+			   t->api_version, ELV_API_VERSION);
+	if (t->size < offsetof(struct elevator_type, find_merge))
+		ELV_REFUSE("elevator %s: its ops table is too small (%zu bytes)", path, t->size);
+	if (!t->elevator_name)
+		ELV_REFUSE("elevator %s has no name", path);
+	if (elevator_find(t->elevator_name))
+		ELV_REFUSE("elevator %s: the name %s is taken", path, t->elevator_name);
+#define REQUIRE_HOOK(h)                                                         \
+	if (!t->h)                                                              \
+		ELV_REFUSE("elevator %s lacks the required hook %s", path, #h)
+	REQUIRE_HOOK(init_queue);
+	REQUIRE_HOOK(exit_queue);
+	REQUIRE_HOOK(add_request);
+	REQUIRE_HOOK(dispatch_request);
+	REQUIRE_HOOK(has_work);
+#undef REQUIRE_HOOK
+	return 0;
+}
+
+static int elv_plugin_open(const char *path, struct elv_plugin *p, char *why, size_t whylen)
+{
+	const struct elevator_type *(*entry)(void);
+	const struct elevator_type *t;
+
+	p->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!p->handle)
+		ELV_REFUSE("%s", dlerror());
+	*(void **)&entry = dlsym(p->handle, "rqdisk_elevator_init");
+	if (!entry)
+		ELV_REFUSE("%s is not an rqdisk elevator: it has no rqdisk_elevator_init", path);
+	t = entry();
+	if (!t)
+		ELV_REFUSE("elevator %s: rqdisk_elevator_init returned nothing", path);
+	if (elv_plugin_check(path, t, why, whylen))
+		return -EINVAL;
+	/* new fields only ever go at the end: take what the plugin knows of */
+	memcpy(&p->type, t, t->size < sizeof(p->type) ? t->size : sizeof(p->type));
+	p->type.size = sizeof(p->type);
+	return 0;
+}
+
+/* Load an elevator from a shared object; loading one path twice gives the same type. */
+const struct elevator_type *elevator_load(const char *path, char *why, size_t whylen)
+{
+	const struct elevator_type *t = elv_plugin_find(path);
+	struct elv_plugin *p;
+
+	if (t)
+		return t;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->path = strdup(path))) {
+		free(p);
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	if (elv_plugin_open(path, p, why, whylen)) {
+		if (p->handle)
+			dlclose(p->handle);
+		free(p->path);
+		free(p);
+		return NULL;
+	}
+	pthread_mutex_lock(&elv_plugins_lock);
+	p->next = elv_plugins;
+	elv_plugins = p;
+	pthread_mutex_unlock(&elv_plugins_lock);
+	return &p->type;
+}
+
+/* A name, or a path to a shared object (anything with a slash). */
+const struct elevator_type *elevator_get(const char *name, char *why, size_t whylen)
+{
+	const struct elevator_type *t;
+	const char *const *n;
+	size_t used;
+
+	if (strchr(name, '/'))
+		return elevator_load(name, why, whylen);
+	t = elevator_find(name);
+	if (t)
+		return t;
+	used = (size_t)snprintf(why, whylen, "unknown elevator '%s' (available:", name);
+	for (n = elevator_names(); *n && used < whylen; n++)
+		used += (size_t)snprintf(why + used, whylen - used, " %s", *n);
+	if (used < whylen)
+		snprintf(why + used, whylen - used, ")");
+	return NULL;
 }
 
 struct elevator_queue *elevator_alloc(struct request_queue *q, const struct elevator_type *type)
@@ -182,4 +332,89 @@ int elv_tunable_store(struct elevator_queue *e, const char *name, const char *bu
 		return -EINVAL;
 	t->set(e, v);
 	return 0;
+}
+
+/*
+ * Lock held.  Everything the old elevator holds goes to the new one (or,
+ * for "none", to the dispatch list) in the order the old would have
+ * dispatched it.
+ */
+static void elevator_move(struct request_queue *q, struct elevator_queue *old,
+			  struct elevator_queue *new)
+{
+	uint64_t now = blk_clock_now(q->clock);
+	struct request *rq;
+
+	if (!old)
+		return; /* bypassed requests already wait in the dispatch list */
+	old->draining = true;
+	while (old->type->has_work(old) && (rq = old->type->dispatch_request(old, now))) {
+		rq->rq_flags &= ~RQF_ELVPRIV;
+		if (new) {
+			rq->rq_flags |= RQF_ELVPRIV | RQF_SORTED;
+			new->type->add_request(new, rq);
+		} else {
+			elv_rqhash_del(q, rq);
+			rq->rq_flags &= ~RQF_SORTED;
+			TAILQ_INSERT_TAIL(&q->queue_head, rq, queuelist);
+		}
+	}
+	assert(!old->type->has_work(old));
+}
+
+static void elevator_switch_finish(struct request_queue *q)
+{
+	struct elevator_queue *old = q->elevator;
+
+	elevator_move(q, old, q->next_elevator);
+	q->elevator = q->next_elevator;
+	q->next_elevator = NULL;
+	q->switch_pending = false;
+	q->last_merge = NULL;
+	if (old)
+		elevator_exit(old);
+	pthread_cond_broadcast(&q->switched);
+}
+
+/*
+ * Lock held.  The new elevator is set up before the old one goes.  The
+ * switch happens at once when nothing is in flight, else when the last
+ * request in flight ends (an elevator must never hear of a request it did
+ * not see); meanwhile nothing is dispatched.
+ */
+int elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen)
+{
+	const struct elevator_type *t = NULL;
+	struct elevator_queue *e = NULL;
+
+	if (q->switch_pending) {
+		snprintf(why, whylen, "a switch is already under way");
+		return -EBUSY;
+	}
+	if (strcmp(name, "none") && !(t = elevator_get(name, why, whylen)))
+		return -EINVAL;
+	if ((q->elevator ? q->elevator->type : NULL) == t)
+		return 0;
+	if (t && !(e = elevator_alloc(q, t))) {
+		snprintf(why, whylen, "elevator %s: cannot set it up", name);
+		return -ENOMEM;
+	}
+	q->next_elevator = e;
+	q->switch_pending = true;
+	blk_elevator_switch_check(q);
+	return 0;
+}
+
+/* Lock held: finish a pending switch once nothing is in flight. */
+void blk_elevator_switch_check(struct request_queue *q)
+{
+	if (q->switch_pending && !q->in_flight)
+		elevator_switch_finish(q);
+}
+
+/* Lock held: wait for a pending switch (another thread ends the requests in flight). */
+void elevator_switch_wait(struct request_queue *q)
+{
+	while (q->switch_pending)
+		pthread_cond_wait(&q->switched, q->queue_lock);
 }

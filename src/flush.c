@@ -17,6 +17,7 @@ static void blk_activate(struct request_queue *q, struct request *rq)
 		elv_insert(q, rq);
 		return;
 	}
+	elv_rqhash_del(q, rq); /* the dispatch list is out of merge reach */
 	TAILQ_INSERT_TAIL(&q->queue_head, rq, queuelist);
 }
 

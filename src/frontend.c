@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "frontend.h"
 
 #define FE_MAX_BACKGROUND 128      /* requests the kernel keeps outstanding */
@@ -71,12 +72,19 @@ static void fe_root_attr(const struct rqdisk *d, struct stat *st)
 	st->st_atim = st->st_mtim = st->st_ctim = d->mtime;
 }
 
-static int fe_attr(const struct rqdisk *d, fuse_ino_t ino, struct stat *st)
+static bool fe_is_ctl(const struct rqdisk *d, fuse_ino_t ino)
+{
+	return !d->file_mount && ctl_is_node(ino);
+}
+
+static int fe_attr(struct rqdisk *d, fuse_ino_t ino, struct stat *st)
 {
 	if (fe_is_disk(d, ino))
 		fe_disk_attr(d, st);
 	else if (ino == RQDISK_ROOT_INO)
 		fe_root_attr(d, st);
+	else if (fe_is_ctl(d, ino))
+		return ctl_getattr(d, ino, st);
 	else
 		return -ENOENT;
 	return 0;
@@ -104,12 +112,20 @@ static void fe_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct rqdisk *d = fe_disk(req);
 	struct fuse_entry_param e = { 0 };
 
-	if (d->file_mount || parent != RQDISK_ROOT_INO || strcmp(name, RQDISK_DISK_NAME)) {
-		fuse_reply_err(req, ENOENT);
+	int err = 0;
+
+	if (d->file_mount)
+		err = ENOENT;
+	else if (parent == RQDISK_ROOT_INO && !strcmp(name, RQDISK_DISK_NAME))
+		fe_disk_attr(d, &e.attr);
+	else
+		err = -ctl_lookup(d, parent, name, &e.attr);
+	if (err) {
+		fuse_reply_err(req, err);
 		return;
 	}
-	e.ino = RQDISK_DISK_INO;
-	fe_disk_attr(d, &e.attr);
+	/* the control tree changes with the elevator: no caching of names or values */
+	e.ino = e.attr.st_ino;
 	fuse_reply_entry(req, &e);
 }
 
@@ -136,7 +152,8 @@ static void fe_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if ((to_set & FUSE_SET_ATTR_SIZE) && (!fe_is_disk(d, ino) || (uint64_t)attr->st_size != d->size)) {
+	/* control files take O_TRUNC, as sysfs attributes do */
+	if ((to_set & FUSE_SET_ATTR_SIZE) && fe_is_disk(d, ino) && (uint64_t)attr->st_size != d->size) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -146,7 +163,16 @@ static void fe_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rqdisk *d = fe_disk(req);
+	int err;
 
+	if (fe_is_ctl(d, ino)) {
+		err = ctl_open(d, ino, fi);
+		if (err)
+			fuse_reply_err(req, -err);
+		else
+			fuse_reply_open(req, fi);
+		return;
+	}
 	if (!fe_is_disk(d, ino)) {
 		fuse_reply_err(req, ino == RQDISK_ROOT_INO ? EISDIR : ENOENT);
 		return;
@@ -164,25 +190,12 @@ static void fe_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct rqdisk *d = fe_disk(req);
-	static const char *const names[] = { ".", "..", RQDISK_DISK_NAME };
-	char buf[512];
-	size_t used = 0;
 
 	(void)fi;
-	if (d->file_mount || ino != RQDISK_ROOT_INO) {
+	if (d->file_mount)
 		fuse_reply_err(req, ENOTDIR);
-		return;
-	}
-	for (off_t i = off; i < 3; i++) {
-		struct stat st = { .st_ino = i == 2 ? RQDISK_DISK_INO : RQDISK_ROOT_INO,
-				   .st_mode = i == 2 ? S_IFREG : S_IFDIR };
-		size_t n = fuse_add_direntry(req, buf + used, sizeof(buf) - used, names[i], &st, i + 1);
-
-		if (used + n > size || used + n > sizeof(buf))
-			break;
-		used += n;
-	}
-	fuse_reply_buf(req, buf, used);
+	else
+		ctl_readdir(req, d, ino, size, off);
 }
 
 static void fe_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -269,8 +282,10 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint64_t len = fe_clamp(d, (uint64_t)off, size);
 	struct fe_io *io;
 
-	(void)ino;
-	(void)fi;
+	if (fe_is_ctl(d, ino)) {
+		ctl_read(req, fi, size, off);
+		return;
+	}
 	if (!len) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
@@ -387,6 +402,26 @@ static void fe_write_start(struct fe_io *io)
 	blk_queue_unlock(q);
 }
 
+static void fe_ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino,
+			 struct fuse_bufvec *bufv)
+{
+	size_t size = fuse_buf_size(bufv);
+	char val[256];
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size < sizeof(val) ? size : sizeof(val));
+	int err;
+
+	dst.buf[0].mem = val;
+	if (size >= sizeof(val) || fuse_buf_copy(&dst, bufv, 0) != (ssize_t)size) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	err = ctl_write(d, ino, val, size);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_write(req, size);
+}
+
 static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
 			 struct fuse_file_info *fi)
 {
@@ -396,8 +431,11 @@ static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(len);
 	struct fe_io *io;
 
-	(void)ino;
 	(void)fi;
+	if (fe_is_ctl(d, ino)) {
+		fe_ctl_write(req, d, ino, bufv);
+		return;
+	}
 	if (!size) {
 		fuse_reply_write(req, 0);
 		return;
@@ -508,8 +546,9 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	int err = fe_fallocate_op(d, mode, (uint64_t)off, &len, &op);
 	struct fe_io *io;
 
-	(void)ino;
 	(void)fi;
+	if (!fe_is_disk(d, ino))
+		err = -EOPNOTSUPP;
 	if (err || !len) {
 		fuse_reply_err(req, -err);
 		return;
@@ -538,8 +577,8 @@ static void fe_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void fe_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	(void)fi;
+	if (fe_is_ctl(fe_disk(req), ino))
+		ctl_release(fi);
 	fuse_reply_err(req, 0);
 }
 

@@ -23,6 +23,7 @@ struct rqdisk {
 	bool read_only;
 	bool file_mount; /* the mount point is the disk itself */
 	struct range_lock writes; /* under the queue lock */
+	unsigned int max_nr_requests; /* what the driver was set up to carry */
 	uid_t uid;
 	gid_t gid;
 	struct timespec mtime;

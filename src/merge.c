@@ -164,6 +164,10 @@ static bool attempt_merge(struct request_queue *q, struct request *rq, struct re
 	if (!rq || !next || next == rq || !rq_mergeable(next) || next->cmd_op != rq->cmd_op ||
 	    next->epoch != rq->epoch || (rq->rq_flags & RQF_HELD) != (next->rq_flags & RQF_HELD))
 		return false;
+	/* both wait in the elevator, or both in the hold list: nowhere else */
+	if (!(next->rq_flags & (RQF_ELVPRIV | RQF_HELD)) ||
+	    (rq->rq_flags & (RQF_ELVPRIV | RQF_HELD)) != (next->rq_flags & (RQF_ELVPRIV | RQF_HELD)))
+		return false;
 	if ((rq->rq_flags & RQF_ELVPRIV) && !e->type->requests_merged)
 		return false;
 	if (blk_rq_end_sector(rq) != blk_rq_pos(next) ||

@@ -15,6 +15,7 @@ struct request_queue *blk_init_queue(request_fn_proc *fn, pthread_mutex_t *lock,
 	if (!q)
 		return NULL;
 	pthread_mutex_init(&q->__queue_lock, NULL);
+	pthread_cond_init(&q->switched, NULL);
 	q->queue_lock = lock ? lock : &q->__queue_lock;
 	q->request_fn = fn;
 	q->clock = clock ? clock : &blk_real_clock;
@@ -36,6 +37,9 @@ void blk_cleanup_queue(struct request_queue *q)
 		return;
 	if (q->elevator)
 		elevator_exit(q->elevator);
+	if (q->next_elevator)
+		elevator_exit(q->next_elevator);
+	pthread_cond_destroy(&q->switched);
 	pthread_mutex_destroy(&q->__queue_lock);
 	free(q);
 }
@@ -54,10 +58,11 @@ int blk_queue_set_limits(struct request_queue *q, const struct queue_limits *lim
 int elevator_init(struct request_queue *q, const char *name)
 {
 	const struct elevator_type *type;
+	char why[256];
 
 	if (!name || !strcmp(name, "none"))
 		return 0;
-	type = elevator_find(name);
+	type = elevator_get(name, why, sizeof(why));
 	if (!type)
 		return -ENOENT;
 	q->elevator = elevator_alloc(q, type);
@@ -170,7 +175,7 @@ struct request *blk_fetch_request(struct request_queue *q)
 	uint64_t now = blk_clock_now(q->clock);
 	struct request *rq;
 
-	while (q->in_flight < q->limits.nr_requests) {
+	while (q->in_flight < q->limits.nr_requests && !q->switch_pending) {
 		rq = TAILQ_FIRST(&q->queue_head);
 		if (rq)
 			TAILQ_REMOVE(&q->queue_head, rq, queuelist);

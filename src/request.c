@@ -156,6 +156,7 @@ void end_that_request_last(struct request *rq)
 	q->nr_queued--;
 	blk_epoch_done(q, rq);
 	blk_free_request(rq);
+	blk_elevator_switch_check(q);
 }
 
 /* Lock held.  Returns true while the request has sectors left. */

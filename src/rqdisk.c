@@ -75,14 +75,11 @@ static int check_mountpoint(struct rqdisk_state *s)
 
 static int check_elevator(const char *name)
 {
-	const char *const *n;
+	char why[512];
 
-	if (!strcmp(name, "none") || elevator_find(name))
+	if (!strcmp(name, "none") || elevator_get(name, why, sizeof(why)))
 		return 0;
-	fprintf(stderr, "rqdisk: unknown elevator '%s' (available: none", name);
-	for (n = elevator_builtin_names(); *n; n++)
-		fprintf(stderr, " %s", *n);
-	fputs(")\n", stderr);
+	die_msg("%s", why);
 	return -1;
 }
 
@@ -165,6 +162,7 @@ static int setup_queue(struct rqdisk_state *s)
 	s->disk.uid = getuid();
 	s->disk.gid = getgid();
 	range_lock_init(&s->disk.writes);
+	s->disk.max_nr_requests = s->opt.limits.nr_requests;
 	if (blk_queue_set_limits(q, &s->opt.limits, why, sizeof(why))) {
 		die_msg("%s", why);
 		return -1;

@@ -1,0 +1,443 @@
+/*
+ * control.c - the control tree beside the disk, shaped like /sys/block/<dev>/:
+ * queue limits, the scheduler and its tunables, and the disk statistics.
+ * A file's text is made when it is opened, as sysfs does; a write is
+ * parsed and applied at once, and a bad value is refused with EINVAL,
+ * leaving the old one.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "control.h"
+
+#define CTL_FILE_SIZE 4096 /* what sysfs reports for every attribute */
+
+enum ctl_ino {
+	CTL_ROOT = RQDISK_ROOT_INO,
+	CTL_DISK = RQDISK_DISK_INO,
+	CTL_QUEUE,
+	CTL_IOSCHED,
+	CTL_STAT,
+	CTL_INFLIGHT,
+	CTL_SIZE,
+	CTL_RO,
+	CTL_SCHEDULER,
+	CTL_MAX_SECTORS_KB,
+	CTL_MAX_HW_SECTORS_KB,
+	CTL_MAX_SEGMENTS,
+	CTL_MAX_SEGMENT_SIZE,
+	CTL_LOGICAL_BLOCK_SIZE,
+	CTL_PHYSICAL_BLOCK_SIZE,
+	CTL_HW_SECTOR_SIZE,
+	CTL_NR_REQUESTS,
+	CTL_NOMERGES,
+	CTL_ROTATIONAL,
+	CTL_WRITE_CACHE,
+	CTL_INO_END,
+};
+
+struct ctl_node {
+	enum ctl_ino ino;
+	enum ctl_ino parent;
+	const char *name;
+	int (*show)(struct rqdisk *d, char *buf, size_t len); /* NULL: a directory */
+	int (*store)(struct rqdisk *d, const char *buf);      /* NULL: read-only */
+};
+
+/* The text of an open control file. */
+struct ctl_file {
+	size_t len;
+	char buf[CTL_FILE_SIZE];
+};
+
+static int show_stat(struct rqdisk *d, char *buf, size_t len)
+{
+	return blk_stat_format(&d->q->stats, blk_clock_now(d->q->clock), buf, len);
+}
+
+static int show_inflight(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%8u %8u\n", d->q->stats.in_flight[0], d->q->stats.in_flight[1]);
+}
+
+static int show_size(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%" PRIu64 "\n", d->size >> SECTOR_SHIFT);
+}
+
+static int show_ro(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d\n", d->read_only);
+}
+
+/* "noop [deadline] cfq ...": every elevator, the running one in brackets. */
+static int show_scheduler(struct rqdisk *d, char *buf, size_t len)
+{
+	const char *cur = d->q->elevator ? d->q->elevator->type->elevator_name : "none";
+	const char *const *names = elevator_names();
+	size_t used = 0;
+
+	for (; *names && used < len; names++)
+		used += (size_t)snprintf(buf + used, len - used, strcmp(*names, cur) ? "%s " : "[%s] ",
+					 *names);
+	if (used && used <= len)
+		buf[used - 1] = '\n';
+	return (int)used;
+}
+
+/* Returns once the new elevator runs, as a write to sysfs does. */
+static int store_scheduler(struct rqdisk *d, const char *buf)
+{
+	char why[256];
+	int ret = elevator_switch(d->q, buf, why, sizeof(why));
+
+	if (!ret)
+		elevator_switch_wait(d->q);
+	return ret;
+}
+
+static int parse_ulong(const char *buf, unsigned long min, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(buf, &end, 10);
+	return *buf == '-' || errno || end == buf || *end || *v < min || *v > max ? -EINVAL : 0;
+}
+
+static int show_max_sectors_kb(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->q->limits.max_sectors / 2);
+}
+
+/* Within the hardware limit, and checked as a whole like the command line's. */
+static int store_max_sectors_kb(struct rqdisk *d, const char *buf)
+{
+	struct queue_limits lim = d->q->limits;
+	unsigned long kb;
+
+	if (parse_ulong(buf, BLK_PAGE_SIZE / 1024, lim.max_hw_sectors / 2, &kb))
+		return -EINVAL;
+	lim.max_sectors = (unsigned int)kb * 2;
+	return blk_queue_set_limits(d->q, &lim, NULL, 0);
+}
+
+static int show_max_hw_sectors_kb(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->q->limits.max_hw_sectors / 2);
+}
+
+static int show_max_segments(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", queue_max_segments(&d->q->limits));
+}
+
+static int show_max_segment_size(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->q->limits.max_segment_size);
+}
+
+static int show_block_size(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->q->limits.logical_block_size);
+}
+
+static int show_nr_requests(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->q->limits.nr_requests);
+}
+
+/* Down to one, up to what the driver was set up to carry. */
+static int store_nr_requests(struct rqdisk *d, const char *buf)
+{
+	unsigned long v;
+
+	if (parse_ulong(buf, 1, d->max_nr_requests, &v))
+		return -EINVAL;
+	d->q->limits.nr_requests = (unsigned int)v;
+	return 0;
+}
+
+static int show_nomerges(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->q->limits.nomerges);
+}
+
+static int store_nomerges(struct rqdisk *d, const char *buf)
+{
+	unsigned long v;
+
+	if (parse_ulong(buf, BLK_MERGES_ALL, BLK_MERGES_NONE, &v))
+		return -EINVAL;
+	d->q->limits.nomerges = (unsigned int)v;
+	return 0;
+}
+
+static int show_rotational(struct rqdisk *d, char *buf, size_t len)
+{
+	(void)d;
+	return snprintf(buf, len, "0\n");
+}
+
+/* Writes are durable only after a flush: a volatile write cache. */
+static int show_write_cache(struct rqdisk *d, char *buf, size_t len)
+{
+	(void)d;
+	return snprintf(buf, len, "write back\n");
+}
+
+static const struct ctl_node ctl_nodes[] = {
+	{ CTL_QUEUE, CTL_ROOT, "queue", NULL, NULL },
+	{ CTL_STAT, CTL_ROOT, "stat", show_stat, NULL },
+	{ CTL_INFLIGHT, CTL_ROOT, "inflight", show_inflight, NULL },
+	{ CTL_SIZE, CTL_ROOT, "size", show_size, NULL },
+	{ CTL_RO, CTL_ROOT, "ro", show_ro, NULL },
+	{ CTL_IOSCHED, CTL_QUEUE, "iosched", NULL, NULL },
+	{ CTL_SCHEDULER, CTL_QUEUE, "scheduler", show_scheduler, store_scheduler },
+	{ CTL_MAX_SECTORS_KB, CTL_QUEUE, "max_sectors_kb", show_max_sectors_kb,
+	  store_max_sectors_kb },
+	{ CTL_MAX_HW_SECTORS_KB, CTL_QUEUE, "max_hw_sectors_kb", show_max_hw_sectors_kb, NULL },
+	{ CTL_MAX_SEGMENTS, CTL_QUEUE, "max_segments", show_max_segments, NULL },
+	{ CTL_MAX_SEGMENT_SIZE, CTL_QUEUE, "max_segment_size", show_max_segment_size, NULL },
+	{ CTL_LOGICAL_BLOCK_SIZE, CTL_QUEUE, "logical_block_size", show_block_size, NULL },
+	{ CTL_PHYSICAL_BLOCK_SIZE, CTL_QUEUE, "physical_block_size", show_block_size, NULL },
+	{ CTL_HW_SECTOR_SIZE, CTL_QUEUE, "hw_sector_size", show_block_size, NULL },
+	{ CTL_NR_REQUESTS, CTL_QUEUE, "nr_requests", show_nr_requests, store_nr_requests },
+	{ CTL_NOMERGES, CTL_QUEUE, "nomerges", show_nomerges, store_nomerges },
+	{ CTL_ROTATIONAL, CTL_QUEUE, "rotational", show_rotational, NULL },
+	{ CTL_WRITE_CACHE, CTL_QUEUE, "write_cache", show_write_cache, NULL },
+};
+
+#define NR_CTL_NODES (sizeof(ctl_nodes) / sizeof(ctl_nodes[0]))
+
+static const struct ctl_node *ctl_node(fuse_ino_t ino)
+{
+	for (size_t i = 0; i < NR_CTL_NODES; i++)
+		if (ctl_nodes[i].ino == ino)
+			return &ctl_nodes[i];
+	return NULL;
+}
+
+/* The running elevator's tunables, or NULL; lock held. */
+static const struct elv_tunable *ctl_tunables(struct rqdisk *d)
+{
+	return d->q->elevator ? d->q->elevator->type->tunables : NULL;
+}
+
+static const struct elv_tunable *ctl_tunable(struct rqdisk *d, fuse_ino_t ino)
+{
+	const struct elv_tunable *t = ctl_tunables(d);
+
+	if (ino < CTL_INO_IOSCHED_BASE)
+		return NULL;
+	for (fuse_ino_t i = CTL_INO_IOSCHED_BASE; t && t->name; t++, i++)
+		if (i == ino)
+			return t;
+	return NULL;
+}
+
+bool ctl_is_node(fuse_ino_t ino)
+{
+	return (ino > CTL_DISK && ino < CTL_INO_END) || ino >= CTL_INO_IOSCHED_BASE;
+}
+
+static void ctl_attr(fuse_ino_t ino, bool dir, bool writable, const struct rqdisk *d,
+		     struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_mode = dir ? S_IFDIR | 0755 : S_IFREG | (writable ? 0644 : 0444);
+	st->st_nlink = dir ? 2 : 1;
+	st->st_size = dir ? 0 : CTL_FILE_SIZE;
+	st->st_uid = d->uid;
+	st->st_gid = d->gid;
+	st->st_atim = st->st_mtim = st->st_ctim = d->mtime;
+}
+
+int ctl_getattr(struct rqdisk *d, fuse_ino_t ino, struct stat *st)
+{
+	const struct ctl_node *n = ctl_node(ino);
+	int ret = 0;
+
+	if (n) {
+		ctl_attr(ino, !n->show, n->store, d, st);
+		return 0;
+	}
+	blk_queue_lock(d->q);
+	if (ctl_tunable(d, ino))
+		ctl_attr(ino, false, true, d, st);
+	else
+		ret = -ENOENT;
+	blk_queue_unlock(d->q);
+	return ret;
+}
+
+static int ctl_lookup_tunable(struct rqdisk *d, const char *name, struct stat *st)
+{
+	const struct elv_tunable *t;
+	fuse_ino_t ino = CTL_INO_IOSCHED_BASE;
+	int ret = -ENOENT;
+
+	blk_queue_lock(d->q);
+	for (t = ctl_tunables(d); t && t->name; t++, ino++)
+		if (!strcmp(t->name, name)) {
+			ctl_attr(ino, false, true, d, st);
+			ret = 0;
+			break;
+		}
+	blk_queue_unlock(d->q);
+	return ret;
+}
+
+int ctl_lookup(struct rqdisk *d, fuse_ino_t parent, const char *name, struct stat *st)
+{
+	if (parent == CTL_IOSCHED)
+		return ctl_lookup_tunable(d, name, st);
+	for (size_t i = 0; i < NR_CTL_NODES; i++)
+		if (ctl_nodes[i].parent == parent && !strcmp(ctl_nodes[i].name, name))
+			return ctl_getattr(d, ctl_nodes[i].ino, st);
+	return -ENOENT;
+}
+
+static int ctl_show(struct rqdisk *d, fuse_ino_t ino, char *buf, size_t len)
+{
+	const struct ctl_node *n = ctl_node(ino);
+	const struct elv_tunable *t;
+	int ret = -ENOENT;
+
+	blk_queue_lock(d->q);
+	if (n && n->show) {
+		ret = n->show(d, buf, len);
+	} else if ((t = ctl_tunable(d, ino))) {
+		ret = snprintf(buf, len, "%lld\n", t->get(d->q->elevator));
+	}
+	blk_queue_unlock(d->q);
+	return ret;
+}
+
+int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	const struct ctl_node *n = ctl_node(ino);
+	struct ctl_file *f;
+	int len;
+
+	if (n && !n->show)
+		return -EISDIR;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	len = ctl_show(d, ino, f->buf, sizeof(f->buf));
+	if (len < 0) {
+		free(f);
+		return len;
+	}
+	f->len = (size_t)len < sizeof(f->buf) ? (size_t)len : sizeof(f->buf) - 1;
+	fi->fh = (uintptr_t)f;
+	fi->direct_io = 1; /* the text changes: never cache it */
+	return 0;
+}
+
+void ctl_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off)
+{
+	struct ctl_file *f = (struct ctl_file *)(uintptr_t)fi->fh;
+	size_t from = (size_t)off < f->len ? (size_t)off : f->len;
+	size_t n = f->len - from < size ? f->len - from : size;
+
+	fuse_reply_buf(req, f->buf + from, n);
+}
+
+/* One value per write, as sysfs takes it: a trailing newline is allowed. */
+int ctl_write(struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size)
+{
+	const struct ctl_node *n = ctl_node(ino);
+	char val[256];
+	int ret = -EACCES;
+
+	if (!size || size >= sizeof(val))
+		return -EINVAL;
+	memcpy(val, buf, size);
+	val[size] = '\0';
+	if (val[size - 1] == '\n')
+		val[size - 1] = '\0';
+	if (n && n->store) {
+		blk_queue_lock(d->q);
+		ret = n->store(d, val);
+		blk_queue_unlock(d->q);
+	} else if (!n && ino >= CTL_INO_IOSCHED_BASE) {
+		blk_queue_lock(d->q);
+		ret = ctl_tunable(d, ino) ? elv_tunable_store(d->q->elevator, ctl_tunable(d, ino)->name, val)
+					  : -ENOENT;
+		blk_queue_unlock(d->q);
+	}
+	return ret;
+}
+
+void ctl_release(struct fuse_file_info *fi)
+{
+	free((void *)(uintptr_t)fi->fh);
+}
+
+static size_t ctl_dirent(fuse_req_t req, char *buf, size_t room, const char *name,
+			 fuse_ino_t ino, bool dir, off_t next)
+{
+	struct stat st = { .st_ino = ino, .st_mode = dir ? S_IFDIR : S_IFREG };
+
+	return fuse_add_direntry(req, buf, room, name, &st, next);
+}
+
+/* The entries of a control directory: ".", "..", then its nodes in table order. */
+static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *buf, size_t size,
+		       off_t off)
+{
+	const struct elv_tunable *t = NULL;
+	size_t used = 0, n;
+	off_t i = 0;
+
+	if (ino == CTL_IOSCHED)
+		t = ctl_tunables(d);
+#define EMIT(name, eino, dir)                                                           \
+	do {                                                                            \
+		if (i++ >= off) {                                                       \
+			n = ctl_dirent(req, buf + used, size - used, name, eino, dir, i); \
+			if (n > size - used)                                            \
+				return used;                                            \
+			used += n;                                                      \
+		}                                                                       \
+	} while (0)
+	EMIT(".", ino, true);
+	EMIT("..", ino == CTL_ROOT ? CTL_ROOT : ino == CTL_QUEUE ? CTL_ROOT : CTL_QUEUE, true);
+	if (ino == CTL_ROOT)
+		EMIT(RQDISK_DISK_NAME, CTL_DISK, false);
+	for (size_t k = 0; k < NR_CTL_NODES; k++)
+		if (ctl_nodes[k].parent == ino)
+			EMIT(ctl_nodes[k].name, ctl_nodes[k].ino, !ctl_nodes[k].show);
+	for (fuse_ino_t k = CTL_INO_IOSCHED_BASE; t && t->name; t++, k++)
+		EMIT(t->name, k, false);
+#undef EMIT
+	return used;
+}
+
+void ctl_readdir(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, size_t size, off_t off)
+{
+	char *buf;
+	size_t used;
+
+	if (ino != CTL_ROOT && ino != CTL_QUEUE && ino != CTL_IOSCHED) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	blk_queue_lock(d->q);
+	used = ctl_list(req, d, ino, buf, size, off);
+	blk_queue_unlock(d->q);
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
