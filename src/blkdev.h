@@ -6,7 +6,7 @@
 #include <sys/uio.h>
 
 #include "elevator.h"
-#include "limits.h"
+#include "queue_limits.h"
 #include "stats.h"
 
 /* rq_flags */

@@ -1,6 +1,4 @@
 /* driver_uring.c - the io_uring driver: dispatched requests become SQEs on the backing file. */
-#include <config.h>
-
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -236,10 +234,12 @@ static bool uring_dispatch(struct uring_driver *d, struct request *rq)
 }
 
 /*
- * Wake the completion thread at the time an elevator asked for.  One timer
- * at most: an earlier time moves it, a later one waits until it has fired
- * and the queue has run.  A time already past needs no timer: the queue is
- * at its depth (or it would have dispatched), and a completion runs it.
+ * Wake the completion thread at the time an elevator asked for (ring
+ * timeouts are on CLOCK_MONOTONIC: the queue runs on the real clock).  One
+ * timer at most: an earlier time moves it, a later one waits until it has
+ * fired and the queue has run.  A time already past needs none: the fetch
+ * loop stopped before asking the elevator (queue depth, full SQ), and the
+ * completions of what is in flight run the queue again.
  */
 static void uring_arm_timer(struct uring_driver *d)
 {
@@ -362,9 +362,15 @@ static void uring_complete_alloc(struct uring_driver *d, struct uring_slot *s, i
 	uring_end(d, s, res);
 }
 
+/*
+ * ECANCELED: the thread that submitted the SQE (a FUSE worker, which libfuse
+ * retires when idle) exited, and the kernel dropped the work it had punted
+ * to that thread's io-wq before it started.  Nothing happened; resubmitting
+ * from here, the completion thread, outlives every request.
+ */
 static void uring_complete(struct uring_driver *d, struct uring_slot *s, int res)
 {
-	if (res == -EAGAIN || res == -EINTR) {
+	if (res == -EAGAIN || res == -EINTR || res == -ECANCELED) {
 		uring_again(d, s); /* nothing happened: the same SQE again */
 		return;
 	}

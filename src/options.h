@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "limits.h"
+#include "queue_limits.h"
 
 struct rqdisk_options {
 	const char *image;

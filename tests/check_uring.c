@@ -1,4 +1,4 @@
-/* check_uring.c - the io_uring driver on a real file: data, flush, discard, zeroing, errors, short transfers. */
+/* check_uring.c - the io_uring driver on a real file: data, errors, short transfers, timers. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
-/* limits.c - queue limit defaults and the rules that keep them consistent. */
+/* queue_limits.c - queue limit defaults and the rules that keep them consistent. */
 #include <errno.h>
 #include <stdio.h>
 
 #include "blk_types.h"
-#include "limits.h"
+#include "queue_limits.h"
 
 void blk_set_default_limits(struct queue_limits *lim)
 {

@@ -1,6 +1,6 @@
-/* limits.h - queue limits: what a request may look like on this device. */
-#ifndef RQDISK_LIMITS_H
-#define RQDISK_LIMITS_H
+/* queue_limits.h - queue limits: what a request may look like on this device. */
+#ifndef RQDISK_QUEUE_LIMITS_H
+#define RQDISK_QUEUE_LIMITS_H
 
 #include <stdbool.h>
 #include <stddef.h>
