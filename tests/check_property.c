@@ -13,7 +13,7 @@
 
 #include "fake_driver.h"
 
-#define NR_SEEDS 40
+#define NR_SEEDS 16 /* per elevator; RQDISK_PROPERTY_SEEDS changes it */
 #define NR_BIOS 300
 #define DISK_SECTORS 8192
 #define MAX_VECS 4
@@ -25,7 +25,7 @@
 			ck_abort_msg(__VA_ARGS__); \
 	} while (0)
 
-static const char *const elevators[] = { "none", "noop", "deadline" };
+static const char *const elevators[] = { "none", "noop", "deadline", "as", "cfq", "sstf", "clook" };
 
 struct pbio {
 	struct bio bio;
@@ -355,6 +355,14 @@ static void submit_next(struct prop *p, struct fake_disk *fd, unsigned int *seed
 	submit_bio(fd->q, &p->bios[idx].bio);
 }
 
+/* Nothing out, yet an elevator held work back (idling): its wake-up time comes. */
+static void wake_elevator(struct fake_disk *fd)
+{
+	if (fd->clock.virtual_ns < fd->q->dispatch_at)
+		fd->clock.virtual_ns = fd->q->dispatch_at;
+	blk_run_queue(fd->q);
+}
+
 static void run_stream(const char *elevator, unsigned int seed)
 {
 	struct prop *p = calloc(1, sizeof(*p));
@@ -376,6 +384,8 @@ static void run_stream(const char *elevator, unsigned int seed)
 			complete_one(p, fd, &seed);
 		else if (fd->q->plugged)
 			blk_unplug(fd->q);
+		else if (fd->q->dispatch_at)
+			wake_elevator(fd);
 		else
 			break;
 	}
@@ -395,7 +405,10 @@ static void run_stream(const char *elevator, unsigned int seed)
 
 START_TEST(test_random_streams)
 {
-	for (unsigned int seed = 1; seed <= NR_SEEDS; seed++)
+	const char *env = getenv("RQDISK_PROPERTY_SEEDS");
+	unsigned int seeds = env ? (unsigned int)strtoul(env, NULL, 10) : NR_SEEDS;
+
+	for (unsigned int seed = 1; seed <= seeds; seed++)
 		run_stream(elevators[_i], seed);
 }
 END_TEST

@@ -1,0 +1,631 @@
+/* cfq.c - Completely Fair Queuing: a queue per process, served round robin in time slices. */
+
+/*
+ * After Linux 2.6.20-2.6.23 cfq-iosched.  Each process (rq->pid) has a
+ * queue for its sync requests (reads, sync and FUA writes); the async
+ * requests of all processes share one queue, as 2.6 did (CFQ_KEY_ASYNC,
+ * then async_cfqq).  Queues with requests wait their turn on a round-robin
+ * list; the active one owns the disk for a time slice.  Within a queue
+ * requests go in sector order from the head, short backward seeks allowed
+ * at a penalty, unless the oldest has waited too long.
+ *
+ * What 2.6 did and this one does not, or does otherwise, and why:
+ *  - No io priorities: every process is best-effort level 4, the default,
+ *    so a slice is exactly slice_sync or slice_async, and the async queue
+ *    gets 2.6's cfq_prio_to_maxrq() at that level, 8 * slice_async_rq
+ *    requests per slice, when other queues wait.
+ *  - The round robin is one list in arrival order: a queue that gets busy
+ *    or whose slice ends goes to the tail.  2.6.20 put never-served queues
+ *    first; queues here are freed when idle, so every queue would be new.
+ *  - Every sync queue idles: there is no process history here for 2.6's
+ *    think-time and seek heuristics to turn idling off with.
+ *  - The FIFO is checked at each dispatch until one expired request has
+ *    been served out of order in the slice (2.6.20; 2.6.23 looked once).
+ *  - The async request budget counts the whole slice (2.6.20; 2.6.23
+ *    counted one dispatch round, so its budget never ran out).
+ *  - The core's back merges do not know pids (no allow_merge hook), so a
+ *    bio may join another process's request; the request stays where it is.
+ *  - A request that finds no memory for its queue goes to a built-in
+ *    fallback queue (later kernels' oom_cfqq), as add_request cannot fail.
+ * As in 2.6.22-23: a slice starts when its first request completes, at
+ * most quantum requests of the active queue are out while others wait, the
+ * async queue waits while sync requests are out, a sync request preempts
+ * the async queue, and idling starts only with nothing in the driver.
+ * Draining for an elevator switch hands everything out at once, as 2.6's
+ * forced dispatch did.
+ */
+#include <assert.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "elevator.h"
+
+/* Defaults of 2.6 cfq-iosched, in milliseconds where 2.6 had jiffies. */
+#define CFQ_QUANTUM 8                /* active queue's requests out while others wait */
+#define CFQ_FIFO_EXPIRE_SYNC_MS 125  /* a sync request waits at most this long... */
+#define CFQ_FIFO_EXPIRE_ASYNC_MS 250 /* ...and an async one this long, when they can */
+#define CFQ_BACK_SEEK_MAX_KIB 16384  /* how far behind the head a request is still near */
+#define CFQ_BACK_SEEK_PENALTY 2      /* a backward seek costs as much as this many forward */
+#define CFQ_SLICE_SYNC_MS 100        /* a sync queue's time slice */
+#define CFQ_SLICE_ASYNC_MS 40        /* the async queue's time slice */
+#define CFQ_SLICE_ASYNC_RQ 2         /* base of the async queue's requests per slice */
+#define CFQ_SLICE_IDLE_MS 8          /* how long to wait for a process's next sync request */
+
+/* 2.6's async budget, 2 * base * (1 + 7 - prio), at the default prio 4. */
+#define CFQ_ASYNC_RQ_SCALE 8
+
+#define CFQ_HASH_BITS 6
+
+enum { CFQ_ASYNC, CFQ_SYNC };
+
+RB_HEAD(cfq_sort, request);
+TAILQ_HEAD(cfq_fifo, request);
+
+struct cfq_queue {
+	LIST_ENTRY(cfq_queue) hash; /* sync queues, by pid */
+	TAILQ_ENTRY(cfq_queue) rr;  /* on the round robin while it has requests */
+	struct cfq_sort sort_list;
+	struct cfq_fifo fifo;
+	struct request *next_rq; /* the sector-ordered walk goes on from here */
+	pid_t pid;
+	bool sync;
+	bool on_rr;
+	bool slice_new;    /* nothing completed this slice yet: it has not started */
+	bool fifo_expired; /* an expired request already went out of order this slice */
+	unsigned int queued;
+	unsigned int dispatched; /* in the driver */
+	uint64_t slice_end;
+};
+
+LIST_HEAD(cfq_hash_head, cfq_queue);
+TAILQ_HEAD(cfq_rr, cfq_queue);
+
+struct cfq_data {
+	struct cfq_hash_head hash[1 << CFQ_HASH_BITS];
+	struct cfq_queue *async_queue; /* every process's async requests */
+	struct cfq_queue oom_queue;    /* for requests whose queue could not be allocated */
+	struct cfq_rr rr_list;         /* queues with requests, in service order */
+	unsigned int busy_queues;      /* on rr_list */
+	struct cfq_queue *active;
+	unsigned int dispatch_slice; /* requests the active queue sent this slice */
+	uint64_t idle_until;         /* the active queue waits for a request until then; 0: not */
+	sector_t last_position;      /* where the last dispatched request ends: the head */
+	unsigned int rq_in_driver;
+	unsigned int sync_flight; /* of those, from sync queues */
+
+	int quantum;
+	uint64_t fifo_expire[2]; /* ns */
+	int back_seek_max;       /* KiB */
+	int back_seek_penalty;
+	uint64_t slice[2]; /* ns */
+	int slice_async_rq;
+	uint64_t slice_idle; /* ns */
+};
+
+static struct cfq_queue *rq_cfqq(const struct request *rq)
+{
+	return rq->elv_priv[0];
+}
+
+/* Sector order; equal sectors in address order so that the tree holds both. */
+static int cfq_cmp(const struct request *a, const struct request *b)
+{
+	if (blk_rq_pos(a) != blk_rq_pos(b))
+		return blk_rq_pos(a) < blk_rq_pos(b) ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+ELV_RB_GENERATE(cfq_sort, cfq_cmp)
+
+static unsigned int cfq_hash_key(pid_t pid)
+{
+	return ((uint32_t)pid * 0x9e3779b9u) >> (32 - CFQ_HASH_BITS);
+}
+
+static bool cfq_bio_sync(const struct bio *bio)
+{
+	return bio->bi_op == REQ_OP_READ || (bio->bi_flags & (REQ_SYNC | REQ_FUA));
+}
+
+static void cfq_queue_init(struct cfq_queue *cfqq, pid_t pid, bool sync)
+{
+	RB_INIT(&cfqq->sort_list);
+	TAILQ_INIT(&cfqq->fifo);
+	cfqq->pid = pid;
+	cfqq->sync = sync;
+}
+
+static struct cfq_queue *cfq_find_queue(struct cfq_data *cfqd, pid_t pid, bool sync)
+{
+	struct cfq_queue *cfqq;
+
+	if (!sync)
+		return cfqd->async_queue;
+	LIST_FOREACH(cfqq, &cfqd->hash[cfq_hash_key(pid)], hash)
+		if (cfqq->pid == pid)
+			return cfqq;
+	return NULL;
+}
+
+/* The queue rq belongs in, made on demand. */
+static struct cfq_queue *cfq_get_queue(struct cfq_data *cfqd, const struct request *rq)
+{
+	bool sync = rq_is_sync(rq);
+	struct cfq_queue *cfqq = cfq_find_queue(cfqd, rq->pid, sync);
+
+	if (cfqq)
+		return cfqq;
+	cfqq = calloc(1, sizeof(*cfqq));
+	if (!cfqq)
+		return &cfqd->oom_queue;
+	cfq_queue_init(cfqq, rq->pid, sync);
+	if (sync)
+		LIST_INSERT_HEAD(&cfqd->hash[cfq_hash_key(rq->pid)], cfqq, hash);
+	else
+		cfqd->async_queue = cfqq;
+	return cfqq;
+}
+
+static void cfq_free_queue(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	assert(RB_EMPTY(&cfqq->sort_list) && TAILQ_EMPTY(&cfqq->fifo));
+	assert(!cfqq->queued && !cfqq->dispatched && !cfqq->on_rr);
+	if (cfqq == cfqd->async_queue)
+		cfqd->async_queue = NULL;
+	else
+		LIST_REMOVE(cfqq, hash);
+	free(cfqq);
+}
+
+/* A queue lives while it holds requests, has some in the driver, or owns the slice. */
+static void cfq_put_if_unused(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	if (cfqq == cfqd->active || cfqq == &cfqd->oom_queue || cfqq->queued || cfqq->dispatched)
+		return;
+	cfq_free_queue(cfqd, cfqq);
+}
+
+static int cfq_init_queue(struct elevator_queue *e)
+{
+	struct cfq_data *cfqd = calloc(1, sizeof(*cfqd));
+
+	if (!cfqd)
+		return -1;
+	for (int i = 0; i < 1 << CFQ_HASH_BITS; i++)
+		LIST_INIT(&cfqd->hash[i]);
+	TAILQ_INIT(&cfqd->rr_list);
+	cfq_queue_init(&cfqd->oom_queue, 0, false);
+	cfqd->quantum = CFQ_QUANTUM;
+	cfqd->fifo_expire[CFQ_SYNC] = CFQ_FIFO_EXPIRE_SYNC_MS * NSEC_PER_MSEC;
+	cfqd->fifo_expire[CFQ_ASYNC] = CFQ_FIFO_EXPIRE_ASYNC_MS * NSEC_PER_MSEC;
+	cfqd->back_seek_max = CFQ_BACK_SEEK_MAX_KIB;
+	cfqd->back_seek_penalty = CFQ_BACK_SEEK_PENALTY;
+	cfqd->slice[CFQ_SYNC] = CFQ_SLICE_SYNC_MS * NSEC_PER_MSEC;
+	cfqd->slice[CFQ_ASYNC] = CFQ_SLICE_ASYNC_MS * NSEC_PER_MSEC;
+	cfqd->slice_async_rq = CFQ_SLICE_ASYNC_RQ;
+	cfqd->slice_idle = CFQ_SLICE_IDLE_MS * NSEC_PER_MSEC;
+	e->elevator_data = cfqd;
+	return 0;
+}
+
+static void cfq_exit_queue(struct elevator_queue *e)
+{
+	struct cfq_data *cfqd = e->elevator_data;
+	struct cfq_queue *cfqq;
+
+	assert(!cfqd->busy_queues && !cfqd->rq_in_driver && TAILQ_EMPTY(&cfqd->oom_queue.fifo));
+	cfqd->active = NULL;
+	for (int i = 0; i < 1 << CFQ_HASH_BITS; i++)
+		while ((cfqq = LIST_FIRST(&cfqd->hash[i])))
+			cfq_free_queue(cfqd, cfqq);
+	if (cfqd->async_queue)
+		cfq_free_queue(cfqd, cfqd->async_queue);
+	free(cfqd);
+}
+
+/*
+ * The cost of moving the head to rq: its distance, times the penalty when
+ * behind.  False when further behind than back_seek_max: never "near".
+ */
+static bool cfq_seek_cost(const struct cfq_data *cfqd, const struct request *rq, sector_t *cost)
+{
+	sector_t s = blk_rq_pos(rq), last = cfqd->last_position;
+	sector_t back_max = (sector_t)cfqd->back_seek_max * 2; /* KiB to sectors */
+
+	if (s >= last)
+		*cost = s - last;
+	else if (last - s <= back_max)
+		*cost = (last - s) * (sector_t)cfqd->back_seek_penalty;
+	else
+		return false;
+	return true;
+}
+
+/* Which of two requests to serve next from the head, as 2.6 (after AS) chose. */
+static struct request *cfq_choose_req(const struct cfq_data *cfqd, struct request *rq1,
+				      struct request *rq2)
+{
+	sector_t d1, d2;
+	bool near1, near2;
+
+	if (!rq1 || rq1 == rq2)
+		return rq2;
+	if (!rq2)
+		return rq1;
+	if (rq_is_sync(rq1) != rq_is_sync(rq2))
+		return rq_is_sync(rq1) ? rq1 : rq2;
+	near1 = cfq_seek_cost(cfqd, rq1, &d1);
+	near2 = cfq_seek_cost(cfqd, rq2, &d2);
+	if (near1 && near2 && d1 != d2)
+		return d1 < d2 ? rq1 : rq2;
+	if (near1 && near2) /* a tie: the one further ahead */
+		return blk_rq_pos(rq1) >= blk_rq_pos(rq2) ? rq1 : rq2;
+	if (near1 != near2)
+		return near1 ? rq1 : rq2;
+	/* both far behind: one long seek back to the lower, then forward from there */
+	return blk_rq_pos(rq1) <= blk_rq_pos(rq2) ? rq1 : rq2;
+}
+
+/* The best request around rq, which is leaving: the one after it (wrapping), or before. */
+static struct request *cfq_find_next_rq(const struct cfq_data *cfqd, struct cfq_queue *cfqq,
+					struct request *rq)
+{
+	struct request *next = RB_NEXT(cfq_sort, &cfqq->sort_list, rq);
+	struct request *prev = RB_PREV(cfq_sort, &cfqq->sort_list, rq);
+
+	if (!next) {
+		next = RB_MIN(cfq_sort, &cfqq->sort_list);
+		if (next == rq)
+			next = NULL;
+	}
+	return cfq_choose_req(cfqd, next, prev);
+}
+
+static void cfq_add_rr(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	cfqq->on_rr = true;
+	cfqd->busy_queues++;
+	TAILQ_INSERT_TAIL(&cfqd->rr_list, cfqq, rr);
+}
+
+static void cfq_del_rr(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	cfqq->on_rr = false;
+	cfqd->busy_queues--;
+	TAILQ_REMOVE(&cfqd->rr_list, cfqq, rr);
+}
+
+static void cfq_remove_request(struct cfq_data *cfqd, struct request *rq)
+{
+	struct cfq_queue *cfqq = rq_cfqq(rq);
+
+	if (cfqq->next_rq == rq)
+		cfqq->next_rq = cfq_find_next_rq(cfqd, cfqq, rq);
+	RB_REMOVE(cfq_sort, &cfqq->sort_list, rq);
+	TAILQ_REMOVE(&cfqq->fifo, rq, queuelist);
+	if (!--cfqq->queued)
+		cfq_del_rr(cfqd, cfqq);
+}
+
+/* A new slice for the queue at the head of the round robin, if any. */
+static struct cfq_queue *cfq_set_active_queue(struct cfq_data *cfqd)
+{
+	struct cfq_queue *cfqq = TAILQ_FIRST(&cfqd->rr_list);
+
+	cfqd->active = cfqq;
+	cfqd->dispatch_slice = 0;
+	if (cfqq) {
+		cfqq->slice_new = true;
+		cfqq->fifo_expired = false;
+	}
+	return cfqq;
+}
+
+/* The active queue's slice is over: to the back of the round robin, or gone when idle. */
+static void cfq_slice_expired(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	cfqd->active = NULL;
+	cfqd->idle_until = 0;
+	if (cfqq->on_rr) {
+		TAILQ_REMOVE(&cfqd->rr_list, cfqq, rr);
+		TAILQ_INSERT_TAIL(&cfqd->rr_list, cfqq, rr);
+	}
+	cfq_put_if_unused(cfqd, cfqq);
+}
+
+/* cfqq takes the disk from the active queue now, and goes first. */
+static void cfq_preempt_queue(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	cfq_slice_expired(cfqd, cfqd->active);
+	TAILQ_REMOVE(&cfqd->rr_list, cfqq, rr);
+	TAILQ_INSERT_HEAD(&cfqd->rr_list, cfqq, rr);
+}
+
+/*
+ * What rq means for another queue owning the disk: a sync request is worth
+ * more than the async queue's slice, and an async request from the process
+ * being idled for says its next sync request is not coming soon.
+ */
+static void cfq_rq_enqueued(struct cfq_data *cfqd, struct cfq_queue *cfqq, struct request *rq)
+{
+	struct cfq_queue *active = cfqd->active;
+
+	if (!active || active == cfqq)
+		return;
+	if (rq_is_sync(rq) && !active->sync)
+		cfq_preempt_queue(cfqd, cfqq);
+	else if (!rq_is_sync(rq) && cfqd->idle_until && active->pid == rq->pid)
+		cfq_slice_expired(cfqd, active);
+}
+
+static void cfq_add_request(struct elevator_queue *e, struct request *rq)
+{
+	struct cfq_data *cfqd = e->elevator_data;
+	struct cfq_queue *cfqq = cfq_get_queue(cfqd, rq);
+
+	rq->elv_priv[0] = cfqq;
+	RB_INSERT(cfq_sort, &cfqq->sort_list, rq);
+	rq->fifo_time = blk_clock_now(e->clock) + cfqd->fifo_expire[rq_is_sync(rq)];
+	TAILQ_INSERT_TAIL(&cfqq->fifo, rq, queuelist);
+	if (!cfqq->queued++)
+		cfq_add_rr(cfqd, cfqq);
+	cfqq->next_rq = cfq_choose_req(cfqd, cfqq->next_rq, rq);
+	cfq_rq_enqueued(cfqd, cfqq, rq);
+}
+
+/* A slice runs from its first completion: the disk finishing others' work is not charged. */
+static bool cfq_slice_used(const struct cfq_queue *cfqq, uint64_t now)
+{
+	return !cfqq->slice_new && now >= cfqq->slice_end;
+}
+
+/* Sync queues idle (2.6's idle window) unless slice_idle is 0. */
+static bool cfq_may_idle(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
+{
+	return cfqq->sync && cfqd->slice_idle;
+}
+
+/*
+ * The queue to dispatch from: the active one while its slice lasts and it
+ * has requests; NULL while it idles or waits for its requests in the
+ * driver to complete (the completion may start the idling); else the next.
+ */
+static struct cfq_queue *cfq_select_queue(struct cfq_data *cfqd, uint64_t now)
+{
+	struct cfq_queue *cfqq = cfqd->active;
+
+	if (cfqq && !cfq_slice_used(cfqq, now)) {
+		if (cfqq->queued) {
+			cfqd->idle_until = 0;
+			return cfqq;
+		}
+		if (cfqd->idle_until > now)
+			return NULL;
+		if (!cfqd->idle_until && cfqq->dispatched && cfq_may_idle(cfqd, cfqq))
+			return NULL;
+	}
+	if (cfqq)
+		cfq_slice_expired(cfqd, cfqq);
+	return cfq_set_active_queue(cfqd);
+}
+
+/* Hold the active queue back: quantum reached while others wait, or async while sync is out. */
+static bool cfq_must_wait(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
+{
+	if (cfqq->dispatched >= (unsigned int)cfqd->quantum && cfqd->busy_queues > 1)
+		return true;
+	return !cfqq->sync && cfqd->sync_flight;
+}
+
+/* The FIFO head, if it expired and none went out of order yet this slice. */
+static struct request *cfq_check_fifo(struct cfq_queue *cfqq, uint64_t now)
+{
+	struct request *rq = TAILQ_FIRST(&cfqq->fifo);
+
+	if (cfqq->fifo_expired || !rq || now < rq->fifo_time)
+		return NULL;
+	cfqq->fifo_expired = true;
+	return rq;
+}
+
+/* Out to the driver: the head moves to rq's end, and the sorted walk goes on from there. */
+static void cfq_dispatch_insert(struct cfq_data *cfqd, struct request *rq)
+{
+	struct cfq_queue *cfqq = rq_cfqq(rq);
+
+	cfqd->last_position = blk_rq_end_sector(rq);
+	cfq_remove_request(cfqd, rq);
+	cfqq->dispatched++;
+	cfqd->rq_in_driver++;
+	cfqd->sync_flight += cfqq->sync;
+	cfqd->dispatch_slice++;
+}
+
+/* The async queue's slice also ends on its request budget, if others wait. */
+static void cfq_check_async_budget(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	unsigned long long budget = (unsigned long long)cfqd->slice_async_rq * CFQ_ASYNC_RQ_SCALE;
+
+	if (!cfqq->sync && cfqd->busy_queues > cfqq->on_rr && cfqd->dispatch_slice >= budget)
+		cfq_slice_expired(cfqd, cfqq);
+}
+
+/*
+ * The core is switching elevators: every request goes, the active queue's
+ * first, then round robin, each in its sector order.  None reaches the
+ * driver from here (the next elevator takes them), so none is counted out.
+ */
+static struct request *cfq_drain_request(struct cfq_data *cfqd)
+{
+	struct cfq_queue *cfqq = cfqd->active;
+	struct request *rq;
+
+	if (!cfqq || !cfqq->queued)
+		cfqq = TAILQ_FIRST(&cfqd->rr_list);
+	if (!cfqq)
+		return NULL;
+	rq = cfqq->next_rq;
+	cfqd->last_position = blk_rq_end_sector(rq);
+	cfq_remove_request(cfqd, rq);
+	cfq_put_if_unused(cfqd, cfqq);
+	return rq;
+}
+
+static struct request *cfq_dispatch_request(struct elevator_queue *e, uint64_t now)
+{
+	struct cfq_data *cfqd = e->elevator_data;
+	struct cfq_queue *cfqq;
+	struct request *rq;
+
+	if (e->draining)
+		return cfq_drain_request(cfqd);
+	cfqq = cfq_select_queue(cfqd, now);
+	if (!cfqq) {
+		/* idling: try again when the wait is over, if no request ends it first */
+		if (cfqd->idle_until)
+			elv_schedule_dispatch(e, cfqd->idle_until);
+		return NULL;
+	}
+	if (cfq_must_wait(cfqd, cfqq))
+		return NULL; /* a completion runs the queue again */
+	rq = cfq_check_fifo(cfqq, now);
+	if (!rq)
+		rq = cfqq->next_rq;
+	cfq_dispatch_insert(cfqd, rq);
+	cfq_check_async_budget(cfqd, cfqq);
+	return rq;
+}
+
+static bool cfq_has_work(const struct elevator_queue *e)
+{
+	const struct cfq_data *cfqd = e->elevator_data;
+
+	return cfqd->busy_queues > 0;
+}
+
+/* Wait for the process's next request, as long as slice_idle and the slice allow. */
+static void cfq_arm_idle(struct cfq_data *cfqd, struct cfq_queue *cfqq, uint64_t now)
+{
+	uint64_t until = now + cfqd->slice_idle;
+
+	/* with requests still in the driver the disk is not idle yet */
+	if (!cfq_may_idle(cfqd, cfqq) || cfqd->rq_in_driver)
+		return;
+	cfqd->idle_until = until < cfqq->slice_end ? until : cfqq->slice_end;
+}
+
+/* One of the active queue's requests completed: start its slice, end it, or idle. */
+static void cfq_active_completed(struct cfq_data *cfqd, struct cfq_queue *cfqq, uint64_t now)
+{
+	if (cfqq->slice_new) {
+		cfqq->slice_new = false;
+		cfqq->slice_end = now + cfqd->slice[cfqq->sync];
+	}
+	if (cfq_slice_used(cfqq, now))
+		cfq_slice_expired(cfqd, cfqq);
+	else if (!cfqq->queued)
+		cfq_arm_idle(cfqd, cfqq, now);
+}
+
+static void cfq_completed(struct elevator_queue *e, struct request *rq)
+{
+	struct cfq_data *cfqd = e->elevator_data;
+	struct cfq_queue *cfqq = rq_cfqq(rq);
+
+	assert(cfqq->dispatched && cfqd->rq_in_driver);
+	cfqq->dispatched--;
+	cfqd->rq_in_driver--;
+	cfqd->sync_flight -= cfqq->sync;
+	if (cfqq == cfqd->active)
+		cfq_active_completed(cfqd, cfqq, blk_clock_now(e->clock));
+	else
+		cfq_put_if_unused(cfqd, cfqq);
+}
+
+static struct request *cfq_find_start(struct cfq_sort *tree, sector_t sector)
+{
+	struct request *rq = RB_ROOT(tree);
+
+	while (rq && blk_rq_pos(rq) != sector)
+		rq = blk_rq_pos(rq) < sector ? RB_RIGHT(rq, rb_node) : RB_LEFT(rq, rb_node);
+	return rq;
+}
+
+/* Front merges, within the queue the bio would join (2.6's cfq_find_rq_fmerge). */
+static enum elv_merge cfq_find_merge(struct elevator_queue *e, const struct bio *bio,
+				     struct request **rq)
+{
+	struct cfq_queue *cfqq = cfq_find_queue(e->elevator_data, bio->bi_pid, cfq_bio_sync(bio));
+
+	*rq = cfqq ? cfq_find_start(&cfqq->sort_list, bio_end_sector(bio)) : NULL;
+	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;
+}
+
+/* A front merge moved rq's start: its place in the tree, and maybe the walk's next. */
+static void cfq_request_merged(struct elevator_queue *e, struct request *rq, enum elv_merge type)
+{
+	struct cfq_queue *cfqq = rq_cfqq(rq);
+
+	if (type != ELEVATOR_FRONT_MERGE)
+		return;
+	RB_REMOVE(cfq_sort, &cfqq->sort_list, rq);
+	RB_INSERT(cfq_sort, &cfqq->sort_list, rq);
+	cfqq->next_rq = cfq_choose_req(e->elevator_data, cfqq->next_rq, rq);
+}
+
+/* next joins rq: in one queue rq keeps the older FIFO place; next's queue may go. */
+static void cfq_requests_merged(struct elevator_queue *e, struct request *rq,
+				struct request *next)
+{
+	struct cfq_data *cfqd = e->elevator_data;
+	struct cfq_queue *cfqq = rq_cfqq(next);
+
+	if (rq_cfqq(rq) == cfqq && next->fifo_time < rq->fifo_time) {
+		TAILQ_REMOVE(&cfqq->fifo, rq, queuelist);
+		TAILQ_INSERT_AFTER(&cfqq->fifo, next, rq, queuelist);
+		rq->fifo_time = next->fifo_time;
+	}
+	cfq_remove_request(cfqd, next);
+	cfq_put_if_unused(cfqd, cfqq);
+}
+
+ELV_TUNABLE(cfq, quantum, struct cfq_data, quantum, 1, INT_MAX, 1);
+ELV_TUNABLE(cfq, fifo_expire_sync, struct cfq_data, fifo_expire[CFQ_SYNC], 1, INT_MAX,
+	    NSEC_PER_MSEC);
+ELV_TUNABLE(cfq, fifo_expire_async, struct cfq_data, fifo_expire[CFQ_ASYNC], 1, INT_MAX,
+	    NSEC_PER_MSEC);
+ELV_TUNABLE(cfq, back_seek_max, struct cfq_data, back_seek_max, 0, INT_MAX, 1);
+ELV_TUNABLE(cfq, back_seek_penalty, struct cfq_data, back_seek_penalty, 1, INT_MAX, 1);
+ELV_TUNABLE(cfq, slice_sync, struct cfq_data, slice[CFQ_SYNC], 1, INT_MAX, NSEC_PER_MSEC);
+ELV_TUNABLE(cfq, slice_async, struct cfq_data, slice[CFQ_ASYNC], 1, INT_MAX, NSEC_PER_MSEC);
+ELV_TUNABLE(cfq, slice_async_rq, struct cfq_data, slice_async_rq, 1, INT_MAX, 1);
+ELV_TUNABLE(cfq, slice_idle, struct cfq_data, slice_idle, 0, INT_MAX, NSEC_PER_MSEC);
+
+static const struct elv_tunable cfq_tunables[] = {
+	ELV_ATTR(cfq, quantum),
+	ELV_ATTR(cfq, fifo_expire_sync),
+	ELV_ATTR(cfq, fifo_expire_async),
+	ELV_ATTR(cfq, back_seek_max),
+	ELV_ATTR(cfq, back_seek_penalty),
+	ELV_ATTR(cfq, slice_sync),
+	ELV_ATTR(cfq, slice_async),
+	ELV_ATTR(cfq, slice_async_rq),
+	ELV_ATTR(cfq, slice_idle),
+	{ 0 },
+};
+
+static struct elevator_type elevator_cfq = {
+	.elevator_name = "cfq",
+	.init_queue = cfq_init_queue,
+	.exit_queue = cfq_exit_queue,
+	.add_request = cfq_add_request,
+	.dispatch_request = cfq_dispatch_request,
+	.has_work = cfq_has_work,
+	.find_merge = cfq_find_merge,
+	.request_merged = cfq_request_merged,
+	.requests_merged = cfq_requests_merged,
+	.completed = cfq_completed,
+	.tunables = cfq_tunables,
+};
+
+ELEVATOR_REGISTER(cfq, elevator_cfq)

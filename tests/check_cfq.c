@@ -1,0 +1,884 @@
+/* check_cfq.c - the CFQ elevator: fair slices per process, sector order, FIFO, idling, limits. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fake_driver.h"
+
+/* Every bio here is at most 8 sectors; they may all share this memory. */
+static char buf[4096] __attribute__((aligned(4096)));
+
+#define MS NSEC_PER_MSEC
+
+#define PID_A 100
+#define PID_B 200
+
+static struct fake_disk *cfq_disk(bool stopped, unsigned int depth)
+{
+	struct fake_disk *fd = fake_disk_new("cfq");
+
+	fd->stopped = stopped;
+	if (depth)
+		fd->q->limits.nr_requests = depth;
+	return fd;
+}
+
+static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, pid_t pid,
+		   sector_t sector, unsigned int sectors)
+{
+	tbio_init(tb, op, sector, sectors, buf);
+	tb->bio.bi_pid = pid;
+	submit_bio(fd->q, &tb->bio);
+}
+
+/* One-sector reads (sync) and writes (async); callers leave gaps so none merge. */
+static void read_at(struct fake_disk *fd, struct test_bio *tb, pid_t pid, sector_t sector)
+{
+	submit(fd, tb, REQ_OP_READ, pid, sector, 1);
+}
+
+static void write_at(struct fake_disk *fd, struct test_bio *tb, pid_t pid, sector_t sector)
+{
+	submit(fd, tb, REQ_OP_WRITE, pid, sector, 1);
+}
+
+static void store_ok(struct fake_disk *fd, const char *name, const char *value)
+{
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, name, value), 0);
+}
+
+static long long show(const struct fake_disk *fd, const char *name)
+{
+	long long v = -1;
+
+	ck_assert_int_eq(elv_tunable_show(fd->q->elevator, name, &v), 0);
+	return v;
+}
+
+static uint64_t now(const struct fake_disk *fd)
+{
+	return fd->clock.virtual_ns;
+}
+
+/* The wake-up the elevator asked for: move the clock there and run the queue. */
+static void wake(struct fake_disk *fd)
+{
+	ck_assert_msg(fd->q->dispatch_at, "requests wait, none is out, and no wake-up was asked for");
+	if (fd->clock.virtual_ns < fd->q->dispatch_at)
+		fd->clock.virtual_ns = fd->q->dispatch_at;
+	blk_run_queue(fd->q);
+}
+
+/* Complete the one request out, step_ms after the clock's time. */
+static void complete_one(struct fake_disk *fd, uint64_t step_ms)
+{
+	struct request *rq = fake_nth(fd, 0);
+
+	ck_assert_ptr_nonnull(rq);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	fd->clock.virtual_ns += step_ms * MS;
+	fake_complete(fd, rq, 0, blk_rq_sectors(rq));
+}
+
+/* A driver that takes one request at a time, step_ms each, until all is done. */
+static void serve_serially(struct fake_disk *fd, uint64_t step_ms)
+{
+	for (unsigned int guard = 0; !blk_queue_idle(fd->q); guard++) {
+		ck_assert_uint_lt(guard, 100000);
+		if (fd->nr_dispatched)
+			complete_one(fd, step_ms);
+		else
+			wake(fd);
+	}
+}
+
+/* Complete everything, through any idle waits. */
+static void drain(struct fake_disk *fd)
+{
+	fd->stopped = false;
+	blk_run_queue(fd->q);
+	for (unsigned int guard = 0; !blk_queue_idle(fd->q); guard++) {
+		ck_assert_uint_lt(guard, 100000);
+		if (fd->nr_dispatched)
+			fake_complete_all(fd);
+		else
+			wake(fd);
+	}
+}
+
+/* Drain, check every bio ended once, cleanly, and free the disk. */
+static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
+{
+	drain(fd);
+	for (unsigned int i = 0; i < n; i++) {
+		ck_assert_int_eq(tb[i].ended, 1);
+		ck_assert_int_eq(tb[i].error, 0);
+	}
+	fake_disk_free(fd);
+}
+
+static void assert_event(const struct fake_disk *fd, unsigned int i, pid_t pid, sector_t sector)
+{
+	ck_assert_uint_gt(fd->nr_events, i);
+	ck_assert_msg(fd->events[i].pid == pid && fd->events[i].sector == sector,
+		      "dispatch %u: pid %d sector %llu, expected pid %d sector %llu", i,
+		      (int)fd->events[i].pid, (unsigned long long)fd->events[i].sector, (int)pid,
+		      (unsigned long long)sector);
+}
+
+struct run {
+	pid_t pid;
+	unsigned int len;
+};
+
+/* The dispatch order as runs of one pid; returns how many runs. */
+static unsigned int pid_runs(const struct fake_disk *fd, struct run *runs, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < fd->nr_events; i++) {
+		if (n && runs[n - 1].pid == fd->events[i].pid) {
+			runs[n - 1].len++;
+			continue;
+		}
+		ck_assert_uint_lt(n, max);
+		runs[n++] = (struct run){ fd->events[i].pid, 1 };
+	}
+	return n;
+}
+
+/*
+ * Two processes with 20 sync reads each, one request at a time, 10 ms
+ * apiece: each gets a 100 ms slice from its first completion, 11 requests,
+ * in turn; A's last 9 leave slice over, so the disk idles 8 ms for A before
+ * B's last 9.  Each run goes up in sector order.
+ */
+START_TEST(test_fairness_two_pids_in_slices)
+{
+	static const struct run want[] = { { PID_A, 11 }, { PID_B, 11 }, { PID_A, 9 }, { PID_B, 9 } };
+	struct fake_disk *fd = cfq_disk(true, 1);
+	struct test_bio tb[40];
+	struct run runs[8];
+	unsigned int n, a = 0;
+
+	for (unsigned int i = 0; i < 20; i++) {
+		read_at(fd, &tb[2 * i], PID_A, 1000 + 10 * i);
+		read_at(fd, &tb[2 * i + 1], PID_B, 500000 + 10 * i);
+	}
+	fake_start(fd);
+	serve_serially(fd, 10);
+
+	ck_assert_uint_eq(fd->nr_events, 40);
+	n = pid_runs(fd, runs, 8);
+	ck_assert_uint_eq(n, 4);
+	for (unsigned int i = 0; i < n; i++)
+		ck_assert_msg(runs[i].pid == want[i].pid && runs[i].len == want[i].len,
+			      "run %u: pid %d x%u, expected pid %d x%u", i, (int)runs[i].pid,
+			      runs[i].len, (int)want[i].pid, want[i].len);
+	for (unsigned int i = 0; i < 22; i++)
+		a += fd->events[i].pid == PID_A;
+	ck_assert_uint_eq(a, 11);
+	for (unsigned int i = 1; i < 40; i++)
+		if (fd->events[i].pid == fd->events[i - 1].pid)
+			ck_assert_uint_gt(fd->events[i].sector, fd->events[i - 1].sector);
+	finish(fd, tb, 40);
+}
+END_TEST
+
+/*
+ * A's slice starts at its first completion and lasts slice_ms: a
+ * completion one ms before the end lets A go on, one at the end hands the
+ * disk to B.  slice_sync, unless NULL, is stored first.
+ */
+static void check_slice_end(const char *slice_sync, uint64_t slice_ms)
+{
+	struct fake_disk *fd = cfq_disk(true, 1);
+	struct test_bio tb[11];
+
+	if (slice_sync)
+		store_ok(fd, "slice_sync", slice_sync);
+	for (unsigned int i = 0; i < 10; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 10 * i);
+	read_at(fd, &tb[10], PID_B, 500000);
+	fake_start(fd);
+	assert_event(fd, 0, PID_A, 1000);
+	complete_one(fd, 1); /* the slice starts */
+	assert_event(fd, 1, PID_A, 1010);
+	complete_one(fd, slice_ms - 1);
+	assert_event(fd, 2, PID_A, 1020);
+	complete_one(fd, 1);
+	assert_event(fd, 3, PID_B, 500000);
+	finish(fd, tb, 11);
+}
+
+START_TEST(test_slice_expiry_default)
+{
+	check_slice_end(NULL, 100);
+}
+END_TEST
+
+START_TEST(test_slice_sync_tunable_in_ms)
+{
+	check_slice_end("30", 30);
+	check_slice_end("250", 250);
+}
+END_TEST
+
+/* The async queue's slice is slice_async long. */
+START_TEST(test_slice_async_expiry)
+{
+	struct fake_disk *fd = cfq_disk(true, 1);
+	struct test_bio tb[11];
+
+	for (unsigned int i = 0; i < 10; i++)
+		write_at(fd, &tb[i], PID_A, 1000 + 10 * i);
+	read_at(fd, &tb[10], PID_B, 500000);
+	fake_start(fd);
+	assert_event(fd, 0, PID_A, 1000);
+	complete_one(fd, 1); /* the slice starts */
+	complete_one(fd, 39);
+	assert_event(fd, 2, PID_A, 1020);
+	complete_one(fd, 1);
+	assert_event(fd, 3, PID_B, 500000);
+	finish(fd, tb, 11);
+}
+END_TEST
+
+/* From the head at 0, one queue's requests go up in sector order. */
+START_TEST(test_sector_order_within_queue)
+{
+	static const sector_t in[] = { 50, 10, 70, 30, 90, 60 };
+	static const sector_t out[] = { 10, 30, 50, 60, 70, 90 };
+	struct fake_disk *fd = cfq_disk(true, 0);
+	struct test_bio tb[6];
+
+	for (unsigned int i = 0; i < 6; i++)
+		read_at(fd, &tb[i], PID_A, in[i]);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 6);
+	for (unsigned int i = 0; i < 6; i++)
+		assert_event(fd, i, PID_A, out[i]);
+	finish(fd, tb, 6);
+}
+END_TEST
+
+/*
+ * The request served after head (8 sectors at head_sector) when a and b
+ * wait, submitted in either order; tunable, unless NULL, is set to value.
+ */
+static sector_t next_after(sector_t head_sector, sector_t a, sector_t b, const char *tunable,
+			   const char *value)
+{
+	sector_t first = 0;
+
+	for (int order = 0; order < 2; order++) {
+		struct fake_disk *fd = cfq_disk(false, 1);
+		struct test_bio tb[3];
+
+		if (tunable)
+			store_ok(fd, tunable, value);
+		submit(fd, &tb[0], REQ_OP_READ, PID_A, head_sector, 8);
+		read_at(fd, &tb[1], PID_A, order ? b : a);
+		read_at(fd, &tb[2], PID_A, order ? a : b);
+		ck_assert_uint_eq(fd->nr_events, 1);
+		complete_one(fd, 1);
+		ck_assert_uint_eq(fd->nr_events, 2);
+		ck_assert(order == 0 || fd->events[1].sector == first);
+		first = fd->events[1].sector;
+		finish(fd, tb, 3);
+	}
+	return first;
+}
+
+/* Backward seeks cost back_seek_penalty times their length, up to back_seek_max KiB. */
+START_TEST(test_back_seek_penalty_and_max)
+{
+	/* the head ends at 1008: 999 is 9 back (18), 990 is 18 back (36), 1030 is 22 ahead */
+	ck_assert_uint_eq(next_after(1000, 999, 1030, NULL, NULL), 999);
+	ck_assert_uint_eq(next_after(1000, 990, 1030, NULL, NULL), 1030);
+	ck_assert_uint_eq(next_after(1000, 990, 1030, "back_seek_penalty", "1"), 990);
+	ck_assert_uint_eq(next_after(1000, 999, 1030, "back_seek_penalty", "3"), 1030);
+	/* 4 KiB is 8 sectors: 9 back is too far, whatever its cost */
+	ck_assert_uint_eq(next_after(1000, 999, 1030, "back_seek_max", "4"), 1030);
+	ck_assert_uint_eq(next_after(1000, 999, 1030, "back_seek_max", "5"), 999);
+	/* the default 16384 KiB is 32768 sectors back from 100008 */
+	ck_assert_uint_eq(next_after(100000, 67240, 165544, NULL, NULL), 165544);
+	ck_assert_uint_eq(next_after(100000, 67240, 165545, NULL, NULL), 67240);
+	ck_assert_uint_eq(next_after(100000, 67239, 9000000, NULL, NULL), 9000000);
+	/* both too far behind: back to the lower one, then forward */
+	ck_assert_uint_eq(next_after(100000, 20, 10, NULL, NULL), 10);
+}
+END_TEST
+
+/*
+ * H at 1000 goes out at t0 with L at 0 and 30 requests from 1010 up
+ * queued behind it; one completes every 10 ms.  Returns where L went: in
+ * sector order it is last (31), but once L is older than its FIFO expiry
+ * it goes next, out of order.  tunable, unless NULL, is set to value.
+ */
+static unsigned int fifo_pos(enum req_op op, const char *tunable, const char *value)
+{
+	struct fake_disk *fd = cfq_disk(false, 1);
+	struct test_bio tb[32];
+	unsigned int pos;
+
+	if (tunable)
+		store_ok(fd, tunable, value);
+	submit(fd, &tb[0], op, PID_A, 1000, 1);
+	submit(fd, &tb[1], op, PID_A, 0, 1);
+	for (unsigned int i = 0; i < 30; i++)
+		submit(fd, &tb[2 + i], op, PID_A, 1010 + 10 * i, 1);
+	serve_serially(fd, 10);
+	ck_assert_uint_eq(fd->nr_events, 32);
+	for (pos = 0; pos < 32 && fd->events[pos].sector != 0; pos++)
+		;
+	/* the sorted walk goes on from L upward */
+	for (unsigned int i = 1; i < 32; i++)
+		if (i != pos && i != pos + 1)
+			ck_assert_uint_gt(fd->events[i].sector, fd->events[i - 1].sector);
+	finish(fd, tb, 32);
+	return pos;
+}
+
+START_TEST(test_fifo_expire_sync)
+{
+	/* L expires at t0 + 125 ms: the completion at t0 + 130 ms sends it, the 13th */
+	ck_assert_uint_eq(fifo_pos(REQ_OP_READ, NULL, NULL), 13);
+	ck_assert_uint_eq(fifo_pos(REQ_OP_READ, "fifo_expire_sync", "50"), 5);
+	ck_assert_uint_eq(fifo_pos(REQ_OP_READ, "fifo_expire_sync", "1000"), 31);
+}
+END_TEST
+
+START_TEST(test_fifo_expire_async)
+{
+	ck_assert_uint_eq(fifo_pos(REQ_OP_WRITE, NULL, NULL), 25);
+	ck_assert_uint_eq(fifo_pos(REQ_OP_WRITE, "fifo_expire_async", "70"), 7);
+	/* async writes do not follow the sync expiry */
+	ck_assert_uint_eq(fifo_pos(REQ_OP_WRITE, "fifo_expire_sync", "50"), 25);
+}
+END_TEST
+
+/*
+ * Two expired requests: only one goes out of order per slice.  L1 at 0
+ * goes at 130 ms; L2 far up at 90000 waits for the slice that starts at
+ * the 220 ms completion, and then goes first.
+ */
+START_TEST(test_one_fifo_rescue_per_slice)
+{
+	struct fake_disk *fd = cfq_disk(false, 1);
+	struct test_bio tb[33];
+
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_A, 0);
+	read_at(fd, &tb[2], PID_A, 90000);
+	for (unsigned int i = 0; i < 30; i++)
+		read_at(fd, &tb[3 + i], PID_A, 1010 + 10 * i);
+	serve_serially(fd, 10);
+	ck_assert_uint_eq(fd->nr_events, 33);
+	assert_event(fd, 13, PID_A, 0);
+	assert_event(fd, 14, PID_A, 1130);
+	assert_event(fd, 22, PID_A, 90000);
+	finish(fd, tb, 33);
+}
+END_TEST
+
+/*
+ * 40 async writes and 40 sync reads queued.  The async queue goes first:
+ * quantum (8) at a time, and its slice ends after 8 * slice_async_rq
+ * requests (2.6's budget at the default priority), for the reads.
+ */
+static unsigned int async_run(const char *slice_async_rq)
+{
+	struct fake_disk *fd = cfq_disk(true, 0);
+	struct test_bio tb[80];
+	unsigned int writes;
+
+	if (slice_async_rq)
+		store_ok(fd, "slice_async_rq", slice_async_rq);
+	for (unsigned int i = 0; i < 40; i++)
+		write_at(fd, &tb[i], PID_A, 10 * i);
+	for (unsigned int i = 0; i < 40; i++)
+		read_at(fd, &tb[40 + i], PID_B, 500000 + 10 * i);
+	fake_start(fd);
+	for (unsigned int round = 0; round < 8 && fd->events[fd->nr_events - 1].op == REQ_OP_WRITE;
+	     round++)
+		fake_complete_batch(fd);
+	for (writes = 0; writes < fd->nr_events && fd->events[writes].op == REQ_OP_WRITE; writes++)
+		;
+	/* then a sync slice: quantum reads */
+	ck_assert_uint_eq(fd->nr_events, writes + 8);
+	for (unsigned int i = writes; i < fd->nr_events; i++)
+		ck_assert_int_eq(fd->events[i].pid, PID_B);
+	finish(fd, tb, 80);
+	return writes;
+}
+
+START_TEST(test_async_slice_async_rq)
+{
+	ck_assert_uint_eq(async_run(NULL), 16);
+	ck_assert_uint_eq(async_run("1"), 8);
+	ck_assert_uint_eq(async_run("3"), 24);
+}
+END_TEST
+
+/*
+ * A's read completes with A's queue empty and its slice running: B's
+ * read waits for A's next one, up to slice_idle.
+ */
+static struct fake_disk *idling_disk(struct test_bio *tb)
+{
+	struct fake_disk *fd = cfq_disk(false, 0);
+
+	read_at(fd, &tb[0], PID_A, 100);
+	read_at(fd, &tb[1], PID_B, 500000);
+	ck_assert_uint_eq(fd->nr_events, 1); /* B waits while A's read is out */
+	complete_one(fd, 1);
+	return fd;
+}
+
+/* A's next read within slice_idle goes at once, before B's. */
+START_TEST(test_idle_same_pid_goes_first)
+{
+	struct test_bio tb[3];
+	struct fake_disk *fd = idling_disk(tb);
+
+	ck_assert_uint_eq(fd->nr_events, 1);
+	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	fd->clock.virtual_ns += 7 * MS;
+	blk_run_queue(fd->q);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	read_at(fd, &tb[2], PID_A, 108);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_event(fd, 1, PID_A, 108);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/* Nothing from A within slice_idle: B's read goes when the wake-up comes. */
+START_TEST(test_idle_expires_after_slice_idle)
+{
+	struct test_bio tb[2];
+	struct fake_disk *fd = idling_disk(tb);
+	uint64_t until = now(fd) + 8 * MS;
+
+	ck_assert_uint_eq(fd->q->dispatch_at, until);
+	fd->clock.virtual_ns = until - 1;
+	blk_run_queue(fd->q);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	fd->clock.virtual_ns = until;
+	blk_run_queue(fd->q);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_event(fd, 1, PID_B, 500000);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/* How long the disk idles after A's read, with the tunables given set first. */
+static uint64_t idle_ms(const char *slice_idle, const char *slice_sync)
+{
+	struct fake_disk *fd = cfq_disk(false, 0);
+	struct test_bio tb[2];
+	uint64_t ms;
+
+	if (slice_idle)
+		store_ok(fd, "slice_idle", slice_idle);
+	if (slice_sync)
+		store_ok(fd, "slice_sync", slice_sync);
+	read_at(fd, &tb[0], PID_A, 100);
+	read_at(fd, &tb[1], PID_B, 500000);
+	fd->clock.virtual_ns += MS;
+	fake_complete(fd, fake_nth(fd, 0), 0, 1);
+	ms = fd->q->dispatch_at ? (fd->q->dispatch_at - now(fd)) / MS : 0;
+	/* without idling B does not even wait for A's read to complete */
+	ck_assert_uint_eq(fd->nr_events, ms ? 1 : 2);
+	finish(fd, tb, 2);
+	return ms;
+}
+
+START_TEST(test_slice_idle_tunable)
+{
+	ck_assert_uint_eq(idle_ms(NULL, NULL), 8);
+	ck_assert_uint_eq(idle_ms("3", NULL), 3);
+	ck_assert_uint_eq(idle_ms("0", NULL), 0);
+	/* never past the end of the slice */
+	ck_assert_uint_eq(idle_ms("8", "5"), 5);
+}
+END_TEST
+
+/* Idling waits for the disk to empty: no wait while another queue's request is out. */
+START_TEST(test_no_idle_with_requests_in_driver)
+{
+	struct fake_disk *fd = cfq_disk(false, 0);
+	struct test_bio tb[3];
+
+	write_at(fd, &tb[0], PID_B, 900000); /* the async queue's, out first */
+	read_at(fd, &tb[1], PID_A, 100);     /* preempts it */
+	read_at(fd, &tb[2], PID_B, 500000);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_event(fd, 1, PID_A, 100);
+	fake_complete(fd, fake_nth(fd, 1), 0, 1); /* A's read, the write still out */
+	ck_assert_uint_eq(fd->nr_events, 3);
+	assert_event(fd, 2, PID_B, 500000);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/* An async request from the process idled for ends the wait. */
+START_TEST(test_async_request_ends_idle)
+{
+	struct test_bio tb[3];
+	struct fake_disk *fd = idling_disk(tb);
+
+	ck_assert_uint_eq(fd->nr_events, 1);
+	write_at(fd, &tb[2], PID_A, 700000);
+	ck_assert_uint_ge(fd->nr_events, 2);
+	assert_event(fd, 1, PID_B, 500000); /* B waited longer than the write */
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/* The async queue waits while sync requests are in the driver. */
+START_TEST(test_async_waits_for_sync_in_flight)
+{
+	struct fake_disk *fd = cfq_disk(false, 0);
+	struct test_bio tb[2];
+
+	store_ok(fd, "slice_idle", "0"); /* A's queue gives way at once */
+	read_at(fd, &tb[0], PID_A, 100);
+	write_at(fd, &tb[1], PID_B, 500000);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_event(fd, 1, PID_B, 500000);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/* A sync request takes the disk from the async queue at once. */
+START_TEST(test_sync_preempts_async)
+{
+	struct fake_disk *fd = cfq_disk(false, 1);
+	struct test_bio tb[6];
+
+	for (unsigned int i = 0; i < 5; i++)
+		write_at(fd, &tb[i], PID_A, 10 * i);
+	read_at(fd, &tb[5], PID_B, 500000);
+	complete_one(fd, 1);
+	assert_event(fd, 0, PID_A, 0);
+	assert_event(fd, 1, PID_B, 500000);
+	finish(fd, tb, 6);
+}
+END_TEST
+
+/* While another queue waits, the active one has at most quantum requests out. */
+static unsigned int quantum_run(const char *quantum, unsigned int b_reads)
+{
+	struct fake_disk *fd = cfq_disk(true, 0);
+	struct test_bio tb[25];
+	unsigned int out;
+
+	if (quantum)
+		store_ok(fd, "quantum", quantum);
+	for (unsigned int i = 0; i < 20; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 10 * i);
+	for (unsigned int i = 0; i < b_reads; i++)
+		read_at(fd, &tb[20 + i], PID_B, 500000 + 10 * i);
+	fake_start(fd);
+	out = fd->nr_events;
+	for (unsigned int i = 0; i < out; i++)
+		ck_assert_int_eq(fd->events[i].pid, PID_A);
+	if (out < 20) {
+		/* one completes, one more goes: still A's slice */
+		fake_complete(fd, fake_nth(fd, 0), 0, 1);
+		ck_assert_uint_eq(fd->nr_events, out + 1);
+		ck_assert_int_eq(fd->events[out].pid, PID_A);
+		ck_assert_uint_eq(fd->nr_dispatched, out);
+	}
+	finish(fd, tb, 20 + b_reads);
+	return out;
+}
+
+START_TEST(test_quantum_limit)
+{
+	ck_assert_uint_eq(quantum_run(NULL, 5), 8);
+	ck_assert_uint_eq(quantum_run("4", 5), 4);
+	ck_assert_uint_eq(quantum_run("1", 5), 1);
+	/* alone, a queue is not held back */
+	ck_assert_uint_eq(quantum_run(NULL, 0), 20);
+}
+END_TEST
+
+/* A bio joins the front of a queued request of its own process. */
+START_TEST(test_front_merge_own_queue)
+{
+	struct fake_disk *fd = cfq_disk(true, 0);
+	struct test_bio tb[3];
+
+	submit(fd, &tb[0], REQ_OP_READ, PID_A, 100, 8);
+	submit(fd, &tb[1], REQ_OP_READ, PID_A, 500, 8);
+	submit(fd, &tb[2], REQ_OP_READ, PID_A, 92, 8);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_event(fd, 0, PID_A, 92);
+	ck_assert_uint_eq(fd->events[0].nr_sectors, 16);
+	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
+	finish(fd, tb, 3);
+	ck_assert_uint_lt(tb[2].order, tb[0].order);
+}
+END_TEST
+
+/* CFQ's front-merge lookup searches only the bio's own process's queue. */
+START_TEST(test_front_merge_not_across_processes)
+{
+	struct fake_disk *fd = cfq_disk(true, 0);
+	struct test_bio tb[3];
+
+	submit(fd, &tb[0], REQ_OP_READ, PID_A, 100, 8);
+	submit(fd, &tb[1], REQ_OP_READ, PID_A, 500, 8);
+	submit(fd, &tb[2], REQ_OP_READ, PID_B, 92, 8);
+	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 0);
+	drain(fd);
+	ck_assert_uint_eq(fd->nr_events, 3);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/*
+ * The core joins two queued requests of different processes when a bio
+ * fills the gap: the survivor stays in its queue, the other queue, left
+ * empty, goes (the sanitizers watch for a use after free).
+ */
+START_TEST(test_requests_merged_across_queues)
+{
+	struct fake_disk *fd = cfq_disk(true, 0);
+	struct test_bio tb[3];
+
+	submit(fd, &tb[0], REQ_OP_READ, PID_A, 100, 8);
+	submit(fd, &tb[1], REQ_OP_READ, PID_B, 116, 8);
+	submit(fd, &tb[2], REQ_OP_READ, PID_A, 108, 8);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	assert_event(fd, 0, PID_A, 100);
+	ck_assert_uint_eq(fd->events[0].nr_sectors, 24);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/* Merged in one queue, the request keeps the older FIFO deadline. */
+START_TEST(test_merged_requests_keep_oldest_fifo_place)
+{
+	struct fake_disk *fd = cfq_disk(false, 1);
+	struct test_bio tb[20];
+	unsigned int pos;
+
+	read_at(fd, &tb[0], PID_A, 1000);         /* out first, the head at 1001 */
+	submit(fd, &tb[1], REQ_OP_READ, PID_A, 16, 8); /* the oldest: 16..24 */
+	fd->clock.virtual_ns += 100 * MS;
+	for (unsigned int i = 0; i < 16; i++)
+		read_at(fd, &tb[2 + i], PID_A, 1010 + 10 * i);
+	submit(fd, &tb[18], REQ_OP_READ, PID_A, 0, 8);  /* young */
+	submit(fd, &tb[19], REQ_OP_READ, PID_A, 8, 8);  /* joins 0..8 and 16..24 */
+	serve_serially(fd, 10);
+	for (pos = 0; pos < fd->nr_events && fd->events[pos].sector != 0; pos++)
+		;
+	ck_assert_uint_eq(fd->nr_events, 18);
+	ck_assert_uint_eq(fd->events[pos].nr_sectors, 24);
+	/* the first completion is at t0 + 110 ms, past the old request's 125 ms only at 130 */
+	ck_assert_uint_eq(pos, 3);
+	finish(fd, tb, 20);
+}
+END_TEST
+
+static int do_switch(struct fake_disk *fd, const char *name)
+{
+	char why[256] = "";
+	int ret;
+
+	blk_queue_lock(fd->q);
+	ret = elevator_switch(fd->q, name, why, sizeof(why));
+	blk_queue_unlock(fd->q);
+	return ret;
+}
+
+/* Switching away while CFQ idles hands every queued request over, none lost or stuck. */
+START_TEST(test_switch_away_while_idling)
+{
+	struct test_bio tb[5];
+	struct fake_disk *fd = idling_disk(tb);
+
+	read_at(fd, &tb[2], PID_B, 500010);
+	write_at(fd, &tb[3], PID_A, 700000);
+	ck_assert_uint_eq(fd->nr_events, 3); /* the write ended the idling: B's reads go */
+	assert_event(fd, 1, PID_B, 500000);
+	assert_event(fd, 2, PID_B, 500010);
+	fake_complete_all(fd);
+	fd->stopped = true;
+	read_at(fd, &tb[4], PID_B, 300);
+	ck_assert_int_eq(do_switch(fd, "deadline"), 0);
+	ck_assert_str_eq(fd->q->elevator->type->elevator_name, "deadline");
+	finish(fd, tb, 5);
+}
+END_TEST
+
+/* Switching to CFQ: the queued requests are sorted into per-process queues. */
+START_TEST(test_switch_to_cfq)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[4];
+
+	fd->stopped = true;
+	read_at(fd, &tb[0], PID_A, 300);
+	read_at(fd, &tb[1], PID_B, 500000);
+	read_at(fd, &tb[2], PID_A, 100);
+	read_at(fd, &tb[3], PID_B, 400000);
+	ck_assert_int_eq(do_switch(fd, "cfq"), 0);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 2); /* A's queue, in sector order; B waits */
+	assert_event(fd, 0, PID_A, 100);
+	assert_event(fd, 1, PID_A, 300);
+	drain(fd);
+	ck_assert_uint_eq(fd->nr_events, 4);
+	finish(fd, tb, 4);
+}
+END_TEST
+
+struct tunable_case {
+	const char *name;
+	long long def;
+	long long min;
+};
+
+static const struct tunable_case tunables[] = {
+	{ "quantum", 8, 1 },
+	{ "slice_sync", 100, 1 },
+	{ "slice_async", 40, 1 },
+	{ "slice_async_rq", 2, 1 },
+	{ "slice_idle", 8, 0 },
+	{ "fifo_expire_sync", 125, 1 },
+	{ "fifo_expire_async", 250, 1 },
+	{ "back_seek_max", 16384, 0 },
+	{ "back_seek_penalty", 2, 1 },
+};
+
+#define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
+
+START_TEST(test_tunable_defaults)
+{
+	struct fake_disk *fd = fake_disk_new("cfq");
+
+	for (unsigned int i = 0; i < NR_TUNABLES; i++)
+		ck_assert_msg(show(fd, tunables[i].name) == tunables[i].def,
+			      "%s is %lld, expected %lld", tunables[i].name,
+			      show(fd, tunables[i].name), tunables[i].def);
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* Each reads back what was stored, at its minimum, a middle value and INT_MAX. */
+START_TEST(test_tunable_round_trip)
+{
+	struct fake_disk *fd = fake_disk_new("cfq");
+	char v[32];
+
+	for (unsigned int i = 0; i < NR_TUNABLES; i++) {
+		const char *name = tunables[i].name;
+
+		snprintf(v, sizeof(v), "%lld", tunables[i].min);
+		store_ok(fd, name, v);
+		ck_assert_int_eq(show(fd, name), tunables[i].min);
+		store_ok(fd, name, "777\n");
+		ck_assert_int_eq(show(fd, name), 777);
+		store_ok(fd, name, "2147483647");
+		ck_assert_int_eq(show(fd, name), 2147483647);
+	}
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* Out of range or not a number: -EINVAL, and the value before stays. */
+START_TEST(test_tunable_rejects_bad_values)
+{
+	static const char *const bad[] = {
+		"-1", "", "abc", "12abc", "1.5", "0x10", "2147483648", "99999999999999999999999",
+	};
+	struct fake_disk *fd = fake_disk_new("cfq");
+	struct elevator_queue *e = fd->q->elevator;
+
+	for (unsigned int i = 0; i < NR_TUNABLES; i++) {
+		const char *name = tunables[i].name;
+
+		for (unsigned int j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
+			ck_assert_msg(elv_tunable_store(e, name, bad[j]) == -EINVAL,
+				      "%s accepted \"%s\"", name, bad[j]);
+			ck_assert_int_eq(show(fd, name), tunables[i].def);
+		}
+		if (tunables[i].min) {
+			ck_assert_msg(elv_tunable_store(e, name, "0") == -EINVAL, "%s accepted 0",
+				      name);
+			ck_assert_int_eq(show(fd, name), tunables[i].def);
+		}
+	}
+	ck_assert_int_eq(elv_tunable_store(e, "no_such_tunable", "1"), -ENOENT);
+	fake_disk_free(fd);
+}
+END_TEST
+
+static Suite *cfq_suite(void)
+{
+	Suite *s = suite_create("cfq");
+	TCase *fair = tcase_create("fairness");
+	TCase *order = tcase_create("order");
+	TCase *idle = tcase_create("idling");
+	TCase *merge = tcase_create("merge");
+	TCase *tune = tcase_create("tunables");
+
+	tcase_add_test(fair, test_fairness_two_pids_in_slices);
+	tcase_add_test(fair, test_slice_expiry_default);
+	tcase_add_test(fair, test_slice_sync_tunable_in_ms);
+	tcase_add_test(fair, test_slice_async_expiry);
+	tcase_add_test(fair, test_async_slice_async_rq);
+	tcase_add_test(fair, test_quantum_limit);
+	tcase_add_test(fair, test_sync_preempts_async);
+	tcase_add_test(fair, test_async_waits_for_sync_in_flight);
+	suite_add_tcase(s, fair);
+
+	tcase_add_test(order, test_sector_order_within_queue);
+	tcase_add_test(order, test_back_seek_penalty_and_max);
+	tcase_add_test(order, test_fifo_expire_sync);
+	tcase_add_test(order, test_fifo_expire_async);
+	tcase_add_test(order, test_one_fifo_rescue_per_slice);
+	suite_add_tcase(s, order);
+
+	tcase_add_test(idle, test_idle_same_pid_goes_first);
+	tcase_add_test(idle, test_idle_expires_after_slice_idle);
+	tcase_add_test(idle, test_slice_idle_tunable);
+	tcase_add_test(idle, test_no_idle_with_requests_in_driver);
+	tcase_add_test(idle, test_async_request_ends_idle);
+	suite_add_tcase(s, idle);
+
+	tcase_add_test(merge, test_front_merge_own_queue);
+	tcase_add_test(merge, test_front_merge_not_across_processes);
+	tcase_add_test(merge, test_requests_merged_across_queues);
+	tcase_add_test(merge, test_merged_requests_keep_oldest_fifo_place);
+	tcase_add_test(merge, test_switch_away_while_idling);
+	tcase_add_test(merge, test_switch_to_cfq);
+	suite_add_tcase(s, merge);
+
+	tcase_add_test(tune, test_tunable_defaults);
+	tcase_add_test(tune, test_tunable_round_trip);
+	tcase_add_test(tune, test_tunable_rejects_bad_values);
+	suite_add_tcase(s, tune);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(cfq_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
