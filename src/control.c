@@ -6,6 +6,7 @@
  * leaving the old one.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,6 +328,9 @@ int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (n && !n->show)
 		return -EISDIR;
+	/* as kernfs: no opening for writing what cannot be written, even for root */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && n && !n->store)
+		return -EACCES;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
