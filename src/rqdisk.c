@@ -322,7 +322,8 @@ static int start(struct rqdisk_state *s)
 int main(int argc, char **argv)
 {
 	struct rqdisk_state s = { .fd = -1, .ready_fd = -1 };
-	struct fuse_loop_config loop = { .clone_fd = 0, .max_idle_threads = 4 };
+	/* workers that exit would take the io_uring work they submitted with them */
+	struct fuse_loop_config loop = { .clone_fd = 0, .max_idle_threads = 64 };
 	int ret;
 
 	switch (rqdisk_parse_options(argc, argv, &s.opt)) {
@@ -334,8 +335,8 @@ int main(int argc, char **argv)
 		break;
 	}
 	if (start(&s)) {
+		teardown(&s, true); /* before the parent returns: nothing left behind */
 		daemonize_finish(&s, 1);
-		teardown(&s, true);
 		return 1;
 	}
 	daemonize_finish(&s, 0);

@@ -1,0 +1,349 @@
+# functions.sh - what every integration test sources: requirements, cleanup, rqdisk start and stop.
+#
+# A test script does:
+#
+#   source "$(dirname "$0")/functions.sh"
+#   requires_root
+#   requires_fuse
+#   make_tmpdir tmp
+#   start_rqdisk "$tmp/img" "$tmp/mnt"
+#   ...
+#   stop_rqdisk
+#
+# Exit 0 passes, 77 skips, anything else fails.  Everything registered with
+# cleanup_fn runs when the script exits, whatever the reason, last first.
+# The Makefile sets RQDISK (the daemon), top_srcdir and top_builddir; run by
+# hand from the build directory, they are found from there.
+
+set -e
+set -u
+set -o pipefail
+set -E
+trap '_status=$?; echo "ERROR: ${0##*/} line $LINENO: status $_status: $BASH_COMMAND" >&2' ERR
+
+# The daemon under test, and the build directory's helper programs.
+if [ -z "${RQDISK:-}" ]; then
+	for RQDISK in "$PWD/src/rqdisk" "$PWD/../src/rqdisk" "$(dirname "$0")/../src/rqdisk"; do
+		[ -x "$RQDISK" ] && break
+	done
+fi
+RQDISK=$(realpath -m "$RQDISK")
+: "${top_builddir:=$(dirname "$RQDISK")/..}"
+: "${top_srcdir:=$(dirname "$0")/..}"
+export RQDISK top_builddir top_srcdir
+
+# Give up on the test: it found the behaviour broken.
+fail()
+{
+	echo "FAIL: $(basename "$0"): $*" >&2
+	exit 1
+}
+
+# Not testable here: exit 77, which the harness reports as SKIP.
+skip()
+{
+	echo "SKIP: $(basename "$0"): $*" >&2
+	exit 77
+}
+
+# What the test is about to check, for the log.
+say()
+{
+	echo "--- $*"
+}
+
+# ---------------------------------------------------------------- cleanup
+
+_cleanup_cmds=()
+
+# cleanup_fn CMD [ARGS...]: run CMD ARGS when the script exits.
+cleanup_fn()
+{
+	_cleanup_cmds+=("$(printf '%q ' "$@")")
+}
+
+_run_cleanups()
+{
+	local status=$? i
+
+	set +e
+	trap - ERR
+	for ((i = ${#_cleanup_cmds[@]} - 1; i >= 0; i--)); do
+		eval "${_cleanup_cmds[i]}"
+	done
+	exit $status
+}
+trap _run_cleanups EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- requirements
+
+# requires CMD...: skip unless every CMD is a program we can run.
+requires()
+{
+	local c
+
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
+	done
+}
+
+requires_root()
+{
+	[ "$(id -u)" = 0 ] || skip "needs root"
+}
+
+# /dev/fuse must open read-write, and fusermount3 must be there to unmount.
+requires_fuse()
+{
+	requires fusermount3 mountpoint
+	[ -c /dev/fuse ] || skip "no /dev/fuse"
+	( exec 3<>/dev/fuse ) 2>/dev/null || skip "/dev/fuse cannot be opened"
+	[ -x "$RQDISK" ] || fail "the daemon $RQDISK is not built"
+}
+
+# A free loop device must be found (or made) by losetup.
+requires_loop()
+{
+	requires_root
+	requires losetup
+	losetup -f >/dev/null 2>&1 || skip "no free loop device"
+}
+
+# ---------------------------------------------------------------- temp files
+
+# make_tmpdir VAR: a fresh directory under $TMPDIR, removed at exit, its path in VAR.
+make_tmpdir()
+{
+	local _d
+
+	_d=$(mktemp -d "${TMPDIR:-/tmp}/rqdisk-test.XXXXXXXX") || fail "mktemp -d failed"
+	cleanup_fn rm -rf --one-file-system "$_d"
+	printf -v "$1" '%s' "$_d"
+}
+
+# supports_odirect DIR: whether files in DIR can be opened with O_DIRECT.
+supports_odirect()
+{
+	dd if=/dev/zero of="$1/.odirect-probe" bs=4096 count=1 oflag=direct status=none 2>/dev/null
+	local ret=$?
+
+	rm -f "$1/.odirect-probe"
+	return $ret
+}
+
+# make_odirect_tmpdir VAR: like make_tmpdir, on a file system that takes
+# O_DIRECT (tmpfs does not): $TMPDIR, else /var/tmp.  VAR is empty if none does.
+make_odirect_tmpdir()
+{
+	local _base _d
+
+	printf -v "$1" '%s' ""
+	for _base in "${TMPDIR:-/tmp}" /var/tmp; do
+		[ -d "$_base" ] || continue
+		_d=$(mktemp -d "$_base/rqdisk-test.XXXXXXXX") || continue
+		if supports_odirect "$_d"; then
+			cleanup_fn rm -rf --one-file-system "$_d"
+			printf -v "$1" '%s' "$_d"
+			return 0
+		fi
+		rmdir "$_d"
+	done
+	return 0
+}
+
+# random_file FILE SIZE: SIZE bytes of random data.
+random_file()
+{
+	head -c "$2" /dev/urandom >"$1"
+	[ "$(stat -c %s "$1")" = "$2" ] || fail "cannot make $1 of $2 bytes"
+}
+
+# write_at FROM TO OFFSET: FROM's bytes into TO at OFFSET in one write, nothing truncated.
+write_at()
+{
+	dd if="$1" of="$2" bs="$(stat -c %s "$1")" count=1 seek="$3" iflag=fullblock \
+		oflag=seek_bytes conv=notrunc status=none
+}
+
+# same_bytes FILE1 OFF1 FILE2 OFF2 LEN: the ranges hold the same bytes.
+same_bytes()
+{
+	cmp -s -n "$5" -i "$2:$4" "$1" "$3"
+}
+
+# ---------------------------------------------------------------- mounts
+
+# is_mounted PATH: PATH is a mount point now (for a directory or a file).
+is_mounted()
+{
+	local p
+
+	p=$(realpath -m "$1")
+	awk -v p="$p" '$5 == p { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+# no_mount_under DIR: nothing is mounted at or below DIR.
+no_mount_under()
+{
+	local p
+
+	p=$(realpath -m "$1")
+	! awk -v p="$p" '$5 == p || index($5, p "/") == 1 { found = 1 } END { exit !found }' \
+		/proc/self/mountinfo
+}
+
+# Detach whatever is still mounted at PATH: FUSE first politely, then lazily.
+_unmount()
+{
+	is_mounted "$1" || return 0
+	fusermount3 -u -q "$1" 2>/dev/null || umount "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
+	is_mounted "$1" && umount -l "$1" 2>/dev/null
+	return 0
+}
+
+# ---------------------------------------------------------------- the daemon
+
+rqdisk_pid=
+rqdisk_mnt=
+rqdisk_disk=
+rqdisk_status=
+
+# At exit: kill a daemon that outlived its test, and take its mount away.
+_reap_rqdisk()
+{
+	local i
+
+	[ -n "$rqdisk_pid" ] || return 0
+	_unmount "$rqdisk_mnt"
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$rqdisk_pid" 2>/dev/null || break
+		[ $i = 10 ] && kill -TERM "$rqdisk_pid" 2>/dev/null
+		sleep 0.1
+	done
+	kill -KILL "$rqdisk_pid" 2>/dev/null || :
+	wait "$rqdisk_pid" 2>/dev/null || :
+	rqdisk_pid=
+	_unmount "$rqdisk_mnt"
+	return 0
+}
+_reap_registered=
+
+# start_rqdisk [OPTIONS] IMAGE MOUNTPOINT: run the daemon in the foreground,
+# in the background of this shell, and return once the disk is mounted.
+# Sets rqdisk_pid, rqdisk_mnt and rqdisk_disk (the path of the disk file).
+start_rqdisk()
+{
+	local mnt=${!#} i
+
+	[ -n "$rqdisk_pid" ] && fail "start_rqdisk: a daemon is already running"
+	echo "+ rqdisk -f $*"
+	"$RQDISK" -f "$@" &
+	rqdisk_pid=$!
+	rqdisk_mnt=$mnt
+	if [ -z "$_reap_registered" ]; then
+		cleanup_fn _reap_rqdisk
+		_reap_registered=1
+	fi
+	for ((i = 0; i < 300; i++)); do
+		if is_mounted "$mnt"; then
+			if [ -d "$mnt" ]; then rqdisk_disk=$mnt/disk; else rqdisk_disk=$mnt; fi
+			return 0
+		fi
+		if ! kill -0 "$rqdisk_pid" 2>/dev/null; then
+			rqdisk_status=0
+			wait "$rqdisk_pid" || rqdisk_status=$?
+			rqdisk_pid=
+			fail "rqdisk exited with status $rqdisk_status before mounting $mnt"
+		fi
+		sleep 0.1
+	done
+	fail "rqdisk did not mount $mnt within 30 seconds"
+}
+
+# wait_rqdisk: wait (up to 60 s) for the daemon to exit; its status is in
+# rqdisk_status.  Fails if it does not exit or leaves its mount behind.
+wait_rqdisk()
+{
+	local i
+
+	[ -n "$rqdisk_pid" ] || fail "wait_rqdisk: no daemon running"
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$rqdisk_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$rqdisk_pid" 2>/dev/null && fail "rqdisk (pid $rqdisk_pid) did not exit"
+	rqdisk_status=0
+	wait "$rqdisk_pid" || rqdisk_status=$?
+	is_mounted "$rqdisk_mnt" && fail "rqdisk exited but $rqdisk_mnt is still mounted"
+	rqdisk_pid=
+	return 0
+}
+
+# stop_rqdisk: unmount as a user would, and wait for the daemon to exit 0.
+stop_rqdisk()
+{
+	local i
+
+	[ -n "$rqdisk_pid" ] || fail "stop_rqdisk: no daemon running"
+	# a just-detached loop device may hold the disk open for a moment
+	for ((i = 0; ; i++)); do
+		fusermount3 -u "$rqdisk_mnt" && break
+		[ $i -lt 50 ] || fail "fusermount3 -u $rqdisk_mnt failed"
+		sleep 0.2
+	done
+	wait_rqdisk
+	[ "$rqdisk_status" = 0 ] || fail "rqdisk exited with status $rqdisk_status after unmount"
+}
+
+# ---------------------------------------------------------------- loop devices
+
+declare -A _loops=()
+_loops_registered=
+
+# At exit: detach the loop devices still attached, if still ours.
+_detach_loops()
+{
+	local dev
+
+	for dev in "${!_loops[@]}"; do
+		[[ $(losetup -n -O BACK-FILE "$dev" 2>/dev/null) == "${_loops[$dev]}"* ]] &&
+			losetup -d "$dev"
+	done
+	return 0
+}
+
+# loop_attach VAR FILE [LOSETUP-OPTIONS...]: attach FILE to a free loop
+# device (detached again at exit); the device in VAR.
+loop_attach()
+{
+	local _var=$1 _file=$2 _dev
+
+	shift 2
+	if [ -z "$_loops_registered" ]; then
+		cleanup_fn _detach_loops
+		_loops_registered=1
+	fi
+	_dev=$(losetup -f --show "$@" "$_file") || fail "losetup $* $_file failed"
+	_loops[$_dev]=$(realpath "$_file")
+	echo "+ losetup $* $_file: $_dev"
+	printf -v "$_var" '%s' "$_dev"
+}
+
+# loop_detach DEV: detach now.
+loop_detach()
+{
+	losetup -d "$1" || fail "losetup -d $1 failed"
+	unset "_loops[$1]"
+}
+
+# mount_at DEV DIR [MOUNT-OPTIONS...]: mount, unmounted again at exit.
+mount_at()
+{
+	local dev=$1 dir=$2
+
+	shift 2
+	mount "$@" "$dev" "$dir" || fail "mount $dev $dir failed"
+	cleanup_fn _unmount "$dir"
+}

@@ -1,0 +1,127 @@
+#!/bin/bash
+# test-control.sh - the control tree beside the disk: the layout of /sys/block/<dev>/,
+# the scheduler list and switch, every elevator's tunables read and written, writable
+# limits, bad values refused and left unchanged, and exact stat counters.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires dd fallocate python3
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+start_rqdisk --create 64M "$tmp/img" "$tmp/mnt"
+q=$tmp/mnt/queue
+
+# write_fails FILE VALUE: the write is refused with EINVAL.
+write_fails()
+{
+	python3 - "$1" "$2" <<'PY' || fail "writing '$2' to $1 was not refused with EINVAL"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+try:
+    os.write(fd, sys.argv[2].encode() + b"\n")
+except OSError as e:
+    sys.exit(0 if e.errno == errno.EINVAL else 1)
+sys.exit(1)
+PY
+}
+
+say "the tree has the sysfs layout"
+for f in disk stat inflight size ro queue/scheduler queue/iosched queue/max_sectors_kb \
+	queue/max_hw_sectors_kb queue/max_segments queue/max_segment_size \
+	queue/logical_block_size queue/physical_block_size queue/nr_requests queue/nomerges \
+	queue/rotational queue/write_cache; do
+	[ -e "$tmp/mnt/$f" ] || fail "$f is missing"
+done
+[ "$(cat "$tmp/mnt/size")" = $((64 * 2048)) ] || fail "size is $(cat "$tmp/mnt/size")"
+[ "$(cat "$q/max_sectors_kb")" = 127 ] || fail "max_sectors_kb is $(cat "$q/max_sectors_kb")"
+[ "$(cat "$q/max_segments")" = 128 ] || fail "max_segments is $(cat "$q/max_segments")"
+[ "$(cat "$q/logical_block_size")" = 512 ] || fail "logical_block_size"
+[ "$(cat "$q/nr_requests")" = 128 ] || fail "nr_requests is $(cat "$q/nr_requests")"
+
+say "scheduler: every elevator, the running one in brackets"
+sched=$(cat "$q/scheduler")
+echo "$sched"
+[[ "$sched" == *"[deadline]"* ]] || fail "deadline is not the running elevator: $sched"
+for e in none noop deadline; do
+	[[ " ${sched//[\[\]]/} " == *" $e "* ]] || fail "$e is not listed: $sched"
+done
+read -r -a names <<<"${sched//[\[\]]/}"
+
+for e in "${names[@]}"; do
+	say "switch to $e; its tunables round-trip"
+	echo "$e" >"$q/scheduler" || fail "switching to $e failed"
+	[[ "$(cat "$q/scheduler")" == *"[$e]"* ]] || fail "$e is not running: $(cat "$q/scheduler")"
+	for t in "$q"/iosched/*; do
+		[ -e "$t" ] || continue
+		v=$(cat "$t")
+		echo "$v" >"$t" || fail "writing back $(basename "$t")=$v failed under $e"
+		[ "$(cat "$t")" = "$v" ] || fail "$(basename "$t") changed on writing back $v"
+		write_fails "$t" "not-a-number"
+		write_fails "$t" "-1"
+		[ "$(cat "$t")" = "$v" ] || fail "$(basename "$t") changed after a refused write"
+	done
+done
+
+say "deadline's tunables: defaults, a new value, bounds"
+echo deadline >"$q/scheduler"
+[ "$(ls "$q/iosched" | tr '\n' ' ')" = "fifo_batch front_merges read_expire write_expire writes_starved " ] ||
+	fail "deadline's tunables are: $(ls "$q/iosched")"
+[ "$(cat "$q/iosched/read_expire")" = 500 ] || fail "read_expire default"
+[ "$(cat "$q/iosched/write_expire")" = 5000 ] || fail "write_expire default"
+echo 250 >"$q/iosched/read_expire"
+[ "$(cat "$q/iosched/read_expire")" = 250 ] || fail "read_expire did not take 250"
+write_fails "$q/iosched/front_merges" 2
+echo none >"$q/scheduler"
+[ -z "$(ls "$q/iosched")" ] || fail "none has tunables: $(ls "$q/iosched")"
+write_fails "$q/scheduler" "elephant"
+[[ "$(cat "$q/scheduler")" == *"[none]"* ]] || fail "a refused switch changed the elevator"
+echo deadline >"$q/scheduler"
+
+say "writable limits, and bad values refused"
+echo 64 >"$q/max_sectors_kb"
+[ "$(cat "$q/max_sectors_kb")" = 64 ] || fail "max_sectors_kb did not take 64"
+write_fails "$q/max_sectors_kb" 1000
+write_fails "$q/max_sectors_kb" 2
+[ "$(cat "$q/max_sectors_kb")" = 64 ] || fail "max_sectors_kb changed after refused writes"
+echo 16 >"$q/nr_requests"
+[ "$(cat "$q/nr_requests")" = 16 ] || fail "nr_requests did not take 16"
+write_fails "$q/nr_requests" 0
+write_fails "$q/nr_requests" 4096
+echo 2 >"$q/nomerges"
+[ "$(cat "$q/nomerges")" = 2 ] || fail "nomerges did not take 2"
+write_fails "$q/nomerges" 3
+echo 0 >"$q/nomerges"
+python3 -c "import os,sys; os.open(sys.argv[1], os.O_WRONLY)" "$q/max_segments" 2>/dev/null &&
+	fail "a read-only attribute opened for writing"
+
+say "stat counts exactly the I/O issued"
+read -r -a before <"$tmp/mnt/stat"
+[ ${#before[@]} = 17 ] || fail "stat has ${#before[@]} fields, not 17"
+for i in "${!before[@]}"; do
+	[ "${before[$i]}" = 0 ] || fail "stat field $((i + 1)) is ${before[$i]} before any I/O"
+done
+dd if=/dev/zero of="$tmp/mnt/disk" bs=4096 count=10 seek=100 oflag=direct conv=notrunc status=none
+dd if="$tmp/mnt/disk" of=/dev/null bs=4096 count=3 skip=7 iflag=direct status=none
+python3 -c "import os,sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.fsync(fd)" "$tmp/mnt/disk"
+fallocate --punch-hole --keep-size --offset $((1 << 20)) --length $((1 << 20)) "$tmp/mnt/disk"
+read -r -a s <"$tmp/mnt/stat"
+echo "stat: ${s[*]}"
+expect()
+{
+	[ "${s[$1 - 1]}" = "$2" ] || fail "stat field $1 ($3) is ${s[$1 - 1]}, expected $2"
+}
+expect 1 3 "reads completed"
+expect 2 0 "reads merged"
+expect 3 24 "sectors read"
+expect 5 10 "writes completed"
+expect 6 0 "writes merged"
+expect 7 80 "sectors written"
+expect 9 0 "in flight"
+expect 12 1 "discards completed"
+expect 14 2048 "sectors discarded"
+expect 16 2 "flushes completed (fallocate(1) fsyncs too)"
+[ "$(cat "$tmp/mnt/inflight" | tr -s ' ')" = " 0 0" ] || fail "inflight is '$(cat "$tmp/mnt/inflight")'"
+
+stop_rqdisk
+echo PASS

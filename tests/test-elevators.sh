@@ -1,0 +1,41 @@
+#!/bin/bash
+# test-elevators.sh - every elevator carries a real file system and a verified fio run:
+# loop-attach, mkfs.ext4, copy a tree, fsck clean, checksums intact, fio crc32c verify.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires_loop
+requires fio mkfs.ext4 e2fsck sha256sum
+
+make_tmpdir tmp
+mkdir "$tmp/mnt" "$tmp/fs"
+start_rqdisk --create 8M "$tmp/probe.img" "$tmp/mnt"
+read -r -a names <<<"$(tr -d '[]' <"$tmp/mnt/queue/scheduler")"
+stop_rqdisk
+say "elevators: ${names[*]}"
+
+src=/usr/include
+for e in "${names[@]}"; do
+	say "$e: fio verify"
+	start_rqdisk -e "$e" --create 96M "$tmp/$e.img" "$tmp/mnt"
+	fio --name="$e" --filename="$rqdisk_disk" --ioengine=io_uring --direct=1 --rw=randrw \
+		--bsrange=4k-64k --iodepth=16 --size=32M --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 --verify_state_save=0 --output="$tmp/fio.out" || { cat "$tmp/fio.out"; fail "fio verify failed under $e"; }
+
+	say "$e: mkfs.ext4, copy, fsck"
+	loop_attach dev "$rqdisk_disk"
+	mkfs.ext4 -q -F "$dev" || fail "mkfs.ext4 failed under $e"
+	mount_at "$dev" "$tmp/fs"
+	tar -C "$src" -cf - . 2>/dev/null | head -c 40M | tar -C "$tmp/fs" -xf - 2>/dev/null || true
+	(cd "$tmp/fs" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$tmp/sums"
+	[ -s "$tmp/sums" ] || fail "nothing was copied under $e"
+	umount "$tmp/fs"
+	e2fsck -fn "$dev" >"$tmp/fsck.out" 2>&1 || { cat "$tmp/fsck.out"; fail "fsck found errors under $e"; }
+	mount "$dev" "$tmp/fs"
+	(cd "$tmp/fs" && sha256sum --quiet -c "$tmp/sums") || fail "checksums differ under $e"
+	umount "$tmp/fs"
+	loop_detach "$dev"
+	stop_rqdisk
+	rm -f "$tmp/$e.img"
+done
+echo PASS

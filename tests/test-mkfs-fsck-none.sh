@@ -1,0 +1,5 @@
+#!/bin/bash
+# test-mkfs-fsck-none.sh - test-mkfs-fsck.sh with no elevator (--elevator none).
+mkfs_rqdisk_opts=(--elevator none)
+mkfs_losetup_opts=()
+source "$(dirname "$0")/test-mkfs-fsck.sh"

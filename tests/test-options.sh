@@ -1,0 +1,110 @@
+#!/bin/bash
+# test-options.sh - --help (exit 0, every long option in it) and --version;
+# and each queue limit, elevator and option, alone and combined, still gives
+# a disk that reads back what was written.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires dd cmp
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+
+say "--help exits 0, on stdout, and mentions every long option"
+"$RQDISK" --help >"$tmp/help" 2>"$tmp/err" || fail "--help exited with status $?"
+[ ! -s "$tmp/err" ] || fail "--help wrote to stderr"
+grep -q "^Usage: rqdisk .*IMAGE MOUNTPOINT" "$tmp/help" || fail "--help has no usage line"
+options=(elevator logical-block-size max-sectors max-segments max-segment-size
+	 segment-boundary dma-alignment nr-requests direct read-only create allow-other
+	 foreground help version)
+# and whatever long option the source defines, should the list above fall behind
+if [ -r "$top_srcdir/src/options.c" ]; then
+	while read -r name; do
+		options+=("$name")
+	done < <(sed -n 's/^[[:space:]]*{ "\([a-z-]*\)", \(no\|required\|optional\)_argument.*/\1/p' \
+		"$top_srcdir/src/options.c")
+fi
+for o in "${options[@]}"; do
+	grep -q -- "--$o\b" "$tmp/help" || fail "--help does not mention --$o"
+done
+echo "--help mentions all of: $(printf '%s\n' "${options[@]}" | sort -u | tr '\n' ' ')"
+"$RQDISK" -h | cmp -s - "$tmp/help" || fail "-h differs from --help"
+
+say "--version prints the version and exits 0"
+version=$("$RQDISK" --version) || fail "--version exited with status $?"
+echo "$version"
+[[ $version =~ ^rqdisk\ [0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || fail "--version printed '$version'"
+if [ -r "$top_srcdir/configure.ac" ]; then
+	want=$(sed -n 's/^AC_INIT(\[rqdisk\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
+	[ -z "$want" ] || [ "$version" = "rqdisk $want" ] ||
+		fail "--version says '$version', configure.ac says $want"
+fi
+[ "$("$RQDISK" -V)" = "$version" ] || fail "-V differs from --version"
+
+# works OPTIONS...: the disk, run with OPTIONS, reads back an unaligned write
+# of 3 MiB and a few small ones, and the image holds them after unmount.
+size=$((16 * 1024 * 1024))
+random_file "$tmp/img" $size
+cp "$tmp/img" "$tmp/ref"
+works()
+{
+	local w off len
+
+	say "rqdisk $*: a working disk"
+	start_rqdisk "$@" "$tmp/img" "$tmp/mnt"
+	[ "$(stat -c %s "$rqdisk_disk")" = $size ] || fail "the disk has the wrong size"
+	for w in $((RANDOM * 97 + 13)):$((3 * 1024 * 1024)) $((RANDOM * 7)):1 \
+		 $((RANDOM * 11 + 4090)):9000 $((size - 600)):600; do
+		off=${w%:*} len=${w#*:}
+		random_file "$tmp/piece" "$len"
+		write_at "$tmp/piece" "$rqdisk_disk" "$off" || fail "writing $len bytes at $off failed"
+		write_at "$tmp/piece" "$tmp/ref" "$off"
+	done
+	cmp "$rqdisk_disk" "$tmp/ref" || fail "rqdisk $*: the disk reads back wrong"
+	stop_rqdisk
+	cmp "$tmp/img" "$tmp/ref" || fail "rqdisk $*: the image is wrong after unmount"
+}
+
+works --max-sectors 8
+works --max-sectors 2048
+works --max-segments 1
+works --max-segment-size 4096
+works --segment-boundary 0xffff
+works --segment-boundary 0xfff --max-segment-size 4096
+works --dma-alignment 4095
+works --dma-alignment 0
+works --nr-requests 1
+works --nr-requests 1024
+works --elevator noop
+works --elevator none
+works --elevator deadline
+works -e noop
+works --logical-block-size 4096
+works --logical-block-size 1024
+works --max-sectors 8 --max-segments 2 --max-segment-size 4096 --segment-boundary 0xfff \
+	--nr-requests 4 --dma-alignment 4095 --elevator deadline
+works --allow-other
+start_rqdisk --allow-other "$tmp/img" "$tmp/mnt"
+[[ $(awk -v m="$tmp/mnt" '$2 == m' /proc/self/mounts) == *allow_other* ]] ||
+	fail "--allow-other: the mount has no allow_other"
+stop_rqdisk
+if supports_odirect "$tmp"; then
+	works --direct
+	works --direct --logical-block-size 4096
+else
+	echo "NOTE: ${TMPDIR:-/tmp} does not take O_DIRECT: --direct is tested in test-fio-verify.sh"
+fi
+
+say "--create SIZE makes the image, of that size"
+start_rqdisk --create 4M "$tmp/created" "$tmp/mnt"
+[ "$(stat -c %s "$rqdisk_disk")" = 4194304 ] || fail "the created disk is not 4 MiB"
+echo "written" | dd of="$rqdisk_disk" conv=notrunc status=none || fail "writing the created disk failed"
+stop_rqdisk
+[ "$(stat -c %s "$tmp/created")" = 4194304 ] || fail "the created image is not 4 MiB"
+[ "$(head -c 8 "$tmp/created")" = "written" ] || fail "the created image lacks the write"
+say "--create on an existing image leaves it as it is"
+start_rqdisk --create 8M "$tmp/created" "$tmp/mnt"
+[ "$(stat -c %s "$rqdisk_disk")" = 4194304 ] || fail "--create resized an existing image"
+[ "$(head -c 8 "$rqdisk_disk")" = "written" ] || fail "--create changed an existing image"
+stop_rqdisk
+echo "PASS"
