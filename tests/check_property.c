@@ -26,6 +26,7 @@
 	} while (0)
 
 static const char *const elevators[] = { "none", "noop", "deadline", "as", "cfq", "sstf", "clook" };
+#define NR_ELEVATORS (sizeof(elevators) / sizeof(elevators[0]))
 
 struct pbio {
 	struct bio bio;
@@ -363,11 +364,28 @@ static void wake_elevator(struct fake_disk *fd)
 	blk_run_queue(fd->q);
 }
 
-static void run_stream(const char *elevator, unsigned int seed)
+/* Now and then, another elevator while everything runs: nothing may be lost or stuck. */
+static unsigned int maybe_switch(struct fake_disk *fd, unsigned int *seed)
+{
+	const char *name = elevators[rnd(seed, NR_ELEVATORS)];
+	const struct elevator_queue *before = fd->q->elevator;
+	bool started = false;
+	char why[256];
+
+	blk_queue_lock(fd->q);
+	if (!fd->q->switch_pending) {
+		REQUIRE(!elevator_switch(fd->q, name, why, sizeof(why)), "switch refused: %s", why);
+		started = fd->q->switch_pending || fd->q->elevator != before;
+	}
+	blk_queue_unlock(fd->q);
+	return started;
+}
+
+static void run_stream(const char *elevator, unsigned int seed, bool switching)
 {
 	struct prop *p = calloc(1, sizeof(*p));
 	struct fake_disk *fd = fake_disk_new(elevator);
-	unsigned int lbs;
+	unsigned int lbs, switches = 0;
 
 	random_limits(fd->q, &seed);
 	lbs = fd->q->limits.logical_block_size >> SECTOR_SHIFT;
@@ -378,6 +396,8 @@ static void run_stream(const char *elevator, unsigned int seed)
 	for (;;) {
 		bool can_submit = p->nr_submitted < NR_BIOS;
 
+		if (switching && !rnd(&seed, 50))
+			switches += maybe_switch(fd, &seed);
 		if (can_submit && (rnd(&seed, 3) || !fd->nr_dispatched))
 			submit_next(p, fd, &seed);
 		else if (fd->nr_dispatched)
@@ -399,6 +419,7 @@ static void run_stream(const char *elevator, unsigned int seed)
 		free_bio_memory(pb);
 	}
 	ck_assert_uint_eq(fd->q->in_flight, 0);
+	ck_assert_msg(!switching || switches > 2, "only %u elevator switches", switches);
 	fake_disk_free(fd);
 	free(p);
 }
@@ -409,7 +430,17 @@ START_TEST(test_random_streams)
 	unsigned int seeds = env ? (unsigned int)strtoul(env, NULL, 10) : NR_SEEDS;
 
 	for (unsigned int seed = 1; seed <= seeds; seed++)
-		run_stream(elevators[_i], seed);
+		run_stream(elevators[_i], seed, false);
+}
+END_TEST
+
+START_TEST(test_random_streams_switching_elevators)
+{
+	const char *env = getenv("RQDISK_PROPERTY_SEEDS");
+	unsigned int seeds = env ? (unsigned int)strtoul(env, NULL, 10) : NR_SEEDS;
+
+	for (unsigned int seed = 1; seed <= seeds; seed++)
+		run_stream(elevators[seed % NR_ELEVATORS], seed, true);
 }
 END_TEST
 
@@ -421,7 +452,8 @@ int main(void)
 	int failed;
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_random_streams, 0, sizeof(elevators) / sizeof(elevators[0]));
+	tcase_add_loop_test(tc, test_random_streams, 0, NR_ELEVATORS);
+	tcase_add_test(tc, test_random_streams_switching_elevators);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
