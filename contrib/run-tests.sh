@@ -2,7 +2,7 @@
 # run-tests.sh - every test: a warnings-as-errors build with make check and make distcheck
 # (unit and integration tests), then the unit tests again under ASan and UBSan.
 # Integration tests need root, /dev/fuse and loop devices, and skip (77) without them.
-set -eu
+set -eu -o pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 "$top/contrib/install-deps.sh"
@@ -14,7 +14,8 @@ mkdir -p _build/plain _build/sanitizers
 cd "$top/_build/plain"
 ../../configure -q --enable-werror
 make -j"$jobs" >/dev/null
-make -j"$jobs" check || { cat test-suite.log; exit 1; }
+make -j"$jobs" check | tee check.out || { cat test-suite.log; exit 1; }
+grep '^# ' check.out >test-suite.log.summary
 make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 ||
 	{ tail -100 distcheck.log; exit 1; }
 echo "distcheck: passed"
@@ -22,4 +23,13 @@ echo "distcheck: passed"
 cd "$top/_build/sanitizers"
 ../../configure -q --enable-werror --enable-sanitizers
 make -j"$jobs" >/dev/null
-RQDISK_PROPERTY_SEEDS=4 make -j"$jobs" check-unit || { cat test-suite.log; exit 1; }
+RQDISK_PROPERTY_SEEDS=4 make -j"$jobs" check-unit | tee check.out || { cat test-suite.log; exit 1; }
+grep '^# ' check.out >test-suite.log.summary
+
+# One closing line for both runs, from the harness's own counts.
+count()
+{
+	awk -v k="$1" '$1 == "#" && $2 == k ":" { n += $3 } END { print n + 0 }' \
+		"$top"/_build/plain/test-suite.log.summary "$top"/_build/sanitizers/test-suite.log.summary
+}
+echo "tests: $(count PASS) passed, $(count FAIL) failed, $(count SKIP) skipped"
