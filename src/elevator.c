@@ -95,6 +95,12 @@ const char *const *elevator_names(void)
 	return names;
 }
 
+/* What a new elevator cannot be called: "none", or any elevator's name or alias. */
+static bool elv_name_taken(const char *name)
+{
+	return !strcmp(name, "none") || elevator_find(name);
+}
+
 #define ELV_REFUSE(...)                                   \
 	do {                                              \
 		snprintf(why, whylen, __VA_ARGS__);       \
@@ -112,8 +118,10 @@ static int elv_plugin_check(const char *path, const struct elevator_type *t, cha
 		ELV_REFUSE("elevator %s: its ops table is too small (%zu bytes)", path, t->size);
 	if (!t->elevator_name)
 		ELV_REFUSE("elevator %s has no name", path);
-	if (elevator_find(t->elevator_name))
+	if (elv_name_taken(t->elevator_name))
 		ELV_REFUSE("elevator %s: the name %s is taken", path, t->elevator_name);
+	if (t->elevator_alias && elv_name_taken(t->elevator_alias))
+		ELV_REFUSE("elevator %s: the name %s is taken", path, t->elevator_alias);
 #define REQUIRE_HOOK(h)                                                         \
 	if (!t->h)                                                              \
 		ELV_REFUSE("elevator %s lacks the required hook %s", path, #h)
@@ -410,6 +418,8 @@ int elevator_switch(struct request_queue *q, const char *name, char *why, size_t
 	q->next_elevator = e;
 	q->switch_pending = true;
 	blk_elevator_switch_check(q);
+	if (!q->switch_pending)
+		__blk_run_queue(q); /* the moved requests need not wait for the next I/O */
 	return 0;
 }
 

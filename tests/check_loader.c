@@ -277,6 +277,19 @@ START_TEST(test_too_small_table_is_refused)
 }
 END_TEST
 
+START_TEST(test_name_none_is_refused)
+{
+	assert_refused("broken-none", "the name none is taken", NULL);
+}
+END_TEST
+
+START_TEST(test_taken_alias_is_refused)
+{
+	assert_refused("broken-alias", "the name mq-deadline is taken", NULL);
+	ck_assert_str_eq(elevator_find("mq-deadline")->elevator_name, "deadline");
+}
+END_TEST
+
 START_TEST(test_missing_file_is_refused)
 {
 	char why[256] = "";
@@ -306,6 +319,8 @@ int main(void)
 	tcase_add_test(tc, test_missing_required_hook_is_refused);
 	tcase_add_test(tc, test_missing_entry_point_is_refused);
 	tcase_add_test(tc, test_too_small_table_is_refused);
+	tcase_add_test(tc, test_name_none_is_refused);
+	tcase_add_test(tc, test_taken_alias_is_refused);
 	tcase_add_test(tc, test_missing_file_is_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

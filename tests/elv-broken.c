@@ -6,6 +6,8 @@
  *   BROKEN_NOHOOK    no dispatch_request, a required hook
  *   BROKEN_NOSYMBOL  registered as a built-in: no rqdisk_elevator_init
  *   BROKEN_SMALL     an ops table that ends before the required hooks
+ *   BROKEN_NONE      named "none", which means no elevator at all
+ *   BROKEN_ALIAS     with deadline's alias, "mq-deadline"
  */
 #ifdef BROKEN_NOSYMBOL
 #define ELV_BUILTIN /* the entry point is then elv_builtin_broken */
@@ -53,7 +55,14 @@ static bool broken_has_work(const struct elevator_queue *e)
 }
 
 static struct elevator_type elevator_broken = {
+#ifdef BROKEN_NONE
+	.elevator_name = "none",
+#else
 	.elevator_name = "broken",
+#endif
+#ifdef BROKEN_ALIAS
+	.elevator_alias = "mq-deadline",
+#endif
 	.init_queue = broken_init_queue,
 	.exit_queue = broken_exit_queue,
 	.add_request = broken_add_request,

@@ -65,18 +65,19 @@ write_fails "$q/iosched/expire" -1
 [ "$(cat "$q/iosched/expire")" = 20 ] || fail "expire changed after a refused write"
 
 # write_read TAG: four writers at once (buffered, so many requests queue
-# together) and one O_DIRECT, each checked right away; the copy in ref too.
+# together) and one O_DIRECT; what each wrote reads back.  The same writes
+# go to ref, what the image must hold.
 write_read()
 {
-	local i off pids=()
+	local i off len pids=() offs=()
 
 	for i in 0 1 2 3; do
 		random_file "$tmp/piece$i" $((3 * 1024 * 1024 + 512 * i + 1))
 	done
 	for i in 0 1 2 3; do
-		off=$((i * 7 * 1024 * 1024 + 4096 * i + 1))
-		write_at "$tmp/piece$i" "$tmp/ref" $off
-		write_at "$tmp/piece$i" "$rqdisk_disk" $off &
+		offs[i]=$((i * 7 * 1024 * 1024 + 4096 * i + 1))
+		write_at "$tmp/piece$i" "$tmp/ref" ${offs[i]}
+		write_at "$tmp/piece$i" "$rqdisk_disk" ${offs[i]} &
 		pids+=($!)
 	done
 	for i in "${!pids[@]}"; do
@@ -86,17 +87,24 @@ write_read()
 	dd if="$tmp/direct" of="$rqdisk_disk" bs=64k seek=$((30 * 16)) oflag=direct conv=notrunc \
 		status=none || fail "$1: the O_DIRECT write failed"
 	write_at "$tmp/direct" "$tmp/ref" $((30 * 1024 * 1024))
-	cmp "$rqdisk_disk" "$tmp/ref" || fail "$1: the disk differs from what was written"
+	for i in 0 1 2 3; do
+		same_bytes "$tmp/piece$i" 0 "$rqdisk_disk" ${offs[i]} "$(stat -c %s "$tmp/piece$i")" ||
+			fail "$1: writer $i's bytes do not read back"
+	done
+	same_bytes "$tmp/direct" 0 "$rqdisk_disk" $((30 * 1024 * 1024)) $((1024 * 1024)) ||
+		fail "$1: the O_DIRECT write does not read back"
 }
 
-say "lifo: concurrent writes read back"
+say "lifo: concurrent writes read back, and every byte of the disk is right"
 write_read lifo
+cmp "$rqdisk_disk" "$tmp/ref" || fail "the disk differs from what was written"
 
 say "a path written to queue/scheduler loads that elevator (it calls elv_schedule_dispatch)"
 echo "$modules/idler.so" >"$q/scheduler" || fail "switching to $modules/idler.so failed"
 sched=$(cat "$q/scheduler")
 [[ "$sched" == *"[idler]"* ]] || fail "idler is not running: $sched"
 [[ " ${sched//[\[\]]/} " == *" lifo "* ]] || fail "lifo is no longer listed: $sched"
+echo 1 >"$q/iosched/idle" # it holds every request back this long: 1 ms, not 10
 write_read idler
 
 say "a loaded elevator switches back by name"
