@@ -837,11 +837,5 @@ static Suite *as_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(as_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return fake_run_suite(as_suite());
 }

@@ -133,3 +133,15 @@ void tbio_init(struct test_bio *tb, enum req_op op, sector_t sector, unsigned in
 	tbio_init_vecs(tb, op, sector, &v, buf ? 1 : 0);
 	tb->bio.bi_size = sectors << SECTOR_SHIFT;
 }
+
+/* Run every test of s; the exit status for main. */
+int fake_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

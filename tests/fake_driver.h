@@ -2,6 +2,8 @@
 #ifndef RQDISK_FAKE_DRIVER_H
 #define RQDISK_FAKE_DRIVER_H
 
+#include <check.h>
+
 #include "blkdev.h"
 
 #define FAKE_MAX_EVENTS 65536
@@ -52,5 +54,7 @@ void tbio_init(struct test_bio *tb, enum req_op op, sector_t sector, unsigned in
 void tbio_init_vecs(struct test_bio *tb, enum req_op op, sector_t sector,
 		    const struct bio_vec *vecs, unsigned short n);
 extern unsigned int tbio_completions;
+
+int fake_run_suite(Suite *s);
 
 #endif
