@@ -9,7 +9,7 @@ size=${3:-1G}
 
 "$top/contrib/install-deps.sh"
 cd "$top"
-[ -x configure ] || autoreconf -fi >/dev/null
+[ -x configure ] || autoreconf -fi >/dev/null 2>&1
 [ -f Makefile ] || ./configure -q
 make -j"$(nproc)" >/dev/null
 mkdir -p "$mnt"
@@ -22,5 +22,5 @@ cat <<MSG
 rqdisk is running: $image is the disk $mnt/disk ($(stat -c %s "$mnt/disk") bytes).
   loop-attach it:  losetup -f --show $mnt/disk
   make a file system on it:  mkfs.ext4 \$(losetup -j $mnt/disk -O NAME -n)
-  take it down:    losetup -D; fusermount3 -u $mnt
+  take it down:    losetup -j $mnt/disk -O NAME -n | xargs -r losetup -d; fusermount3 -u $mnt
 MSG
