@@ -28,6 +28,8 @@ typedef bool(merge_bvec_fn)(struct request_queue *q, const struct request *rq,
 LIST_HEAD(rq_hash_head, request);
 TAILQ_HEAD(rq_list, request);
 
+struct blk_trace;
+
 struct request_queue {
 	pthread_mutex_t *queue_lock;
 	pthread_mutex_t __queue_lock; /* used when the creator passes none */
@@ -61,6 +63,7 @@ struct request_queue {
 	uint64_t dispatch_at; /* an elevator's wake-up time, 0 for none */
 	bool dying;
 
+	struct blk_trace *blk_trace; /* NULL: not tracing (blktrace.h) */
 	struct disk_stats stats;
 	unsigned long bounced; /* bios copied through a bounce buffer */
 	unsigned long split;   /* bios split to fit the limits */

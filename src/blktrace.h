@@ -1,0 +1,54 @@
+/*
+ * blktrace.h - the queue traced in blktrace's binary format (struct
+ * blk_io_trace, version 7, native endian), one file NAME.blktrace.0, so that
+ * blkparse -i NAME, btt and iowatcher read it unchanged.
+ */
+#ifndef RQDISK_BLKTRACE_H
+#define RQDISK_BLKTRACE_H
+
+#include <linux/blktrace_api.h>
+
+#include "blkdev.h"
+
+struct blk_trace;
+
+/*
+ * Start tracing q into NAME.blktrace.0 (created or truncated).  Queue lock
+ * not held.  Returns 0, or -errno with a one-line reason in why.
+ */
+int blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen);
+
+/* Stop tracing q: everything recorded is on the file when this returns. */
+void blk_trace_remove(struct request_queue *q);
+
+/*
+ * The hooks, queue lock held; they cost one test when tracing is off.
+ * what is a BLK_TA_* action; the category bits (read/write/flush/FUA/sync/
+ * discard) come from the bio or request itself.
+ */
+void __blk_add_trace_bio(struct request_queue *q, const struct bio *bio, uint32_t what);
+void __blk_add_trace_rq(struct request_queue *q, const struct request *rq, uint32_t what);
+void __blk_add_trace_split(struct request_queue *q, const struct bio *bio, sector_t at);
+
+static inline void blk_add_trace_bio(struct request_queue *q, const struct bio *bio,
+				     uint32_t what)
+{
+	if (q->blk_trace)
+		__blk_add_trace_bio(q, bio, what);
+}
+
+static inline void blk_add_trace_rq(struct request_queue *q, const struct request *rq,
+				    uint32_t what)
+{
+	if (q->blk_trace)
+		__blk_add_trace_rq(q, rq, what);
+}
+
+static inline void blk_add_trace_split(struct request_queue *q, const struct bio *bio,
+				       sector_t at)
+{
+	if (q->blk_trace)
+		__blk_add_trace_split(q, bio, at);
+}
+
+#endif
