@@ -1,0 +1,47 @@
+/* model_impl.h - what the hdd and ssd models share with the model front end. */
+#ifndef RQDISK_MODEL_IMPL_H
+#define RQDISK_MODEL_IMPL_H
+
+#include "model.h"
+
+#define NSEC_PER_MSEC 1000000.0
+#define NSEC_PER_USEC 1000.0
+
+/* One tunable of a model: its key, what it means, and where its value lives. */
+struct model_key {
+	const char *name;
+	const char *unit;
+	double min, max; /* the value must lie in [min, max] */
+	size_t offset;   /* of the double in the model's parameter struct */
+};
+
+struct model_type {
+	const char *name;
+	const struct model_key *keys;
+	size_t params_size;
+	const void *defaults;
+	/* Apply a named preset ("preset=NAME"); -EINVAL if there is none by that name. */
+	int (*preset)(void *params, const char *name);
+	/* Check the parameters together and build the device; NULL with why on error. */
+	struct disk_model *(*create)(const void *params, sector_t capacity, char *why,
+				     size_t whylen);
+};
+
+/* Every model starts with this. */
+struct disk_model {
+	const struct model_type *type;
+	unsigned int depth;
+	void (*destroy)(struct disk_model *m);
+	uint64_t (*service)(struct disk_model *m, const struct model_io *io, uint64_t now);
+	const void *params; /* the model's parameter struct, for describe */
+};
+
+extern const struct model_type hdd_model_type;
+extern const struct model_type ssd_model_type;
+
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+#endif
