@@ -130,6 +130,10 @@ struct request {
 	LIST_ENTRY(request) hash_start;
 	LIST_ENTRY(request) hash_end;
 	TAILQ_ENTRY(request) holdlist;
+
+	/* Core-managed: the range first handed to the driver, which a completion covers. */
+	sector_t issue_sector;
+	unsigned int issue_nr_sectors;
 };
 
 #define rq_for_each_bio(_bio, rq) \

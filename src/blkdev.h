@@ -64,6 +64,7 @@ struct request_queue {
 	bool dying;
 
 	struct blk_trace *blk_trace; /* NULL: not tracing (blktrace.h) */
+	char *blk_trace_name;        /* where the control tree's next trace goes, or NULL */
 	struct disk_stats stats;
 	unsigned long bounced; /* bios copied through a bounce buffer */
 	unsigned long split;   /* bios split to fit the limits */

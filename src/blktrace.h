@@ -13,18 +13,33 @@
 struct blk_trace;
 
 /*
- * Start tracing q into NAME.blktrace.0 (created or truncated).  Queue lock
- * not held.  Returns 0, or -errno with a one-line reason in why.
+ * Start tracing q into NAME.blktrace.0 (created or truncated); record
+ * times count from now on q->clock.  Returns 0, or -errno with a one-line
+ * reason in why (-EBUSY when q is already traced).  blk_trace_setup takes
+ * the queue lock, __blk_trace_setup expects it held.
  */
 int blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen);
+int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen);
 
-/* Stop tracing q: everything recorded is on the file when this returns. */
-void blk_trace_remove(struct request_queue *q);
+/*
+ * Stop tracing q: everything recorded is on the file when this returns.
+ * Returns 0, or -errno when the file could not be written whole.  Nothing
+ * to stop is not an error.  The __ form expects the queue lock held.
+ */
+int blk_trace_remove(struct request_queue *q);
+int __blk_trace_remove(struct request_queue *q);
+
+/* Remember NAME as q->blk_trace_name, where the next trace goes (the control tree's). */
+int blk_trace_set_name(struct request_queue *q, const char *name);
 
 /*
  * The hooks, queue lock held; they cost one test when tracing is off.
  * what is a BLK_TA_* action; the category bits (read/write/flush/FUA/sync/
- * discard) come from the bio or request itself.
+ * discard) come from the bio or request itself.  A request's record has its
+ * position now, a completion (BLK_TA_COMPLETE) the whole range it was issued
+ * with and its error; a split's, the first part with the sector where the
+ * rest starts.  Records name device 240,0, cpu 0; the first record of a pid
+ * follows a BLK_TN_PROCESS note with its name.
  */
 void __blk_add_trace_bio(struct request_queue *q, const struct bio *bio, uint32_t what);
 void __blk_add_trace_rq(struct request_queue *q, const struct request *rq, uint32_t what);

@@ -16,7 +16,8 @@ struct bt_event {
 	uint64_t time;     /* ns since the trace started */
 	uint64_t sector;
 	uint32_t bytes;
-	uint32_t action;   /* BLK_TA_* with the BLK_TC_ACT() category bits */
+	uint32_t action;   /* BLK_TA_* with the BLK_TC_ACT() category bits; never __BLK_TA_CGROUP:
+			    * the reader takes the cgroup id off the pdu */
 	uint32_t pid;
 	uint32_t sequence;
 	uint32_t cpu;
@@ -31,10 +32,12 @@ struct bt_trace {
 };
 
 /*
- * Load the trace NAME: the files NAME.blktrace.0, .1, ... that exist, or
- * NAME itself when it is one file.  Returns 0, or -errno with a one-line
- * reason in why (no such trace, bad magic, unknown version, truncated
- * record: each names the file and the offset).
+ * Load the trace NAME: the files NAME.blktrace.N that exist (every N, gaps
+ * allowed), or NAME itself when there are none.  Each file may be in
+ * either byte order.  Returns 0, or -errno with a one-line reason in why
+ * (no such trace, bad magic, unknown version, truncated record: a record's
+ * reason names the file and the record's byte offset).  An empty file is a
+ * trace of no records.
  */
 int bt_trace_load(const char *name, struct bt_trace *t, char *why, size_t whylen);
 void bt_trace_free(struct bt_trace *t);

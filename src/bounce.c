@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blkdev.h"
+#include "blktrace.h"
 
 /*
  * As O_DIRECT wants it: each segment's address on the dma alignment and,
@@ -77,5 +78,6 @@ struct bio *blk_bounce_range(struct request_queue *q, struct bio *bio, size_t of
 	clone->bi_vcnt = 1;
 	clone->bi_end_io = bounce_end_io;
 	q->bounced++;
+	blk_add_trace_bio(q, clone, BLK_TA_BOUNCE);
 	return clone;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "blktrace.h"
 #include "control.h"
 
 #define CTL_FILE_SIZE 4096 /* what sysfs reports for every attribute */
@@ -38,6 +39,9 @@ enum ctl_ino {
 	CTL_NOMERGES,
 	CTL_ROTATIONAL,
 	CTL_WRITE_CACHE,
+	CTL_TRACE,
+	CTL_TRACE_NAME,
+	CTL_TRACE_ENABLE,
 	CTL_INO_END,
 };
 
@@ -191,6 +195,40 @@ static int show_write_cache(struct rqdisk *d, char *buf, size_t len)
 	return snprintf(buf, len, "write back\n");
 }
 
+static int show_trace_name(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s\n", d->q->blk_trace_name ? d->q->blk_trace_name : "");
+}
+
+/* An absolute path (in the background the daemon runs in /), and not while tracing. */
+static int store_trace_name(struct rqdisk *d, const char *buf)
+{
+	if (buf[0] != '/')
+		return -EINVAL;
+	if (d->q->blk_trace)
+		return -EBUSY;
+	return blk_trace_set_name(d->q, buf);
+}
+
+static int show_trace_enable(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d\n", d->q->blk_trace != NULL);
+}
+
+/* 1 starts a trace to trace/name (the file truncated); 0 stops it, the file whole. */
+static int store_trace_enable(struct rqdisk *d, const char *buf)
+{
+	unsigned long v;
+
+	if (parse_ulong(buf, 0, 1, &v) || (v && !d->q->blk_trace_name))
+		return -EINVAL;
+	if (!v)
+		return __blk_trace_remove(d->q);
+	if (d->q->blk_trace)
+		return 0;
+	return __blk_trace_setup(d->q, d->q->blk_trace_name, NULL, 0);
+}
+
 static const struct ctl_node ctl_nodes[] = {
 	{ CTL_QUEUE, CTL_ROOT, "queue", NULL, NULL },
 	{ CTL_STAT, CTL_ROOT, "stat", show_stat, NULL },
@@ -211,6 +249,9 @@ static const struct ctl_node ctl_nodes[] = {
 	{ CTL_NOMERGES, CTL_QUEUE, "nomerges", show_nomerges, store_nomerges },
 	{ CTL_ROTATIONAL, CTL_QUEUE, "rotational", show_rotational, NULL },
 	{ CTL_WRITE_CACHE, CTL_QUEUE, "write_cache", show_write_cache, NULL },
+	{ CTL_TRACE, CTL_ROOT, "trace", NULL, NULL },
+	{ CTL_TRACE_NAME, CTL_TRACE, "name", show_trace_name, store_trace_name },
+	{ CTL_TRACE_ENABLE, CTL_TRACE, "enable", show_trace_enable, store_trace_enable },
 };
 
 #define NR_CTL_NODES (sizeof(ctl_nodes) / sizeof(ctl_nodes[0]))
@@ -397,6 +438,7 @@ static size_t ctl_dirent(fuse_req_t req, char *buf, size_t room, const char *nam
 static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *buf, size_t size,
 		       off_t off)
 {
+	const struct ctl_node *node = ctl_node(ino);
 	const struct elv_tunable *t = NULL;
 	size_t used = 0, n;
 	off_t i = 0;
@@ -413,7 +455,7 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 		}                                                                       \
 	} while (0)
 	EMIT(".", ino, true);
-	EMIT("..", ino == CTL_ROOT ? CTL_ROOT : ino == CTL_QUEUE ? CTL_ROOT : CTL_QUEUE, true);
+	EMIT("..", node ? node->parent : CTL_ROOT, true);
 	if (ino == CTL_ROOT)
 		EMIT(RQDISK_DISK_NAME, CTL_DISK, false);
 	for (size_t k = 0; k < NR_CTL_NODES; k++)
@@ -427,10 +469,11 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 
 void ctl_readdir(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, size_t size, off_t off)
 {
+	const struct ctl_node *node = ctl_node(ino);
 	char *buf;
 	size_t used;
 
-	if (ino != CTL_ROOT && ino != CTL_QUEUE && ino != CTL_IOSCHED) {
+	if (ino != CTL_ROOT && !(node && !node->show)) {
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}

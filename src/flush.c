@@ -8,10 +8,12 @@
 #include <errno.h>
 
 #include "blkdev.h"
+#include "blktrace.h"
 
 /* Where a request of the active epoch waits for the driver. */
 static void blk_activate(struct request_queue *q, struct request *rq)
 {
+	blk_add_trace_rq(q, rq, BLK_TA_INSERT);
 	q->epoch_count++;
 	if (!(rq->rq_flags & RQF_BARRIER) && q->elevator) {
 		elv_insert(q, rq);
@@ -76,6 +78,7 @@ int blk_barrier_begin(struct request_queue *q, struct bio *bio)
 		flush->cmd_flags = REQ_PREFLUSH;
 		flush->rq_flags = RQF_BARRIER;
 		flush->pid = bio->bi_pid;
+		blk_add_trace_rq(q, flush, BLK_TA_GETRQ);
 		blk_epoch_add(q, flush);
 		bio->bi_flags |= REQ_FUA;
 	}

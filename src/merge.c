@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "blkdev.h"
+#include "blktrace.h"
 
 /*
  * Segments are built greedily, the same way when counting, splitting and
@@ -200,6 +201,7 @@ static bool bio_attempt_back_merge(struct request_queue *q, struct request *rq, 
 {
 	if (!ll_back_merge_fn(q, rq, bio))
 		return false;
+	blk_add_trace_bio(q, bio, BLK_TA_BACKMERGE);
 	rq->biotail->bi_next = bio;
 	rq->biotail = bio;
 	bio->bi_next = NULL;
@@ -211,6 +213,7 @@ static bool bio_attempt_front_merge(struct request_queue *q, struct request *rq,
 {
 	if (!ll_front_merge_fn(q, rq, bio))
 		return false;
+	blk_add_trace_bio(q, bio, BLK_TA_FRONTMERGE);
 	bio->bi_next = rq->bio;
 	rq->bio = bio;
 	rq->sector = rq->hard_sector = bio->bi_sector;
@@ -345,6 +348,8 @@ void blk_submit_split(struct request_queue *q, struct bio *bio,
 			bio->bi_error = bio->bi_error ? bio->bi_error : -ENOMEM;
 			break;
 		}
+		if (n && offset + n < bio->bi_size)
+			blk_add_trace_split(q, piece, bio_end_sector(piece));
 		if (n)
 			make_request(q, piece);
 		else

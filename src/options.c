@@ -19,6 +19,7 @@ enum {
 	OPT_DIRECT,
 	OPT_CREATE,
 	OPT_ALLOW_OTHER,
+	OPT_TRACE,
 };
 
 static const struct option long_options[] = {
@@ -34,6 +35,7 @@ static const struct option long_options[] = {
 	{ "read-only", no_argument, NULL, 'r' },
 	{ "create", required_argument, NULL, OPT_CREATE },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
+	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -60,6 +62,7 @@ static void usage(FILE *f)
 		"  -r, --read-only              refuse writes\n"
 		"      --create SIZE            create IMAGE of SIZE (K, M, G, T) if missing\n"
 		"      --allow-other            let other users open the disk\n"
+		"      --trace NAME             blktrace the queue to NAME.blktrace.0\n"
 		"  -f, --foreground             stay in the foreground\n"
 		"  -h, --help                   show this help\n"
 		"  -V, --version                show the version\n");
@@ -161,6 +164,13 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		return 0;
 	case 'f':
 		o->foreground = true;
+		return 0;
+	case OPT_TRACE:
+		if (!*arg) {
+			fprintf(stderr, "rqdisk: --trace: the NAME is empty\n");
+			return -EINVAL;
+		}
+		o->trace = arg;
 		return 0;
 	case OPT_CREATE:
 		if (parse_size(arg, &o->create_size) || !o->create_size) {

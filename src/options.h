@@ -17,6 +17,7 @@ struct rqdisk_options {
 	bool allow_other;
 	bool foreground;
 	uint64_t create_size; /* 0: the image must exist */
+	const char *trace;    /* NULL, or blktrace to NAME.blktrace.0 from the start */
 };
 
 enum parse_result { PARSE_OK, PARSE_EXIT_OK, PARSE_ERROR };

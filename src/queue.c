@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blkdev.h"
+#include "blktrace.h"
 
 #define BLK_UNPLUG_THRESH 4 /* a plugged queue this deep runs anyway, as 2.6 did */
 
@@ -35,6 +36,8 @@ void blk_cleanup_queue(struct request_queue *q)
 {
 	if (!q)
 		return;
+	blk_trace_remove(q);
+	free(q->blk_trace_name);
 	if (q->elevator)
 		elevator_exit(q->elevator);
 	if (q->next_elevator)
@@ -134,6 +137,8 @@ void __submit_bio(struct request_queue *q, struct bio *bio)
 	bio->bi_error = 0;
 	bio->bi_state = 0;
 	bio->bi_remaining = 1;
+	if (!err)
+		blk_add_trace_bio(q, bio, BLK_TA_QUEUE); /* as submitted: before any split or bounce */
 	if (!err && barrier)
 		err = blk_barrier_begin(q, bio);
 	if (err) {
@@ -161,6 +166,11 @@ static void blk_start_request(struct request_queue *q, struct request *rq, uint6
 {
 	rq->rq_flags |= RQF_STARTED;
 	rq->io_start_time_ns = now;
+	if (!rq->issue_nr_sectors) { /* not again after a requeue: a part may have ended */
+		rq->issue_sector = blk_rq_pos(rq);
+		rq->issue_nr_sectors = blk_rq_sectors(rq);
+	}
+	blk_add_trace_rq(q, rq, BLK_TA_ISSUE);
 	q->in_flight++;
 	blk_account_io_start(&q->stats, rq, now);
 	blk_rq_init_walk(rq);
@@ -196,6 +206,7 @@ struct request *blk_fetch_request(struct request_queue *q)
 /* The driver could not take rq after all: it goes first again. */
 void blk_requeue_request(struct request_queue *q, struct request *rq)
 {
+	blk_add_trace_rq(q, rq, BLK_TA_REQUEUE);
 	rq->rq_flags &= ~RQF_STARTED;
 	q->in_flight--;
 	q->stats.in_flight[rq_data_dir(rq)]--;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "blkdev.h"
+#include "blktrace.h"
 
 static bool bio_is_barrier(const struct bio *bio)
 {
@@ -20,9 +21,11 @@ struct request *blk_alloc_request(struct request_queue *q, struct bio *bio)
 	rq->cmd_op = REQ_OP_FLUSH;
 	rq->epoch = q->submit_epoch;
 	rq->start_time_ns = blk_clock_now(q->clock);
-	if (bio)
-		blk_rq_bio_prep(rq, bio);
 	q->nr_queued++;
+	if (bio) {
+		blk_rq_bio_prep(rq, bio);
+		blk_add_trace_rq(q, rq, BLK_TA_GETRQ); /* a core-made flush's comes once it is set up */
+	}
 	return rq;
 }
 
@@ -147,6 +150,7 @@ void end_that_request_last(struct request *rq)
 	uint64_t now = blk_clock_now(q->clock);
 
 	assert(!rq->bio);
+	blk_add_trace_rq(q, rq, BLK_TA_COMPLETE);
 	if (rq->rq_flags & RQF_STARTED) {
 		q->in_flight--;
 		blk_account_io_done(&q->stats, rq, now);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blktrace.h"
 #include "driver_uring.h"
 #include "frontend.h"
 #include "options.h"
@@ -180,6 +182,50 @@ static int setup_queue(struct rqdisk_state *s)
 	return 0;
 }
 
+/* NAME from the working directory at start: the daemon leaves it for /. */
+static char *absolute_path(const char *name)
+{
+	char cwd[PATH_MAX], *path;
+
+	if (name[0] == '/')
+		return strdup(name);
+	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&path, "%s/%s", cwd, name) < 0)
+		return NULL;
+	return path;
+}
+
+/* --trace: from before the first I/O; trace/name shows the NAME. */
+static int setup_trace(struct rqdisk_state *s)
+{
+	char why[PATH_MAX + 64];
+	char *name;
+	int ret;
+
+	if (!s->opt.trace)
+		return 0;
+	name = absolute_path(s->opt.trace);
+	if (!name || blk_trace_set_name(s->disk.q, name)) {
+		die_msg("trace %s: %s", s->opt.trace, strerror(errno));
+		free(name);
+		return -1;
+	}
+	ret = blk_trace_setup(s->disk.q, name, why, sizeof(why));
+	free(name);
+	if (ret)
+		die_msg("%s", why);
+	return ret ? -1 : 0;
+}
+
+/* The trace file, if any, whole on disk. */
+static int finish_trace(struct rqdisk_state *s)
+{
+	int ret = blk_trace_remove(s->disk.q);
+
+	if (ret)
+		die_msg("trace %s.blktrace.0: %s", s->disk.q->blk_trace_name, strerror(-ret));
+	return ret ? -1 : 0;
+}
+
 static int setup_fuse(struct rqdisk_state *s)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -285,6 +331,7 @@ static int drain_and_sync(struct rqdisk_state *s)
 {
 	struct timespec tick = { 0, 1000000 };
 	bool idle = false;
+	int ret;
 
 	while (!idle) {
 		blk_queue_lock(s->disk.q);
@@ -294,11 +341,12 @@ static int drain_and_sync(struct rqdisk_state *s)
 			nanosleep(&tick, NULL);
 	}
 	uring_driver_stop(s->driver);
+	ret = finish_trace(s);
 	if (!s->opt.read_only && fdatasync(s->fd)) {
 		die_msg("image %s: fdatasync: %s", s->opt.image, strerror(errno));
 		return -1;
 	}
-	return 0;
+	return ret;
 }
 
 static int start(struct rqdisk_state *s)
@@ -307,7 +355,7 @@ static int start(struct rqdisk_state *s)
 		return -1;
 	if (!s->opt.foreground && daemonize_start(s))
 		return -1;
-	if (open_image(s) || setup_queue(s) || setup_fuse(s))
+	if (open_image(s) || setup_queue(s) || setup_trace(s) || setup_fuse(s))
 		return -1;
 	/* our own loop-attached disk must not wait on our memory reclaim */
 	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))

@@ -1,0 +1,315 @@
+/*
+ * blktrace.c - the queue traced in blktrace's binary format: one struct
+ * blk_io_trace per event, in host byte order, buffered into NAME.blktrace.0
+ * as if every event happened on cpu 0, so that blkparse -i NAME, btt and
+ * iowatcher read it unchanged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blktrace.h"
+
+/*
+ * The device every record names: 240,0 in the kernel's dev_t layout
+ * (major << 20 | minor), which is how blkparse decodes it.  rqdisk's disk
+ * has no device number of its own; 240 is the first of the block majors
+ * devices.txt leaves for local use.  Not 253 or 254: btt takes those for
+ * device-mapper remappers and reports Q2C as "Q2Cdm" without D2C.
+ */
+#define BLK_TRACE_MINORBITS 20
+#define BLK_TRACE_DEV ((240u << BLK_TRACE_MINORBITS) | 0u)
+
+#define BLK_TRACE_BUFSIZE (1u << 16) /* records reach the file in 64 KiB writes */
+#define BLK_TRACE_COMM_LEN 16        /* the kernel's TASK_COMM_LEN: blkparse copies this much */
+#define BLK_TRACE_PIDS_MIN 64
+
+_Static_assert(sizeof(struct blk_io_trace) == 48, "blkparse reads 48-byte records");
+
+struct blk_trace {
+	FILE *out;
+	uint64_t start_ns; /* q->clock when tracing started: record times count from it */
+	uint32_t sequence; /* of the last event record */
+	int error;         /* the first write error, -errno; later records are dropped */
+	uint32_t *pids;    /* pids named so far, stored as pid + 1 (0 is a free slot) */
+	size_t pids_size;  /* a power of two */
+	size_t nr_pids;
+};
+
+static uint64_t blk_trace_now(struct request_queue *q)
+{
+	return blk_clock_now(q->clock) - q->blk_trace->start_ns;
+}
+
+static void blk_trace_write(struct blk_trace *bt, const void *buf, size_t len)
+{
+	if (bt->error)
+		return;
+	if (fwrite(buf, 1, len, bt->out) != len)
+		bt->error = errno ? -errno : -EIO;
+}
+
+static void blk_trace_emit(struct blk_trace *bt, const struct blk_io_trace *t, const void *pdu)
+{
+	blk_trace_write(bt, t, sizeof(*t));
+	if (t->pdu_len)
+		blk_trace_write(bt, pdu, t->pdu_len);
+}
+
+static size_t pid_slot(const struct blk_trace *bt, uint32_t key)
+{
+	size_t i = (key * 2654435761u) & (bt->pids_size - 1);
+
+	while (bt->pids[i] && bt->pids[i] != key)
+		i = (i + 1) & (bt->pids_size - 1);
+	return i;
+}
+
+/* Keep the table at most half full; a failed grow only costs names. */
+static bool pids_grow(struct blk_trace *bt)
+{
+	size_t old_size = bt->pids_size;
+	uint32_t *old = bt->pids;
+	size_t size = old_size ? old_size * 2 : BLK_TRACE_PIDS_MIN;
+	uint32_t *pids = calloc(size, sizeof(*pids));
+
+	if (!pids)
+		return false;
+	bt->pids = pids;
+	bt->pids_size = size;
+	for (size_t i = 0; i < old_size; i++)
+		if (old[i])
+			bt->pids[pid_slot(bt, old[i])] = old[i];
+	free(old);
+	return true;
+}
+
+/* True the first time pid is seen in this trace. */
+static bool pid_first_seen(struct blk_trace *bt, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid + 1;
+	size_t i;
+
+	if ((bt->nr_pids + 1) * 2 > bt->pids_size && !pids_grow(bt))
+		return false;
+	i = pid_slot(bt, key);
+	if (bt->pids[i])
+		return false;
+	bt->pids[i] = key;
+	bt->nr_pids++;
+	return true;
+}
+
+/* /proc/PID/comm without its newline, or "unknown" once the process is gone. */
+static void pid_comm(pid_t pid, char comm[BLK_TRACE_COMM_LEN])
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	memset(comm, 0, BLK_TRACE_COMM_LEN);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, comm, BLK_TRACE_COMM_LEN - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		strcpy(comm, "unknown");
+	else
+		comm[strcspn(comm, "\n")] = '\0';
+}
+
+/*
+ * The pid-to-name note blkparse needs before a pid's first record.  Like
+ * the kernel's, it takes no sequence number: blkparse handles notes as it
+ * reads them and checks the sequence of the other records only.
+ */
+static void blk_trace_note_process(struct request_queue *q, pid_t pid)
+{
+	struct blk_trace *bt = q->blk_trace;
+	char comm[BLK_TRACE_COMM_LEN];
+	struct blk_io_trace t = {
+		.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
+		.time = blk_trace_now(q),
+		.action = BLK_TN_PROCESS,
+		.pid = (uint32_t)pid,
+		.device = BLK_TRACE_DEV,
+		.pdu_len = BLK_TRACE_COMM_LEN,
+	};
+
+	pid_comm(pid, comm);
+	blk_trace_emit(bt, &t, comm);
+}
+
+/* The category bits of an I/O, as the kernel's blktrace sets them. */
+static uint32_t blk_trace_category(enum req_op op, unsigned int flags)
+{
+	uint32_t cat = op_is_write(op) ? BLK_TC_WRITE : BLK_TC_READ;
+
+	if (op == REQ_OP_FLUSH || (flags & (REQ_BARRIER | REQ_PREFLUSH)))
+		cat |= BLK_TC_FLUSH;
+	if (flags & REQ_FUA)
+		cat |= BLK_TC_FUA;
+	if (op == REQ_OP_READ || (flags & REQ_SYNC))
+		cat |= BLK_TC_SYNC;
+	if (op == REQ_OP_DISCARD || op == REQ_OP_WRITE_ZEROES)
+		cat |= BLK_TC_DISCARD;
+	return BLK_TC_ACT(cat);
+}
+
+/* What a record says of a bio or a request. */
+struct blk_trace_io {
+	sector_t sector;
+	unsigned int nr_sectors;
+	enum req_op op;
+	unsigned int flags;
+	pid_t pid;
+	int error; /* -errno */
+};
+
+static void blk_trace_add(struct request_queue *q, const struct blk_trace_io *io, uint32_t what,
+			  const void *pdu, uint16_t pdu_len)
+{
+	struct blk_trace *bt = q->blk_trace;
+	struct blk_io_trace t;
+
+	if (pid_first_seen(bt, io->pid))
+		blk_trace_note_process(q, io->pid);
+	t = (struct blk_io_trace){
+		.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
+		.sequence = ++bt->sequence,
+		.time = blk_trace_now(q),
+		.sector = io->sector,
+		.bytes = io->nr_sectors << SECTOR_SHIFT,
+		.action = what | blk_trace_category(io->op, io->flags),
+		.pid = (uint32_t)io->pid,
+		.device = BLK_TRACE_DEV,
+		/* the kernel's int error in 16 bits: -EIO reads 65531 */
+		.error = (uint16_t)io->error,
+		.pdu_len = pdu_len,
+	};
+	blk_trace_emit(bt, &t, pdu);
+}
+
+static struct blk_trace_io bio_trace_io(const struct bio *bio)
+{
+	return (struct blk_trace_io){ .sector = bio->bi_sector, .nr_sectors = bio_sectors(bio),
+				      .op = bio->bi_op, .flags = bio->bi_flags, .pid = bio->bi_pid };
+}
+
+void __blk_add_trace_bio(struct request_queue *q, const struct bio *bio, uint32_t what)
+{
+	struct blk_trace_io io = bio_trace_io(bio);
+
+	blk_trace_add(q, &io, what, NULL, 0);
+}
+
+/*
+ * Where the request is now, except a completion, which covers the whole
+ * range first issued (the completion position has moved over it by then).
+ */
+void __blk_add_trace_rq(struct request_queue *q, const struct request *rq, uint32_t what)
+{
+	struct blk_trace_io io = { .sector = blk_rq_pos(rq), .nr_sectors = blk_rq_sectors(rq),
+				   .op = rq->cmd_op, .flags = rq->cmd_flags, .pid = rq->pid };
+
+	if (what == BLK_TA_COMPLETE) {
+		io.sector = rq->issue_sector;
+		io.nr_sectors = rq->issue_nr_sectors;
+		io.error = rq->errors;
+	}
+	blk_trace_add(q, &io, what, NULL, 0);
+}
+
+/* bio is the first part; its pdu, big-endian as blkparse reads it, is where the rest starts. */
+void __blk_add_trace_split(struct request_queue *q, const struct bio *bio, sector_t at)
+{
+	struct blk_trace_io io = bio_trace_io(bio);
+	uint64_t pdu = htobe64(at);
+
+	blk_trace_add(q, &io, BLK_TA_SPLIT, &pdu, sizeof(pdu));
+}
+
+int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen)
+{
+	char path[PATH_MAX];
+	struct blk_trace *bt;
+
+	if (q->blk_trace) {
+		snprintf(why, whylen, "trace %s: already tracing", name);
+		return -EBUSY;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s.blktrace.0", name) >= sizeof(path)) {
+		snprintf(why, whylen, "trace %s: the name is too long", name);
+		return -ENAMETOOLONG;
+	}
+	bt = calloc(1, sizeof(*bt));
+	if (!bt) {
+		snprintf(why, whylen, "trace %s: out of memory", name);
+		return -ENOMEM;
+	}
+	bt->out = fopen(path, "we");
+	if (!bt->out) {
+		int err = -errno;
+
+		snprintf(why, whylen, "trace %s: %s", path, strerror(errno));
+		free(bt);
+		return err;
+	}
+	setvbuf(bt->out, NULL, _IOFBF, BLK_TRACE_BUFSIZE);
+	bt->start_ns = blk_clock_now(q->clock);
+	q->blk_trace = bt;
+	return 0;
+}
+
+int blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen)
+{
+	int ret;
+
+	blk_queue_lock(q);
+	ret = __blk_trace_setup(q, name, why, whylen);
+	blk_queue_unlock(q);
+	return ret;
+}
+
+int __blk_trace_remove(struct request_queue *q)
+{
+	struct blk_trace *bt = q->blk_trace;
+	int ret;
+
+	if (!bt)
+		return 0;
+	q->blk_trace = NULL;
+	ret = bt->error;
+	if (fclose(bt->out) && !ret)
+		ret = -errno;
+	free(bt->pids);
+	free(bt);
+	return ret;
+}
+
+int blk_trace_remove(struct request_queue *q)
+{
+	int ret;
+
+	blk_queue_lock(q);
+	ret = __blk_trace_remove(q);
+	blk_queue_unlock(q);
+	return ret;
+}
+
+int blk_trace_set_name(struct request_queue *q, const char *name)
+{
+	char *copy = strdup(name);
+
+	if (!copy)
+		return -ENOMEM;
+	free(q->blk_trace_name);
+	q->blk_trace_name = copy;
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* checkorder.c - rqdisk-checkorder: is the barrier order kept in a blktrace trace? */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkorder.h"
+
+#define PROG "rqdisk-checkorder"
+
+/* Exit statuses, as cmp(1) and fsck have them: a verdict, or no verdict at all. */
+enum {
+	EXIT_ORDER_KEPT = 0,
+	EXIT_ORDER_BROKEN = 1,
+	EXIT_TROUBLE = 2,
+};
+
+static const struct option long_options[] = {
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: " PROG " [OPTIONS] TRACE\n"
+		"Check that TRACE (blktrace's TRACE.blktrace.N files, or one file TRACE)\n"
+		"keeps the barrier order: every bio queued before a barrier completed\n"
+		"before the barrier was issued, and none queued after it was issued\n"
+		"before the barrier completed.\n"
+		"\n"
+		"  -q, --quiet     print nothing when the order was kept\n"
+		"  -h, --help      show this help\n"
+		"  -V, --version   show the version\n"
+		"\n"
+		"Exit status: 0 order kept, 1 order broken, 2 bad usage or unreadable trace.\n");
+}
+
+/* Bad usage, in one line like every other error. */
+static const char *usage_error(int *status, const char *what, const char *arg)
+{
+	fprintf(stderr, PROG ": %s%s%s; try '" PROG " --help'\n", what, arg ? " " : "",
+		arg ? arg : "");
+	*status = EXIT_TROUBLE;
+	return NULL;
+}
+
+/* The trace's name, or NULL when main should exit with *status. */
+static const char *parse_options(int argc, char **argv, bool *quiet, int *status)
+{
+	char shortopt[3] = "-?";
+	int opt;
+
+	opterr = 0; /* getopt's own message would be a second line */
+	while ((opt = getopt_long(argc, argv, "qhV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'q':
+			*quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			*status = EXIT_ORDER_KEPT;
+			return NULL;
+		case 'V':
+			printf(PROG " %s\n", PACKAGE_VERSION);
+			*status = EXIT_ORDER_KEPT;
+			return NULL;
+		default: /* a long option is the argument just taken, a short one in optopt */
+			shortopt[1] = (char)optopt;
+			return usage_error(status, "bad option",
+					   strncmp(argv[optind - 1], "--", 2) ? shortopt
+									      : argv[optind - 1]);
+		}
+	}
+	if (argc == optind)
+		return usage_error(status, "a TRACE is needed", NULL);
+	if (argc - optind > 1)
+		return usage_error(status, "only one TRACE at a time, not", argv[optind + 1]);
+	return argv[optind];
+}
+
+/* A verdict that did not reach standard output is no verdict. */
+static int verdict(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		perror(PROG ": standard output");
+		return EXIT_TROUBLE;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct order_report report;
+	struct bt_trace t;
+	bool quiet = false;
+	int status = EXIT_TROUBLE;
+	const char *name = parse_options(argc, argv, &quiet, &status);
+	char why[512];
+	int ret;
+
+	if (!name)
+		return status;
+	if (bt_trace_load(name, &t, why, sizeof(why))) {
+		fprintf(stderr, PROG ": %s\n", why);
+		return EXIT_TROUBLE;
+	}
+	ret = order_check(&t, &report);
+	bt_trace_free(&t);
+	if (ret < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", name, report.why);
+		return EXIT_TROUBLE;
+	}
+	if (ret) {
+		printf(PROG ": %s: order broken: %s\n", name, report.why);
+		return verdict(EXIT_ORDER_BROKEN);
+	}
+	if (!quiet) {
+		printf(PROG ": %s: %zu bios, %zu barriers, order kept", name, report.bios,
+		       report.barriers);
+		if (report.outstanding)
+			printf(" (%zu bios still outstanding at the end)", report.outstanding);
+		putchar('\n');
+	}
+	return verdict(EXIT_ORDER_KEPT);
+}
