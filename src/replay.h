@@ -1,0 +1,79 @@
+/*
+ * replay.h - a trace run through the queue, an elevator and a timing model
+ * on a virtual clock: the same input gives the same numbers on every run.
+ */
+#ifndef RQDISK_REPLAY_H
+#define RQDISK_REPLAY_H
+
+#include <stdio.h>
+
+#include "blkdev.h"
+
+/* One I/O of the trace, as its submitter issued it. */
+struct replay_io {
+	uint64_t time; /* ns from the start of the trace */
+	enum req_op op;
+	unsigned int flags; /* REQ_BARRIER, REQ_FUA, REQ_SYNC */
+	sector_t sector;
+	unsigned int nr_sectors;
+	pid_t pid;
+};
+
+struct replay_trace {
+	struct replay_io *ios; /* in issue order */
+	size_t nr;
+	sector_t capacity; /* the end of the highest I/O: the disk is at least this big */
+	unsigned int max_bytes; /* the largest data I/O */
+};
+
+/*
+ * Load a trace: blktrace's binary format (NAME.blktrace.N or one file; its
+ * Q records) or a fio iolog, version 2 or 3.  0, or -errno with a one-line
+ * reason in why.
+ */
+int replay_load(const char *name, struct replay_trace *t, char *why, size_t whylen);
+int replay_load_iolog(FILE *f, const char *name, struct replay_trace *t, char *why,
+		      size_t whylen);
+void replay_trace_free(struct replay_trace *t);
+
+struct replay_config {
+	const char *elevator;
+	const char *model; /* a --model spec: "none", "hdd:...", "ssd:..." */
+	unsigned int depth; /* 0: issue at the trace's times; else keep this many out */
+	struct queue_limits limits;
+	sector_t capacity;  /* 0: the trace's */
+	void (*progress)(void *arg, size_t done, size_t total);
+	void *progress_arg;
+};
+
+/* Latencies of one direction, in ns, in completion order. */
+struct replay_lat {
+	uint64_t *ns;
+	size_t nr, alloc;
+};
+
+struct replay_result {
+	uint64_t requests; /* dispatched to the device */
+	uint64_t merges;
+	uint64_t bytes;    /* read and written */
+	uint64_t start_ns, end_ns; /* first submission, last completion */
+	uint64_t seek_sectors; /* head travel between consecutive data requests */
+	uint64_t barriers;
+	struct replay_lat lat[2]; /* reads, writes */
+};
+
+int replay_run(const struct replay_trace *t, const struct replay_config *cfg,
+	       struct replay_result *res, char *why, size_t whylen);
+void replay_result_free(struct replay_result *res);
+
+/* The summary of one direction's latencies, in ns. */
+struct lat_summary {
+	uint64_t mean, p50, p99, max;
+};
+
+int replay_lat_summary(const struct replay_lat *lat, struct lat_summary *s);
+void replay_print_header(FILE *f, bool csv);
+int replay_print_row(FILE *f, bool csv, const char *elevator, const struct replay_result *res);
+void replay_print_latencies(FILE *f, const char *elevator, const struct replay_result *res);
+
+#endif

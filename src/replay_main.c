@@ -1,0 +1,275 @@
+/* replay_main.c - rqdisk-replay: a trace through every elevator on a virtual clock. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "replay.h"
+
+#define MAX_ELEVATORS 64
+
+struct replay_options {
+	struct replay_config cfg;
+	const char *elevators;
+	const char *latencies;
+	const char *trace;
+	bool csv;
+	bool quiet;
+};
+
+enum { OPT_CSV = 256, OPT_LATENCIES, OPT_CAPACITY, OPT_NR_REQUESTS, OPT_MAX_SECTORS };
+
+static const struct option long_options[] = {
+	{ "elevator", required_argument, NULL, 'e' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "depth", required_argument, NULL, 'd' },
+	{ "capacity", required_argument, NULL, OPT_CAPACITY },
+	{ "nr-requests", required_argument, NULL, OPT_NR_REQUESTS },
+	{ "max-sectors", required_argument, NULL, OPT_MAX_SECTORS },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "latencies", required_argument, NULL, OPT_LATENCIES },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rqdisk-replay [OPTIONS] TRACE\n"
+		"Replay TRACE (blktrace's NAME.blktrace.N files, or a fio iolog v2/v3)\n"
+		"through the request queue, each elevator and a device model, on a\n"
+		"virtual clock; print one row of numbers per elevator.\n"
+		"\n"
+		"  -e, --elevator LIST     elevators, comma-separated, or all (default)\n"
+		"  -m, --model SPEC        none, hdd[:KEY=VALUE,...] or ssd[:...] (default hdd)\n"
+		"  -d, --depth N           keep N I/Os outstanding instead of the trace's times\n"
+		"      --capacity SIZE     disk size (K, M, G, T; default: the trace's extent)\n"
+		"      --nr-requests N     requests the queue lets out at once (default 128)\n"
+		"      --max-sectors N     512-byte sectors per request (default 255)\n"
+		"      --csv               comma-separated values\n"
+		"      --latencies FILE    every I/O's latency: elevator,read|write,ms\n"
+		"  -q, --quiet             no progress line\n"
+		"  -h, --help              show this help\n"
+		"  -V, --version           show the version\n");
+}
+
+static int parse_number(const char *opt, const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 0);
+	if (*s == '-' || errno || end == s || *end || *out > max || !*out) {
+		fprintf(stderr, "rqdisk-replay: %s: '%s' is not a number from 1 to %lu\n", opt, s,
+			max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_capacity(const char *s, sector_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'T': shift += 10; /* fall through */
+	case 'G': shift += 10; /* fall through */
+	case 'M': shift += 10; /* fall through */
+	case 'K': shift += 10; end++; break;
+	default: break;
+	}
+	if (*s == '-' || errno || end == s || *end || !v || (v << shift >> shift) != v ||
+	    ((v << shift) % SECTOR_SIZE)) {
+		fprintf(stderr, "rqdisk-replay: --capacity: '%s' is not a size in whole sectors\n",
+			s);
+		return -EINVAL;
+	}
+	*out = (v << shift) >> SECTOR_SHIFT;
+	return 0;
+}
+
+static int parse_one(int opt, const char *arg, struct replay_options *o)
+{
+	unsigned long v;
+	int ret = 0;
+
+	switch (opt) {
+	case 'e': o->elevators = arg; break;
+	case 'm': o->cfg.model = arg; break;
+	case 'q': o->quiet = true; break;
+	case OPT_CSV: o->csv = true; break;
+	case OPT_LATENCIES: o->latencies = arg; break;
+	case OPT_CAPACITY: ret = parse_capacity(arg, &o->cfg.capacity); break;
+	case 'd':
+		ret = parse_number("--depth", arg, 65536, &v);
+		o->cfg.depth = (unsigned int)v;
+		break;
+	case OPT_NR_REQUESTS:
+		ret = parse_number("--nr-requests", arg, 65536, &v);
+		o->cfg.limits.nr_requests = (unsigned int)v;
+		break;
+	default: /* OPT_MAX_SECTORS */
+		ret = parse_number("--max-sectors", arg, UINT_MAX >> 1, &v);
+		o->cfg.limits.max_sectors = (unsigned int)v;
+		if (o->cfg.limits.max_hw_sectors < o->cfg.limits.max_sectors)
+			o->cfg.limits.max_hw_sectors = o->cfg.limits.max_sectors;
+		break;
+	}
+	return ret;
+}
+
+/* 0: go on; 1: exit 0 (help, version); -1: exit 2. */
+static int parse_options(int argc, char **argv, struct replay_options *o)
+{
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->elevators = "all";
+	o->cfg.model = "hdd";
+	blk_set_default_limits(&o->cfg.limits);
+	while ((opt = getopt_long(argc, argv, "e:m:d:qhV", long_options, NULL)) != -1) {
+		if (opt == 'h' || opt == 'V') {
+			if (opt == 'h')
+				usage(stdout);
+			else
+				printf("rqdisk-replay %s\n", PACKAGE_VERSION);
+			return 1;
+		}
+		if (opt == '?') {
+			fprintf(stderr, "Try 'rqdisk-replay --help' for more information.\n");
+			return -1;
+		}
+		if (parse_one(opt, optarg, o))
+			return -1;
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "rqdisk-replay: %s (see rqdisk-replay --help)\n",
+			argc == optind ? "a TRACE is needed" : "only one TRACE at a time");
+		return -1;
+	}
+	o->trace = argv[optind];
+	return 0;
+}
+
+/* "all", or the names given, each one checked before anything runs. */
+static int elevator_list(const char *spec, char *buf, size_t len, const char **names)
+{
+	char why[512];
+	size_t n = 0;
+
+	if (!strcmp(spec, "all")) {
+		for (const char *const *e = elevator_names(); *e && n < MAX_ELEVATORS; e++)
+			names[n++] = *e;
+		names[n] = NULL;
+		return 0;
+	}
+	snprintf(buf, len, "%s", spec);
+	for (char *save, *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_ELEVATORS || (strcmp(e, "none") && !elevator_get(e, why, sizeof(why)))) {
+			fprintf(stderr, "rqdisk-replay: %s\n",
+				n == MAX_ELEVATORS ? "too many elevators" : why);
+			return -EINVAL;
+		}
+		names[n++] = e;
+	}
+	names[n] = NULL;
+	return n ? 0 : -EINVAL;
+}
+
+static void show_progress(void *arg, size_t done, size_t total)
+{
+	fprintf(stderr, "\rrqdisk-replay: %s %3zu%%", (const char *)arg, done * 100 / total);
+}
+
+/* The model checked once, up front, and described in the table's heading. */
+static int check_model(const struct replay_options *o, const struct replay_trace *t)
+{
+	sector_t capacity = o->cfg.capacity ? o->cfg.capacity : t->capacity;
+	struct disk_model *m;
+	char why[256], desc[512] = "none";
+
+	if (disk_model_new(o->cfg.model, capacity, &m, why, sizeof(why))) {
+		fprintf(stderr, "rqdisk-replay: --model: %s\n", why);
+		return -EINVAL;
+	}
+	if (m)
+		disk_model_describe(m, desc, sizeof(desc));
+	disk_model_free(m);
+	if (o->cfg.capacity && o->cfg.capacity < t->capacity) {
+		fprintf(stderr, "rqdisk-replay: --capacity is below the trace's extent (%llu sectors)\n",
+			(unsigned long long)t->capacity);
+		return -EINVAL;
+	}
+	if (!o->csv)
+		printf("# %s: %zu I/Os, %s; model %s\n", o->trace, t->nr,
+		       o->cfg.depth ? "fixed depth" : "issued at the trace's times", desc);
+	return 0;
+}
+
+static int replay_one(struct replay_options *o, const struct replay_trace *t, const char *elv,
+		      FILE *lat)
+{
+	struct replay_result res;
+	char why[256];
+	int ret;
+
+	o->cfg.elevator = elv;
+	o->cfg.progress = o->quiet || !isatty(STDERR_FILENO) ? NULL : show_progress;
+	o->cfg.progress_arg = (void *)(uintptr_t)elv;
+	ret = replay_run(t, &o->cfg, &res, why, sizeof(why));
+	if (o->cfg.progress)
+		fprintf(stderr, "\r%40s\r", "");
+	if (ret) {
+		fprintf(stderr, "rqdisk-replay: %s: %s\n", o->trace, why);
+		return ret;
+	}
+	if (lat)
+		replay_print_latencies(lat, elv, &res);
+	ret = replay_print_row(stdout, o->csv, elv, &res);
+	replay_result_free(&res);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct replay_options o;
+	const char *names[MAX_ELEVATORS + 1];
+	char buf[1024], why[512];
+	struct replay_trace t;
+	FILE *lat = NULL;
+	int ret = parse_options(argc, argv, &o);
+
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (elevator_list(o.elevators, buf, sizeof(buf), names))
+		return 2;
+	if (replay_load(o.trace, &t, why, sizeof(why))) {
+		fprintf(stderr, "rqdisk-replay: %s\n", why);
+		return 2;
+	}
+	if (check_model(&o, &t) || (o.latencies && !(lat = fopen(o.latencies, "w")))) {
+		if (o.latencies && !lat)
+			fprintf(stderr, "rqdisk-replay: %s: %s\n", o.latencies, strerror(errno));
+		replay_trace_free(&t);
+		return 2;
+	}
+	replay_print_header(stdout, o.csv);
+	for (size_t i = 0; names[i] && !ret; i++)
+		ret = replay_one(&o, &t, names[i], lat);
+	if (lat && fclose(lat) && !ret) {
+		fprintf(stderr, "rqdisk-replay: %s: %s\n", o.latencies, strerror(errno));
+		ret = -EIO;
+	}
+	replay_trace_free(&t);
+	return ret ? 1 : 0;
+}

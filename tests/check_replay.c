@@ -1,0 +1,284 @@
+/*
+ * check_replay.c - the replay engine: same input, same numbers; the textbook
+ * properties of the elevators at scale on the hdd model; iolog parsing.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_driver.h"
+#include "replay.h"
+
+#define MS 1000000ull
+#define SECTORS_1G (2ull * 1024 * 1024)
+#define READ_EXPIRE_MS 500 /* deadline's default */
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+static struct replay_trace *trace_new(size_t nr)
+{
+	struct replay_trace *t = calloc(1, sizeof(*t));
+
+	ck_assert_ptr_nonnull(t);
+	t->ios = calloc(nr, sizeof(*t->ios));
+	ck_assert_ptr_nonnull(t->ios);
+	t->nr = nr;
+	t->capacity = SECTORS_1G;
+	t->max_bytes = 4096;
+	return t;
+}
+
+static void trace_free(struct replay_trace *t)
+{
+	replay_trace_free(t);
+	free(t);
+}
+
+static void set_io(struct replay_io *io, enum req_op op, sector_t sector, unsigned int n)
+{
+	io->op = op;
+	io->sector = sector;
+	io->nr_sectors = n;
+	io->pid = 1;
+}
+
+/* Random 4 KiB reads (and writes, one in write_every) over 1 GiB. */
+static struct replay_trace *random_trace(size_t nr, unsigned int write_every)
+{
+	struct replay_trace *t = trace_new(nr);
+	uint64_t x = 1;
+
+	for (size_t i = 0; i < nr; i++) {
+		enum req_op op = write_every && i % write_every == 0 ? REQ_OP_WRITE : REQ_OP_READ;
+
+		set_io(&t->ios[i], op, lcg(&x) % (SECTORS_1G / 8) * 8, 8);
+	}
+	return t;
+}
+
+/* Most reads in the first 10 MiB, one in 33 at the far end: the starvation test. */
+static struct replay_trace *hot_and_far_trace(size_t nr)
+{
+	struct replay_trace *t = trace_new(nr);
+	uint64_t x = 3;
+
+	for (size_t i = 0; i < nr; i++) {
+		sector_t s = lcg(&x) % 2560 * 8;
+
+		if (i % 33 == 0)
+			s = SECTORS_1G - 8 - s;
+		set_io(&t->ios[i], REQ_OP_READ, s, 8);
+	}
+	return t;
+}
+
+static void run(const struct replay_trace *t, const char *elv, const char *model,
+		unsigned int depth, struct replay_result *res)
+{
+	struct replay_config cfg = { .elevator = elv, .model = model, .depth = depth };
+	char why[256] = "";
+
+	blk_set_default_limits(&cfg.limits);
+	ck_assert_msg(replay_run(t, &cfg, res, why, sizeof(why)) == 0, "%s: %s", elv, why);
+}
+
+static uint64_t max_ns(const struct replay_lat *lat)
+{
+	struct lat_summary s;
+
+	ck_assert_int_eq(replay_lat_summary(lat, &s), 0);
+	return s.max;
+}
+
+START_TEST(same_input_same_numbers)
+{
+	const char *elvs[] = { "none", "noop", "deadline", "as", "cfq", "sstf", "clook" };
+	struct replay_trace *t = random_trace(3000, 4);
+
+	for (size_t e = 0; e < sizeof(elvs) / sizeof(elvs[0]); e++) {
+		struct replay_result a, b;
+
+		run(t, elvs[e], "hdd", 16, &a);
+		run(t, elvs[e], "hdd", 16, &b);
+		ck_assert_uint_eq(a.requests, b.requests);
+		ck_assert_uint_eq(a.end_ns, b.end_ns);
+		ck_assert_uint_eq(a.seek_sectors, b.seek_sectors);
+		for (int d = 0; d < 2; d++) {
+			ck_assert_uint_eq(a.lat[d].nr, b.lat[d].nr);
+			ck_assert(!memcmp(a.lat[d].ns, b.lat[d].ns, a.lat[d].nr * sizeof(uint64_t)));
+		}
+		replay_result_free(&a);
+		replay_result_free(&b);
+	}
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(every_io_completes_once)
+{
+	struct replay_trace *t = random_trace(2000, 3);
+	struct replay_result res;
+
+	t->ios[100].op = REQ_OP_FLUSH;
+	t->ios[100].nr_sectors = 0;
+	t->ios[200].flags = REQ_BARRIER;
+	run(t, "deadline", "ssd", 8, &res);
+	/* two flushes are not data: 1998 reads and writes, each counted once */
+	ck_assert_uint_eq(res.lat[0].nr + res.lat[1].nr, 1999);
+	ck_assert_uint_eq(res.bytes, 1999 * 4096);
+	ck_assert_uint_eq(res.barriers, 2);
+	ck_assert_uint_le(res.requests + res.merges, 2000 + 2); /* a barrier write adds its preflush */
+	ck_assert_uint_ge(res.requests, 1000);
+	replay_result_free(&res);
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(open_loop_honours_issue_times)
+{
+	struct replay_trace *t = trace_new(3);
+	struct replay_result res;
+
+	for (int i = 0; i < 3; i++) {
+		set_io(&t->ios[i], REQ_OP_READ, (sector_t)i * 1000, 8);
+		t->ios[i].time = (uint64_t)i * 5 * MS;
+	}
+	run(t, "noop", "none", 0, &res);
+	ck_assert_uint_eq(res.end_ns - res.start_ns, 10 * MS);
+	ck_assert_uint_eq(max_ns(&res.lat[0]), 0);
+	replay_result_free(&res);
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(sstf_and_clook_seek_less_than_noop)
+{
+	struct replay_trace *t = random_trace(5000, 0);
+	struct replay_result noop, sstf, clook;
+
+	run(t, "noop", "hdd", 32, &noop);
+	run(t, "sstf", "hdd", 32, &sstf);
+	run(t, "clook", "hdd", 32, &clook);
+	/* sorting a queue of 32 cuts the travel several times over, and the time with it */
+	ck_assert_uint_lt(sstf.seek_sectors * 4, noop.seek_sectors);
+	ck_assert_uint_lt(clook.seek_sectors * 4, noop.seek_sectors);
+	ck_assert_uint_lt(sstf.end_ns, noop.end_ns);
+	ck_assert_uint_lt(clook.end_ns, noop.end_ns);
+	replay_result_free(&noop);
+	replay_result_free(&sstf);
+	replay_result_free(&clook);
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(deadline_bounds_what_sstf_starves)
+{
+	struct replay_trace *t = hot_and_far_trace(20000);
+	struct replay_result dl, sstf;
+
+	run(t, "deadline", "hdd", 32, &dl);
+	run(t, "sstf", "hdd", 32, &sstf);
+	/* an expired read waits at most a batch or two more */
+	ck_assert_uint_lt(max_ns(&dl.lat[0]), 2 * READ_EXPIRE_MS * MS);
+	/* far reads wait while near ones keep coming */
+	ck_assert_uint_gt(max_ns(&sstf.lat[0]), 4 * max_ns(&dl.lat[0]));
+	replay_result_free(&dl);
+	replay_result_free(&sstf);
+	trace_free(t);
+}
+END_TEST
+
+static int load_text(const char *text, struct replay_trace *t, char *why, size_t len)
+{
+	FILE *f = fmemopen((void *)(uintptr_t)text, strlen(text), "r");
+	int ret;
+
+	ck_assert_ptr_nonnull(f);
+	memset(t, 0, sizeof(*t));
+	ret = replay_load_iolog(f, "log", t, why, len);
+	fclose(f);
+	return ret;
+}
+
+START_TEST(iolog_v2_and_v3)
+{
+	struct replay_trace t;
+	char why[256] = "";
+
+	ck_assert_int_eq(load_text("fio version 2 iolog\n/f add\n/f open\n/f read 4096 8192\n"
+				   "/f wait 1500 0\n/f write 0 512\n/f sync 0 0\n/f trim 8192 4096\n"
+				   "/f close\n",
+				   &t, why, sizeof(why)), 0);
+	ck_assert_uint_eq(t.nr, 4);
+	ck_assert_int_eq(t.ios[0].op, REQ_OP_READ);
+	ck_assert_uint_eq(t.ios[0].sector, 8);
+	ck_assert_uint_eq(t.ios[0].nr_sectors, 16);
+	ck_assert_uint_eq(t.ios[0].time, 0);
+	ck_assert_int_eq(t.ios[1].op, REQ_OP_WRITE);
+	ck_assert_uint_eq(t.ios[1].time, 1500000);
+	ck_assert_int_eq(t.ios[2].op, REQ_OP_FLUSH);
+	ck_assert_int_eq(t.ios[3].op, REQ_OP_DISCARD);
+	ck_assert_uint_eq(t.capacity, 24);
+	ck_assert_uint_eq(t.max_bytes, 8192);
+	replay_trace_free(&t);
+
+	ck_assert_int_eq(load_text("fio version 3 iolog\n0 /f add\n250 /f read 0 4096\n"
+				   "1250 /f write 1048576 4096\n",
+				   &t, why, sizeof(why)), 0);
+	ck_assert_uint_eq(t.nr, 2);
+	ck_assert_uint_eq(t.ios[0].time, 250000);
+	ck_assert_uint_eq(t.ios[1].time, 1250000);
+	ck_assert_uint_eq(t.ios[1].sector, 2048);
+	replay_trace_free(&t);
+}
+END_TEST
+
+static void assert_bad_iolog(const char *text, const char *reason)
+{
+	struct replay_trace t;
+	char why[256] = "";
+
+	ck_assert_int_eq(load_text(text, &t, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, reason), "'%s' lacks '%s'", why, reason);
+	replay_trace_free(&t);
+}
+
+START_TEST(bad_iologs_name_the_line)
+{
+	assert_bad_iolog("fio version 1 iolog\n", "log: not a fio iolog of version 2 or 3");
+	assert_bad_iolog("fio version 2 iolog\n/f read 100 4096\n",
+			 "log:2: offset 100 length 4096 are not whole 512-byte sectors");
+	assert_bad_iolog("fio version 2 iolog\n/f add\n/f frob 0 4096\n",
+			 "log:3: unknown action 'frob'");
+	assert_bad_iolog("fio version 2 iolog\n/f read\n", "log:2: 'read' needs an offset");
+	assert_bad_iolog("fio version 3 iolog\n/f read 0 4096\n", "log:2: not an iolog v3 line");
+}
+END_TEST
+
+static Suite *replay_suite(void)
+{
+	Suite *s = suite_create("replay");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, same_input_same_numbers);
+	tcase_add_test(tc, every_io_completes_once);
+	tcase_add_test(tc, open_loop_honours_issue_times);
+	tcase_add_test(tc, sstf_and_clook_seek_less_than_noop);
+	tcase_add_test(tc, deadline_bounds_what_sstf_starves);
+	tcase_add_test(tc, iolog_v2_and_v3);
+	tcase_add_test(tc, bad_iologs_name_the_line);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return fake_run_suite(replay_suite());
+}

@@ -1,0 +1,110 @@
+#!/bin/bash
+# test-replay.sh - rqdisk-replay's command line on a fio iolog: byte-identical
+# output run after run, one row per elevator, the seek order of the textbook,
+# every latency written out, and bad input refused in one line.  No root.
+source "$(dirname "$0")/functions.sh"
+
+replay=$top_builddir/src/rqdisk-replay
+[ -x "$replay" ] || fail "$replay is not built"
+make_tmpdir tmp
+
+# A v3 iolog: NR random 4 KiB I/Os over 1 GiB, 7 in 10 reads, a sync every
+# 100, one every 2 ms.  awk's numbers are exact below 2^53: 16807 * 2^31 is.
+write_iolog()
+{
+	awk -v nr="$1" 'BEGIN {
+		x = 1
+		print "fio version 3 iolog"
+		print "0 /dev/disk add"
+		for (i = 1; i <= nr; i++) {
+			x = (x * 16807) % 2147483647
+			off = (x % 262144) * 4096
+			op = (x % 10 < 7) ? "read" : "write"
+			if (i % 100 == 0)
+				print i * 2000, "/dev/disk", "sync", 0, 0
+			else
+				print i * 2000, "/dev/disk", op, off, 4096
+		}
+	}' >"$tmp/job.iolog"
+}
+
+# expect_refusal TEXT ARGS...: exit 2 and one line on stderr holding TEXT.
+expect_refusal()
+{
+	local text=$1 status=0
+
+	shift
+	"$replay" "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
+	[ "$status" = 2 ] || fail "rqdisk-replay $*: status $status, not 2"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "rqdisk-replay $*: not one line: $(cat "$tmp/err")"
+	grep -qF -- "$text" "$tmp/err" || fail "rqdisk-replay $*: '$(cat "$tmp/err")' lacks '$text'"
+}
+
+# column CSV ELEVATOR NAME: one number of the CSV output.
+column()
+{
+	awk -F, -v e="$2" -v c="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == e { print $col[c] }' "$1"
+}
+
+write_iolog 3000
+nr_data=$(grep -cE ' (read|write) ' "$tmp/job.iolog")
+nr_sync=$(grep -c ' sync ' "$tmp/job.iolog")
+
+say "the same input gives the same bytes, table and CSV"
+"$replay" -q "$tmp/job.iolog" >"$tmp/a.txt"
+"$replay" -q "$tmp/job.iolog" >"$tmp/b.txt"
+cmp "$tmp/a.txt" "$tmp/b.txt" || fail "two runs of the table differ"
+"$replay" --csv --depth 16 --latencies "$tmp/lat-a" "$tmp/job.iolog" >"$tmp/a.csv"
+"$replay" --csv --depth 16 --latencies "$tmp/lat-b" "$tmp/job.iolog" >"$tmp/b.csv"
+cmp "$tmp/a.csv" "$tmp/b.csv" || fail "two runs of the CSV differ"
+cmp "$tmp/lat-a" "$tmp/lat-b" || fail "two runs' latencies differ"
+cat "$tmp/a.txt" "$tmp/a.csv"
+
+say "one row per elevator, every column filled"
+elevators="none noop deadline as cfq sstf clook"
+[ "$(head -1 "$tmp/a.csv")" = "elevator,requests,merges,MB/s,read_mean_ms,read_p50_ms,read_p99_ms,read_max_ms,write_mean_ms,write_p50_ms,write_p99_ms,write_max_ms,seek_sectors,barriers" ] ||
+	fail "CSV header: $(head -1 "$tmp/a.csv")"
+[ "$(tail -n +2 "$tmp/a.csv" | cut -d, -f1 | xargs)" = "$elevators" ] || fail "rows are not $elevators"
+awk -F, 'NF != 14 { exit 1 }' "$tmp/a.csv" || fail "a row without 14 columns"
+grep -q "^# .*job.iolog: 3000 I/Os, issued at the trace's times; model hdd .*rpm=7200" "$tmp/a.txt" ||
+	fail "the table's heading does not name the trace and the model"
+
+say "barriers counted, every read and write's latency written once per elevator"
+for e in $elevators; do
+	[ "$(column "$tmp/a.csv" "$e" barriers)" = "$nr_sync" ] || fail "$e: barriers are not $nr_sync"
+	[ "$(grep -c "^$e,\(read\|write\)," "$tmp/lat-a")" = "$nr_data" ] ||
+		fail "$e: not $nr_data latencies"
+done
+
+say "sstf and clook move the head less than noop"
+noop=$(column "$tmp/a.csv" noop seek_sectors)
+for e in sstf clook; do
+	seek=$(column "$tmp/a.csv" "$e" seek_sectors)
+	[ "$seek" -lt "$noop" ] || fail "$e seeks $seek sectors, noop $noop"
+done
+
+say "a chosen elevator list and model; CSV has no comment"
+"$replay" --csv -e deadline,sstf -m ssd:channels=4 "$tmp/job.iolog" >"$tmp/c.csv"
+[ "$(tail -n +2 "$tmp/c.csv" | cut -d, -f1 | xargs)" = "deadline sstf" ] || fail "-e deadline,sstf"
+grep -q '^#' "$tmp/c.csv" && fail "a comment in the CSV"
+
+say "bad input: one line, exit 2"
+expect_refusal "no-such.iolog" "$tmp/no-such.iolog"
+expect_refusal "model: 'tape' is not none, hdd or ssd" -m tape "$tmp/job.iolog"
+expect_refusal "model: hdd has no key 'heads'" -m hdd:heads=2 "$tmp/job.iolog"
+expect_refusal "unknown elevator 'bogus'" -e deadline,bogus "$tmp/job.iolog"
+expect_refusal "--depth: '0' is not a number" --depth 0 "$tmp/job.iolog"
+expect_refusal "--capacity is below the trace's extent" --capacity 1M "$tmp/job.iolog"
+expect_refusal "a TRACE is needed"
+printf 'fio version 3 iolog\n10 /dev/disk read 100 4096\n' >"$tmp/bad.iolog"
+expect_refusal "bad.iolog:2: offset 100 length 4096 are not whole 512-byte sectors" "$tmp/bad.iolog"
+
+say "--help and the man page name the same options"
+"$replay" --help >"$tmp/help"
+"$replay" --version | grep -q '^rqdisk-replay ' || fail "--version"
+for opt in $(grep -oE -- '--[a-z-]+' "$tmp/help" | sort -u); do
+	grep -qF -- "${opt//-/\\-}" "$top_srcdir/man/rqdisk-replay.1" ||
+		fail "$opt is in --help but not in rqdisk-replay(1)"
+done
