@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "options.h"
 #include "replay.h"
 
 #define MAX_ELEVATORS 64
@@ -73,28 +74,17 @@ static int parse_number(const char *opt, const char *s, unsigned long max, unsig
 	return 0;
 }
 
+/* rqdisk's own size syntax (options.c), in whole sectors. */
 static int parse_capacity(const char *s, sector_t *out)
 {
-	char *end;
-	unsigned long long v;
-	unsigned int shift = 0;
+	uint64_t bytes;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'T': shift += 10; /* fall through */
-	case 'G': shift += 10; /* fall through */
-	case 'M': shift += 10; /* fall through */
-	case 'K': shift += 10; end++; break;
-	default: break;
-	}
-	if (*s == '-' || errno || end == s || *end || !v || (v << shift >> shift) != v ||
-	    ((v << shift) % SECTOR_SIZE)) {
+	if (parse_size(s, &bytes) || !bytes || bytes % SECTOR_SIZE) {
 		fprintf(stderr, "rqdisk-replay: --capacity: '%s' is not a size in whole sectors\n",
 			s);
 		return -EINVAL;
 	}
-	*out = (v << shift) >> SECTOR_SHIFT;
+	*out = bytes >> SECTOR_SHIFT;
 	return 0;
 }
 
