@@ -65,7 +65,8 @@ check_known_io()
 		fail "no flush completion"
 	say "btt: one Q2C and one D2C per read and write"
 	blkparse -q -O -i "$1" -d "$1.bin" >/dev/null || fail "blkparse -d failed"
-	out=$(btt -i "$1.bin") || fail "btt -i $1.bin failed"
+	# btt leaves its per-device *_fp.dat files in the working directory
+	out=$(cd "$tmp" && btt -i "$1.bin") || fail "btt -i $1.bin failed"
 	echo "$out" | head -12
 	for a in Q2C D2C; do
 		n=$(awk -v a=$a '$1 == a { print $NF }' <<<"$out")
