@@ -39,6 +39,7 @@ enum ctl_ino {
 	CTL_NOMERGES,
 	CTL_ROTATIONAL,
 	CTL_WRITE_CACHE,
+	CTL_MODEL,
 	CTL_TRACE,
 	CTL_TRACE_NAME,
 	CTL_TRACE_ENABLE,
@@ -184,8 +185,17 @@ static int store_nomerges(struct rqdisk *d, const char *buf)
 
 static int show_rotational(struct rqdisk *d, char *buf, size_t len)
 {
-	(void)d;
-	return snprintf(buf, len, "0\n");
+	return snprintf(buf, len, "%d\n", d->model && disk_model_rotational(d->model));
+}
+
+/* Not in sysfs: the timing model and all its parameters, or none. */
+static int show_model(struct rqdisk *d, char *buf, size_t len)
+{
+	int n = d->model ? disk_model_describe(d->model, buf, len) : snprintf(buf, len, "none");
+
+	if (n < 0 || (size_t)n + 1 >= len)
+		return n;
+	return n + snprintf(buf + n, len - (size_t)n, "\n");
 }
 
 /* Writes are durable only after a flush: a volatile write cache. */
@@ -249,6 +259,7 @@ static const struct ctl_node ctl_nodes[] = {
 	{ CTL_NOMERGES, CTL_QUEUE, "nomerges", show_nomerges, store_nomerges },
 	{ CTL_ROTATIONAL, CTL_QUEUE, "rotational", show_rotational, NULL },
 	{ CTL_WRITE_CACHE, CTL_QUEUE, "write_cache", show_write_cache, NULL },
+	{ CTL_MODEL, CTL_QUEUE, "model", show_model, NULL },
 	{ CTL_TRACE, CTL_ROOT, "trace", NULL, NULL },
 	{ CTL_TRACE_NAME, CTL_TRACE, "name", show_trace_name, store_trace_name },
 	{ CTL_TRACE_ENABLE, CTL_TRACE, "enable", show_trace_enable, store_trace_enable },

@@ -15,7 +15,8 @@
 
 /*
  * user_data of the SQEs that carry no request.  Every other user_data is a
- * pointer to a slot, and no heap pointer is this small.
+ * pointer to a slot, and no heap pointer is this small; with the low bit
+ * set it is that slot's modelled completion time (slots are 8-aligned).
  */
 enum {
 	UD_TIMER = 1,    /* the elevator's wake-up (IORING_OP_TIMEOUT) */
@@ -23,6 +24,8 @@ enum {
 	UD_STOP,         /* the completion thread exits */
 	UD_RESERVED_END,
 };
+
+#define UD_SLOT_TIMER 1ull
 
 /*
  * Write-zeroes on a file system that cannot zero a range writes from one
@@ -52,6 +55,9 @@ struct uring_slot {
 	uint64_t pos; /* byte offset on the file, at dispatch */
 	size_t len;   /* bytes of the request, at dispatch */
 	size_t xfer;  /* bytes the kernel has moved so far; whole sectors of it are ended */
+	unsigned int waits; /* the I/O, and with a model its time: the request ends at 0 */
+	int error;          /* the I/O's, kept while the modelled time has not come */
+	struct __kernel_timespec done_ts; /* when the model says the device completes it */
 };
 
 TAILQ_HEAD(uring_slot_list, uring_slot);
@@ -71,6 +77,7 @@ struct uring_driver {
 	bool no_zero_range; /* the file system said EOPNOTSUPP once: go straight to writes */
 	uint64_t timer_at;  /* when the armed timer fires, 0 for none */
 	struct __kernel_timespec timer_ts; /* the kernel reads it at submission */
+	struct disk_model *model; /* NULL: completions as the file gives them */
 	pthread_t thread;
 	bool started;
 };
@@ -85,7 +92,7 @@ static uint64_t uring_slot_ud(const struct uring_slot *s)
 
 static struct uring_slot *uring_ud_slot(struct uring_driver *d, uint64_t ud)
 {
-	struct uring_slot *s = (struct uring_slot *)(uintptr_t)ud;
+	struct uring_slot *s = (struct uring_slot *)(uintptr_t)(ud & ~UD_SLOT_TIMER);
 
 	assert(ud >= UD_RESERVED_END);
 	assert(s >= d->slots && s < d->slots + d->nr_slots);
@@ -121,6 +128,8 @@ static void uring_slot_init(struct uring_driver *d, struct uring_slot *s, struct
 	s->pos = blk_rq_pos(rq) << SECTOR_SHIFT;
 	s->len = (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT;
 	s->xfer = 0;
+	s->waits = 1;
+	s->error = 0;
 	s->iov_idx = 0;
 	s->nr_iov = 0;
 	if (!op_has_data(rq->cmd_op))
@@ -219,17 +228,42 @@ static bool uring_resubmit(struct uring_driver *d)
 	return true;
 }
 
+/*
+ * The modelled device takes rq now: its end waits for an absolute timeout
+ * at the time the model gives, as well as for the I/O on the file.
+ */
+static void uring_model_hold(struct uring_driver *d, struct uring_slot *s,
+			     struct io_uring_sqe *sqe)
+{
+	struct request *rq = s->rq;
+	struct model_io io = {
+		.op = rq->cmd_op,
+		.flags = rq->cmd_flags,
+		.sector = blk_rq_pos(rq),
+		.nr_sectors = blk_rq_sectors(rq),
+	};
+	uint64_t at = disk_model_service(d->model, &io, blk_clock_now(d->q->clock));
+
+	s->done_ts.tv_sec = (long long)(at / NSEC_PER_SEC);
+	s->done_ts.tv_nsec = (long long)(at % NSEC_PER_SEC);
+	io_uring_prep_timeout(sqe, &s->done_ts, 0, IORING_TIMEOUT_ABS);
+	io_uring_sqe_set_data64(sqe, uring_slot_ud(s) | UD_SLOT_TIMER);
+	s->waits++;
+}
+
 static bool uring_dispatch(struct uring_driver *d, struct request *rq)
 {
 	struct uring_slot *s = TAILQ_FIRST(&d->free);
-	struct io_uring_sqe *sqe;
+	unsigned int need = d->model ? 2 : 1;
 
 	/* A slot goes with every request the queue lets out; SQEs may run short. */
-	if (!s || !(sqe = io_uring_get_sqe(&d->ring)))
+	if (!s || io_uring_sq_space_left(&d->ring) < need)
 		return false;
 	TAILQ_REMOVE(&d->free, s, link);
 	uring_slot_init(d, s, rq);
-	uring_prep(d, s, sqe);
+	uring_prep(d, s, io_uring_get_sqe(&d->ring));
+	if (d->model)
+		uring_model_hold(d, s, io_uring_get_sqe(&d->ring));
 	return true;
 }
 
@@ -294,7 +328,7 @@ static void uring_request_fn(struct request_queue *q)
 }
 
 /* The slot's request is over, with error for all that is left of it. */
-static void uring_end(struct uring_driver *d, struct uring_slot *s, int error)
+static void uring_finish(struct uring_driver *d, struct uring_slot *s, int error)
 {
 	struct request *rq = s->rq;
 	bool more;
@@ -306,6 +340,21 @@ static void uring_end(struct uring_driver *d, struct uring_slot *s, int error)
 	more = __blk_end_request(rq, error, blk_rq_sectors(rq));
 	assert(!more);
 	(void)more;
+}
+
+/* The I/O is done; the request ends now, or when the modelled device would be. */
+static void uring_end(struct uring_driver *d, struct uring_slot *s, int error)
+{
+	s->error = error;
+	if (!--s->waits)
+		uring_finish(d, s, error);
+}
+
+/* The modelled time came (or the timer was cancelled: early is only a timing error). */
+static void uring_model_time(struct uring_driver *d, struct uring_slot *s)
+{
+	if (!--s->waits)
+		uring_finish(d, s, s->error);
 }
 
 static void uring_again(struct uring_driver *d, struct uring_slot *s)
@@ -337,7 +386,8 @@ static void uring_complete_rw(struct uring_driver *d, struct uring_slot *s, int 
 		uring_end(d, s, 0);
 		return;
 	}
-	if (sectors) {
+	/* with a model, no bio ends before the device would have ended it */
+	if (sectors && !d->model) {
 		more = __blk_end_request(s->rq, 0, sectors);
 		assert(more);
 		(void)more;
@@ -402,7 +452,10 @@ static bool uring_handle(struct uring_driver *d, uint64_t ud, int res)
 	case UD_STOP:
 		return true;
 	}
-	uring_complete(d, uring_ud_slot(d, ud), res);
+	if (ud & UD_SLOT_TIMER)
+		uring_model_time(d, uring_ud_slot(d, ud));
+	else
+		uring_complete(d, uring_ud_slot(d, ud), res);
 	return false;
 }
 
@@ -567,6 +620,22 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	q->queuedata = d;
 	q->request_fn = uring_request_fn;
 	return d;
+}
+
+void uring_driver_set_model(struct uring_driver *d, struct disk_model *m)
+{
+	unsigned int depth = 0;
+	struct uring_slot *s, *next;
+
+	assert(!d->started);
+	d->model = m;
+	if (!m)
+		return;
+	/* the device serves depth requests at once; the rest wait in the elevator */
+	TAILQ_FOREACH_SAFE(s, &d->free, link, next) {
+		if (++depth > disk_model_depth(m))
+			TAILQ_REMOVE(&d->free, s, link);
+	}
 }
 
 int uring_driver_start(struct uring_driver *d)

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "blkdev.h"
+#include "model.h"
 
 struct uring_driver;
 
@@ -16,6 +17,13 @@ struct uring_driver;
  */
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
 				      char *why, size_t whylen);
+
+/*
+ * Time completions by m (NULL: none): each request ends no earlier than the
+ * model says the device would end it, and no more than the model's depth
+ * are in flight.  Call before starting; the caller keeps m.
+ */
+void uring_driver_set_model(struct uring_driver *d, struct disk_model *m);
 
 /* Start the completion thread.  Returns 0 or -errno. */
 int uring_driver_start(struct uring_driver *d);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "blkdev.h"
+#include "model.h"
 #include "rangelock.h"
 
 #define RQDISK_ROOT_INO FUSE_ROOT_ID
@@ -24,6 +25,7 @@ struct rqdisk {
 	bool file_mount; /* the mount point is the disk itself */
 	struct range_lock writes; /* under the queue lock */
 	unsigned int max_nr_requests; /* what the driver was set up to carry */
+	struct disk_model *model;     /* the device's timing, or NULL */
 	uid_t uid;
 	gid_t gid;
 	struct timespec mtime;

@@ -126,6 +126,11 @@ unsigned int disk_model_depth(const struct disk_model *m)
 	return m->depth;
 }
 
+bool disk_model_rotational(const struct disk_model *m)
+{
+	return m->type->rotational;
+}
+
 uint64_t disk_model_service(struct disk_model *m, const struct model_io *io, uint64_t now)
 {
 	return m->service(m, io, now);

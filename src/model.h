@@ -8,6 +8,7 @@
 #ifndef RQDISK_MODEL_H
 #define RQDISK_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ void disk_model_free(struct disk_model *m);
 
 /* How many requests the device serves at once (a driver keeps no more in flight). */
 unsigned int disk_model_depth(const struct disk_model *m);
+
+/* Whether the device seeks: what queue/rotational says. */
+bool disk_model_rotational(const struct disk_model *m);
 
 /*
  * io is handed to the device at now (ns); returns the time it completes.

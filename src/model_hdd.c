@@ -176,6 +176,7 @@ static struct disk_model *hdd_create(const void *params, sector_t capacity, char
 
 const struct model_type hdd_model_type = {
 	.name = "hdd",
+	.rotational = true,
 	.keys = hdd_keys,
 	.params_size = sizeof(struct hdd_params),
 	.defaults = &hdd_defaults,

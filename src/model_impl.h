@@ -2,6 +2,8 @@
 #ifndef RQDISK_MODEL_IMPL_H
 #define RQDISK_MODEL_IMPL_H
 
+#include <stdbool.h>
+
 #include "model.h"
 
 #define NSEC_PER_MSEC 1000000.0
@@ -17,6 +19,7 @@ struct model_key {
 
 struct model_type {
 	const char *name;
+	bool rotational; /* what queue/rotational shows */
 	const struct model_key *keys;
 	size_t params_size;
 	const void *defaults;

@@ -121,6 +121,7 @@ static struct disk_model *ssd_create(const void *params, sector_t capacity, char
 
 const struct model_type ssd_model_type = {
 	.name = "ssd",
+	.rotational = false,
 	.keys = ssd_keys,
 	.params_size = sizeof(struct ssd_params),
 	.defaults = &ssd_defaults,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "options.h"
 
 enum {
@@ -36,6 +37,7 @@ static const struct option long_options[] = {
 	{ "create", required_argument, NULL, OPT_CREATE },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
 	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "model", required_argument, NULL, 'm' },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -63,6 +65,8 @@ static void usage(FILE *f)
 		"      --create SIZE            create IMAGE of SIZE (K, M, G, T) if missing\n"
 		"      --allow-other            let other users open the disk\n"
 		"      --trace NAME             blktrace the queue to NAME.blktrace.0\n"
+		"  -m, --model SPEC             time completions as a device would: none\n"
+		"                               (default), hdd[:KEY=V,...], ssd[:KEY=V,...]\n"
 		"  -f, --foreground             stay in the foreground\n"
 		"  -h, --help                   show this help\n"
 		"  -V, --version                show the version\n");
@@ -147,6 +151,20 @@ static int set_limit(int opt, const char *arg, struct queue_limits *lim)
 	}
 }
 
+/* A bad spec is refused here, before any mount; the disk's size is not known yet. */
+static int check_model(const char *spec)
+{
+	struct disk_model *m;
+	char why[160];
+
+	if (disk_model_new(spec, (sector_t)1 << 31, &m, why, sizeof(why))) {
+		fprintf(stderr, "rqdisk: %s\n", why);
+		return -EINVAL;
+	}
+	disk_model_free(m);
+	return 0;
+}
+
 static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 {
 	switch (opt) {
@@ -172,6 +190,8 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		}
 		o->trace = arg;
 		return 0;
+	case 'm':
+		return check_model(arg) ? -EINVAL : (o->model = arg, 0);
 	case OPT_CREATE:
 		if (parse_size(arg, &o->create_size) || !o->create_size) {
 			fprintf(stderr, "rqdisk: --create: '%s' is not a size (like 64M or 2G)\n", arg);
@@ -190,8 +210,9 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 
 	memset(o, 0, sizeof(*o));
 	o->elevator = "deadline";
+	o->model = "none";
 	blk_set_default_limits(&o->limits);
-	while ((opt = getopt_long(argc, argv, "+e:rfhV", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+e:m:rfhV", long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return PARSE_EXIT_OK;

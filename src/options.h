@@ -18,6 +18,7 @@ struct rqdisk_options {
 	bool foreground;
 	uint64_t create_size; /* 0: the image must exist */
 	const char *trace;    /* NULL, or blktrace to NAME.blktrace.0 from the start */
+	const char *model;    /* a device timing model's spec; "none" for none */
 };
 
 enum parse_result { PARSE_OK, PARSE_EXIT_OK, PARSE_ERROR };

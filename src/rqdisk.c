@@ -179,6 +179,12 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("%s", why);
 		return -1;
 	}
+	if (disk_model_new(s->opt.model, s->disk.size >> SECTOR_SHIFT, &s->disk.model, why,
+			   sizeof(why))) {
+		die_msg("%s", why);
+		return -1;
+	}
+	uring_driver_set_model(s->driver, s->disk.model);
 	return 0;
 }
 
@@ -320,6 +326,7 @@ static void teardown(struct rqdisk_state *s, bool failed)
 	if (s->driver)
 		uring_driver_free(s->driver);
 	blk_cleanup_queue(s->disk.q);
+	disk_model_free(s->disk.model);
 	if (s->fd >= 0)
 		close(s->fd);
 	if (failed && s->created)
