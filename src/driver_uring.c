@@ -78,6 +78,7 @@ struct uring_driver {
 	uint64_t timer_at;  /* when the armed timer fires, 0 for none */
 	struct __kernel_timespec timer_ts; /* the kernel reads it at submission */
 	struct disk_model *model; /* NULL: completions as the file gives them */
+	unsigned int nr_busy;     /* slots holding a request */
 	pthread_t thread;
 	bool started;
 };
@@ -260,6 +261,7 @@ static bool uring_dispatch(struct uring_driver *d, struct request *rq)
 	if (!s || io_uring_sq_space_left(&d->ring) < need)
 		return false;
 	TAILQ_REMOVE(&d->free, s, link);
+	d->nr_busy++;
 	uring_slot_init(d, s, rq);
 	uring_prep(d, s, io_uring_get_sqe(&d->ring));
 	if (d->model)
@@ -271,16 +273,19 @@ static bool uring_dispatch(struct uring_driver *d, struct request *rq)
  * Wake the completion thread at the time an elevator asked for (ring
  * timeouts are on CLOCK_MONOTONIC: the queue runs on the real clock).  One
  * timer at most: an earlier time moves it, a later one waits until it has
- * fired and the queue has run.  A time already past needs none: the fetch
- * loop stopped before asking the elevator (queue depth, full SQ), and the
- * completions of what is in flight run the queue again.
+ * fired and the queue has run.  A time already past needs none while
+ * requests are in flight: their completions run the queue again.  With none
+ * in flight it does: the elevator may have asked for a time that passed
+ * while the queue ran (a 1 ms idle on a busy machine), and nothing else
+ * would run the queue; an absolute timeout in the past fires at once.
  */
 static void uring_arm_timer(struct uring_driver *d)
 {
 	uint64_t at = d->q->dispatch_at;
 	struct io_uring_sqe *sqe;
 
-	if (!at || (d->timer_at && d->timer_at <= at) || at <= blk_clock_now(d->q->clock))
+	if (!at || (d->timer_at && d->timer_at <= at) ||
+	    (d->nr_busy && at <= blk_clock_now(d->q->clock)))
 		return;
 	sqe = io_uring_get_sqe(&d->ring);
 	if (!sqe)
@@ -337,6 +342,7 @@ static void uring_finish(struct uring_driver *d, struct uring_slot *s, int error
 	s->rq = NULL;
 	rq->special = NULL;
 	TAILQ_INSERT_HEAD(&d->free, s, link);
+	d->nr_busy--;
 	more = __blk_end_request(rq, error, blk_rq_sectors(rq));
 	assert(!more);
 	(void)more;
