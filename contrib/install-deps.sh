@@ -5,6 +5,7 @@ PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libfuse3-dev fuse3 liburing-dev check libbsd-dev
 	e2fsprogs util-linux fio python3 man-db blktrace
+	gnuplot-nox bsdextrautils
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

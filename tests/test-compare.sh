@@ -1,0 +1,47 @@
+#!/bin/bash
+# test-compare.sh - contrib/compare-elevators in replay mode: one row per elevator in
+# rqdisk-replay's columns, a CDF file per elevator that ends at 1 with one point per
+# I/O, and the two plots as PNG files; a bad option is one line and exit 1.
+source "$(dirname "$0")/functions.sh"
+requires gnuplot column
+
+compare=$top_srcdir/contrib/compare-elevators
+export RQDISK_REPLAY=$top_builddir/src/rqdisk-replay
+make_tmpdir tmp
+
+# 600 I/Os, 4 KiB, 70% reads, one every 5 ms, a sync every 100
+awk 'BEGIN {
+	x = 1
+	print "fio version 3 iolog"
+	print "0 /dev/disk add"
+	for (i = 1; i <= 600; i++) {
+		x = (x * 16807) % 2147483647
+		if (i % 100 == 0)
+			print i * 5000, "/dev/disk", "sync", 0, 0
+		else
+			print i * 5000, "/dev/disk", (x % 10 < 7) ? "read" : "write", (x % 262144) * 4096, 4096
+	}
+}' >"$tmp/job.iolog"
+
+say "compare-elevators --replay: noop, sstf and deadline on the default hdd"
+"$compare" -e noop,sstf,deadline --replay "$tmp/job.iolog" -o "$tmp/out" ||
+	fail "compare-elevators failed"
+out=$tmp/out
+head -1 "$out/summary.csv" | grep -q '^elevator,requests,merges,MB/s,read_mean_ms,' ||
+	fail "summary.csv header: $(head -1 "$out/summary.csv")"
+[ "$(cut -d, -f1 "$out/summary.csv" | tail -n +2 | tr '\n' ' ')" = "noop sstf deadline " ] ||
+	fail "summary.csv rows: $(cut -d, -f1 "$out/summary.csv" | tr '\n' ' ')"
+for e in noop sstf deadline; do
+	[ "$(wc -l <"$out/cdf-$e.dat")" = 594 ] || fail "cdf-$e.dat has not 594 points"
+	[ "$(tail -1 "$out/cdf-$e.dat" | cut -d' ' -f2)" = 1 ] || fail "cdf-$e.dat does not end at 1"
+done
+for p in latency-cdf throughput; do
+	[ "$(head -c 8 "$out/$p.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+		fail "$p.png is not a PNG"
+done
+grep -q '^sstf ' "$out/summary.txt" || fail "summary.txt has no sstf line"
+
+say "a bad option: one line, exit 1"
+status=0
+"$compare" --bogus 2>"$tmp/err" || status=$?
+[ "$status" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || fail "--bogus: status $status, $(cat "$tmp/err")"
