@@ -191,7 +191,8 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		o->trace = arg;
 		return 0;
 	case 'm':
-		return check_model(arg) ? -EINVAL : (o->model = arg, 0);
+		o->model = arg;
+		return check_model(arg);
 	case OPT_CREATE:
 		if (parse_size(arg, &o->create_size) || !o->create_size) {
 			fprintf(stderr, "rqdisk: --create: '%s' is not a size (like 64M or 2G)\n", arg);
