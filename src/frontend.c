@@ -252,14 +252,15 @@ static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
 
 static void fe_io_free(struct fe_io *io)
 {
-	free(io->buf);
-	free(io->edge);
+	bufpool_put(&io->disk->bufs, io->buf, io->end - io->start);
+	bufpool_put(&io->disk->bufs, io->edge, 2 * io->disk->lbs);
 	free(io);
 }
 
-static int fe_alloc(char **p, uint64_t size)
+static int fe_alloc(struct fe_io *io, char **p, uint64_t size)
 {
-	return posix_memalign((void **)p, BLK_PAGE_SIZE, size ? size : 1) ? -ENOMEM : 0;
+	*p = bufpool_get(&io->disk->bufs, size);
+	return *p ? 0 : -ENOMEM;
 }
 
 static void fe_bio(struct fe_io *io, struct bio *bio, struct bio_vec *vec, enum req_op op,
@@ -312,7 +313,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	io = fe_io_new(req, (uint64_t)off, len);
-	if (!io || fe_alloc(&io->buf, io->end - io->start)) {
+	if (!io || fe_alloc(io, &io->buf, io->end - io->start)) {
 		fuse_reply_err(req, ENOMEM);
 		if (io)
 			fe_io_free(io);
@@ -341,6 +342,11 @@ static void fe_write_submit(struct fe_io *io)
 	fe_bio(io, &io->bio, &io->vec, REQ_OP_WRITE, io->start, io->end - io->start, io->buf,
 	       fe_write_done);
 	__submit_bio(io->disk->q, &io->bio);
+}
+
+static bool fe_unaligned(const struct fe_io *io)
+{
+	return io->off != io->start || io->off + io->len != io->end;
 }
 
 static bool fe_head_partial(const struct fe_io *io)
@@ -466,7 +472,8 @@ static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 		return;
 	}
 	io = fe_io_new(req, (uint64_t)off, len);
-	if (!io || fe_alloc(&io->buf, io->end - io->start) || fe_alloc(&io->edge, 2 * d->lbs)) {
+	if (!io || fe_alloc(io, &io->buf, io->end - io->start) ||
+	    (fe_unaligned(io) && fe_alloc(io, &io->edge, 2 * d->lbs))) {
 		fuse_reply_err(req, ENOMEM);
 		if (io)
 			fe_io_free(io);

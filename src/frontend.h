@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "blkdev.h"
+#include "bufpool.h"
 #include "model.h"
 #include "rangelock.h"
 
@@ -16,6 +17,7 @@
 #define RQDISK_DISK_INO 2
 #define RQDISK_DISK_NAME "disk"
 #define FE_MAX_IO (1u << 20) /* max_read and max_write */
+#define FE_KEEP_BUFS (16 * FE_MAX_IO) /* freed buffers kept for reuse */
 
 struct rqdisk {
 	struct request_queue *q;
@@ -26,6 +28,7 @@ struct rqdisk {
 	struct range_lock writes; /* under the queue lock */
 	unsigned int max_nr_requests; /* what the driver was set up to carry */
 	struct disk_model *model;     /* the device's timing, or NULL */
+	struct bufpool bufs;          /* the frontend's copies of the data */
 	uid_t uid;
 	gid_t gid;
 	struct timespec mtime;

@@ -327,6 +327,7 @@ static void teardown(struct rqdisk_state *s, bool failed)
 		uring_driver_free(s->driver);
 	blk_cleanup_queue(s->disk.q);
 	disk_model_free(s->disk.model);
+	bufpool_destroy(&s->disk.bufs);
 	if (s->fd >= 0)
 		close(s->fd);
 	if (failed && s->created)
@@ -389,6 +390,7 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	bufpool_init(&s.disk.bufs, FE_KEEP_BUFS);
 	if (start(&s)) {
 		teardown(&s, true); /* before the parent returns: nothing left behind */
 		daemonize_finish(&s, 1);
