@@ -35,6 +35,8 @@ struct request_queue {
 	pthread_mutex_t __queue_lock; /* used when the creator passes none */
 	request_fn_proc *request_fn;
 	void *queuedata; /* the driver's */
+	/* lock held: let requests in flight end, for a driver that ends them in the waiting thread */
+	void (*wait_fn)(struct request_queue *q);
 	const struct blk_clock *clock;
 	struct queue_limits limits;
 	merge_bvec_fn *merge_bvec_fn;

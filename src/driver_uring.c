@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ enum {
 	UD_TIMER = 1,    /* the elevator's wake-up (IORING_OP_TIMEOUT) */
 	UD_TIMER_UPDATE, /* moving that wake-up earlier; the answer does not matter */
 	UD_STOP,         /* the completion thread exits */
+	UD_POLL,         /* the event loop's watched file has input */
 	UD_RESERVED_END,
 };
 
@@ -81,6 +83,11 @@ struct uring_driver {
 	unsigned int nr_busy;     /* slots holding a request */
 	pthread_t thread;
 	bool started;
+	/* uring_driver_run(): the loop thread submits once a wake-up, not once a request */
+	bool looping;
+	pthread_t loop_thread;
+	bool watch_ready; /* the watched file may have input */
+	bool poll_armed;
 };
 
 static uint64_t uring_slot_ud(const struct uring_slot *s)
@@ -213,18 +220,42 @@ static void uring_prep(struct uring_driver *d, struct uring_slot *s, struct io_u
 	io_uring_sqe_set_data64(sqe, uring_slot_ud(s));
 }
 
+static void uring_submit(struct uring_driver *d)
+{
+	int ret = io_uring_submit(&d->ring);
+
+	/*
+	 * EAGAIN and EBUSY leave the SQEs in the ring for the next submit,
+	 * which the completions the kernel is holding back will bring.
+	 */
+	if (ret < 0 && ret != -EAGAIN && ret != -EBUSY && ret != -EINTR)
+		fprintf(stderr, "rqdisk: io_uring_submit: %s\n", strerror(-ret));
+}
+
+/* In the loop thread, SQEs wait for the loop's one submission a wake-up. */
+static bool uring_deferred(const struct uring_driver *d)
+{
+	return d->looping && pthread_equal(pthread_self(), d->loop_thread);
+}
+
+/* Lock held: room for need SQEs; a deferred batch that filled the SQ goes out now. */
+static bool uring_sq_room(struct uring_driver *d, unsigned int need)
+{
+	if (io_uring_sq_space_left(&d->ring) < need && uring_deferred(d))
+		uring_submit(d);
+	return io_uring_sq_space_left(&d->ring) >= need;
+}
+
 /* Give waiting continuations their SQEs, oldest first; false if the SQ filled up. */
 static bool uring_resubmit(struct uring_driver *d)
 {
 	struct uring_slot *s;
 
 	while ((s = TAILQ_FIRST(&d->resubmit))) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
-
-		if (!sqe)
+		if (!uring_sq_room(d, 1))
 			return false;
 		TAILQ_REMOVE(&d->resubmit, s, link);
-		uring_prep(d, s, sqe);
+		uring_prep(d, s, io_uring_get_sqe(&d->ring));
 	}
 	return true;
 }
@@ -258,7 +289,7 @@ static bool uring_dispatch(struct uring_driver *d, struct request *rq)
 	unsigned int need = d->model ? 2 : 1;
 
 	/* A slot goes with every request the queue lets out; SQEs may run short. */
-	if (!s || io_uring_sq_space_left(&d->ring) < need)
+	if (!s || !uring_sq_room(d, need))
 		return false;
 	TAILQ_REMOVE(&d->free, s, link);
 	d->nr_busy++;
@@ -270,7 +301,7 @@ static bool uring_dispatch(struct uring_driver *d, struct request *rq)
 }
 
 /*
- * Wake the completion thread at the time an elevator asked for (ring
+ * Wake the reaping thread at the time an elevator asked for (ring
  * timeouts are on CLOCK_MONOTONIC: the queue runs on the real clock).  One
  * timer at most: an earlier time moves it, a later one waits until it has
  * fired and the queue has run.  A time already past needs none while
@@ -287,9 +318,9 @@ static void uring_arm_timer(struct uring_driver *d)
 	if (!at || (d->timer_at && d->timer_at <= at) ||
 	    (d->nr_busy && at <= blk_clock_now(d->q->clock)))
 		return;
-	sqe = io_uring_get_sqe(&d->ring);
-	if (!sqe)
+	if (!uring_sq_room(d, 1))
 		return; /* this batch fills the SQ; its completions run the queue again */
+	sqe = io_uring_get_sqe(&d->ring);
 	d->timer_ts.tv_sec = (long long)(at / NSEC_PER_SEC);
 	d->timer_ts.tv_nsec = (long long)(at % NSEC_PER_SEC);
 	if (d->timer_at) {
@@ -302,19 +333,10 @@ static void uring_arm_timer(struct uring_driver *d)
 	d->timer_at = at;
 }
 
-static void uring_submit(struct uring_driver *d)
-{
-	int ret = io_uring_submit(&d->ring);
-
-	/*
-	 * EAGAIN and EBUSY leave the SQEs in the ring for the next submit,
-	 * which the completions the kernel is holding back will bring.
-	 */
-	if (ret < 0 && ret != -EAGAIN && ret != -EBUSY && ret != -EINTR)
-		fprintf(stderr, "rqdisk: io_uring_submit: %s\n", strerror(-ret));
-}
-
-/* request_fn: lock held.  One SQE per request, one submit per batch. */
+/*
+ * request_fn: lock held.  One SQE per request, one submit per batch; in
+ * the event loop's thread, one submit per wake-up, by the loop.
+ */
 static void uring_request_fn(struct request_queue *q)
 {
 	struct uring_driver *d = q->queuedata;
@@ -329,7 +351,8 @@ static void uring_request_fn(struct request_queue *q)
 		}
 	}
 	uring_arm_timer(d);
-	uring_submit(d);
+	if (!uring_deferred(d))
+		uring_submit(d);
 }
 
 /* The slot's request is over, with error for all that is left of it. */
@@ -419,10 +442,10 @@ static void uring_complete_alloc(struct uring_driver *d, struct uring_slot *s, i
 }
 
 /*
- * ECANCELED: the thread that submitted the SQE (a FUSE worker, which libfuse
- * retires when idle) exited, and the kernel dropped the work it had punted
- * to that thread's io-wq before it started.  Nothing happened; resubmitting
- * from here, the completion thread, outlives every request.
+ * ECANCELED: the thread that submitted the SQE exited, and the kernel
+ * dropped the work it had punted to that thread's io-wq before it started.
+ * Nothing happened; resubmitting from here, the thread that reaps, which
+ * outlives every request, is safe.
  */
 static void uring_complete(struct uring_driver *d, struct uring_slot *s, int res)
 {
@@ -457,6 +480,10 @@ static bool uring_handle(struct uring_driver *d, uint64_t ud, int res)
 		return false; /* ENOENT only means the timer fired first */
 	case UD_STOP:
 		return true;
+	case UD_POLL:
+		d->poll_armed = false;
+		d->watch_ready = true;
+		return false;
 	}
 	if (ud & UD_SLOT_TIMER)
 		uring_model_time(d, uring_ud_slot(d, ud));
@@ -504,6 +531,98 @@ static void *uring_thread(void *arg)
 		blk_queue_unlock(d->q);
 	}
 	return NULL;
+}
+
+/* Lock held: wake the loop when the watched file has input (poll checks it at once). */
+static void uring_arm_poll(struct uring_driver *d, int fd)
+{
+	struct io_uring_sqe *sqe;
+
+	if (d->poll_armed || !uring_sq_room(d, 1))
+		return; /* an SQ full of this loop's own SQEs: their completions bring the next turn */
+	sqe = io_uring_get_sqe(&d->ring);
+	io_uring_prep_poll_add(sqe, fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, UD_POLL);
+	d->poll_armed = true;
+}
+
+/* Reap, end and run the queue: what the completion thread does, in the caller. */
+static void uring_reap_and_run(struct uring_driver *d)
+{
+	blk_queue_lock(d->q);
+	uring_reap(d);
+	__blk_run_queue(d->q);
+	blk_queue_unlock(d->q);
+}
+
+/*
+ * q->wait_fn while the loop runs, lock held: an elevator switch waits for
+ * requests in flight to end, and only this thread reaps their completions.
+ */
+static void uring_wait_locked(struct request_queue *q)
+{
+	struct uring_driver *d = q->queuedata;
+	struct io_uring_cqe *cqe;
+
+	uring_submit(d);
+	blk_queue_unlock(q);
+	io_uring_wait_cqe(&d->ring, &cqe); /* EINTR too: the caller looks again */
+	blk_queue_lock(q);
+	uring_reap(d);
+	__blk_run_queue(q);
+}
+
+static bool uring_queue_idle(struct uring_driver *d)
+{
+	bool idle;
+
+	blk_queue_lock(d->q);
+	idle = blk_queue_idle(d->q);
+	blk_queue_unlock(d->q);
+	return idle;
+}
+
+/* One turn: serve the watched file if it has input, submit, then wait or reap. */
+static enum uring_serve uring_turn(struct uring_driver *d, const struct uring_watch *w,
+				   enum uring_serve st)
+{
+	struct io_uring_cqe *cqe;
+	int ret = 0;
+
+	if (st != URING_SERVE_DONE && d->watch_ready) {
+		st = w->serve(w->arg);
+		d->watch_ready = st == URING_SERVE_MORE;
+	}
+	blk_queue_lock(d->q);
+	if (st == URING_SERVE_DRAINED)
+		uring_arm_poll(d, w->fd);
+	uring_submit(d);
+	blk_queue_unlock(d->q);
+	/* input still waiting, or nothing left to wait for: only reap what is there */
+	if (!d->watch_ready && !(st == URING_SERVE_DONE && uring_queue_idle(d)))
+		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, NULL, w->waitmask);
+	if (ret == -EINTR)
+		d->watch_ready = st != URING_SERVE_DONE; /* a signal: serve looks at the session */
+	else if (ret < 0)
+		fprintf(stderr, "rqdisk: io_uring_wait_cqes: %s\n", strerror(-ret));
+	uring_reap_and_run(d);
+	return st;
+}
+
+int uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
+{
+	enum uring_serve st = URING_SERVE_MORE;
+
+	assert(!d->started);
+	d->loop_thread = pthread_self();
+	d->looping = true;
+	d->watch_ready = true; /* input may be there before the first poll */
+	d->q->wait_fn = uring_wait_locked;
+	while (st != URING_SERVE_DONE || !uring_queue_idle(d))
+		st = uring_turn(d, w, st);
+	d->q->wait_fn = NULL;
+	d->looping = false;
+	return 0;
 }
 
 static int uring_alloc_slots(struct uring_driver *d, unsigned int nr, unsigned int max_segs)

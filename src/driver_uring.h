@@ -2,6 +2,7 @@
 #ifndef RQDISK_DRIVER_URING_H
 #define RQDISK_DRIVER_URING_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "blkdev.h"
@@ -24,6 +25,28 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
  * are in flight.  Call before starting; the caller keeps m.
  */
 void uring_driver_set_model(struct uring_driver *d, struct disk_model *m);
+
+/*
+ * The daemon's event loop, run in the calling thread in place of the
+ * completion thread: one wait covers the ring's completions and a file to
+ * serve (the FUSE device), and whatever one wake-up reads goes out in one
+ * submission.  While it runs, only its thread may submit bios.
+ */
+enum uring_serve {
+	URING_SERVE_DRAINED, /* the file had no more input: poll it */
+	URING_SERVE_MORE,    /* a batch served, input may remain: come back */
+	URING_SERVE_DONE,    /* the file is finished with: drain the queue and return */
+};
+
+struct uring_watch {
+	int fd;                               /* polled for input */
+	enum uring_serve (*serve)(void *arg); /* reads what fd has; queue lock not held */
+	void *arg;
+	sigset_t *waitmask; /* the signal mask while the loop sleeps, or NULL */
+};
+
+/* Runs until serve says DONE and the queue is idle.  Returns 0. */
+int uring_driver_run(struct uring_driver *d, const struct uring_watch *w);
 
 /* Start the completion thread.  Returns 0 or -errno. */
 int uring_driver_start(struct uring_driver *d);

@@ -430,9 +430,13 @@ void blk_elevator_switch_check(struct request_queue *q)
 		elevator_switch_finish(q);
 }
 
-/* Lock held: wait for a pending switch (another thread ends the requests in flight). */
+/* Lock held: wait for a pending switch (the driver's thread, or this one, ends the requests). */
 void elevator_switch_wait(struct request_queue *q)
 {
-	while (q->switch_pending)
-		pthread_cond_wait(&q->switched, q->queue_lock);
+	while (q->switch_pending) {
+		if (q->wait_fn)
+			q->wait_fn(q);
+		else
+			pthread_cond_wait(&q->switched, q->queue_lock);
+	}
 }

@@ -35,7 +35,12 @@ struct rqdisk_state {
 	struct fuse_session *se;
 	bool mounted;
 	int ready_fd; /* the waiting parent's pipe, or -1 */
+	struct fuse_buf in; /* the FUSE request being served */
+	int serve_error;    /* why reading the FUSE device stopped, or 0 */
 };
+
+/* FUSE requests read in one turn of the loop before its completions are reaped */
+#define SERVE_BATCH 32
 
 static void __attribute__((format(printf, 1, 2))) die_msg(const char *fmt, ...)
 {
@@ -334,6 +339,59 @@ static void teardown(struct rqdisk_state *s, bool failed)
 		unlink(s->opt.image);
 }
 
+/*
+ * Read and answer what the FUSE device has, up to a batch.  The device is
+ * non-blocking: EAGAIN is the end of the input, not an error.
+ */
+static enum uring_serve serve_fuse(void *arg)
+{
+	struct rqdisk_state *s = arg;
+
+	for (int i = 0; i < SERVE_BATCH; i++) {
+		int n;
+
+		if (fuse_session_exited(s->se))
+			return URING_SERVE_DONE;
+		n = fuse_session_receive_buf(s->se, &s->in);
+		if (n == -EAGAIN)
+			return URING_SERVE_DRAINED;
+		if (n == -EINTR)
+			continue;
+		if (n <= 0) { /* 0: unmounted */
+			s->serve_error = n;
+			return URING_SERVE_DONE;
+		}
+		fuse_session_process_buf(s->se, &s->in);
+	}
+	return URING_SERVE_MORE;
+}
+
+/*
+ * One thread serves the mount: it reads FUSE requests, submits their I/O
+ * and reaps completions in one loop.  The termination signals are let in
+ * only while it sleeps, so a signal always ends a wait.
+ */
+static int serve(struct rqdisk_state *s)
+{
+	int fd = fuse_session_fd(s->se);
+	sigset_t term, waitmask;
+	struct uring_watch w = { fd, serve_fuse, s, &waitmask };
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGINT);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &term, &waitmask);
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+		die_msg("FUSE device: %s", strerror(errno));
+		return -1;
+	}
+	uring_driver_run(s->driver, &w);
+	free(s->in.mem);
+	s->in.mem = NULL;
+	return s->serve_error < 0 ? -1 : 0;
+}
+
 /* Stop taking I/O, finish what is queued, and make the image durable. */
 static int drain_and_sync(struct rqdisk_state *s)
 {
@@ -368,18 +426,12 @@ static int start(struct rqdisk_state *s)
 	/* our own loop-attached disk must not wait on our memory reclaim */
 	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
 		fprintf(stderr, "rqdisk: warning: PR_SET_IO_FLUSHER: %s\n", strerror(errno));
-	if (uring_driver_start(s->driver)) {
-		die_msg("cannot start the io_uring completion thread");
-		return -1;
-	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct rqdisk_state s = { .fd = -1, .ready_fd = -1 };
-	/* workers that exit would take the io_uring work they submitted with them */
-	struct fuse_loop_config loop = { .clone_fd = 0, .max_idle_threads = 64 };
 	int ret;
 
 	switch (rqdisk_parse_options(argc, argv, &s.opt)) {
@@ -397,7 +449,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	daemonize_finish(&s, 0);
-	ret = fuse_session_loop_mt(s.se, &loop);
+	ret = serve(&s);
 	if (drain_and_sync(&s))
 		ret = 1;
 	teardown(&s, false);

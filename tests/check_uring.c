@@ -754,6 +754,196 @@ START_TEST(test_model_times_and_depth)
 }
 END_TEST
 
+
+/* The event loop: a pipe stands for the FUSE device, each byte on it for a 4 KiB write. */
+struct feed {
+	struct disk *k;
+	int rfd;
+	struct tbio *tb;
+	char *data;
+	unsigned int n, next;
+	bool switch_first; /* switch elevators with the first batch in flight */
+	volatile sig_atomic_t *signalled;
+};
+
+static void feed_write(struct feed *f)
+{
+	unsigned int blk = f->next * 37 % f->n;
+
+	tbio_setup(&f->tb[f->next], f->k, REQ_OP_WRITE, 0, blk * 8, 4 * KIB,
+		   f->data + blk * 4 * KIB);
+	submit_bio(f->k->q, &f->tb[f->next].bio);
+	f->next++;
+}
+
+static void feed_switch(struct feed *f)
+{
+	char why[256];
+
+	blk_queue_lock(f->k->q);
+	ck_assert_int_eq(elevator_switch(f->k->q, "none", why, sizeof(why)), 0);
+	elevator_switch_wait(f->k->q); /* only this thread reaps: the loop's wait_fn */
+	ck_assert_ptr_null(f->k->q->elevator);
+	ck_assert_uint_eq(f->k->q->in_flight, 0);
+	blk_queue_unlock(f->k->q);
+}
+
+static enum uring_serve feed_serve(void *arg)
+{
+	struct feed *f = arg;
+	char c[64];
+	ssize_t got;
+
+	if (f->signalled && *f->signalled)
+		return URING_SERVE_DONE;
+	got = read(f->rfd, c, sizeof(c));
+	if (got < 0 && errno == EAGAIN)
+		return URING_SERVE_DRAINED;
+	ck_assert_int_ge(got, 0);
+	if (!got)
+		return URING_SERVE_DONE;
+	for (ssize_t i = 0; i < got && f->next < f->n; i++)
+		feed_write(f);
+	if (f->switch_first) {
+		f->switch_first = false;
+		feed_switch(f);
+	}
+	return URING_SERVE_MORE;
+}
+
+struct feeder {
+	int wfd;
+	unsigned int n;
+};
+
+/* Writes the bytes in bursts with pauses, so the loop sleeps on its poll between them. */
+static void *feeder_run(void *arg)
+{
+	struct feeder *fd = arg;
+	struct timespec pause = { 0, 2000000 };
+
+	for (unsigned int sent = 0; sent < fd->n; sent += 16) {
+		char burst[16] = { 0 };
+
+		ck_assert_int_eq(write(fd->wfd, burst, 16), 16);
+		nanosleep(&pause, NULL);
+	}
+	close(fd->wfd);
+	return NULL;
+}
+
+static void feed_run(const char *elevator, unsigned int entries, const char *model,
+		     bool switch_first)
+{
+	struct disk_model *m = NULL;
+	enum { N = 256 };
+	struct tbio *tb = calloc(N, sizeof(*tb));
+	char *data = mem_alloc(N * 4 * KIB);
+	struct feed f = { .tb = tb, .data = data, .n = N, .switch_first = switch_first };
+	struct feeder fr = { .n = N };
+	struct uring_watch w = { .serve = feed_serve, .arg = &f };
+	char why[256];
+	struct disk k;
+	pthread_t t;
+	int p[2];
+
+	ck_assert_ptr_nonnull(tb);
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+	f.rfd = w.fd = p[0];
+	fr.wfd = p[1];
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), elevator);
+	k.q->limits.nomerges = BLK_MERGES_NONE;
+	k.d = uring_driver_new(k.q, k.fd, entries, why, sizeof(why));
+	ck_assert_msg(k.d != NULL, "uring_driver_new: %s", why);
+	ck_assert_msg(!disk_model_new(model, DISK_SIZE >> SECTOR_SHIFT, &m, why, sizeof(why)),
+		      "%s", why);
+	uring_driver_set_model(k.d, m);
+	f.k = &k;
+	mem_fill(data, N * 4 * KIB, 21);
+	ck_assert_int_eq(pthread_create(&t, NULL, feeder_run, &fr), 0);
+	ck_assert_int_eq(uring_driver_run(k.d, &w), 0);
+	/* it returns only once every bio has ended, each exactly once */
+	ck_assert_uint_eq(f.next, N);
+	for (unsigned int i = 0; i < N; i++) {
+		ck_assert_msg(tb[i].ended == 1, "bio %u ended %d times; queued %u in flight %u", i, tb[i].ended, k.q->nr_queued, k.q->in_flight);
+		ck_assert_int_eq(tb[i].error, 0);
+	}
+	ck_assert_ptr_null(k.q->wait_fn);
+	pthread_join(t, NULL);
+	file_has(&k, 0, data, N * 4 * KIB);
+	close(p[0]);
+	disk_close(&k);
+	disk_model_free(m);
+	free(data);
+	free(tb);
+}
+
+/*
+ * A ring of 4 SQEs under 256 writes: the loop's batches flush the SQ when it
+ * fills.  The writes take 0.2 ms two at a time, slower than they arrive, so
+ * many are still queued when the input ends: the loop must drain them.
+ */
+START_TEST(test_loop_serves_until_done)
+{
+	feed_run(elevators[_i], 4, "ssd:write_us=200,depth=2", false);
+}
+END_TEST
+
+/* An elevator switch inside the loop waits on completions that only the loop reaps. */
+START_TEST(test_loop_switch_reaps_in_the_waiting_thread)
+{
+	feed_run("deadline", 0, "none", true);
+}
+END_TEST
+
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	got_usr1 = 1;
+}
+
+static void *send_usr1(void *arg)
+{
+	struct timespec pause = { 0, 100000000 };
+
+	nanosleep(&pause, NULL);
+	pthread_kill(*(pthread_t *)arg, SIGUSR1);
+	return NULL;
+}
+
+/* A signal blocked but in the wait mask ends the loop's sleep, and serve sees it. */
+START_TEST(test_loop_signal_ends_the_wait)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigset_t usr1, waitmask;
+	pthread_t self = pthread_self(), t;
+	struct disk k;
+	struct feed f = { .k = &k, .signalled = &got_usr1 };
+	struct uring_watch w = { .serve = feed_serve, .arg = &f, .waitmask = &waitmask };
+	int p[2];
+
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+	f.rfd = w.fd = p[0];
+	sigaction(SIGUSR1, &sa, NULL);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, &waitmask);
+	sigdelset(&waitmask, SIGUSR1);
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
+	k.d = uring_driver_new(k.q, k.fd, 0, NULL, 0);
+	ck_assert_ptr_nonnull(k.d);
+	ck_assert_int_eq(pthread_create(&t, NULL, send_usr1, &self), 0);
+	ck_assert_int_eq(uring_driver_run(k.d, &w), 0);
+	ck_assert_int_eq(got_usr1, 1);
+	pthread_join(t, NULL);
+	close(p[0]);
+	close(p[1]);
+	disk_close(&k);
+}
+END_TEST
+
 /* 77 when this kernel or this process has no io_uring, 0 when it has, 1 otherwise. */
 static int uring_available(void)
 {
@@ -798,6 +988,9 @@ int main(void)
 	tcase_add_test(tc, test_timed_dispatch);
 	tcase_add_test(tc, test_timed_dispatch_already_past);
 	tcase_add_test(tc, test_model_times_and_depth);
+	tcase_add_loop_test(tc, test_loop_serves_until_done, 0, NR_ELEVATORS);
+	tcase_add_test(tc, test_loop_switch_reaps_in_the_waiting_thread);
+	tcase_add_test(tc, test_loop_signal_ends_the_wait);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }
