@@ -342,6 +342,7 @@ static void uring_request_fn(struct request_queue *q)
 	struct uring_driver *d = q->queuedata;
 	struct request *rq;
 
+	assert(!d->looping || uring_deferred(d)); /* the SQ is the loop thread's alone */
 	if (uring_resubmit(d)) {
 		while ((rq = blk_fetch_request(q))) {
 			if (!uring_dispatch(d, rq)) {
