@@ -21,6 +21,9 @@
 
 #define FE_MAX_BACKGROUND 128      /* requests the kernel keeps outstanding */
 #define FE_CHUNK (1u << 30)        /* discard and zeroing go out in bios of this much */
+/* a write's data follows these headers: they end where the input buffer's second page starts */
+#define FE_WRITE_HDR (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
+#define FE_INPUT_SIZE (FE_MAX_IO + 2 * BLK_PAGE_SIZE)
 
 struct fe_io {
 	fuse_req_t req;
@@ -28,6 +31,7 @@ struct fe_io {
 	uint64_t off, len;   /* what the caller asked for */
 	uint64_t start, end; /* the same, widened to whole blocks */
 	char *buf;           /* [start, end) for reads and writes */
+	char *input;         /* the FUSE input buffer buf lies in, or NULL: buf is a copy */
 	char *edge;          /* a write's partial head and tail blocks, as on disk */
 	int pending;         /* bios out in the current stage */
 	int error;
@@ -252,7 +256,10 @@ static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
 
 static void fe_io_free(struct fe_io *io)
 {
-	bufpool_put(&io->disk->bufs, io->buf, io->end - io->start);
+	if (io->input)
+		bufpool_put(&io->disk->bufs, io->input, FE_INPUT_SIZE);
+	else
+		bufpool_put(&io->disk->bufs, io->buf, io->end - io->start);
 	bufpool_put(&io->disk->bufs, io->edge, 2 * io->disk->lbs);
 	free(io);
 }
@@ -429,6 +436,38 @@ static void fe_write_start(struct fe_io *io)
 	blk_queue_unlock(q);
 }
 
+char *fe_input(struct rqdisk *d, size_t *size)
+{
+	if (!d->in)
+		d->in = bufpool_get(&d->bufs, FE_INPUT_SIZE);
+	*size = FE_INPUT_SIZE - (BLK_PAGE_SIZE - FE_WRITE_HDR);
+	return d->in ? d->in + BLK_PAGE_SIZE - FE_WRITE_HDR : NULL;
+}
+
+void fe_input_free(struct rqdisk *d)
+{
+	bufpool_put(&d->bufs, d->in, FE_INPUT_SIZE);
+	d->in = NULL;
+}
+
+/*
+ * A write of whole blocks is written from the buffer the request was read
+ * into, which it keeps until it ends: a 1 MiB write is not copied again.
+ */
+static bool fe_take_input(struct fe_io *io, const struct fuse_bufvec *bufv)
+{
+	struct rqdisk *d = io->disk;
+	char *mem = bufv->buf[0].mem;
+
+	if (bufv->count != 1 || (bufv->buf[0].flags & FUSE_BUF_IS_FD) || fe_unaligned(io) ||
+	    !d->in || mem < d->in || mem + io->len > d->in + FE_INPUT_SIZE)
+		return false;
+	io->buf = mem;
+	io->input = d->in;
+	d->in = NULL;
+	return true;
+}
+
 static void fe_ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino,
 			 struct fuse_bufvec *bufv)
 {
@@ -472,6 +511,10 @@ static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 		return;
 	}
 	io = fe_io_new(req, (uint64_t)off, len);
+	if (io && fe_take_input(io, bufv)) {
+		fe_write_start(io);
+		return;
+	}
 	if (!io || fe_alloc(io, &io->buf, io->end - io->start) ||
 	    (fe_unaligned(io) && fe_alloc(io, &io->edge, 2 * d->lbs))) {
 		fuse_reply_err(req, ENOMEM);

@@ -35,8 +35,7 @@ struct rqdisk_state {
 	struct fuse_session *se;
 	bool mounted;
 	int ready_fd; /* the waiting parent's pipe, or -1 */
-	struct fuse_buf in; /* the FUSE request being served */
-	int serve_error;    /* why reading the FUSE device stopped, or 0 */
+	int serve_error; /* why reading the FUSE device stopped, or 0 */
 };
 
 /* FUSE requests read in one turn of the loop before its completions are reaped */
@@ -339,6 +338,26 @@ static void teardown(struct rqdisk_state *s, bool failed)
 		unlink(s->opt.image);
 }
 
+/* One FUSE request read and answered: 1, or 0 for none waiting, or -errno. */
+static int serve_one(struct rqdisk_state *s)
+{
+	size_t size;
+	char *mem = fe_input(&s->disk, &size);
+	ssize_t n;
+
+	if (!mem)
+		return -ENOMEM;
+	n = read(fuse_session_fd(s->se), mem, size);
+	if (n < 0 && (errno == EINTR || errno == ENOENT)) /* ENOENT: the request was interrupted */
+		return 1;
+	if (n < 0 && errno == EAGAIN)
+		return 0;
+	if (n <= 0) /* ENODEV, or end of file: unmounted */
+		return n < 0 && errno != ENODEV ? -errno : -ENODEV;
+	fuse_session_process_buf(s->se, &(struct fuse_buf){ .size = (size_t)n, .mem = mem });
+	return 1;
+}
+
 /*
  * Read and answer what the FUSE device has, up to a batch.  The device is
  * non-blocking: EAGAIN is the end of the input, not an error.
@@ -348,20 +367,18 @@ static enum uring_serve serve_fuse(void *arg)
 	struct rqdisk_state *s = arg;
 
 	for (int i = 0; i < SERVE_BATCH; i++) {
-		int n;
+		int n = fuse_session_exited(s->se) ? -ENODEV : serve_one(s);
 
-		if (fuse_session_exited(s->se))
-			return URING_SERVE_DONE;
-		n = fuse_session_receive_buf(s->se, &s->in);
-		if (n == -EAGAIN)
+		if (!n)
 			return URING_SERVE_DRAINED;
-		if (n == -EINTR)
-			continue;
-		if (n <= 0) { /* 0: unmounted */
-			s->serve_error = n;
+		if (n < 0) {
+			if (n != -ENODEV) {
+				die_msg("FUSE device: %s", strerror(-n));
+				s->serve_error = n;
+			}
+			fuse_session_exit(s->se);
 			return URING_SERVE_DONE;
 		}
-		fuse_session_process_buf(s->se, &s->in);
 	}
 	return URING_SERVE_MORE;
 }
@@ -387,8 +404,7 @@ static int serve(struct rqdisk_state *s)
 		return -1;
 	}
 	uring_driver_run(s->driver, &w);
-	free(s->in.mem);
-	s->in.mem = NULL;
+	fe_input_free(&s->disk);
 	return s->serve_error < 0 ? -1 : 0;
 }
 

@@ -75,6 +75,8 @@ run_fio mixed-unaligned "$tmp" $((size / 4)) -- \
 make_odirect_tmpdir dtmp
 if [ -n "$dtmp" ]; then
 	run_fio randwrite-direct "$dtmp" $size --direct -- --rw=randwrite --bs=4k
+	# writes up to max_write are written from the buffer FUSE read them into
+	run_fio big-direct "$dtmp" $size --direct -- --rw=randwrite --bsrange=4k-1m --iodepth=8
 else
 	echo "NOTE: neither ${TMPDIR:-/tmp} nor /var/tmp takes O_DIRECT: --direct not tested"
 fi
