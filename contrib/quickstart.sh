@@ -20,7 +20,7 @@ fi
 ./src/rqdisk --create "$size" "$image" "$mnt"
 cat <<MSG
 rqdisk is running: $image is the disk $mnt/disk ($(stat -c %s "$mnt/disk") bytes).
-  loop-attach it:  losetup -f --show $mnt/disk
+  loop-attach it:  losetup -f --show --direct-io=on $mnt/disk
   make a file system on it:  mkfs.ext4 \$(losetup -j $mnt/disk -O NAME -n)
   take it down:    losetup -j $mnt/disk -O NAME -n | xargs -r losetup -d; fusermount3 -u $mnt
 MSG
