@@ -24,6 +24,7 @@
 /* a write's data follows these headers: they end where the input buffer's second page starts */
 #define FE_WRITE_HDR (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
 #define FE_INPUT_SIZE (FE_MAX_IO + 2 * BLK_PAGE_SIZE)
+#define FE_TAKE_INPUT_MIN (64u * 1024) /* smaller writes are copied out of the input */
 
 struct fe_io {
 	fuse_req_t req;
@@ -451,16 +452,18 @@ void fe_input_free(struct rqdisk *d)
 }
 
 /*
- * A write of whole blocks is written from the buffer the request was read
- * into, which it keeps until it ends: a 1 MiB write is not copied again.
+ * A big write of whole blocks is written from the buffer the request was
+ * read into, which it keeps until it ends: a 1 MiB write is not copied
+ * again.  A small one is cheaper to copy than to hold 1 MiB of input for.
  */
 static bool fe_take_input(struct fe_io *io, const struct fuse_bufvec *bufv)
 {
 	struct rqdisk *d = io->disk;
 	char *mem = bufv->buf[0].mem;
 
-	if (bufv->count != 1 || (bufv->buf[0].flags & FUSE_BUF_IS_FD) || fe_unaligned(io) ||
-	    !d->in || mem < d->in || mem + io->len > d->in + FE_INPUT_SIZE)
+	if (io->len < FE_TAKE_INPUT_MIN || bufv->count != 1 ||
+	    (bufv->buf[0].flags & FUSE_BUF_IS_FD) || fe_unaligned(io) || !d->in || mem < d->in ||
+	    mem + io->len > d->in + FE_INPUT_SIZE)
 		return false;
 	io->buf = mem;
 	io->input = d->in;
