@@ -172,10 +172,10 @@ static void fe_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 /*
  * The disk's open reply, by hand: libfuse 3.14 has no field for
- * FOPEN_PARALLEL_DIRECT_WRITES, and without it the kernel takes the inode
- * lock for every write, so writes would reach the queue one at a time.
- * Kernels before 6.2 ignore the flag.  Overlapping writes stay safe: the
- * frontend's range lock orders them.
+ * FOPEN_PARALLEL_DIRECT_WRITES.  Without it the kernel holds the inode lock
+ * exclusively while it sends each direct write (with async DIO, not until
+ * the write ends).  Kernels before 6.2 ignore the flag.  Overlapping
+ * writes stay safe: the frontend's range lock orders them.
  */
 static void fe_reply_disk_open(fuse_req_t req, const struct fuse_file_info *fi)
 {
