@@ -103,15 +103,7 @@ struct as_data {
 	uint64_t antic_expire;    /* ns */
 };
 
-/* Sector order; equal sectors in address order so that the tree holds both. */
-static int as_cmp(const struct request *a, const struct request *b)
-{
-	if (blk_rq_pos(a) != blk_rq_pos(b))
-		return blk_rq_pos(a) < blk_rq_pos(b) ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-ELV_RB_GENERATE(as_sort, as_cmp)
+ELV_RB_GENERATE(as_sort, elv_rq_sector_cmp)
 
 static void as_mean_add(struct as_mean *m, uint64_t x)
 {

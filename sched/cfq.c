@@ -107,15 +107,7 @@ static struct cfq_queue *rq_cfqq(const struct request *rq)
 	return rq->elv_priv[0];
 }
 
-/* Sector order; equal sectors in address order so that the tree holds both. */
-static int cfq_cmp(const struct request *a, const struct request *b)
-{
-	if (blk_rq_pos(a) != blk_rq_pos(b))
-		return blk_rq_pos(a) < blk_rq_pos(b) ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-ELV_RB_GENERATE(cfq_sort, cfq_cmp)
+ELV_RB_GENERATE(cfq_sort, elv_rq_sector_cmp)
 
 static unsigned int cfq_hash_key(pid_t pid)
 {

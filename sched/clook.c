@@ -12,15 +12,7 @@ struct clook_data {
 	sector_t head; /* where the last dispatched request ended; 0 before the first */
 };
 
-/* Sector order; equal sectors in address order so that the tree holds both. */
-static int clook_cmp(const struct request *a, const struct request *b)
-{
-	if (blk_rq_pos(a) != blk_rq_pos(b))
-		return blk_rq_pos(a) < blk_rq_pos(b) ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-ELV_RB_GENERATE(clook_sort, clook_cmp)
+ELV_RB_GENERATE(clook_sort, elv_rq_sector_cmp)
 
 static int clook_init_queue(struct elevator_queue *e)
 {

@@ -34,15 +34,7 @@ struct deadline_data {
 	int front_merges;
 };
 
-/* Sector order; equal sectors in address order so that the tree holds both. */
-static int dd_cmp(const struct request *a, const struct request *b)
-{
-	if (blk_rq_pos(a) != blk_rq_pos(b))
-		return blk_rq_pos(a) < blk_rq_pos(b) ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-ELV_RB_GENERATE(dd_sort, dd_cmp)
+ELV_RB_GENERATE(dd_sort, elv_rq_sector_cmp)
 
 static int dd_init_queue(struct elevator_queue *e)
 {

@@ -114,6 +114,14 @@ struct elevator_type {
 #define ELV_RB_GENERATE(name, cmp) \
 	RB_GENERATE_INTERNAL(name, request, rb_node, cmp, __attribute__((unused)) static)
 
+/* Sector order for such a tree; equal sectors in address order, so that it holds both. */
+static inline int elv_rq_sector_cmp(const struct request *a, const struct request *b)
+{
+	if (blk_rq_pos(a) != blk_rq_pos(b))
+		return blk_rq_pos(a) < blk_rq_pos(b) ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
 /* Ask the core to call dispatch_request again at time when_ns. */
 void elv_schedule_dispatch(struct elevator_queue *e, uint64_t when_ns);
 

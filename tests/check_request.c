@@ -32,6 +32,19 @@ static void ended(struct test_bio *tb, int a, int b, int c)
 	ck_assert_int_eq(tb[2].ended, c);
 }
 
+/* The elevators' sort order: by sector, and distinct requests at one sector are never equal. */
+START_TEST(test_sector_order_tells_every_request_apart)
+{
+	struct request r[3] = { { .hard_sector = 16 }, { .hard_sector = 8 }, { .hard_sector = 16 } };
+
+	ck_assert_int_eq(elv_rq_sector_cmp(&r[1], &r[0]), -1);
+	ck_assert_int_eq(elv_rq_sector_cmp(&r[0], &r[1]), 1);
+	ck_assert_int_ne(elv_rq_sector_cmp(&r[0], &r[2]), 0);
+	ck_assert_int_eq(elv_rq_sector_cmp(&r[0], &r[2]), -elv_rq_sector_cmp(&r[2], &r[0]));
+	ck_assert_int_eq(elv_rq_sector_cmp(&r[2], &r[2]), 0);
+}
+END_TEST
+
 START_TEST(test_partial_completion_in_uneven_parts)
 {
 	struct fake_disk *fd = fake_disk_new("noop");
@@ -236,6 +249,7 @@ int main(void)
 	Suite *s = suite_create("request");
 	TCase *tc = tcase_create("core");
 
+	tcase_add_test(tc, test_sector_order_tells_every_request_apart);
 	tcase_add_test(tc, test_partial_completion_in_uneven_parts);
 	tcase_add_test(tc, test_error_sticks_to_the_bios_it_touches);
 	tcase_add_test(tc, test_failing_the_rest);
