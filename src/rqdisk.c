@@ -441,7 +441,10 @@ static int start(struct rqdisk_state *s)
 		return -1;
 	/* our own loop-attached disk must not wait on our memory reclaim */
 	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
-		fprintf(stderr, "rqdisk: warning: PR_SET_IO_FLUSHER: %s\n", strerror(errno));
+		fprintf(stderr,
+			"rqdisk: warning: PR_SET_IO_FLUSHER: %s; a loop device on this disk "
+			"may stall under memory pressure\n",
+			strerror(errno));
 	return 0;
 }
 
