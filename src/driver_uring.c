@@ -372,19 +372,18 @@ static void uring_finish(struct uring_driver *d, struct uring_slot *s, int error
 	(void)more;
 }
 
+/* One of the slot's waits is over: its request ends with the last. */
+static void uring_wait_over(struct uring_driver *d, struct uring_slot *s)
+{
+	if (!--s->waits)
+		uring_finish(d, s, s->error);
+}
+
 /* The I/O is done; the request ends now, or when the modelled device would be. */
 static void uring_end(struct uring_driver *d, struct uring_slot *s, int error)
 {
 	s->error = error;
-	if (!--s->waits)
-		uring_finish(d, s, error);
-}
-
-/* The modelled time came (or the timer was cancelled: early is only a timing error). */
-static void uring_model_time(struct uring_driver *d, struct uring_slot *s)
-{
-	if (!--s->waits)
-		uring_finish(d, s, s->error);
+	uring_wait_over(d, s);
 }
 
 static void uring_again(struct uring_driver *d, struct uring_slot *s)
@@ -486,14 +485,17 @@ static bool uring_handle(struct uring_driver *d, uint64_t ud, int res)
 		d->watch_ready = true;
 		return false;
 	}
-	if (ud & UD_SLOT_TIMER)
-		uring_model_time(d, uring_ud_slot(d, ud));
+	if (ud & UD_SLOT_TIMER) /* the modelled time came, or was cancelled: early is only timing */
+		uring_wait_over(d, uring_ud_slot(d, ud));
 	else
 		uring_complete(d, uring_ud_slot(d, ud), res);
 	return false;
 }
 
-/* Every CQE there is, lock held.  Returns true once the stop NOP came. */
+/*
+ * Every CQE there is, lock held, then the queue runs (continuations, and
+ * an elevator's timed dispatch).  Returns true once the stop NOP came.
+ */
 static bool uring_reap(struct uring_driver *d)
 {
 	struct io_uring_cqe *cqe;
@@ -506,6 +508,7 @@ static bool uring_reap(struct uring_driver *d)
 		seen++;
 	}
 	io_uring_cq_advance(&d->ring, seen);
+	__blk_run_queue(d->q);
 	return stop;
 }
 
@@ -527,8 +530,6 @@ static void *uring_thread(void *arg)
 		}
 		blk_queue_lock(d->q);
 		stop = uring_reap(d);
-		/* continuations, and an elevator's timed dispatch */
-		__blk_run_queue(d->q);
 		blk_queue_unlock(d->q);
 	}
 	return NULL;
@@ -547,15 +548,6 @@ static void uring_arm_poll(struct uring_driver *d, int fd)
 	d->poll_armed = true;
 }
 
-/* Reap, end and run the queue: what the completion thread does, in the caller. */
-static void uring_reap_and_run(struct uring_driver *d)
-{
-	blk_queue_lock(d->q);
-	uring_reap(d);
-	__blk_run_queue(d->q);
-	blk_queue_unlock(d->q);
-}
-
 /*
  * q->wait_fn while the loop runs, lock held: an elevator switch waits for
  * requests in flight to end, and only this thread reaps their completions.
@@ -570,7 +562,6 @@ static void uring_wait_locked(struct request_queue *q)
 	io_uring_wait_cqe(&d->ring, &cqe); /* EINTR too: the caller looks again */
 	blk_queue_lock(q);
 	uring_reap(d);
-	__blk_run_queue(q);
 }
 
 static bool uring_queue_idle(struct uring_driver *d)
@@ -606,7 +597,9 @@ static enum uring_serve uring_turn(struct uring_driver *d, const struct uring_wa
 		d->watch_ready = st != URING_SERVE_DONE; /* a signal: serve looks at the session */
 	else if (ret < 0)
 		fprintf(stderr, "rqdisk: io_uring_wait_cqes: %s\n", strerror(-ret));
-	uring_reap_and_run(d);
+	blk_queue_lock(d->q);
+	uring_reap(d);
+	blk_queue_unlock(d->q);
 	return st;
 }
 

@@ -4,6 +4,7 @@
  * ready; any failure before that is reported on the terminal, with nothing
  * left behind (no mount, no half-made image).
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,7 +15,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "blktrace.h"
@@ -408,21 +408,12 @@ static int serve(struct rqdisk_state *s)
 	return s->serve_error < 0 ? -1 : 0;
 }
 
-/* Stop taking I/O, finish what is queued, and make the image durable. */
-static int drain_and_sync(struct rqdisk_state *s)
+/* The loop has ended what was queued: close the trace and make the image durable. */
+static int sync_image(struct rqdisk_state *s)
 {
-	struct timespec tick = { 0, 1000000 };
-	bool idle = false;
 	int ret;
 
-	while (!idle) {
-		blk_queue_lock(s->disk.q);
-		idle = blk_queue_idle(s->disk.q);
-		blk_queue_unlock(s->disk.q);
-		if (!idle)
-			nanosleep(&tick, NULL);
-	}
-	uring_driver_stop(s->driver);
+	assert(blk_queue_idle(s->disk.q)); /* the loop returns only once the queue is */
 	ret = finish_trace(s);
 	if (!s->opt.read_only && fdatasync(s->fd)) {
 		die_msg("image %s: fdatasync: %s", s->opt.image, strerror(errno));
@@ -469,7 +460,7 @@ int main(int argc, char **argv)
 	}
 	daemonize_finish(&s, 0);
 	ret = serve(&s);
-	if (drain_and_sync(&s))
+	if (sync_image(&s))
 		ret = 1;
 	teardown(&s, false);
 	return ret < 0 ? 1 : 0;
