@@ -28,7 +28,7 @@ struct rqdisk {
 	struct range_lock writes; /* under the queue lock */
 	unsigned int max_nr_requests; /* what the driver was set up to carry */
 	struct disk_model *model;     /* the device's timing, or NULL */
-	struct bufpool bufs;          /* the frontend's copies of the data */
+	struct bufpool bufs;          /* data buffers, and what FUSE requests are read into */
 	char *in;                     /* what FUSE requests are read into (fe_input) */
 	uid_t uid;
 	gid_t gid;
@@ -39,8 +39,8 @@ extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;
 
 /*
  * The memory the next FUSE request is read into, size bytes; NULL when
- * memory is short.  A whole-block write keeps the buffer it came in (no
- * copy), and the next call gives a new one.
+ * memory is short.  A whole-block write of 64 KiB or more keeps the buffer
+ * it came in (no copy), and the next call gives a new one.
  */
 char *fe_input(struct rqdisk *d, size_t *size);
 void fe_input_free(struct rqdisk *d);
