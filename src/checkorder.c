@@ -1,11 +1,11 @@
 /* checkorder.c - rqdisk-checkorder: is the barrier order kept in a blktrace trace? */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checkorder.h"
+#include "cli.h"
 
 #define PROG "rqdisk-checkorder"
 
@@ -39,23 +39,13 @@ static void usage(FILE *f)
 		"Exit status: 0 order kept, 1 order broken, 2 bad usage or unreadable trace.\n");
 }
 
-/* Bad usage, in one line like every other error. */
-static const char *usage_error(int *status, const char *what, const char *arg)
-{
-	fprintf(stderr, PROG ": %s%s%s; try '" PROG " --help'\n", what, arg ? " " : "",
-		arg ? arg : "");
-	*status = EXIT_TROUBLE;
-	return NULL;
-}
-
 /* The trace's name, or NULL when main should exit with *status. */
 static const char *parse_options(int argc, char **argv, bool *quiet, int *status)
 {
-	char shortopt[3] = "-?";
 	int opt;
 
-	opterr = 0; /* getopt's own message would be a second line */
-	while ((opt = getopt_long(argc, argv, "qhV", long_options, NULL)) != -1) {
+	*status = EXIT_TROUBLE;
+	while ((opt = cli_getopt(PROG, argc, argv, ":qhV", long_options)) != -1) {
 		switch (opt) {
 		case 'q':
 			*quiet = true;
@@ -68,18 +58,17 @@ static const char *parse_options(int argc, char **argv, bool *quiet, int *status
 			printf(PROG " %s\n", PACKAGE_VERSION);
 			*status = EXIT_ORDER_KEPT;
 			return NULL;
-		default: /* a long option is the argument just taken, a short one in optopt */
-			shortopt[1] = (char)optopt;
-			return usage_error(status, "bad option",
-					   strncmp(argv[optind - 1], "--", 2) ? shortopt
-									      : argv[optind - 1]);
+		default:
+			return NULL;
 		}
 	}
 	if (argc == optind)
-		return usage_error(status, "a TRACE is needed", NULL);
-	if (argc - optind > 1)
-		return usage_error(status, "only one TRACE at a time, not", argv[optind + 1]);
-	return argv[optind];
+		cli_usage_error(PROG, "a TRACE is needed", NULL);
+	else if (argc - optind > 1)
+		cli_usage_error(PROG, "only one TRACE at a time, not", argv[optind + 1]);
+	else
+		return argv[optind];
+	return NULL;
 }
 
 /* A verdict that did not reach standard output is no verdict. */

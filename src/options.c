@@ -1,11 +1,11 @@
 /* options.c - rqdisk's command line: parsed, checked, and explained in one line when wrong. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "model.h"
 #include "options.h"
 
@@ -72,46 +72,10 @@ static void usage(FILE *f)
 		"  -V, --version                show the version\n");
 }
 
-/* A byte count with an optional K/M/G/T suffix (powers of 1024). */
-int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned int shift = 0;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'T': case 't': shift += 10; /* fall through */
-	case 'G': case 'g': shift += 10; /* fall through */
-	case 'M': case 'm': shift += 10; /* fall through */
-	case 'K': case 'k': shift += 10; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end += *end == 'i' && end[1] == 'B' ? 2 : 1;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 /* An unsigned number, decimal or 0x hex, up to max. */
 static int parse_uint(const char *name, const char *s, unsigned long max, unsigned long *out)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 0);
-	if (*s == '-' || errno || end == s || *end || *out > max) {
-		fprintf(stderr, "rqdisk: --%s: '%s' is not a number from 0 to %lu\n", name, s, max);
-		return -EINVAL;
-	}
-	return 0;
+	return cli_number("rqdisk", name, s, 0, max, out);
 }
 
 static int set_limit(int opt, const char *arg, struct queue_limits *lim)
@@ -121,31 +85,31 @@ static int set_limit(int opt, const char *arg, struct queue_limits *lim)
 
 	switch (opt) {
 	case OPT_LBS:
-		ret = parse_uint("logical-block-size", arg, UINT_MAX, &v);
+		ret = parse_uint("--logical-block-size", arg, UINT_MAX, &v);
 		lim->logical_block_size = (unsigned int)v;
 		return ret;
 	case OPT_MAX_SECTORS:
-		ret = parse_uint("max-sectors", arg, UINT_MAX >> 1, &v);
+		ret = parse_uint("--max-sectors", arg, UINT_MAX >> 1, &v);
 		lim->max_sectors = (unsigned int)v;
 		if (lim->max_hw_sectors < lim->max_sectors)
 			lim->max_hw_sectors = lim->max_sectors;
 		return ret;
 	case OPT_MAX_SEGMENTS:
-		ret = parse_uint("max-segments", arg, USHRT_MAX, &v);
+		ret = parse_uint("--max-segments", arg, USHRT_MAX, &v);
 		lim->max_phys_segments = lim->max_hw_segments = (unsigned short)v;
 		return ret;
 	case OPT_MAX_SEGMENT_SIZE:
-		ret = parse_uint("max-segment-size", arg, UINT_MAX, &v);
+		ret = parse_uint("--max-segment-size", arg, UINT_MAX, &v);
 		lim->max_segment_size = (unsigned int)v;
 		return ret;
 	case OPT_SEGMENT_BOUNDARY:
-		return parse_uint("segment-boundary", arg, ULONG_MAX, &lim->seg_boundary_mask);
+		return parse_uint("--segment-boundary", arg, ULONG_MAX, &lim->seg_boundary_mask);
 	case OPT_DMA_ALIGNMENT:
-		ret = parse_uint("dma-alignment", arg, UINT_MAX, &v);
+		ret = parse_uint("--dma-alignment", arg, UINT_MAX, &v);
 		lim->dma_alignment = (unsigned int)v;
 		return ret;
 	default: /* OPT_NR_REQUESTS */
-		ret = parse_uint("nr-requests", arg, 65536, &v);
+		ret = parse_uint("--nr-requests", arg, 65536, &v);
 		lim->nr_requests = (unsigned int)v;
 		return ret;
 	}
@@ -213,7 +177,7 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	o->elevator = "deadline";
 	o->model = "none";
 	blk_set_default_limits(&o->limits);
-	while ((opt = getopt_long(argc, argv, "+e:m:rfhV", long_options, NULL)) != -1) {
+	while ((opt = cli_getopt("rqdisk", argc, argv, "+:e:m:rfhV", long_options)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return PARSE_EXIT_OK;
@@ -222,17 +186,15 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 			printf("rqdisk %s\n", PACKAGE_VERSION);
 			return PARSE_EXIT_OK;
 		}
-		if (opt == '?') {
-			fprintf(stderr, "Try 'rqdisk --help' for more information.\n");
+		if (opt == '?')
 			return PARSE_ERROR;
-		}
 		if (parse_one(opt, optarg, o))
 			return PARSE_ERROR;
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "rqdisk: %s\nTry 'rqdisk --help' for more information.\n",
-			argc - optind < 2 ? "an IMAGE and a MOUNTPOINT are needed"
-					  : "too many arguments: only IMAGE and MOUNTPOINT");
+		cli_usage_error("rqdisk", argc - optind < 2 ? "an IMAGE and a MOUNTPOINT are needed"
+							    : "too many arguments: only IMAGE and MOUNTPOINT",
+				NULL);
 		return PARSE_ERROR;
 	}
 	o->image = argv[optind];

@@ -24,6 +24,5 @@ struct rqdisk_options {
 enum parse_result { PARSE_OK, PARSE_EXIT_OK, PARSE_ERROR };
 
 enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_options *o);
-int parse_size(const char *s, uint64_t *out);
 
 #endif

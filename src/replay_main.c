@@ -1,16 +1,16 @@
 /* replay_main.c - rqdisk-replay: a trace through every elevator on a virtual clock. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "model.h"
-#include "options.h"
 #include "replay.h"
 
+#define PROG "rqdisk-replay"
 #define MAX_ELEVATORS 64
 
 struct replay_options {
@@ -62,16 +62,7 @@ static void usage(FILE *f)
 
 static int parse_number(const char *opt, const char *s, unsigned long max, unsigned long *out)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 0);
-	if (*s == '-' || errno || end == s || *end || *out > max || !*out) {
-		fprintf(stderr, "rqdisk-replay: %s: '%s' is not a number from 1 to %lu\n", opt, s,
-			max);
-		return -EINVAL;
-	}
-	return 0;
+	return cli_number(PROG, opt, s, 1, max, out);
 }
 
 /* rqdisk's own size syntax (options.c), in whole sectors. */
@@ -80,7 +71,7 @@ static int parse_capacity(const char *s, sector_t *out)
 	uint64_t bytes;
 
 	if (parse_size(s, &bytes) || !bytes || bytes % SECTOR_SIZE) {
-		fprintf(stderr, "rqdisk-replay: --capacity: '%s' is not a size in whole sectors\n",
+		fprintf(stderr, PROG ": --capacity: '%s' is not a size in whole sectors\n",
 			s);
 		return -EINVAL;
 	}
@@ -127,24 +118,22 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 	o->elevators = "all";
 	o->cfg.model = "hdd";
 	blk_set_default_limits(&o->cfg.limits);
-	while ((opt = getopt_long(argc, argv, "e:m:d:qhV", long_options, NULL)) != -1) {
+	while ((opt = cli_getopt(PROG, argc, argv, ":e:m:d:qhV", long_options)) != -1) {
 		if (opt == 'h' || opt == 'V') {
 			if (opt == 'h')
 				usage(stdout);
 			else
-				printf("rqdisk-replay %s\n", PACKAGE_VERSION);
+				printf(PROG " %s\n", PACKAGE_VERSION);
 			return 1;
 		}
-		if (opt == '?') {
-			fprintf(stderr, "Try 'rqdisk-replay --help' for more information.\n");
+		if (opt == '?')
 			return -1;
-		}
 		if (parse_one(opt, optarg, o))
 			return -1;
 	}
 	if (argc - optind != 1) {
-		fprintf(stderr, "rqdisk-replay: %s (see rqdisk-replay --help)\n",
-			argc == optind ? "a TRACE is needed" : "only one TRACE at a time");
+		cli_usage_error(PROG, argc == optind ? "a TRACE is needed" : "only one TRACE at a time, not",
+				argc == optind ? NULL : argv[optind + 1]);
 		return -1;
 	}
 	o->trace = argv[optind];
@@ -166,7 +155,7 @@ static int elevator_list(const char *spec, char *buf, size_t len, const char **n
 	snprintf(buf, len, "%s", spec);
 	for (char *save, *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
 		if (n == MAX_ELEVATORS || (strcmp(e, "none") && !elevator_get(e, why, sizeof(why)))) {
-			fprintf(stderr, "rqdisk-replay: %s\n",
+			fprintf(stderr, PROG ": %s\n",
 				n == MAX_ELEVATORS ? "too many elevators" : why);
 			return -EINVAL;
 		}
@@ -178,7 +167,7 @@ static int elevator_list(const char *spec, char *buf, size_t len, const char **n
 
 static void show_progress(void *arg, size_t done, size_t total)
 {
-	fprintf(stderr, "\rrqdisk-replay: %s %3zu%%", (const char *)arg, done * 100 / total);
+	fprintf(stderr, "\r" PROG ": %s %3zu%%", (const char *)arg, done * 100 / total);
 }
 
 /* The model checked once, up front, and described in the table's heading. */
@@ -189,14 +178,14 @@ static int check_model(const struct replay_options *o, const struct replay_trace
 	char why[256], desc[512] = "none";
 
 	if (disk_model_new(o->cfg.model, capacity, &m, why, sizeof(why))) {
-		fprintf(stderr, "rqdisk-replay: --model: %s\n", why);
+		fprintf(stderr, PROG ": --model: %s\n", why);
 		return -EINVAL;
 	}
 	if (m)
 		disk_model_describe(m, desc, sizeof(desc));
 	disk_model_free(m);
 	if (o->cfg.capacity && o->cfg.capacity < t->capacity) {
-		fprintf(stderr, "rqdisk-replay: --capacity is below the trace's extent (%llu sectors)\n",
+		fprintf(stderr, PROG ": --capacity is below the trace's extent (%llu sectors)\n",
 			(unsigned long long)t->capacity);
 		return -EINVAL;
 	}
@@ -220,7 +209,7 @@ static int replay_one(struct replay_options *o, const struct replay_trace *t, co
 	if (o->cfg.progress)
 		fprintf(stderr, "\r%40s\r", "");
 	if (ret) {
-		fprintf(stderr, "rqdisk-replay: %s: %s\n", o->trace, why);
+		fprintf(stderr, PROG ": %s: %s\n", o->trace, why);
 		return ret;
 	}
 	if (lat)
@@ -244,12 +233,12 @@ int main(int argc, char **argv)
 	if (elevator_list(o.elevators, buf, sizeof(buf), names))
 		return 2;
 	if (replay_load(o.trace, &t, why, sizeof(why))) {
-		fprintf(stderr, "rqdisk-replay: %s\n", why);
+		fprintf(stderr, PROG ": %s\n", why);
 		return 2;
 	}
 	if (check_model(&o, &t) || (o.latencies && !(lat = fopen(o.latencies, "w")))) {
 		if (o.latencies && !lat)
-			fprintf(stderr, "rqdisk-replay: %s: %s\n", o.latencies, strerror(errno));
+			fprintf(stderr, PROG ": %s: %s\n", o.latencies, strerror(errno));
 		replay_trace_free(&t);
 		return 2;
 	}
@@ -257,7 +246,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; names[i] && !ret; i++)
 		ret = replay_one(&o, &t, names[i], lat);
 	if (lat && fclose(lat) && !ret) {
-		fprintf(stderr, "rqdisk-replay: %s: %s\n", o.latencies, strerror(errno));
+		fprintf(stderr, PROG ": %s: %s\n", o.latencies, strerror(errno));
 		ret = -EIO;
 	}
 	replay_trace_free(&t);

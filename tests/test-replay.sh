@@ -97,7 +97,10 @@ expect_refusal "model: hdd has no key 'heads'" -m hdd:heads=2 "$tmp/job.iolog"
 expect_refusal "unknown elevator 'bogus'" -e deadline,bogus "$tmp/job.iolog"
 expect_refusal "--depth: '0' is not a number" --depth 0 "$tmp/job.iolog"
 expect_refusal "--capacity is below the trace's extent" --capacity 1M "$tmp/job.iolog"
-expect_refusal "a TRACE is needed"
+expect_refusal "a TRACE is needed; try 'rqdisk-replay --help'"
+expect_refusal "only one TRACE at a time, not b" a b
+expect_refusal "unrecognized option '--bogus'; try 'rqdisk-replay --help'" --bogus "$tmp/job.iolog"
+expect_refusal "option '--depth' requires an argument" "$tmp/job.iolog" --depth
 printf 'fio version 3 iolog\n10 /dev/disk read 100 4096\n' >"$tmp/bad.iolog"
 expect_refusal "bad.iolog:2: offset 100 length 4096 are not whole 512-byte sectors" "$tmp/bad.iolog"
 

@@ -1,0 +1,119 @@
+/* cli.c - one-line refusals of bad usage, and strict numbers, for every program. */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_usage_error(const char *prog, const char *what, const char *arg)
+{
+	fprintf(stderr, "%s: %s%s%s; try '%s --help'\n", prog, what, arg ? " " : "",
+		arg ? arg : "", prog);
+}
+
+/* How many long options the abbreviation in "--abbr[=value]" could stand for. */
+static int long_matches(const char *arg, const struct option *longopts)
+{
+	size_t len = strcspn(arg + 2, "=");
+	int n = 0;
+
+	for (const struct option *o = longopts; o->name; o++)
+		n += !strncmp(o->name, arg + 2, len);
+	return n;
+}
+
+static const char *long_name(int val, const struct option *longopts)
+{
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == val && o->has_arg == no_argument)
+			return o->name;
+	return NULL;
+}
+
+/*
+ * getopt leaves only optopt and optind behind: a long option always takes
+ * its whole word, so argv[optind - 1] is it; a short one may sit inside a
+ * cluster ("-rx"), so only optopt names it.
+ */
+static void refuse_option(const char *prog, int opt, char **argv, const char *shortopts,
+			  const struct option *longopts)
+{
+	const char *word = argv[optind - 1];
+	const char *name = long_name(optopt, longopts);
+	char what[160];
+
+	if (opt == ':' && !strncmp(word, "--", 2))
+		snprintf(what, sizeof(what), "option '%s' requires an argument", word);
+	else if (opt == ':')
+		snprintf(what, sizeof(what), "option requires an argument -- '%c'", optopt);
+	else if (!optopt && long_matches(word, longopts) > 1)
+		snprintf(what, sizeof(what), "option '%.*s' is ambiguous",
+			 (int)strcspn(word, "="), word);
+	else if (!optopt)
+		snprintf(what, sizeof(what), "unrecognized option '%s'", word);
+	else if (name && (optopt > 255 || strchr(shortopts, optopt)))
+		snprintf(what, sizeof(what), "option '--%s' doesn't allow an argument", name);
+	else
+		snprintf(what, sizeof(what), "invalid option -- '%c'", optopt);
+	cli_usage_error(prog, what, NULL);
+}
+
+int cli_getopt(const char *prog, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts)
+{
+	int opt;
+
+	/* The leading ':' also keeps getopt's own message, a second line, unsaid. */
+	assert(shortopts[*shortopts == '+'] == ':');
+	opt = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (opt == '?' || opt == ':') {
+		refuse_option(prog, opt, argv, shortopts, longopts);
+		return '?';
+	}
+	return opt;
+}
+
+int cli_number(const char *prog, const char *opt, const char *s, unsigned long min,
+	       unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 0);
+	if (*s == '-' || errno || end == s || *end || *out < min || *out > max) {
+		fprintf(stderr, "%s: %s: '%s' is not a number from %lu to %lu\n", prog, opt, s,
+			min, max);
+		*out = 0;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'T': case 't': shift += 10; /* fall through */
+	case 'G': case 'g': shift += 10; /* fall through */
+	case 'M': case 'm': shift += 10; /* fall through */
+	case 'K': case 'k': shift += 10; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
