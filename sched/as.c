@@ -294,38 +294,6 @@ static void as_remove_request(struct as_data *ad, struct request *rq)
 	TAILQ_REMOVE(&ad->fifo_list[dir], rq, queuelist);
 }
 
-/* The lowest request at or after sector, or NULL. */
-static struct request *as_find_ahead(const struct as_sort *tree, sector_t sector)
-{
-	struct request *rq = RB_ROOT(tree), *found = NULL;
-
-	while (rq) {
-		if (blk_rq_pos(rq) >= sector) {
-			found = rq;
-			rq = RB_LEFT(rq, rb_node);
-		} else {
-			rq = RB_RIGHT(rq, rb_node);
-		}
-	}
-	return found;
-}
-
-/* The highest request before sector, or NULL. */
-static struct request *as_find_behind(const struct as_sort *tree, sector_t sector)
-{
-	struct request *rq = RB_ROOT(tree), *found = NULL;
-
-	while (rq) {
-		if (blk_rq_pos(rq) < sector) {
-			found = rq;
-			rq = RB_RIGHT(rq, rb_node);
-		} else {
-			rq = RB_LEFT(rq, rb_node);
-		}
-	}
-	return found;
-}
-
 /*
  * The next request of a direction: the nearest ahead of the head, unless
  * one a short way behind is nearer at AS_BACK_PENALTY times the cost; with
@@ -336,8 +304,8 @@ static struct request *as_next_rq(struct as_data *ad, int dir)
 {
 	struct as_sort *tree = &ad->sort_list[dir];
 	sector_t head = ad->last_sector[dir];
-	struct request *ahead = as_find_ahead(tree, head);
-	struct request *behind = as_find_behind(tree, head);
+	struct request *ahead = elv_rb_ceiling(RB_ROOT(tree), head);
+	struct request *behind = elv_rb_below(RB_ROOT(tree), head);
 	sector_t back = behind ? head - blk_rq_pos(behind) : 0;
 
 	if (back > AS_MAX_BACK)

@@ -534,22 +534,13 @@ static void cfq_completed(struct elevator_queue *e, struct request *rq)
 		cfq_put_if_unused(cfqd, cfqq);
 }
 
-static struct request *cfq_find_start(struct cfq_sort *tree, sector_t sector)
-{
-	struct request *rq = RB_ROOT(tree);
-
-	while (rq && blk_rq_pos(rq) != sector)
-		rq = blk_rq_pos(rq) < sector ? RB_RIGHT(rq, rb_node) : RB_LEFT(rq, rb_node);
-	return rq;
-}
-
 /* Front merges, within the queue the bio would join (2.6's cfq_find_rq_fmerge). */
 static enum elv_merge cfq_find_merge(struct elevator_queue *e, const struct bio *bio,
 				     struct request **rq)
 {
 	struct cfq_queue *cfqq = cfq_find_queue(e->elevator_data, bio->bi_pid, cfq_bio_sync(bio));
 
-	*rq = cfqq ? cfq_find_start(&cfqq->sort_list, bio_end_sector(bio)) : NULL;
+	*rq = cfqq ? elv_rb_find(RB_ROOT(&cfqq->sort_list), bio_end_sector(bio)) : NULL;
 	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;
 }
 

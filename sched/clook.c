@@ -40,22 +40,6 @@ static void clook_add_request(struct elevator_queue *e, struct request *rq)
 	RB_INSERT(clook_sort, &cd->sort_list, rq);
 }
 
-/* The first request in sector order that starts at or above sector, or NULL. */
-static struct request *clook_ceiling(struct clook_sort *tree, sector_t sector)
-{
-	struct request *rq = RB_ROOT(tree), *found = NULL;
-
-	while (rq) {
-		if (blk_rq_pos(rq) >= sector) {
-			found = rq;
-			rq = RB_LEFT(rq, rb_node);
-		} else {
-			rq = RB_RIGHT(rq, rb_node);
-		}
-	}
-	return found;
-}
-
 /*
  * The sweep goes on upward from the head; with nothing at or above it, the
  * head jumps back to the lowest request and sweeps up again.  A request
@@ -64,7 +48,7 @@ static struct request *clook_ceiling(struct clook_sort *tree, sector_t sector)
 static struct request *clook_dispatch_request(struct elevator_queue *e, uint64_t now_ns)
 {
 	struct clook_data *cd = e->elevator_data;
-	struct request *rq = clook_ceiling(&cd->sort_list, cd->head);
+	struct request *rq = elv_rb_ceiling(RB_ROOT(&cd->sort_list), cd->head);
 
 	(void)now_ns;
 	if (!rq)

@@ -139,15 +139,6 @@ static bool dd_has_work(const struct elevator_queue *e)
 	return !TAILQ_EMPTY(&dd->fifo_list[DD_READ]) || !TAILQ_EMPTY(&dd->fifo_list[DD_WRITE]);
 }
 
-static struct request *dd_find_start(struct dd_sort *tree, sector_t sector)
-{
-	struct request *rq = RB_ROOT(tree);
-
-	while (rq && blk_rq_pos(rq) != sector)
-		rq = blk_rq_pos(rq) < sector ? RB_RIGHT(rq, rb_node) : RB_LEFT(rq, rb_node);
-	return rq;
-}
-
 /* Front merges: a queued request that starts where the bio ends. */
 static enum elv_merge dd_find_merge(struct elevator_queue *e, const struct bio *bio,
 				    struct request **rq)
@@ -157,7 +148,7 @@ static enum elv_merge dd_find_merge(struct elevator_queue *e, const struct bio *
 
 	if (!dd->front_merges)
 		return ELEVATOR_NO_MERGE;
-	*rq = dd_find_start(&dd->sort_list[dir], bio_end_sector(bio));
+	*rq = elv_rb_find(RB_ROOT(&dd->sort_list[dir]), bio_end_sector(bio));
 	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;
 }
 

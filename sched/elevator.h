@@ -122,6 +122,52 @@ static inline int elv_rq_sector_cmp(const struct request *a, const struct reques
 	return a < b ? -1 : a > b;
 }
 
+/*
+ * Searches of such a tree, from its root (RB_ROOT(tree)).  They look at
+ * sectors only: the tree's own RB_NFIND would also weigh the address that
+ * breaks ties, and so skip requests at the very sector asked for.
+ */
+
+/* A request that starts at sector, or NULL: a front merge's partner (2.6's elv_rb_find). */
+static inline struct request *elv_rb_find(struct request *root, sector_t sector)
+{
+	while (root && blk_rq_pos(root) != sector)
+		root = blk_rq_pos(root) < sector ? RB_RIGHT(root, rb_node) : RB_LEFT(root, rb_node);
+	return root;
+}
+
+/* The first request in sector order that starts at or above sector, or NULL. */
+static inline struct request *elv_rb_ceiling(struct request *root, sector_t sector)
+{
+	struct request *found = NULL;
+
+	while (root) {
+		if (blk_rq_pos(root) >= sector) {
+			found = root;
+			root = RB_LEFT(root, rb_node);
+		} else {
+			root = RB_RIGHT(root, rb_node);
+		}
+	}
+	return found;
+}
+
+/* The last request in sector order that starts below sector, or NULL. */
+static inline struct request *elv_rb_below(struct request *root, sector_t sector)
+{
+	struct request *found = NULL;
+
+	while (root) {
+		if (blk_rq_pos(root) < sector) {
+			found = root;
+			root = RB_RIGHT(root, rb_node);
+		} else {
+			root = RB_LEFT(root, rb_node);
+		}
+	}
+	return found;
+}
+
 /* Ask the core to call dispatch_request again at time when_ns. */
 void elv_schedule_dispatch(struct elevator_queue *e, uint64_t when_ns);
 

@@ -40,22 +40,6 @@ static void sstf_add_request(struct elevator_queue *e, struct request *rq)
 	RB_INSERT(sstf_sort, &sd->sort_list, rq);
 }
 
-/* The first request in sector order that starts at or above sector, or NULL. */
-static struct request *sstf_ceiling(struct sstf_sort *tree, sector_t sector)
-{
-	struct request *rq = RB_ROOT(tree), *found = NULL;
-
-	while (rq) {
-		if (blk_rq_pos(rq) >= sector) {
-			found = rq;
-			rq = RB_LEFT(rq, rb_node);
-		} else {
-			rq = RB_RIGHT(rq, rb_node);
-		}
-	}
-	return found;
-}
-
 /*
  * The nearest request is one of the two around the head: the first at or
  * above it and the last below it.  A tie goes up: the head has just moved up
@@ -65,7 +49,7 @@ static struct request *sstf_ceiling(struct sstf_sort *tree, sector_t sector)
 static struct request *sstf_dispatch_request(struct elevator_queue *e, uint64_t now_ns)
 {
 	struct sstf_data *sd = e->elevator_data;
-	struct request *above = sstf_ceiling(&sd->sort_list, sd->head);
+	struct request *above = elv_rb_ceiling(RB_ROOT(&sd->sort_list), sd->head);
 	struct request *below = above ? RB_PREV(sstf_sort, &sd->sort_list, above)
 				      : RB_MAX(sstf_sort, &sd->sort_list);
 	struct request *rq = above;

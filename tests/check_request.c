@@ -45,6 +45,44 @@ START_TEST(test_sector_order_tells_every_request_apart)
 }
 END_TEST
 
+RB_HEAD(test_sort, request);
+ELV_RB_GENERATE(test_sort, elv_rq_sector_cmp)
+
+/* The elevators' tree searches look at sectors alone, ties and ends included. */
+START_TEST(test_tree_searches_by_sector)
+{
+	struct request r[5] = { { .hard_sector = 32 }, { .hard_sector = 8 }, { .hard_sector = 16 },
+				{ .hard_sector = 8 }, { .hard_sector = 8 } };
+	struct test_sort tree = RB_INITIALIZER(&tree);
+	struct request *first8, *last8;
+
+	for (int i = 0; i < 5; i++)
+		RB_INSERT(test_sort, &tree, &r[i]);
+	first8 = RB_MIN(test_sort, &tree);
+	last8 = RB_PREV(test_sort, &tree, &r[2]);
+	ck_assert_ptr_ne(first8, last8);
+	ck_assert_uint_eq(blk_rq_pos(last8), 8);
+
+	ck_assert_ptr_eq(elv_rb_find(RB_ROOT(&tree), 16), &r[2]);
+	ck_assert_uint_eq(blk_rq_pos(elv_rb_find(RB_ROOT(&tree), 8)), 8);
+	ck_assert_ptr_null(elv_rb_find(RB_ROOT(&tree), 9));
+
+	ck_assert_ptr_eq(elv_rb_ceiling(RB_ROOT(&tree), 0), first8);
+	ck_assert_ptr_eq(elv_rb_ceiling(RB_ROOT(&tree), 8), first8);
+	ck_assert_ptr_eq(elv_rb_ceiling(RB_ROOT(&tree), 9), &r[2]);
+	ck_assert_ptr_eq(elv_rb_ceiling(RB_ROOT(&tree), 32), &r[0]);
+	ck_assert_ptr_null(elv_rb_ceiling(RB_ROOT(&tree), 33));
+
+	ck_assert_ptr_null(elv_rb_below(RB_ROOT(&tree), 8));
+	ck_assert_ptr_eq(elv_rb_below(RB_ROOT(&tree), 9), last8);
+	ck_assert_ptr_eq(elv_rb_below(RB_ROOT(&tree), 32), &r[2]);
+	ck_assert_ptr_eq(elv_rb_below(RB_ROOT(&tree), 100), &r[0]);
+	ck_assert_ptr_null(elv_rb_ceiling(NULL, 0));
+	ck_assert_ptr_null(elv_rb_below(NULL, 100));
+	ck_assert_ptr_null(elv_rb_find(NULL, 0));
+}
+END_TEST
+
 START_TEST(test_partial_completion_in_uneven_parts)
 {
 	struct fake_disk *fd = fake_disk_new("noop");
@@ -250,6 +288,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_sector_order_tells_every_request_apart);
+	tcase_add_test(tc, test_tree_searches_by_sector);
 	tcase_add_test(tc, test_partial_completion_in_uneven_parts);
 	tcase_add_test(tc, test_error_sticks_to_the_bios_it_touches);
 	tcase_add_test(tc, test_failing_the_rest);
