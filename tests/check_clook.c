@@ -101,74 +101,10 @@ START_TEST(test_arrivals_during_service)
 }
 END_TEST
 
-/* The core's back merge: 108 joins 100 (found by its end sector); dispatched once. */
-START_TEST(test_back_merge_dispatched_once)
-{
-	struct fake_disk *fd = stopped_disk(ELEVATOR);
-	struct test_bio tb[3];
-
-	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
-	submit(fd, &tb[1], REQ_OP_READ, 50, 8);
-	submit(fd, &tb[2], REQ_OP_READ, 108, 8);
-	fake_start(fd);
-	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 0, 50, 8);
-	assert_dispatched(fd, 1, 100, 16);
-	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
-	finish(fd, tb, 3);
-	ck_assert_uint_lt(tb[0].order, tb[2].order);
-}
-END_TEST
-
-/* A bio filling the gap joins 100 and 116 into one request: 116 leaves the tree. */
-START_TEST(test_gap_fill_merges_two_requests)
-{
-	struct fake_disk *fd = stopped_disk(ELEVATOR);
-	struct test_bio tb[4];
-
-	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
-	submit(fd, &tb[1], REQ_OP_READ, 116, 8);
-	submit(fd, &tb[2], REQ_OP_READ, 500, 8);
-	submit(fd, &tb[3], REQ_OP_READ, 108, 8);
-	fake_start(fd);
-	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 0, 100, 24);
-	assert_dispatched(fd, 1, 500, 8);
-	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 2);
-	finish(fd, tb, 4);
-	ck_assert_uint_lt(tb[0].order, tb[3].order);
-	ck_assert_uint_lt(tb[3].order, tb[1].order);
-}
-END_TEST
-
-/*
- * A front merge through the core's last-merge cache moves A from 100 down
- * to 84, below B at 90 (the reads overlap; that is allowed): A must be put
- * back in sector order, or the sweep from 0 would find B first.
- */
-START_TEST(test_front_merge_repositions)
-{
-	struct fake_disk *fd = stopped_disk(ELEVATOR);
-	struct test_bio tb[3];
-
-	submit(fd, &tb[0], REQ_OP_READ, 90, 1);  /* B */
-	submit(fd, &tb[1], REQ_OP_READ, 100, 8); /* A */
-	submit(fd, &tb[2], REQ_OP_READ, 84, 16);
-	fake_start(fd);
-	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 0, 84, 24);
-	assert_dispatched(fd, 1, 90, 1);
-	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
-	finish(fd, tb, 3);
-	ck_assert_uint_lt(tb[2].order, tb[1].order);
-}
-END_TEST
-
 static Suite *clook_suite(void)
 {
 	Suite *s = suite_create("clook");
 	TCase *order = tcase_create("order");
-	TCase *merge = tcase_create("merge");
 
 	tcase_add_test(order, test_textbook_one_at_a_time);
 	tcase_add_test(order, test_textbook_whole_queue);
@@ -176,10 +112,7 @@ static Suite *clook_suite(void)
 	tcase_add_test(order, test_arrivals_during_service);
 	suite_add_tcase(s, order);
 
-	tcase_add_test(merge, test_back_merge_dispatched_once);
-	tcase_add_test(merge, test_gap_fill_merges_two_requests);
-	tcase_add_test(merge, test_front_merge_repositions);
-	suite_add_tcase(s, merge);
+	suite_add_tcase(s, seek_merge_tests(ELEVATOR));
 	return s;
 }
 

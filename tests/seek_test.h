@@ -22,4 +22,7 @@ void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n);
 struct fake_disk *run_textbook(const char *elevator, struct test_bio *tb, sector_t scale,
 			       bool one_at_a_time);
 
+/* The core's merges through the elevator's tree: back, gap fill, front. */
+TCase *seek_merge_tests(const char *elevator);
+
 #endif
