@@ -1,9 +1,11 @@
 /* check_as.c - the anticipatory elevator: waiting for a reader's next read, batches, FIFOs. */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "fake_driver.h"
+#include "tunable_test.h"
 
 /* Every bio here is at most 8 sectors; they may all share this memory. */
 static char buf[4096] __attribute__((aligned(4096)));
@@ -117,19 +119,6 @@ static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
 	fake_disk_free(fd);
 }
 
-static void store_ok(struct fake_disk *fd, const char *name, const char *value)
-{
-	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, name, value), 0);
-}
-
-static long long show(const struct fake_disk *fd, const char *name)
-{
-	long long v = -1;
-
-	ck_assert_int_eq(elv_tunable_show(fd->q->elevator, name, &v), 0);
-	return v;
-}
-
 /*
  * A reads 8 sectors at 1000 and it completes; then B queues a read FAR
  * away.  Returns when A's read completed.
@@ -232,7 +221,7 @@ static unsigned int expired_pos(enum req_op op, const char *expire_ms, unsigned 
 	unsigned int pos = 0;
 
 	if (expire_ms)
-		store_ok(fd, op == REQ_OP_READ ? "read_expire" : "write_expire", expire_ms);
+		tunable_store_ok(fd, op == REQ_OP_READ ? "read_expire" : "write_expire", expire_ms);
 	submit(fd, &tb[0], op, 492, 8, 1);
 	submit(fd, &tb[1], op, 0, 1, 1);
 	for (unsigned int i = 0; i < above; i++)
@@ -325,9 +314,9 @@ static struct fake_disk *run_batches(struct test_bio *tb, unsigned int reads, un
 	struct fake_disk *fd = new_disk(true, 1);
 
 	if (read_batch)
-		store_ok(fd, "read_batch_expire", read_batch);
+		tunable_store_ok(fd, "read_batch_expire", read_batch);
 	if (write_batch)
-		store_ok(fd, "write_batch_expire", write_batch);
+		tunable_store_ok(fd, "write_batch_expire", write_batch);
 	for (unsigned int i = 0; i < writes; i++)
 		submit(fd, &tb[i], REQ_OP_WRITE, 100000 + 10 * i, 1, 1);
 	for (unsigned int i = 0; i < reads; i++)
@@ -596,7 +585,7 @@ START_TEST(test_antic_expire_zero_disables)
 	struct fake_disk *fd = new_disk(false, 0);
 	struct test_bio tb[2];
 
-	store_ok(fd, "antic_expire", "0");
+	tunable_store_ok(fd, "antic_expire", "0");
 	a_done_b_queued(fd, tb);
 	ck_assert_uint_eq(fd->nr_events, 2);
 	finish(fd, tb, 2);
@@ -609,7 +598,7 @@ START_TEST(test_antic_expire_tunable_honoured)
 	struct test_bio tb[2];
 	uint64_t done;
 
-	store_ok(fd, "antic_expire", "20");
+	tunable_store_ok(fd, "antic_expire", "20");
 	done = a_done_b_queued(fd, tb);
 	ck_assert_uint_eq(fd->q->dispatch_at, done + 20 * MS);
 	fd->clock.virtual_ns = done + 19 * MS;
@@ -714,71 +703,15 @@ END_TEST
 
 /* ---- tunables ---- */
 
-struct tunable_case {
-	const char *name;
-	long long def;
-};
-
 static const struct tunable_case tunables[] = {
-	{ "read_expire", 125 },        { "write_expire", 250 }, { "read_batch_expire", 500 },
-	{ "write_batch_expire", 125 }, { "antic_expire", 6 },
+	{ "read_expire", 125, 0, INT_MAX },
+	{ "write_expire", 250, 0, INT_MAX },
+	{ "read_batch_expire", 500, 0, INT_MAX },
+	{ "write_batch_expire", 125, 0, INT_MAX },
+	{ "antic_expire", 6, 0, INT_MAX },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
-
-START_TEST(test_tunable_defaults)
-{
-	struct fake_disk *fd = fake_disk_new("as");
-
-	for (unsigned int i = 0; i < NR_TUNABLES; i++)
-		ck_assert_msg(show(fd, tunables[i].name) == tunables[i].def,
-			      "%s is %lld, expected %lld", tunables[i].name,
-			      show(fd, tunables[i].name), tunables[i].def);
-	fake_disk_free(fd);
-}
-END_TEST
-
-/* What is stored reads back the same, in milliseconds, a trailing newline allowed. */
-START_TEST(test_tunable_round_trip)
-{
-	struct fake_disk *fd = fake_disk_new("as");
-
-	for (unsigned int i = 0; i < NR_TUNABLES; i++) {
-		const char *name = tunables[i].name;
-
-		store_ok(fd, name, "0");
-		ck_assert_int_eq(show(fd, name), 0);
-		store_ok(fd, name, "2147483647");
-		ck_assert_int_eq(show(fd, name), 2147483647);
-		store_ok(fd, name, "42\n");
-		ck_assert_int_eq(show(fd, name), 42);
-	}
-	fake_disk_free(fd);
-}
-END_TEST
-
-/* Out of range or not a number: -EINVAL, and the value before stays. */
-START_TEST(test_tunable_rejects_bad_values)
-{
-	static const char *const bad[] = {
-		"-1", "", "abc", "12abc", "1.5", "0x10", "2147483648", "99999999999999999999999",
-	};
-	struct fake_disk *fd = fake_disk_new("as");
-	struct elevator_queue *e = fd->q->elevator;
-
-	for (unsigned int i = 0; i < NR_TUNABLES; i++) {
-		const char *name = tunables[i].name;
-
-		for (unsigned int j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
-			ck_assert_msg(elv_tunable_store(e, name, bad[j]) == -EINVAL,
-				      "%s accepted \"%s\"", name, bad[j]);
-			ck_assert_int_eq(show(fd, name), tunables[i].def);
-		}
-	}
-	ck_assert_int_eq(elv_tunable_store(e, "no_such_tunable", "1"), -ENOENT);
-	fake_disk_free(fd);
-}
-END_TEST
 
 START_TEST(test_alias_anticipatory)
 {
@@ -795,7 +728,7 @@ static Suite *as_suite(void)
 	TCase *order = tcase_create("order");
 	TCase *antic = tcase_create("anticipation");
 	TCase *merge = tcase_create("merge");
-	TCase *tune = tcase_create("tunables");
+	TCase *tune;
 
 	tcase_add_test(order, test_batch_ascending_sectors);
 	tcase_add_test(order, test_batch_then_short_seeks_back);
@@ -827,9 +760,7 @@ static Suite *as_suite(void)
 	tcase_add_test(merge, test_merged_requests_keep_oldest_fifo_place);
 	suite_add_tcase(s, merge);
 
-	tcase_add_test(tune, test_tunable_defaults);
-	tcase_add_test(tune, test_tunable_round_trip);
-	tcase_add_test(tune, test_tunable_rejects_bad_values);
+	tune = tunable_tests("as", tunables, NR_TUNABLES);
 	tcase_add_test(tune, test_alias_anticipatory);
 	suite_add_tcase(s, tune);
 	return s;

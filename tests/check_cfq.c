@@ -1,10 +1,12 @@
 /* check_cfq.c - the CFQ elevator: fair slices per process, sector order, FIFO, idling, limits. */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "fake_driver.h"
+#include "tunable_test.h"
 
 /* Every bio here is at most 8 sectors; they may all share this memory. */
 static char buf[4096] __attribute__((aligned(4096)));
@@ -41,19 +43,6 @@ static void read_at(struct fake_disk *fd, struct test_bio *tb, pid_t pid, sector
 static void write_at(struct fake_disk *fd, struct test_bio *tb, pid_t pid, sector_t sector)
 {
 	submit(fd, tb, REQ_OP_WRITE, pid, sector, 1);
-}
-
-static void store_ok(struct fake_disk *fd, const char *name, const char *value)
-{
-	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, name, value), 0);
-}
-
-static long long show(const struct fake_disk *fd, const char *name)
-{
-	long long v = -1;
-
-	ck_assert_int_eq(elv_tunable_show(fd->q->elevator, name, &v), 0);
-	return v;
 }
 
 static uint64_t now(const struct fake_disk *fd)
@@ -197,7 +186,7 @@ static void check_slice_end(const char *slice_sync, uint64_t slice_ms)
 	struct test_bio tb[11];
 
 	if (slice_sync)
-		store_ok(fd, "slice_sync", slice_sync);
+		tunable_store_ok(fd, "slice_sync", slice_sync);
 	for (unsigned int i = 0; i < 10; i++)
 		read_at(fd, &tb[i], PID_A, 1000 + 10 * i);
 	read_at(fd, &tb[10], PID_B, 500000);
@@ -277,7 +266,7 @@ static sector_t next_after(sector_t head_sector, sector_t a, sector_t b, const c
 		struct test_bio tb[3];
 
 		if (tunable)
-			store_ok(fd, tunable, value);
+			tunable_store_ok(fd, tunable, value);
 		submit(fd, &tb[0], REQ_OP_READ, PID_A, head_sector, 8);
 		read_at(fd, &tb[1], PID_A, order ? b : a);
 		read_at(fd, &tb[2], PID_A, order ? a : b);
@@ -324,7 +313,7 @@ static unsigned int fifo_pos(enum req_op op, const char *tunable, const char *va
 	unsigned int pos;
 
 	if (tunable)
-		store_ok(fd, tunable, value);
+		tunable_store_ok(fd, tunable, value);
 	submit(fd, &tb[0], op, PID_A, 1000, 1);
 	submit(fd, &tb[1], op, PID_A, 0, 1);
 	for (unsigned int i = 0; i < 30; i++)
@@ -395,7 +384,7 @@ static unsigned int async_run(const char *slice_async_rq)
 	unsigned int writes;
 
 	if (slice_async_rq)
-		store_ok(fd, "slice_async_rq", slice_async_rq);
+		tunable_store_ok(fd, "slice_async_rq", slice_async_rq);
 	for (unsigned int i = 0; i < 40; i++)
 		write_at(fd, &tb[i], PID_A, 10 * i);
 	for (unsigned int i = 0; i < 40; i++)
@@ -482,9 +471,9 @@ static uint64_t idle_ms(const char *slice_idle, const char *slice_sync)
 	uint64_t ms;
 
 	if (slice_idle)
-		store_ok(fd, "slice_idle", slice_idle);
+		tunable_store_ok(fd, "slice_idle", slice_idle);
 	if (slice_sync)
-		store_ok(fd, "slice_sync", slice_sync);
+		tunable_store_ok(fd, "slice_sync", slice_sync);
 	read_at(fd, &tb[0], PID_A, 100);
 	read_at(fd, &tb[1], PID_B, 500000);
 	fd->clock.virtual_ns += MS;
@@ -544,7 +533,7 @@ START_TEST(test_async_waits_for_sync_in_flight)
 	struct fake_disk *fd = cfq_disk(false, 0);
 	struct test_bio tb[2];
 
-	store_ok(fd, "slice_idle", "0"); /* A's queue gives way at once */
+	tunable_store_ok(fd, "slice_idle", "0"); /* A's queue gives way at once */
 	read_at(fd, &tb[0], PID_A, 100);
 	write_at(fd, &tb[1], PID_B, 500000);
 	ck_assert_uint_eq(fd->nr_events, 1);
@@ -579,7 +568,7 @@ static unsigned int quantum_run(const char *quantum, unsigned int b_reads)
 	unsigned int out;
 
 	if (quantum)
-		store_ok(fd, "quantum", quantum);
+		tunable_store_ok(fd, "quantum", quantum);
 	for (unsigned int i = 0; i < 20; i++)
 		read_at(fd, &tb[i], PID_A, 1000 + 10 * i);
 	for (unsigned int i = 0; i < b_reads; i++)
@@ -743,86 +732,19 @@ START_TEST(test_switch_to_cfq)
 }
 END_TEST
 
-struct tunable_case {
-	const char *name;
-	long long def;
-	long long min;
-};
-
 static const struct tunable_case tunables[] = {
-	{ "quantum", 8, 1 },
-	{ "slice_sync", 100, 1 },
-	{ "slice_async", 40, 1 },
-	{ "slice_async_rq", 2, 1 },
-	{ "slice_idle", 8, 0 },
-	{ "fifo_expire_sync", 125, 1 },
-	{ "fifo_expire_async", 250, 1 },
-	{ "back_seek_max", 16384, 0 },
-	{ "back_seek_penalty", 2, 1 },
+	{ "quantum", 8, 1, INT_MAX },
+	{ "slice_sync", 100, 1, INT_MAX },
+	{ "slice_async", 40, 1, INT_MAX },
+	{ "slice_async_rq", 2, 1, INT_MAX },
+	{ "slice_idle", 8, 0, INT_MAX },
+	{ "fifo_expire_sync", 125, 1, INT_MAX },
+	{ "fifo_expire_async", 250, 1, INT_MAX },
+	{ "back_seek_max", 16384, 0, INT_MAX },
+	{ "back_seek_penalty", 2, 1, INT_MAX },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
-
-START_TEST(test_tunable_defaults)
-{
-	struct fake_disk *fd = fake_disk_new("cfq");
-
-	for (unsigned int i = 0; i < NR_TUNABLES; i++)
-		ck_assert_msg(show(fd, tunables[i].name) == tunables[i].def,
-			      "%s is %lld, expected %lld", tunables[i].name,
-			      show(fd, tunables[i].name), tunables[i].def);
-	fake_disk_free(fd);
-}
-END_TEST
-
-/* Each reads back what was stored, at its minimum, a middle value and INT_MAX. */
-START_TEST(test_tunable_round_trip)
-{
-	struct fake_disk *fd = fake_disk_new("cfq");
-	char v[32];
-
-	for (unsigned int i = 0; i < NR_TUNABLES; i++) {
-		const char *name = tunables[i].name;
-
-		snprintf(v, sizeof(v), "%lld", tunables[i].min);
-		store_ok(fd, name, v);
-		ck_assert_int_eq(show(fd, name), tunables[i].min);
-		store_ok(fd, name, "777\n");
-		ck_assert_int_eq(show(fd, name), 777);
-		store_ok(fd, name, "2147483647");
-		ck_assert_int_eq(show(fd, name), 2147483647);
-	}
-	fake_disk_free(fd);
-}
-END_TEST
-
-/* Out of range or not a number: -EINVAL, and the value before stays. */
-START_TEST(test_tunable_rejects_bad_values)
-{
-	static const char *const bad[] = {
-		"-1", "", "abc", "12abc", "1.5", "0x10", "2147483648", "99999999999999999999999",
-	};
-	struct fake_disk *fd = fake_disk_new("cfq");
-	struct elevator_queue *e = fd->q->elevator;
-
-	for (unsigned int i = 0; i < NR_TUNABLES; i++) {
-		const char *name = tunables[i].name;
-
-		for (unsigned int j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
-			ck_assert_msg(elv_tunable_store(e, name, bad[j]) == -EINVAL,
-				      "%s accepted \"%s\"", name, bad[j]);
-			ck_assert_int_eq(show(fd, name), tunables[i].def);
-		}
-		if (tunables[i].min) {
-			ck_assert_msg(elv_tunable_store(e, name, "0") == -EINVAL, "%s accepted 0",
-				      name);
-			ck_assert_int_eq(show(fd, name), tunables[i].def);
-		}
-	}
-	ck_assert_int_eq(elv_tunable_store(e, "no_such_tunable", "1"), -ENOENT);
-	fake_disk_free(fd);
-}
-END_TEST
 
 static Suite *cfq_suite(void)
 {
@@ -831,7 +753,7 @@ static Suite *cfq_suite(void)
 	TCase *order = tcase_create("order");
 	TCase *idle = tcase_create("idling");
 	TCase *merge = tcase_create("merge");
-	TCase *tune = tcase_create("tunables");
+	TCase *tune;
 
 	tcase_add_test(fair, test_fairness_two_pids_in_slices);
 	tcase_add_test(fair, test_slice_expiry_default);
@@ -865,9 +787,7 @@ static Suite *cfq_suite(void)
 	tcase_add_test(merge, test_switch_to_cfq);
 	suite_add_tcase(s, merge);
 
-	tcase_add_test(tune, test_tunable_defaults);
-	tcase_add_test(tune, test_tunable_round_trip);
-	tcase_add_test(tune, test_tunable_rejects_bad_values);
+	tune = tunable_tests("cfq", tunables, NR_TUNABLES);
 	suite_add_tcase(s, tune);
 	return s;
 }

@@ -1,9 +1,11 @@
 /* check_deadline.c - the deadline elevator: sorted batches, FIFO expiry, reads first, merges. */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "fake_driver.h"
+#include "tunable_test.h"
 
 /* Every bio here is at most 8 sectors; they may all share this memory. */
 static char buf[4096] __attribute__((aligned(4096)));
@@ -74,19 +76,6 @@ static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
 		ck_assert_int_eq(tb[i].error, 0);
 	}
 	fake_disk_free(fd);
-}
-
-static void store_ok(struct fake_disk *fd, const char *name, const char *value)
-{
-	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, name, value), 0);
-}
-
-static long long show(const struct fake_disk *fd, const char *name)
-{
-	long long v = -1;
-
-	ck_assert_int_eq(elv_tunable_show(fd->q->elevator, name, &v), 0);
-	return v;
 }
 
 /*
@@ -200,7 +189,7 @@ START_TEST(test_fifo_batch_tunable_honoured)
 	struct fake_disk *fd = stopped_disk();
 	struct test_bio tb[8];
 
-	store_ok(fd, "fifo_batch", "4");
+	tunable_store_ok(fd, "fifo_batch", "4");
 	submit_x_l_and_above(fd, tb, REQ_OP_READ, 6);
 	fd->clock.virtual_ns += 501 * MS;
 	fake_start(fd);
@@ -273,7 +262,7 @@ static unsigned int expired_pos(enum req_op op, uint64_t wait_ms, const char *ex
 	unsigned int pos;
 
 	if (expire_ms)
-		store_ok(fd, op == REQ_OP_READ ? "read_expire" : "write_expire", expire_ms);
+		tunable_store_ok(fd, op == REQ_OP_READ ? "read_expire" : "write_expire", expire_ms);
 	submit_x_l_and_above(fd, tb, op, 20);
 	fd->clock.virtual_ns += wait_ms * MS;
 	fake_start(fd);
@@ -340,7 +329,7 @@ START_TEST(test_writes_starved_tunable_honoured)
 	struct fake_disk *fd = stopped_disk();
 	struct test_bio tb[5];
 
-	store_ok(fd, "writes_starved", "1");
+	tunable_store_ok(fd, "writes_starved", "1");
 	submit(fd, &tb[0], REQ_OP_WRITE, 300, 1);
 	submit(fd, &tb[1], REQ_OP_WRITE, 200, 1);
 	submit(fd, &tb[2], REQ_OP_WRITE, 100, 1);
@@ -386,7 +375,7 @@ START_TEST(test_front_merges_off)
 	struct fake_disk *fd = stopped_disk();
 	struct test_bio tb[3];
 
-	store_ok(fd, "front_merges", "0");
+	tunable_store_ok(fd, "front_merges", "0");
 	submit_front_merge_case(fd, tb);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 3);
@@ -426,88 +415,22 @@ START_TEST(test_merged_requests_keep_oldest_fifo_place)
 }
 END_TEST
 
-struct tunable_case {
-	const char *name;
-	long long def;
-};
-
 static const struct tunable_case tunables[] = {
-	{ "read_expire", 500 },   { "write_expire", 5000 }, { "writes_starved", 2 },
-	{ "fifo_batch", 16 },     { "front_merges", 1 },
+	{ "read_expire", 500, 0, INT_MAX },
+	{ "write_expire", 5000, 0, INT_MAX },
+	{ "writes_starved", 2, 0, INT_MAX },
+	{ "fifo_batch", 16, 0, INT_MAX },
+	{ "front_merges", 1, 0, 1 },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
-
-START_TEST(test_tunable_defaults)
-{
-	struct fake_disk *fd = fake_disk_new("deadline");
-
-	for (unsigned int i = 0; i < NR_TUNABLES; i++)
-		ck_assert_msg(show(fd, tunables[i].name) == tunables[i].def,
-			      "%s is %lld, expected %lld", tunables[i].name,
-			      show(fd, tunables[i].name), tunables[i].def);
-	fake_disk_free(fd);
-}
-END_TEST
-
-/* What is stored reads back the same, a trailing newline (echo) allowed. */
-START_TEST(test_tunable_round_trip)
-{
-	struct fake_disk *fd = fake_disk_new("deadline");
-
-	store_ok(fd, "read_expire", "250");
-	ck_assert_int_eq(show(fd, "read_expire"), 250);
-	store_ok(fd, "read_expire", "2147483647");
-	ck_assert_int_eq(show(fd, "read_expire"), 2147483647);
-	store_ok(fd, "read_expire", "0");
-	ck_assert_int_eq(show(fd, "read_expire"), 0);
-	store_ok(fd, "write_expire", "12345\n");
-	ck_assert_int_eq(show(fd, "write_expire"), 12345);
-	store_ok(fd, "writes_starved", "7");
-	ck_assert_int_eq(show(fd, "writes_starved"), 7);
-	store_ok(fd, "fifo_batch", "1");
-	ck_assert_int_eq(show(fd, "fifo_batch"), 1);
-	store_ok(fd, "fifo_batch", "64");
-	ck_assert_int_eq(show(fd, "fifo_batch"), 64);
-	store_ok(fd, "front_merges", "0");
-	ck_assert_int_eq(show(fd, "front_merges"), 0);
-	store_ok(fd, "front_merges", "1");
-	ck_assert_int_eq(show(fd, "front_merges"), 1);
-	fake_disk_free(fd);
-}
-END_TEST
-
-/* Out of range or not a number: -EINVAL, and the value before stays. */
-START_TEST(test_tunable_rejects_bad_values)
-{
-	static const char *const bad[] = {
-		"-1", "", "abc", "12abc", "1.5", "0x10", "2147483648", "99999999999999999999999",
-	};
-	struct fake_disk *fd = fake_disk_new("deadline");
-	struct elevator_queue *e = fd->q->elevator;
-
-	for (unsigned int i = 0; i < NR_TUNABLES; i++) {
-		const char *name = tunables[i].name;
-
-		for (unsigned int j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
-			ck_assert_msg(elv_tunable_store(e, name, bad[j]) == -EINVAL,
-				      "%s accepted \"%s\"", name, bad[j]);
-			ck_assert_int_eq(show(fd, name), tunables[i].def);
-		}
-	}
-	ck_assert_int_eq(elv_tunable_store(e, "front_merges", "2"), -EINVAL);
-	ck_assert_int_eq(show(fd, "front_merges"), 1);
-	ck_assert_int_eq(elv_tunable_store(e, "no_such_tunable", "1"), -ENOENT);
-	fake_disk_free(fd);
-}
-END_TEST
 
 static Suite *deadline_suite(void)
 {
 	Suite *s = suite_create("deadline");
 	TCase *order = tcase_create("order");
 	TCase *merge = tcase_create("merge");
-	TCase *tune = tcase_create("tunables");
+	TCase *tune;
 
 	tcase_add_test(order, test_batch_ascending_sectors);
 	tcase_add_test(order, test_batch_continues_upward);
@@ -526,9 +449,7 @@ static Suite *deadline_suite(void)
 	tcase_add_test(merge, test_merged_requests_keep_oldest_fifo_place);
 	suite_add_tcase(s, merge);
 
-	tcase_add_test(tune, test_tunable_defaults);
-	tcase_add_test(tune, test_tunable_round_trip);
-	tcase_add_test(tune, test_tunable_rejects_bad_values);
+	tune = tunable_tests("deadline", tunables, NR_TUNABLES);
 	tcase_add_test(tune, test_expire_tunables_in_ms);
 	suite_add_tcase(s, tune);
 	return s;
