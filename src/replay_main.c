@@ -65,7 +65,7 @@ static int parse_number(const char *opt, const char *s, unsigned long max, unsig
 	return cli_number(PROG, opt, s, 1, max, out);
 }
 
-/* rqdisk's own size syntax (options.c), in whole sectors. */
+/* rqdisk's own size syntax (cli.c), in whole sectors. */
 static int parse_capacity(const char *s, sector_t *out)
 {
 	uint64_t bytes;
