@@ -38,7 +38,7 @@ check_known_io()
 	local out n writes reads
 
 	out=$(blkparse -i "$1") || fail "blkparse -i $1 failed"
-	echo "$out" | head -40
+	head -40 <<<"$out" # no pipe: a reader that stops early would SIGPIPE the writer
 	for a in Q G I D C; do
 		n=$(awk -v a=$a '$6 == a' <<<"$out" | wc -l)
 		[ "$n" = 7 ] || fail "$n $a records, not 7 (4 writes, 2 reads, 1 flush)"
@@ -58,16 +58,16 @@ check_known_io()
 		fail "C RS records: $(records "$out" C RS)"
 	say "the fsync is a flush (F in RWBS) from python3, with no data"
 	for a in Q G I D; do
-		awk -v a=$a '$6 == a && $7 ~ /^F/ && $8 == "[python3]"' <<<"$out" | grep -q . ||
+		[ -n "$(awk -v a=$a '$6 == a && $7 ~ /^F/ && $8 == "[python3]"' <<<"$out")" ] ||
 			fail "no $a flush record from python3"
 	done
-	awk '$6 == "C" && $7 ~ /^F/ && $8 == 0 && $9 == "[0]"' <<<"$out" | grep -q . ||
+	[ -n "$(awk '$6 == "C" && $7 ~ /^F/ && $8 == 0 && $9 == "[0]"' <<<"$out")" ] ||
 		fail "no flush completion"
 	say "btt: one Q2C and one D2C per read and write"
 	blkparse -q -O -i "$1" -d "$1.bin" >/dev/null || fail "blkparse -d failed"
 	# btt leaves its per-device *_fp.dat files in the working directory
 	out=$(cd "$tmp" && btt -i "$1.bin") || fail "btt -i $1.bin failed"
-	echo "$out" | head -12
+	head -12 <<<"$out"
 	for a in Q2C D2C; do
 		n=$(awk -v a=$a '$1 == a { print $NF }' <<<"$out")
 		[ "$n" = 6 ] || fail "btt counts ${n:-no} $a samples, not 6"
