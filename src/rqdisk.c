@@ -38,8 +38,15 @@ struct rqdisk_state {
 	int serve_error; /* why reading the FUSE device stopped, or 0 */
 };
 
-/* FUSE requests read in one turn of the loop before its completions are reaped */
-#define SERVE_BATCH 32
+/*
+ * FUSE requests read in one turn of the loop before its completions are
+ * reaped.  Read all there is, and a QD32 client's requests move as one
+ * convoy: read together, on the disk together, answered together, back
+ * together, while the disk idles between.  Half that splits them into two
+ * groups that take turns, one on the disk while the other is read.
+ * Measured 4k QD32, direct: random writes 55k -> 73k IOPS, reads 78k -> 85k.
+ */
+#define SERVE_BATCH 16
 
 static void __attribute__((format(printf, 1, 2))) die_msg(const char *fmt, ...)
 {
