@@ -603,7 +603,7 @@ static enum uring_serve uring_turn(struct uring_driver *d, const struct uring_wa
 	return st;
 }
 
-int uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
+void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 {
 	enum uring_serve st = URING_SERVE_MORE;
 
@@ -616,7 +616,6 @@ int uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 		st = uring_turn(d, w, st);
 	d->q->wait_fn = NULL;
 	d->looping = false;
-	return 0;
 }
 
 static int uring_alloc_slots(struct uring_driver *d, unsigned int nr, unsigned int max_segs)

@@ -45,8 +45,8 @@ struct uring_watch {
 	sigset_t *waitmask; /* the signal mask while the loop sleeps, or NULL */
 };
 
-/* Runs until serve says DONE and the queue is idle.  Returns 0. */
-int uring_driver_run(struct uring_driver *d, const struct uring_watch *w);
+/* Runs until serve says DONE and the queue is idle. */
+void uring_driver_run(struct uring_driver *d, const struct uring_watch *w);
 
 /* Start the completion thread.  Returns 0 or -errno. */
 int uring_driver_start(struct uring_driver *d);
