@@ -83,6 +83,7 @@ struct uring_driver {
 	unsigned int nr_busy;     /* slots holding a request */
 	pthread_t thread;
 	bool started;
+	bool loop_only; /* URING_DRIVER_LOOP: never the completion thread */
 	/* uring_driver_run(): the loop thread submits once a wake-up, not once a request */
 	bool looping;
 	pthread_t loop_thread;
@@ -678,10 +679,31 @@ static int uring_check_kernel(struct uring_driver *d, char *why, size_t whylen)
 	return ret;
 }
 
+/*
+ * A ring only the loop thread enters runs its completion work when that
+ * thread waits, not as an interruption the moment each I/O ends: measured
+ * 4k random writes at QD32, direct, about a tenth less CPU an I/O.  The
+ * task-run flag makes liburing enter the kernel for completions that are
+ * due while the loop reaps without waiting.  Kernels before 6.1 refuse the
+ * flags; they get an ordinary ring.
+ */
+static int uring_queue_init(struct uring_driver *d, unsigned int entries)
+{
+	unsigned int deferred = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+				IORING_SETUP_TASKRUN_FLAG;
+	int ret = -EINVAL;
+
+	if (d->loop_only)
+		ret = io_uring_queue_init(entries, &d->ring, deferred);
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(entries, &d->ring, 0);
+	return ret;
+}
+
 static int uring_setup_ring(struct uring_driver *d, unsigned int entries, char *why,
 			    size_t whylen)
 {
-	int ret = io_uring_queue_init(entries, &d->ring, 0);
+	int ret = uring_queue_init(d, entries);
 
 	if (ret < 0) {
 		snprintf(why, whylen, "io_uring_queue_init: %s", strerror(-ret));
@@ -702,7 +724,7 @@ static void uring_free_mem(struct uring_driver *d)
 }
 
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
-				      char *why, size_t whylen)
+				      unsigned int flags, char *why, size_t whylen)
 {
 	unsigned int max_segs = queue_max_segments(&q->limits);
 	long iov_max = sysconf(_SC_IOV_MAX);
@@ -723,6 +745,7 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	}
 	d->q = q;
 	d->fd = fd;
+	d->loop_only = flags & URING_DRIVER_LOOP;
 	TAILQ_INIT(&d->free);
 	TAILQ_INIT(&d->resubmit);
 	ret = uring_alloc_slots(d, q->limits.nr_requests, max_segs);
@@ -761,6 +784,8 @@ int uring_driver_start(struct uring_driver *d)
 	int ret;
 
 	assert(!d->started);
+	if (d->loop_only)
+		return -EINVAL;
 	ret = pthread_create(&d->thread, NULL, uring_thread, d);
 	if (ret)
 		return -ret;

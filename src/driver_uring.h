@@ -11,13 +11,21 @@
 struct uring_driver;
 
 /*
+ * uring_driver_new() flags.  URING_DRIVER_LOOP: only uring_driver_run(), in
+ * the thread that made the driver, will drive it; never the completion
+ * thread.  The kernel may then keep completion work until that thread
+ * waits, instead of interrupting it for each one (DEFER_TASKRUN, Linux 6.1).
+ */
+#define URING_DRIVER_LOOP (1u << 0)
+
+/*
  * Drive q from the file fd with a ring of entries SQEs (0: one per request
  * the queue lets out at once).  q->limits must be final.  Sets q->queuedata
  * and q->request_fn.  Returns NULL with errno set and a one-line reason in
  * why (errno ENOSYS or EPERM: this kernel or this process has no io_uring).
  */
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
-				      char *why, size_t whylen);
+				      unsigned int flags, char *why, size_t whylen);
 
 /*
  * Time completions by m (NULL: none): each request ends no earlier than the
@@ -48,7 +56,7 @@ struct uring_watch {
 /* Runs until serve says DONE and the queue is idle. */
 void uring_driver_run(struct uring_driver *d, const struct uring_watch *w);
 
-/* Start the completion thread.  Returns 0 or -errno. */
+/* Start the completion thread.  Returns 0 or -errno (-EINVAL for a URING_DRIVER_LOOP driver). */
 int uring_driver_start(struct uring_driver *d);
 
 /* Stop and join the completion thread.  Call once the queue is idle. */

@@ -185,7 +185,7 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("elevator %s: %s", s->opt.elevator, strerror(-ret));
 		return -1;
 	}
-	s->driver = uring_driver_new(q, s->fd, 0, why, sizeof(why));
+	s->driver = uring_driver_new(q, s->fd, 0, URING_DRIVER_LOOP, why, sizeof(why));
 	if (!s->driver) {
 		die_msg("%s", why);
 		return -1;

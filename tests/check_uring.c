@@ -76,7 +76,7 @@ static void disk_start_model(struct disk *k, unsigned int entries, struct disk_m
 {
 	char why[256];
 
-	k->d = uring_driver_new(k->q, k->fd, entries, why, sizeof(why));
+	k->d = uring_driver_new(k->q, k->fd, entries, 0, why, sizeof(why));
 	ck_assert_msg(k->d != NULL, "uring_driver_new: %s", why);
 	ck_assert_ptr_eq(k->q->queuedata, k->d);
 	uring_driver_set_model(k->d, m);
@@ -853,7 +853,7 @@ static void feed_run(const char *elevator, unsigned int entries, const char *mod
 	fr.wfd = p[1];
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), elevator);
 	k.q->limits.nomerges = BLK_MERGES_NONE;
-	k.d = uring_driver_new(k.q, k.fd, entries, why, sizeof(why));
+	k.d = uring_driver_new(k.q, k.fd, entries, URING_DRIVER_LOOP, why, sizeof(why));
 	ck_assert_msg(k.d != NULL, "uring_driver_new: %s", why);
 	ck_assert_msg(!disk_model_new(model, DISK_SIZE >> SECTOR_SHIFT, &m, why, sizeof(why)),
 		      "%s", why);
@@ -933,7 +933,7 @@ START_TEST(test_loop_signal_ends_the_wait)
 	pthread_sigmask(SIG_BLOCK, &usr1, &waitmask);
 	sigdelset(&waitmask, SIGUSR1);
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
-	k.d = uring_driver_new(k.q, k.fd, 0, NULL, 0);
+	k.d = uring_driver_new(k.q, k.fd, 0, URING_DRIVER_LOOP, NULL, 0);
 	ck_assert_ptr_nonnull(k.d);
 	ck_assert_int_eq(pthread_create(&t, NULL, send_usr1, &self), 0);
 	uring_driver_run(k.d, &w);
@@ -942,6 +942,65 @@ START_TEST(test_loop_signal_ends_the_wait)
 	close(p[0]);
 	close(p[1]);
 	disk_close(&k);
+}
+END_TEST
+
+/* A loop-only driver has no completion thread to start. */
+START_TEST(test_loop_driver_refuses_the_thread)
+{
+	struct disk k;
+
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
+	k.d = uring_driver_new(k.q, k.fd, 0, URING_DRIVER_LOOP, NULL, 0);
+	ck_assert_ptr_nonnull(k.d);
+	ck_assert_int_eq(uring_driver_start(k.d), -EINVAL);
+	disk_close(&k);
+}
+END_TEST
+
+/* Serve without ever running dry: the loop never sleeps, so it never waits on the ring. */
+struct busy_feed {
+	struct disk *k;
+	struct tbio tb;
+	char *data;
+	unsigned long turns;
+};
+
+static enum uring_serve busy_serve(void *arg)
+{
+	struct busy_feed *f = arg;
+
+	if (!f->turns++) {
+		tbio_setup(&f->tb, f->k, REQ_OP_WRITE, 0, 0, 4 * KIB, f->data);
+		submit_bio(f->k->q, &f->tb.bio);
+	}
+	if (f->tb.ended)
+		return URING_SERVE_DONE;
+	ck_assert_msg(f->turns < 10000000, "the write never ended while input kept coming");
+	return URING_SERVE_MORE;
+}
+
+/*
+ * Input that never runs dry must not starve completions: a ring that keeps
+ * completion work until its thread waits gives it up on the loop's next
+ * submission too.
+ */
+START_TEST(test_loop_reaps_while_input_waits)
+{
+	struct disk k;
+	struct busy_feed f = { .k = &k, .data = mem_alloc(4 * KIB) };
+	struct uring_watch w = { .fd = -1, .serve = busy_serve, .arg = &f };
+
+	mem_fill(f.data, 4 * KIB, 5);
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
+	k.d = uring_driver_new(k.q, k.fd, 0, URING_DRIVER_LOOP, NULL, 0);
+	ck_assert_ptr_nonnull(k.d);
+	uring_driver_run(k.d, &w);
+	ck_assert_int_eq(f.tb.ended, 1);
+	ck_assert_int_eq(f.tb.error, 0);
+	file_has(&k, 0, f.data, 4 * KIB);
+	disk_close(&k);
+	free(f.data);
 }
 END_TEST
 
@@ -955,7 +1014,7 @@ static int uring_available(void)
 
 	if (!q)
 		return 1;
-	d = uring_driver_new(q, -1, 0, why, sizeof(why));
+	d = uring_driver_new(q, -1, 0, 0, why, sizeof(why));
 	if (!d) {
 		ret = errno == ENOSYS || errno == EPERM ? 77 : 1;
 		fprintf(stderr, "check_uring: %s%s\n", why, ret == 77 ? ", skipped" : "");
@@ -992,6 +1051,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_loop_serves_until_done, 0, NR_ELEVATORS);
 	tcase_add_test(tc, test_loop_switch_reaps_in_the_waiting_thread);
 	tcase_add_test(tc, test_loop_signal_ends_the_wait);
+	tcase_add_test(tc, test_loop_driver_refuses_the_thread);
+	tcase_add_test(tc, test_loop_reaps_while_input_waits);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }
