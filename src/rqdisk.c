@@ -33,6 +33,7 @@ struct rqdisk_state {
 	bool created; /* the image is ours to remove on failure */
 	struct uring_driver *driver;
 	struct fuse_session *se;
+	char *mountpoint; /* opt.mountpoint from /: the daemon unmounts it after chdir("/") */
 	bool mounted;
 	int ready_fd; /* the waiting parent's pipe, or -1 */
 	int serve_error; /* why reading the FUSE device stopped, or 0 */
@@ -343,6 +344,7 @@ static void teardown(struct rqdisk_state *s, bool failed)
 		close(s->fd);
 	if (failed && s->created)
 		unlink(s->opt.image);
+	free(s->mountpoint);
 }
 
 /* One FUSE request read and answered: 1, or 0 for none waiting, or -errno. */
@@ -433,6 +435,12 @@ static int start(struct rqdisk_state *s)
 {
 	if (check_fuse_device() || check_elevator(s->opt.elevator) || check_mountpoint(s))
 		return -1;
+	s->mountpoint = absolute_path(s->opt.mountpoint);
+	if (!s->mountpoint) {
+		die_msg("mount point %s: %s", s->opt.mountpoint, strerror(errno));
+		return -1;
+	}
+	s->opt.mountpoint = s->mountpoint;
 	if (!s->opt.foreground && daemonize_start(s))
 		return -1;
 	if (open_image(s) || setup_queue(s) || setup_trace(s) || setup_fuse(s))

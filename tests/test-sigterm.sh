@@ -38,6 +38,21 @@ kill -TERM "$rqdisk_pid"
 wait_rqdisk
 [ "$rqdisk_status" = 0 ] || fail "rqdisk exited with status $rqdisk_status on SIGTERM"
 
+say "SIGTERM to a daemon started with relative paths: it unmounts from / too"
+name=$(basename "$tmp")
+(cd "$tmp/.." && "$RQDISK" "$name/img" "$name/mnt") || fail "rqdisk did not start"
+rqdisk_pid=$(pgrep -n -f -- "$name/img $name/mnt") || fail "the daemon is not running"
+rqdisk_mnt=$tmp/mnt
+is_mounted "$tmp/mnt" || fail "$tmp/mnt is not mounted"
+kill -TERM "$rqdisk_pid"
+for ((i = 0; i < 100; i++)); do
+	kill -0 "$rqdisk_pid" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$rqdisk_pid" 2>/dev/null && fail "the daemon did not exit on SIGTERM"
+rqdisk_pid=
+is_mounted "$tmp/mnt" && fail "the daemon exited but left $tmp/mnt mounted"
+
 for elevator in deadline none; do
 	say "SIGTERM during writes, 32 in flight, elevator $elevator"
 	: >"$tmp/log"
