@@ -28,6 +28,7 @@ enum {
 };
 
 #define UD_SLOT_TIMER 1ull
+#define UD_WATCH_TAG 2ull /* an SQE of the watcher's own: the rest is its tag */
 
 /*
  * Write-zeroes on a file system that cannot zero a range writes from one
@@ -84,11 +85,14 @@ struct uring_driver {
 	pthread_t thread;
 	bool started;
 	bool loop_only; /* URING_DRIVER_LOOP: never the completion thread */
+	bool big_sqe;   /* URING_DRIVER_SQE128 */
 	pthread_t creator; /* the one thread a loop-only ring takes SQEs from */
 	/* uring_driver_run(): the loop thread submits once a wake-up, not once a request */
 	bool looping;
 	pthread_t loop_thread;
-	bool watch_ready; /* the watched file may have input */
+	const struct uring_watch *watch;
+	bool watch_ready; /* serve runs in the next turn */
+	bool watch_input; /* the watched file may have input */
 	bool poll_armed;
 };
 
@@ -484,6 +488,12 @@ static bool uring_handle(struct uring_driver *d, uint64_t ud, int res)
 		return true;
 	case UD_POLL:
 		d->poll_armed = false;
+		d->watch_input = true;
+		d->watch_ready = true;
+		return false;
+	}
+	if (ud & UD_WATCH_TAG) {
+		d->watch->complete(d->watch->arg, (void *)(uintptr_t)(ud & ~UD_WATCH_TAG), res);
 		d->watch_ready = true;
 		return false;
 	}
@@ -584,8 +594,10 @@ static enum uring_serve uring_turn(struct uring_driver *d, const struct uring_wa
 	int ret = 0;
 
 	if (st != URING_SERVE_DONE && d->watch_ready) {
+		d->watch_ready = false; /* serve may ask for the next turn itself */
 		st = w->serve(w->arg);
-		d->watch_ready = st == URING_SERVE_MORE;
+		d->watch_input = st == URING_SERVE_MORE;
+		d->watch_ready |= d->watch_input;
 	}
 	blk_queue_lock(d->q);
 	if (st == URING_SERVE_DRAINED)
@@ -613,12 +625,39 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	assert(!d->loop_only || pthread_equal(pthread_self(), d->creator));
 	d->loop_thread = pthread_self();
 	d->looping = true;
+	d->watch = w;
 	d->watch_ready = true; /* input may be there before the first poll */
+	d->watch_input = true;
 	d->q->wait_fn = uring_wait_locked;
 	while (st != URING_SERVE_DONE || !uring_queue_idle(d))
 		st = uring_turn(d, w, st);
 	d->q->wait_fn = NULL;
 	d->looping = false;
+}
+
+struct io_uring_sqe *uring_driver_watch_sqe(struct uring_driver *d, void *tag)
+{
+	struct io_uring_sqe *sqe;
+
+	assert(uring_deferred(d)); /* only the loop thread touches the SQ while it runs */
+	assert(!((uintptr_t)tag & 3) && (uintptr_t)tag >= UD_RESERVED_END);
+	if (!uring_sq_room(d, 1))
+		return NULL;
+	sqe = io_uring_get_sqe(&d->ring);
+	memset(sqe, 0, (d->ring.flags & IORING_SETUP_SQE128) ? 128 : sizeof(*sqe));
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)tag | UD_WATCH_TAG);
+	return sqe;
+}
+
+bool uring_driver_watch_input(const struct uring_driver *d)
+{
+	return d->watch_input;
+}
+
+void uring_driver_watch_again(struct uring_driver *d)
+{
+	assert(uring_deferred(d));
+	d->watch_ready = true;
 }
 
 static int uring_alloc_slots(struct uring_driver *d, unsigned int nr, unsigned int max_segs)
@@ -693,12 +732,13 @@ static int uring_queue_init(struct uring_driver *d, unsigned int entries)
 {
 	unsigned int deferred = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 				IORING_SETUP_TASKRUN_FLAG;
+	unsigned int big = d->big_sqe ? IORING_SETUP_SQE128 : 0;
 	int ret = -EINVAL;
 
 	if (d->loop_only)
-		ret = io_uring_queue_init(entries, &d->ring, deferred);
+		ret = io_uring_queue_init(entries, &d->ring, deferred | big);
 	if (ret == -EINVAL)
-		ret = io_uring_queue_init(entries, &d->ring, 0);
+		ret = io_uring_queue_init(entries, &d->ring, big);
 	return ret;
 }
 
@@ -748,6 +788,7 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	d->q = q;
 	d->fd = fd;
 	d->loop_only = flags & URING_DRIVER_LOOP;
+	d->big_sqe = flags & URING_DRIVER_SQE128;
 	d->creator = pthread_self();
 	TAILQ_INIT(&d->free);
 	TAILQ_INIT(&d->resubmit);

@@ -17,6 +17,11 @@ struct uring_driver;
  * waits, instead of interrupting it for each one (DEFER_TASKRUN, Linux 6.1).
  */
 #define URING_DRIVER_LOOP (1u << 0)
+/*
+ * URING_DRIVER_SQE128: SQEs of 128 bytes, for the commands of the watched
+ * file that carry more than an I/O does (FUSE over io_uring).
+ */
+#define URING_DRIVER_SQE128 (1u << 1)
 
 /*
  * Drive q from the file fd with a ring of entries SQEs (0: one per request
@@ -51,10 +56,29 @@ struct uring_watch {
 	enum uring_serve (*serve)(void *arg); /* reads what fd has; queue lock not held */
 	void *arg;
 	sigset_t *waitmask; /* the signal mask while the loop sleeps, or NULL */
+	/* the CQE of an SQE from uring_driver_watch_sqe(), queue lock held; serve runs next */
+	void (*complete)(void *arg, void *tag, int res);
 };
 
 /* Runs until serve says DONE and the queue is idle. */
 void uring_driver_run(struct uring_driver *d, const struct uring_watch *w);
+
+/*
+ * In the loop's thread, while it runs: an SQE of the watcher's own, whose
+ * CQE goes to w->complete with tag (4-aligned).  NULL if the SQ is full
+ * even after submitting what it holds.  The caller fills it in.
+ */
+struct io_uring_sqe *uring_driver_watch_sqe(struct uring_driver *d, void *tag);
+
+/*
+ * In serve: whether the watched file may have input (its poll fired, or
+ * serve last returned MORE).  Serve also runs for the watcher's own CQEs
+ * and after uring_driver_watch_again(), when reading the file is wasted.
+ */
+bool uring_driver_watch_input(const struct uring_driver *d);
+
+/* In the loop's thread: call serve in the next turn, with or without new input. */
+void uring_driver_watch_again(struct uring_driver *d);
 
 /* Start the completion thread.  Returns 0 or -errno (-EINVAL for a URING_DRIVER_LOOP driver). */
 int uring_driver_start(struct uring_driver *d);
