@@ -33,6 +33,7 @@ struct fe_io {
 	uint64_t start, end; /* the same, widened to whole blocks */
 	char *buf;           /* [start, end) for reads and writes */
 	char *input;         /* the FUSE input buffer buf lies in, or NULL: buf is a copy */
+	bool held;           /* buf lies in the request's own memory (rqdisk.held) */
 	char *edge;          /* a write's partial head and tail blocks, as on disk */
 	int pending;         /* bios out in the current stage */
 	int error;
@@ -259,7 +260,7 @@ static void fe_io_free(struct fe_io *io)
 {
 	if (io->input)
 		bufpool_put(&io->disk->bufs, io->input, FE_INPUT_SIZE);
-	else
+	else if (!io->held)
 		bufpool_put(&io->disk->bufs, io->buf, io->end - io->start);
 	bufpool_put(&io->disk->bufs, io->edge, 2 * io->disk->lbs);
 	free(io);
@@ -299,6 +300,11 @@ static void fe_read_done(struct bio *bio, int error)
 	fe_io_free(io);
 }
 
+static bool fe_unaligned(const struct fe_io *io)
+{
+	return io->off != io->start || io->off + io->len != io->end;
+}
+
 /* Reads and writes past the end are cut there, as on a block device. */
 static uint64_t fe_clamp(const struct rqdisk *d, uint64_t off, uint64_t len)
 {
@@ -321,7 +327,11 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	io = fe_io_new(req, (uint64_t)off, len);
-	if (!io || fe_alloc(io, &io->buf, io->end - io->start)) {
+	if (io && !fe_unaligned(io) && len <= d->held_len) {
+		io->buf = d->held;
+		io->held = true;
+	}
+	if (!io || (!io->held && fe_alloc(io, &io->buf, io->end - io->start))) {
 		fuse_reply_err(req, ENOMEM);
 		if (io)
 			fe_io_free(io);
@@ -350,11 +360,6 @@ static void fe_write_submit(struct fe_io *io)
 	fe_bio(io, &io->bio, &io->vec, REQ_OP_WRITE, io->start, io->end - io->start, io->buf,
 	       fe_write_done);
 	__submit_bio(io->disk->q, &io->bio);
-}
-
-static bool fe_unaligned(const struct fe_io *io)
-{
-	return io->off != io->start || io->off + io->len != io->end;
 }
 
 static bool fe_head_partial(const struct fe_io *io)
@@ -454,13 +459,20 @@ void fe_input_free(struct rqdisk *d)
 /*
  * A big write of whole blocks is written from the buffer the request was
  * read into, which it keeps until it ends: a 1 MiB write is not copied
- * again.  A small one is cheaper to copy than to hold 1 MiB of input for.
+ * again.  A small one is cheaper to copy than to hold 1 MiB of input for,
+ * unless the request came in memory of its own (a ring entry's payload).
  */
 static bool fe_take_input(struct fe_io *io, const struct fuse_bufvec *bufv)
 {
 	struct rqdisk *d = io->disk;
 	char *mem = bufv->buf[0].mem;
 
+	if (bufv->count == 1 && !(bufv->buf[0].flags & FUSE_BUF_IS_FD) && !fe_unaligned(io) &&
+	    d->held && mem >= d->held && mem + io->len <= d->held + d->held_len) {
+		io->buf = mem;
+		io->held = true;
+		return true;
+	}
 	if (io->len < FE_TAKE_INPUT_MIN || bufv->count != 1 ||
 	    (bufv->buf[0].flags & FUSE_BUF_IS_FD) || fe_unaligned(io) || !d->in || mem < d->in ||
 	    mem + io->len > d->in + FE_INPUT_SIZE)

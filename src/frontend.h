@@ -19,6 +19,8 @@
 #define FE_MAX_IO (1u << 20) /* max_read and max_write */
 #define FE_KEEP_BUFS (16 * FE_MAX_IO) /* freed buffers kept for reuse */
 
+struct fuse_ring;
+
 struct rqdisk {
 	struct request_queue *q;
 	uint64_t size; /* bytes, a multiple of lbs */
@@ -30,6 +32,14 @@ struct rqdisk {
 	struct disk_model *model;     /* the device's timing, or NULL */
 	struct bufpool bufs;          /* data buffers, and what FUSE requests are read into */
 	char *in;                     /* what FUSE requests are read into (fe_input) */
+	struct fuse_ring *ring;       /* FUSE over io_uring, or NULL */
+	/*
+	 * While a request is being handled: memory that stays its own until
+	 * it is answered (the ring entry's payload), or NULL.  A write's data
+	 * is read from it in place and a read's data read into it.
+	 */
+	char *held;
+	size_t held_len;
 	uid_t uid;
 	gid_t gid;
 	struct timespec mtime;

@@ -18,6 +18,7 @@ enum {
 	OPT_DMA_ALIGNMENT,
 	OPT_NR_REQUESTS,
 	OPT_DIRECT,
+	OPT_FUSE_URING,
 	OPT_CREATE,
 	OPT_ALLOW_OTHER,
 	OPT_TRACE,
@@ -33,6 +34,7 @@ static const struct option long_options[] = {
 	{ "dma-alignment", required_argument, NULL, OPT_DMA_ALIGNMENT },
 	{ "nr-requests", required_argument, NULL, OPT_NR_REQUESTS },
 	{ "direct", no_argument, NULL, OPT_DIRECT },
+	{ "fuse-uring", no_argument, NULL, OPT_FUSE_URING },
 	{ "read-only", no_argument, NULL, 'r' },
 	{ "create", required_argument, NULL, OPT_CREATE },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
@@ -61,6 +63,8 @@ static void usage(FILE *f)
 		"      --dma-alignment MASK     memory alignment, else bounced (default 511)\n"
 		"      --nr-requests N          requests in flight (default 128)\n"
 		"      --direct                 open IMAGE with O_DIRECT\n"
+		"      --fuse-uring             take FUSE requests on io_uring (Linux 6.14+,\n"
+		"                               fuse module enable_uring=Y)\n"
 		"  -r, --read-only              refuse writes\n"
 		"      --create SIZE            create IMAGE of SIZE (K, M, G, T) if missing\n"
 		"      --allow-other            let other users open the disk\n"
@@ -137,6 +141,9 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		return 0;
 	case OPT_DIRECT:
 		o->direct = true;
+		return 0;
+	case OPT_FUSE_URING:
+		o->fuse_uring = true;
 		return 0;
 	case 'r':
 		o->read_only = true;

@@ -20,6 +20,7 @@
 #include "blktrace.h"
 #include "driver_uring.h"
 #include "frontend.h"
+#include "fuse_ring.h"
 #include "options.h"
 
 #ifndef PR_SET_IO_FLUSHER
@@ -33,6 +34,7 @@ struct rqdisk_state {
 	bool created; /* the image is ours to remove on failure */
 	struct uring_driver *driver;
 	struct fuse_session *se;
+	struct fuse_ring *ring; /* --fuse-uring, or NULL */
 	char *mountpoint; /* opt.mountpoint from /: the daemon unmounts it after chdir("/") */
 	bool mounted;
 	int ready_fd; /* the waiting parent's pipe, or -1 */
@@ -85,6 +87,16 @@ static int check_mountpoint(struct rqdisk_state *s)
 	}
 	s->disk.file_mount = S_ISREG(st.st_mode);
 	return 0;
+}
+
+static int check_fuse_uring(const struct rqdisk_state *s)
+{
+	char why[160];
+
+	if (!s->opt.fuse_uring || fuse_ring_available(why, sizeof(why)))
+		return 0;
+	die_msg("--fuse-uring: %s", why);
+	return -1;
 }
 
 static int check_elevator(const char *name)
@@ -186,7 +198,9 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("elevator %s: %s", s->opt.elevator, strerror(-ret));
 		return -1;
 	}
-	s->driver = uring_driver_new(q, s->fd, 0, URING_DRIVER_LOOP, why, sizeof(why));
+	s->driver = uring_driver_new(q, s->fd, 0,
+				     URING_DRIVER_LOOP | (s->opt.fuse_uring ? URING_DRIVER_SQE128 : 0),
+				     why, sizeof(why));
 	if (!s->driver) {
 		die_msg("%s", why);
 		return -1;
@@ -267,6 +281,13 @@ static int setup_fuse(struct rqdisk_state *s)
 		return -1;
 	}
 	s->mounted = true;
+	if (s->opt.fuse_uring) {
+		s->ring = fuse_ring_new(s->se, fuse_session_fd(s->se), &s->disk, s->driver);
+		if (!s->ring) {
+			die_msg("--fuse-uring: out of memory");
+			return -1;
+		}
+	}
 	return fuse_set_signal_handlers(s->se) ? -1 : 0;
 }
 
@@ -329,14 +350,20 @@ static void daemonize_finish(struct rqdisk_state *s, int status)
 
 static void teardown(struct rqdisk_state *s, bool failed)
 {
+	/*
+	 * The ring goes before the mount: closing it hands back the FUSE
+	 * commands it holds, which the kernel waits for when it unmounts.
+	 */
+	if (s->driver)
+		uring_driver_free(s->driver);
 	if (s->se) {
 		fuse_remove_signal_handlers(s->se);
 		if (s->mounted)
 			fuse_session_unmount(s->se);
 		fuse_session_destroy(s->se);
 	}
-	if (s->driver)
-		uring_driver_free(s->driver);
+	fuse_ring_free(s->ring);
+	free(s->mountpoint);
 	blk_cleanup_queue(s->disk.q);
 	disk_model_free(s->disk.model);
 	bufpool_destroy(&s->disk.bufs);
@@ -344,7 +371,6 @@ static void teardown(struct rqdisk_state *s, bool failed)
 		close(s->fd);
 	if (failed && s->created)
 		unlink(s->opt.image);
-	free(s->mountpoint);
 }
 
 /* One FUSE request read and answered: 1, or 0 for none waiting, or -errno. */
@@ -363,6 +389,8 @@ static int serve_one(struct rqdisk_state *s)
 		return 0;
 	if (n <= 0) /* ENODEV, or end of file: unmounted */
 		return n < 0 && errno != ENODEV ? -errno : -ENODEV;
+	if (s->ring)
+		fuse_ring_saw_request(s->ring, mem, (size_t)n);
 	fuse_session_process_buf(s->se, &(struct fuse_buf){ .size = (size_t)n, .mem = mem });
 	return 1;
 }
@@ -375,6 +403,11 @@ static enum uring_serve serve_fuse(void *arg)
 {
 	struct rqdisk_state *s = arg;
 
+	if (s->ring) {
+		fuse_ring_serve(s->ring);
+		if (!fuse_session_exited(s->se) && !uring_driver_watch_input(s->driver))
+			return URING_SERVE_DRAINED;
+	}
 	for (int i = 0; i < SERVE_BATCH; i++) {
 		int n = fuse_session_exited(s->se) ? -ENODEV : serve_one(s);
 
@@ -401,7 +434,7 @@ static int serve(struct rqdisk_state *s)
 {
 	int fd = fuse_session_fd(s->se);
 	sigset_t term, waitmask;
-	struct uring_watch w = { fd, serve_fuse, s, &waitmask };
+	struct uring_watch w = { fd, serve_fuse, s, &waitmask, fuse_ring_complete };
 
 	sigemptyset(&term);
 	sigaddset(&term, SIGINT);
@@ -433,7 +466,8 @@ static int sync_image(struct rqdisk_state *s)
 
 static int start(struct rqdisk_state *s)
 {
-	if (check_fuse_device() || check_elevator(s->opt.elevator) || check_mountpoint(s))
+	if (check_fuse_device() || check_elevator(s->opt.elevator) || check_mountpoint(s) ||
+	    check_fuse_uring(s))
 		return -1;
 	s->mountpoint = absolute_path(s->opt.mountpoint);
 	if (!s->mountpoint) {

@@ -103,6 +103,43 @@ requires_fuse()
 	[ -x "$RQDISK" ] || fail "the daemon $RQDISK is not built"
 }
 
+# The kernel must carry FUSE requests on io_uring (Linux 6.14+): the fuse
+# module's enable_uring is turned on for the test and put back at exit.
+# Tests that use it take a lock, so none turns it off under another.
+fuse_uring_param=/sys/module/fuse/parameters/enable_uring
+requires_fuse_uring()
+{
+	local was
+
+	[ -n "${_fuse_uring_lock:-}" ] && return 0
+	requires_root
+	requires flock
+	[ -e "$fuse_uring_param" ] || skip "this kernel has no FUSE over io_uring (Linux 6.14+)"
+	exec {_fuse_uring_lock}>"${TMPDIR:-/tmp}/rqdisk-fuse-uring.lock"
+	flock "$_fuse_uring_lock"
+	was=$(cat "$fuse_uring_param")
+	[ "$was" = Y ] && return 0
+	echo Y >"$fuse_uring_param" 2>/dev/null || skip "cannot turn on $fuse_uring_param"
+	cleanup_fn set_fuse_uring "$was"
+}
+
+# requires_fuse_uring_if OPTIONS...: requires_fuse_uring if --fuse-uring is among them.
+requires_fuse_uring_if()
+{
+	local o
+
+	for o in "$@"; do
+		[ "$o" = --fuse-uring ] && requires_fuse_uring
+	done
+	return 0
+}
+
+# set_fuse_uring Y|N: the kernel offers FUSE over io_uring to new mounts, or not.
+set_fuse_uring()
+{
+	echo "$1" >"$fuse_uring_param"
+}
+
 # A free loop device must be found (or made) by losetup.
 requires_loop()
 {

@@ -1,0 +1,431 @@
+/*
+ * fuse_ring.c - FUSE requests carried on the loop's io_uring ring.
+ *
+ * Linux 6.14 can hand FUSE requests to the server as completions of
+ * IORING_OP_URING_CMD on /dev/fuse: each entry registers a header buffer
+ * and a payload buffer per CPU queue, and one SQE answers a request and
+ * asks for the next.  The reading and answering of every request then
+ * ride in the loop's one io_uring_enter instead of a read and a write of
+ * their own.  libfuse 3.14 knows nothing of it, so this file speaks it
+ * under the session: it accepts the kernel's offer in the INIT reply,
+ * lays each request out as /dev/fuse would have for
+ * fuse_session_process_buf(), and turns the session's replies into
+ * commits.  INIT, FORGET and INTERRUPT still come on /dev/fuse.
+ */
+#include <assert.h>
+#include <bsd/sys/queue.h>
+#include <errno.h>
+#include <linux/fuse.h>
+#include <liburing.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fuse_ring.h"
+
+/* The kernel's side (uapi fuse.h, protocol 7.42); Debian 12's headers predate it. */
+#define FRING_OFFER (1u << (41 - 32)) /* FUSE_OVER_IO_URING, in flags2 */
+#define FRING_CMD_REGISTER 1
+#define FRING_CMD_COMMIT_AND_FETCH 2
+#define FRING_OP_IN_SIZE 128
+#define FRING_MIN_PAYLOAD 8192 /* FUSE_MIN_READ_BUFFER */
+
+struct fring_ent_in_out {
+	uint64_t flags;
+	uint64_t commit_id;
+	uint32_t payload_sz;
+	uint32_t padding;
+	uint64_t reserved;
+};
+
+struct fring_req_header {
+	char in_out[128]; /* fuse_in_header in, fuse_out_header out */
+	char op_in[FRING_OP_IN_SIZE];
+	struct fring_ent_in_out ent;
+};
+
+struct fring_cmd_req {
+	uint64_t flags;
+	uint64_t commit_id;
+	uint16_t qid;
+	uint8_t padding[6];
+};
+
+#define FRING_DEPTH 32   /* entries a CPU queue: fio's QD32 from one CPU finds one each */
+#define FRING_HASH 128   /* buckets for the requests in hand, by unique */
+#define FRING_FRONT 4096 /* before each payload: where the request's headers are laid out */
+#define FRING_SYS_ENABLE "/sys/module/fuse/parameters/enable_uring"
+#define FRING_SYS_CPUS "/sys/devices/system/cpu/possible"
+
+struct fring_ent {
+	struct fuse_ring *r;
+	struct fring_req_header *hdr;
+	char *payload; /* page-aligned, FRING_FRONT bytes of our own before it */
+	struct iovec iov[2];
+	unsigned int qid;
+	bool registered;
+	uint64_t unique;            /* the request in hand, 0 for none */
+	struct fring_ent *hnext;    /* in the hash, while in hand */
+	STAILQ_ENTRY(fring_ent) link; /* ready, or unsent */
+};
+
+STAILQ_HEAD(fring_list, fring_ent);
+
+struct fuse_ring {
+	struct fuse_session *se;
+	int fd;
+	struct rqdisk *disk;
+	struct uring_driver *driver;
+	uint64_t init_unique;
+	bool offered;  /* the kernel's INIT asked */
+	bool accepted; /* our INIT reply said yes */
+	bool started;  /* entries queued for registering */
+	size_t payload_sz;
+	unsigned int nr_queues;
+	unsigned int nr_ents;
+	struct fring_ent *ents;
+	struct fring_req_header *hdrs;
+	char *mem;
+	size_t mem_len;
+	struct fring_ent *hash[FRING_HASH];
+	struct fring_list ready;  /* the kernel has handed them a request */
+	struct fring_list unsent; /* to register, or answered: waiting for an SQE */
+};
+
+static int fring_read_sys(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	if (!f)
+		return -errno;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	return ok ? 0 : -EIO;
+}
+
+int fuse_ring_available(char *why, size_t whylen)
+{
+	char val[8];
+
+	if (fring_read_sys(FRING_SYS_ENABLE, val, sizeof(val))) {
+		snprintf(why, whylen, "this kernel has no FUSE over io_uring (Linux 6.14 or later)");
+		return 0;
+	}
+	if (val[0] != 'Y') {
+		snprintf(why, whylen, "FUSE over io_uring is off in this kernel (%s is %c)",
+			 FRING_SYS_ENABLE, val[0]);
+		return 0;
+	}
+	return 1;
+}
+
+/* The kernel keeps a queue for every possible CPU, numbered from 0. */
+static unsigned int fring_nr_queues(void)
+{
+	char buf[256];
+	char *last;
+
+	if (fring_read_sys(FRING_SYS_CPUS, buf, sizeof(buf)))
+		return (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
+	last = buf + strcspn(buf, "\n");
+	while (last > buf && (last[-1] >= '0' && last[-1] <= '9'))
+		last--;
+	return (unsigned int)strtoul(last, NULL, 10) + 1;
+}
+
+static size_t fring_hash_of(uint64_t unique)
+{
+	return (unique >> 1) % FRING_HASH; /* the kernel's uniques step by 2 */
+}
+
+static void fring_hash_add(struct fuse_ring *r, struct fring_ent *e)
+{
+	struct fring_ent **b = &r->hash[fring_hash_of(e->unique)];
+
+	e->hnext = *b;
+	*b = e;
+}
+
+static struct fring_ent *fring_hash_take(struct fuse_ring *r, uint64_t unique)
+{
+	struct fring_ent **p = &r->hash[fring_hash_of(unique)];
+
+	for (; *p; p = &(*p)->hnext) {
+		struct fring_ent *e = *p;
+
+		if (e->unique == unique) {
+			*p = e->hnext;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+static void fring_prep(struct fuse_ring *r, struct fring_ent *e, struct io_uring_sqe *sqe)
+{
+	struct fring_cmd_req *cmd = (struct fring_cmd_req *)sqe->cmd;
+
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = r->fd;
+	cmd->qid = (uint16_t)e->qid;
+	if (!e->registered) {
+		sqe->cmd_op = FRING_CMD_REGISTER;
+		sqe->addr = (uint64_t)(uintptr_t)e->iov;
+		sqe->len = 2;
+		e->registered = true;
+	} else {
+		sqe->cmd_op = FRING_CMD_COMMIT_AND_FETCH;
+		cmd->commit_id = e->unique;
+	}
+	e->unique = 0;
+}
+
+/* Register e, or answer its request and ask for the next; later if the SQ is full. */
+static void fring_send(struct fuse_ring *r, struct fring_ent *e)
+{
+	struct io_uring_sqe *sqe = uring_driver_watch_sqe(r->driver, e);
+
+	if (!sqe) {
+		STAILQ_INSERT_TAIL(&r->unsent, e, link);
+		uring_driver_watch_again(r->driver);
+		return;
+	}
+	fring_prep(r, e, sqe);
+}
+
+/* A reply from the session into e's buffers: the header, then the arguments in a row. */
+static ssize_t fring_fill_reply(struct fuse_ring *r, struct fring_ent *e,
+				const struct iovec *iov, int count)
+{
+	struct fuse_out_header *oh = (struct fuse_out_header *)e->hdr->in_out;
+	size_t at = 0;
+
+	memcpy(oh, iov[0].iov_base, sizeof(*oh));
+	for (int i = 1; i < count; i++) {
+		if (iov[i].iov_len > r->payload_sz - at) {
+			oh->error = -EIO; /* cannot happen: replies are bounded by max_read */
+			at = 0;
+			break;
+		}
+		if (iov[i].iov_base != e->payload + at) /* a read into the payload is there already */
+			memmove(e->payload + at, iov[i].iov_base, iov[i].iov_len);
+		at += iov[i].iov_len;
+	}
+	e->hdr->ent.payload_sz = (uint32_t)at;
+	return (ssize_t)(sizeof(*oh) + at);
+}
+
+/*
+ * Our INIT reply takes the kernel's offer if the payload buffers hold the
+ * largest request the reply allows; otherwise it goes out as libfuse made
+ * it and the connection stays on /dev/fuse.
+ */
+static ssize_t fring_accept(struct fuse_ring *r, int fd, struct iovec *iov, int count)
+{
+	struct fuse_init_out out = { 0 };
+	struct iovec mine[2];
+	size_t need;
+	ssize_t res;
+
+	if (count != 2 || iov[1].iov_len < offsetof(struct fuse_init_out, unused))
+		return writev(fd, iov, count);
+	memcpy(&out, iov[1].iov_base, iov[1].iov_len < sizeof(out) ? iov[1].iov_len : sizeof(out));
+	need = out.max_write > FRING_MIN_PAYLOAD ? out.max_write : FRING_MIN_PAYLOAD;
+	if ((out.flags & FUSE_MAX_PAGES) && (size_t)out.max_pages * BLK_PAGE_SIZE > need)
+		need = (size_t)out.max_pages * BLK_PAGE_SIZE;
+	if (need > r->payload_sz)
+		return writev(fd, iov, count);
+	out.flags |= FUSE_INIT_EXT;
+	out.flags2 |= FRING_OFFER;
+	mine[0] = iov[0];
+	mine[1] = (struct iovec){ &out, iov[1].iov_len };
+	res = writev(fd, mine, 2);
+	if (res >= 0) {
+		r->accepted = true;
+		uring_driver_watch_again(r->driver); /* serve registers the entries */
+	}
+	return res;
+}
+
+/* The session's reply path: a request that came on the ring is answered on it. */
+static ssize_t fring_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	struct rqdisk *disk = userdata;
+	struct fuse_ring *r = disk->ring;
+	const struct fuse_out_header *oh = iov[0].iov_base;
+	struct fring_ent *e;
+	ssize_t len;
+
+	if (r->offered && !r->accepted && oh->unique == r->init_unique && !oh->error)
+		return fring_accept(r, fd, iov, count);
+	e = oh->unique ? fring_hash_take(r, oh->unique) : NULL;
+	if (!e)
+		return writev(fd, iov, count);
+	len = fring_fill_reply(r, e, iov, count);
+	e->unique = oh->unique;
+	fring_send(r, e);
+	return len;
+}
+
+static ssize_t fring_read(int fd, void *buf, size_t len, void *userdata)
+{
+	(void)userdata;
+	return read(fd, buf, len);
+}
+
+void fuse_ring_saw_request(struct fuse_ring *r, const void *mem, size_t size)
+{
+	const struct fuse_in_header *ih = mem;
+	const struct fuse_init_in *in = (const void *)(ih + 1);
+
+	if (size < sizeof(*ih) + sizeof(*in) || ih->opcode != FUSE_INIT)
+		return;
+	r->offered = (in->flags & FUSE_INIT_EXT) && (in->flags2 & FRING_OFFER);
+	r->init_unique = ih->unique;
+	if (!r->offered)
+		fprintf(stderr, "rqdisk: --fuse-uring: the kernel did not offer io_uring; "
+				"requests come on /dev/fuse\n");
+}
+
+/* A request the kernel laid out in e, handed to the session as /dev/fuse would have. */
+static void fring_answer(struct fuse_ring *r, struct fring_ent *e)
+{
+	const struct fuse_in_header *ih = (const void *)e->hdr->in_out;
+	size_t payload = e->hdr->ent.payload_sz;
+	size_t op = ih->len - sizeof(*ih) - payload;
+	char *msg = e->payload - sizeof(*ih) - op;
+
+	e->unique = ih->unique;
+	if (ih->len < sizeof(*ih) + payload || op > FRING_OP_IN_SIZE || payload > r->payload_sz) {
+		struct fuse_out_header oh = { sizeof(oh), -EIO, ih->unique };
+
+		fring_fill_reply(r, e, &(struct iovec){ &oh, sizeof(oh) }, 1);
+		fring_send(r, e);
+		return;
+	}
+	memcpy(msg, ih, sizeof(*ih));
+	memcpy(msg + sizeof(*ih), e->hdr->op_in, op);
+	fring_hash_add(r, e);
+	r->disk->held = e->payload;
+	r->disk->held_len = r->payload_sz;
+	fuse_session_process_buf(r->se, &(struct fuse_buf){ .size = ih->len, .mem = msg });
+	r->disk->held = NULL;
+	r->disk->held_len = 0;
+}
+
+static void fring_start(struct fuse_ring *r)
+{
+	for (unsigned int i = 0; i < r->nr_ents; i++)
+		STAILQ_INSERT_TAIL(&r->unsent, &r->ents[i], link);
+	r->started = true;
+}
+
+void fuse_ring_serve(struct fuse_ring *r)
+{
+	struct fring_list unsent = STAILQ_HEAD_INITIALIZER(unsent);
+	struct fring_ent *e;
+
+	if (r->accepted && !r->started)
+		fring_start(r);
+	while ((e = STAILQ_FIRST(&r->ready))) {
+		STAILQ_REMOVE_HEAD(&r->ready, link);
+		fring_answer(r, e);
+	}
+	STAILQ_CONCAT(&unsent, &r->unsent);
+	while ((e = STAILQ_FIRST(&unsent))) {
+		STAILQ_REMOVE_HEAD(&unsent, link);
+		fring_send(r, e);
+	}
+}
+
+/*
+ * A command ended.  0: the kernel handed the entry a request.  An error
+ * ends the entry: the connection is going (ENOTCONN, ECONNABORTED) or the
+ * ring is (ECANCELED); anything else the kernel answers by falling back
+ * to /dev/fuse, and is said once.
+ */
+void fuse_ring_complete(void *arg, void *tag, int res)
+{
+	struct fring_ent *e = tag;
+	static bool said;
+
+	(void)arg;
+	if (!res) {
+		STAILQ_INSERT_TAIL(&e->r->ready, e, link);
+		return;
+	}
+	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED && !said) {
+		fprintf(stderr, "rqdisk: FUSE over io_uring: %s\n", strerror(-res));
+		said = true;
+	}
+}
+
+bool fuse_ring_active(const struct fuse_ring *r)
+{
+	return r->accepted;
+}
+
+static int fring_alloc(struct fuse_ring *r)
+{
+	size_t stride = FRING_FRONT + r->payload_sz;
+
+	r->nr_ents = r->nr_queues * FRING_DEPTH;
+	r->ents = calloc(r->nr_ents, sizeof(*r->ents));
+	r->hdrs = calloc(r->nr_ents, sizeof(*r->hdrs));
+	r->mem_len = stride * r->nr_ents;
+	/* address space only: a page is resident once a request has used it */
+	r->mem = mmap(NULL, r->mem_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r->mem == MAP_FAILED)
+		r->mem = NULL;
+	if (!r->ents || !r->hdrs || !r->mem)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < r->nr_ents; i++) {
+		struct fring_ent *e = &r->ents[i];
+
+		e->r = r;
+		e->qid = i / FRING_DEPTH;
+		e->hdr = &r->hdrs[i];
+		e->payload = r->mem + i * stride + FRING_FRONT;
+		e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };
+		e->iov[1] = (struct iovec){ e->payload, r->payload_sz };
+	}
+	return 0;
+}
+
+struct fuse_ring *fuse_ring_new(struct fuse_session *se, int fd, struct rqdisk *disk,
+				struct uring_driver *driver)
+{
+	static const struct fuse_custom_io io = { .writev = fring_writev, .read = fring_read };
+	struct fuse_ring *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	*r = (struct fuse_ring){ .se = se, .fd = fd, .disk = disk, .driver = driver };
+	STAILQ_INIT(&r->ready);
+	STAILQ_INIT(&r->unsent);
+	r->payload_sz = FE_MAX_IO;
+	r->nr_queues = fring_nr_queues();
+	if (fring_alloc(r) || fuse_session_custom_io(se, &io, fd)) {
+		fuse_ring_free(r);
+		return NULL;
+	}
+	disk->ring = r;
+	return r;
+}
+
+void fuse_ring_free(struct fuse_ring *r)
+{
+	if (!r)
+		return;
+	if (r->mem)
+		munmap(r->mem, r->mem_len);
+	free(r->hdrs);
+	free(r->ents);
+	free(r);
+}

@@ -1,0 +1,45 @@
+/* fuse_ring.h - FUSE requests carried on the loop's io_uring ring (Linux 6.14+). */
+#ifndef RQDISK_FUSE_RING_H
+#define RQDISK_FUSE_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "driver_uring.h"
+#include "frontend.h"
+
+struct fuse_ring;
+
+/*
+ * Whether this kernel will carry FUSE requests on io_uring: 1 yes, 0 no
+ * (with the reason in why), for the refusal before anything is mounted.
+ */
+int fuse_ring_available(char *why, size_t whylen);
+
+/*
+ * A ring for session se on the FUSE device fd, whose requests go to disk.
+ * Installs the session's reply path; call before the first request is
+ * read.  The ring carries nothing until the kernel's INIT offers it.
+ */
+struct fuse_ring *fuse_ring_new(struct fuse_session *se, int fd, struct rqdisk *disk,
+				struct uring_driver *driver);
+
+/* A request read from the FUSE device: the INIT among them is the offer. */
+void fuse_ring_saw_request(struct fuse_ring *r, const void *mem, size_t size);
+
+/*
+ * In the loop's serve: register the entries once INIT is answered, answer
+ * what the kernel has handed over, and send the replies that could not
+ * get an SQE.
+ */
+void fuse_ring_serve(struct fuse_ring *r);
+
+/* uring_watch.complete for the ring's commands. */
+void fuse_ring_complete(void *arg, void *tag, int res);
+
+/* Whether the kernel took the offer: requests come on the ring. */
+bool fuse_ring_active(const struct fuse_ring *r);
+
+void fuse_ring_free(struct fuse_ring *r);
+
+#endif
