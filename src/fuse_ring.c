@@ -84,6 +84,7 @@ struct fuse_ring {
 	bool offered;  /* the kernel's INIT asked */
 	bool accepted; /* our INIT reply said yes */
 	bool started;  /* entries queued for registering */
+	bool said;     /* an unexpected error was reported */
 	size_t payload_sz;
 	unsigned int nr_queues;
 	unsigned int nr_ents;
@@ -297,17 +298,18 @@ static void fring_answer(struct fuse_ring *r, struct fring_ent *e)
 {
 	const struct fuse_in_header *ih = (const void *)e->hdr->in_out;
 	size_t payload = e->hdr->ent.payload_sz;
-	size_t op = ih->len - sizeof(*ih) - payload;
-	char *msg = e->payload - sizeof(*ih) - op;
+	size_t op = ih->len >= sizeof(*ih) + payload ? ih->len - sizeof(*ih) - payload : SIZE_MAX;
+	char *msg;
 
 	e->unique = ih->unique;
-	if (ih->len < sizeof(*ih) + payload || op > FRING_OP_IN_SIZE || payload > r->payload_sz) {
+	if (op > FRING_OP_IN_SIZE || payload > r->payload_sz) {
 		struct fuse_out_header oh = { sizeof(oh), -EIO, ih->unique };
 
 		fring_fill_reply(r, e, &(struct iovec){ &oh, sizeof(oh) }, 1);
 		fring_send(r, e);
 		return;
 	}
+	msg = e->payload - sizeof(*ih) - op;
 	memcpy(msg, ih, sizeof(*ih));
 	memcpy(msg + sizeof(*ih), e->hdr->op_in, op);
 	fring_hash_add(r, e);
@@ -352,16 +354,16 @@ void fuse_ring_serve(struct fuse_ring *r)
 void fuse_ring_complete(void *arg, void *tag, int res)
 {
 	struct fring_ent *e = tag;
-	static bool said;
+	struct fuse_ring *r = e->r;
 
 	(void)arg;
 	if (!res) {
-		STAILQ_INSERT_TAIL(&e->r->ready, e, link);
+		STAILQ_INSERT_TAIL(&r->ready, e, link);
 		return;
 	}
-	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED && !said) {
+	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED && !r->said) {
 		fprintf(stderr, "rqdisk: FUSE over io_uring: %s\n", strerror(-res));
-		said = true;
+		r->said = true;
 	}
 }
 
