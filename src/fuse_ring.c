@@ -230,15 +230,15 @@ static ssize_t fring_accept(struct fuse_ring *r, int fd, struct iovec *iov, int 
 {
 	struct fuse_init_out out = { 0 };
 	struct iovec mine[2];
-	size_t need;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), need;
 	ssize_t res;
 
 	if (count != 2 || iov[1].iov_len < offsetof(struct fuse_init_out, unused))
 		return writev(fd, iov, count);
 	memcpy(&out, iov[1].iov_base, iov[1].iov_len < sizeof(out) ? iov[1].iov_len : sizeof(out));
 	need = out.max_write > FRING_MIN_PAYLOAD ? out.max_write : FRING_MIN_PAYLOAD;
-	if ((out.flags & FUSE_MAX_PAGES) && (size_t)out.max_pages * BLK_PAGE_SIZE > need)
-		need = (size_t)out.max_pages * BLK_PAGE_SIZE;
+	if ((out.flags & FUSE_MAX_PAGES) && (size_t)out.max_pages * page > need)
+		need = (size_t)out.max_pages * page;
 	if (need > r->payload_sz)
 		return writev(fd, iov, count);
 	out.flags |= FUSE_INIT_EXT;
