@@ -162,22 +162,28 @@ static int complete_one(struct writer *w, const struct io_event *ev)
 	return 0;
 }
 
-static int do_write(const char *path, uint64_t slots, unsigned int depth, const char *log)
+static void writer_free(struct writer *w)
 {
-	struct writer w = {0};
-	int ret = writer_init(&w, path, slots, depth, log);
+	free(w->cbs);
+	free(w->events);
+	free(w->slot_of);
+	free(w->in_use);
+	free(w->free);
+	free(w->bufs);
+}
 
-	if (ret)
-		return ret;
+/* Writes until a write fails, then reaps what is in flight. */
+static int writer_run(struct writer *w)
+{
 	srandom((unsigned int)getpid());
 	for (;;) {
 		long got;
 
-		while (!w.stop && w.nfree)
-			submit_one(&w);
-		if (w.nfree == w.depth)
+		while (!w->stop && w->nfree)
+			submit_one(w);
+		if (w->nfree == w->depth)
 			break; /* stopped, and nothing in flight */
-		got = syscall(SYS_io_getevents, w.ctx, 1L, (long)w.depth, w.events, NULL);
+		got = syscall(SYS_io_getevents, w->ctx, 1L, (long)w->depth, w->events, NULL);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0) {
@@ -185,43 +191,70 @@ static int do_write(const char *path, uint64_t slots, unsigned int depth, const 
 			return 1;
 		}
 		for (long e = 0; e < got; e++)
-			if (complete_one(&w, &w.events[e]))
+			if (complete_one(w, &w->events[e]))
 				return 1;
 	}
-	printf("ack-writer: %llu records submitted, %llu acknowledged\n", (unsigned long long)w.n,
-	       (unsigned long long)w.acked);
-	syscall(SYS_io_destroy, w.ctx);
+	printf("ack-writer: %llu records submitted, %llu acknowledged\n", (unsigned long long)w->n,
+	       (unsigned long long)w->acked);
+	syscall(SYS_io_destroy, w->ctx);
 	return 0;
 }
 
-static int do_check(const char *image, uint64_t slots, const char *log)
+static int do_write(const char *path, uint64_t slots, unsigned int depth, const char *log)
+{
+	struct writer w = {0};
+	int ret = writer_init(&w, path, slots, depth, log);
+
+	if (!ret)
+		ret = writer_run(&w);
+	writer_free(&w);
+	return ret;
+}
+
+/* The newest acknowledged record of each slot (0: none) from the log; their count in acked. */
+static int read_log(const char *log, uint64_t slots, uint64_t *last, uint64_t *acked)
 {
 	FILE *f = fopen(log, "r");
-	uint64_t *last = calloc(slots, sizeof(*last));
-	uint64_t w[WORDS], n, slot, acked = 0, places = 0, lost = 0;
-	int fd = open(image, O_RDONLY | O_CLOEXEC);
+	uint64_t n, slot;
+	int ret = 0;
 
-	if (!f || fd < 0 || !last) {
-		fprintf(stderr, "ack-writer: %s: %s\n", !f ? log : image, strerror(errno));
+	if (!f) {
+		fprintf(stderr, "ack-writer: %s: %s\n", log, strerror(errno));
 		return 1;
 	}
 	while (fscanf(f, "%llu %llu", (unsigned long long *)&n, (unsigned long long *)&slot) == 2) {
 		if (slot >= slots) {
 			fprintf(stderr, "ack-writer: %s: slot %llu out of range\n", log,
 				(unsigned long long)slot);
-			return 1;
+			ret = 1;
+			break;
 		}
 		if (n > last[slot])
 			last[slot] = n;
-		acked++;
+		(*acked)++;
 	}
-	for (slot = 0; slot < slots; slot++) {
+	fclose(f);
+	return ret;
+}
+
+/* Every slot holds its newest acknowledged record, or a newer one. */
+static int check_image(const char *image, uint64_t slots, const uint64_t *last, uint64_t acked)
+{
+	uint64_t w[WORDS], n, places = 0, lost = 0;
+	int fd = open(image, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "ack-writer: %s: %s\n", image, strerror(errno));
+		return 1;
+	}
+	for (uint64_t slot = 0; slot < slots; slot++) {
 		if (!last[slot])
 			continue;
 		places++;
 		if (pread(fd, w, RECORD, (off_t)(slot * RECORD)) != RECORD) {
 			fprintf(stderr, "ack-writer: %s: cannot read slot %llu\n", image,
 				(unsigned long long)slot);
+			close(fd);
 			return 1;
 		}
 		if (!is_record(w, slot, &n) || n < last[slot]) {
@@ -230,9 +263,26 @@ static int do_check(const char *image, uint64_t slots, const char *log)
 			lost++;
 		}
 	}
+	close(fd);
 	printf("ack-writer: %llu acknowledged records in %llu places, %llu lost\n",
 	       (unsigned long long)acked, (unsigned long long)places, (unsigned long long)lost);
 	return lost ? 1 : 0;
+}
+
+static int do_check(const char *image, uint64_t slots, const char *log)
+{
+	uint64_t *last = calloc(slots, sizeof(*last)), acked = 0;
+	int ret;
+
+	if (!last) {
+		fprintf(stderr, "ack-writer: out of memory\n");
+		return 1;
+	}
+	ret = read_log(log, slots, last, &acked);
+	if (!ret)
+		ret = check_image(image, slots, last, acked);
+	free(last);
+	return ret;
 }
 
 int main(int argc, char **argv)
