@@ -270,13 +270,17 @@ _reap_registered=
 # start_rqdisk [OPTIONS] IMAGE MOUNTPOINT: run the daemon in the foreground,
 # in the background of this shell, and return once the disk is mounted.
 # Sets rqdisk_pid, rqdisk_mnt and rqdisk_disk (the path of the disk file).
+# RQDISK_TEST_OPTS, if set, goes before OPTIONS: RQDISK_TEST_OPTS=--fuse-uring
+# make check runs every such daemon with FUSE requests on io_uring.
 start_rqdisk()
 {
-	local mnt=${!#} i
+	local mnt=${!#} i extra=()
 
 	[ -n "$rqdisk_pid" ] && fail "start_rqdisk: a daemon is already running"
-	echo "+ rqdisk -f $*"
-	"$RQDISK" -f "$@" &
+	read -r -a extra <<<"${RQDISK_TEST_OPTS:-}"
+	requires_fuse_uring_if "${extra[@]}"
+	echo "+ rqdisk -f${extra[*]:+ ${extra[*]}} $*"
+	"$RQDISK" -f "${extra[@]}" "$@" &
 	rqdisk_pid=$!
 	rqdisk_mnt=$mnt
 	if [ -z "$_reap_registered" ]; then
