@@ -9,6 +9,7 @@ requires_root
 requires_fuse
 requires_fuse_uring
 requires cmp dd
+RQDISK_TEST_OPTS= # this test says itself when the option is on
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"
