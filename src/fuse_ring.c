@@ -125,18 +125,28 @@ int fuse_ring_available(char *why, size_t whylen)
 	return 1;
 }
 
-/* The kernel keeps a queue for every possible CPU, numbered from 0. */
+/*
+ * The kernel keeps a queue for each possible CPU, numbered from 0 up to
+ * their count (num_possible_cpus()): "0-3,6-7" is 6 queues.
+ */
 static unsigned int fring_nr_queues(void)
 {
 	char buf[256];
-	char *last;
+	unsigned int n = 0;
+	char *p = buf;
 
 	if (fring_read_sys(FRING_SYS_CPUS, buf, sizeof(buf)))
 		return (unsigned int)sysconf(_SC_NPROCESSORS_CONF);
-	last = buf + strcspn(buf, "\n");
-	while (last > buf && (last[-1] >= '0' && last[-1] <= '9'))
-		last--;
-	return (unsigned int)strtoul(last, NULL, 10) + 1;
+	while (*p >= '0' && *p <= '9') {
+		unsigned long first = strtoul(p, &p, 10), last = first;
+
+		if (*p == '-')
+			last = strtoul(p + 1, &p, 10);
+		n += (unsigned int)(last - first + 1);
+		if (*p == ',')
+			p++;
+	}
+	return n ? n : 1;
 }
 
 static size_t fring_hash_of(uint64_t unique)
