@@ -12,7 +12,6 @@
  * fuse_session_process_buf(), and turns the session's replies into
  * commits.  INIT, FORGET and INTERRUPT still come on /dev/fuse.
  */
-#include <assert.h>
 #include <bsd/sys/queue.h>
 #include <errno.h>
 #include <linux/fuse.h>
