@@ -376,11 +376,6 @@ void fuse_ring_complete(void *arg, void *tag, int res)
 	}
 }
 
-bool fuse_ring_active(const struct fuse_ring *r)
-{
-	return r->accepted;
-}
-
 static int fring_alloc(struct fuse_ring *r)
 {
 	size_t stride = FRING_FRONT + r->payload_sz;

@@ -37,9 +37,6 @@ void fuse_ring_serve(struct fuse_ring *r);
 /* uring_watch.complete for the ring's commands. */
 void fuse_ring_complete(void *arg, void *tag, int res);
 
-/* Whether the kernel took the offer: requests come on the ring. */
-bool fuse_ring_active(const struct fuse_ring *r);
-
 void fuse_ring_free(struct fuse_ring *r);
 
 #endif
