@@ -462,20 +462,25 @@ void fe_input_free(struct rqdisk *d)
  * again.  A small one is cheaper to copy than to hold 1 MiB of input for,
  * unless the request came in memory of its own (a ring entry's payload).
  */
+/* [mem, mem + len) lies inside [area, area + size); a NULL area holds nothing. */
+static bool fe_within(const char *mem, uint64_t len, const char *area, size_t size)
+{
+	return area && mem >= area && mem + len <= area + size;
+}
+
 static bool fe_take_input(struct fe_io *io, const struct fuse_bufvec *bufv)
 {
 	struct rqdisk *d = io->disk;
 	char *mem = bufv->buf[0].mem;
 
-	if (bufv->count == 1 && !(bufv->buf[0].flags & FUSE_BUF_IS_FD) && !fe_unaligned(io) &&
-	    d->held && mem >= d->held && mem + io->len <= d->held + d->held_len) {
+	if (bufv->count != 1 || (bufv->buf[0].flags & FUSE_BUF_IS_FD) || fe_unaligned(io))
+		return false;
+	if (fe_within(mem, io->len, d->held, d->held_len)) {
 		io->buf = mem;
 		io->held = true;
 		return true;
 	}
-	if (io->len < FE_TAKE_INPUT_MIN || bufv->count != 1 ||
-	    (bufv->buf[0].flags & FUSE_BUF_IS_FD) || fe_unaligned(io) || !d->in || mem < d->in ||
-	    mem + io->len > d->in + FE_INPUT_SIZE)
+	if (io->len < FE_TAKE_INPUT_MIN || !fe_within(mem, io->len, d->in, FE_INPUT_SIZE))
 		return false;
 	io->buf = mem;
 	io->input = d->in;
