@@ -587,9 +587,9 @@ static bool uring_queue_idle(struct uring_driver *d)
 }
 
 /* One turn: serve the watched file if it has input, submit, then wait or reap. */
-static enum uring_serve uring_turn(struct uring_driver *d, const struct uring_watch *w,
-				   enum uring_serve st)
+static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 {
+	const struct uring_watch *w = d->watch;
 	struct io_uring_cqe *cqe;
 	int ret = 0;
 
@@ -630,7 +630,7 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	d->watch_input = true;
 	d->q->wait_fn = uring_wait_locked;
 	while (st != URING_SERVE_DONE || !uring_queue_idle(d))
-		st = uring_turn(d, w, st);
+		st = uring_turn(d, st);
 	d->q->wait_fn = NULL;
 	d->looping = false;
 }
