@@ -5,15 +5,10 @@
 # 4 KiB logical blocks and of unaligned sizes on 512 B sectors (both
 # read-modify-write); and random writes on an image opened with --direct.
 # After each run the image itself must verify too.
-#
-# test-fio-verify-*.sh run this with more rqdisk options: they set
-# fio_rqdisk_opts (an array) and source this file.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
 requires fio python3
-[ -n "${fio_rqdisk_opts+set}" ] || fio_rqdisk_opts=()
-requires_fuse_uring_if "${fio_rqdisk_opts[@]}"
 
 engines=$(fio --enghelp 2>/dev/null || :)
 grep -qw io_uring <<<"$engines" || skip "this fio has no io_uring engine"
@@ -56,7 +51,7 @@ run_fio()
 	say "fio $name through rqdisk ${ropts[*]}: ${fopts[*]}"
 	truncate -s 0 "$dir/img"
 	truncate -s $size "$dir/img"
-	start_rqdisk "${fio_rqdisk_opts[@]}" "${ropts[@]}" "$dir/img" "$tmp/mnt"
+	start_rqdisk "${ropts[@]}" "$dir/img" "$tmp/mnt"
 	status=0
 	(cd "$tmp" && fio "${fopts[@]}" --filename="$rqdisk_disk" --output-format=json \
 		--output="$tmp/$name.json") || status=$?

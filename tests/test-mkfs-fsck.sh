@@ -13,7 +13,6 @@ requires mkfs.ext4 e2fsck sha256sum tar mount umount
 
 [ -n "${mkfs_rqdisk_opts+set}" ] || mkfs_rqdisk_opts=()
 [ -n "${mkfs_losetup_opts+set}" ] || mkfs_losetup_opts=()
-requires_fuse_uring_if "${mkfs_rqdisk_opts[@]}"
 
 # A tree to copy, about 50 MB of it in two halves.
 for src in /usr/include /usr/share/doc /usr/lib; do

@@ -1,4 +1,4 @@
 #!/bin/bash
 # test-sigterm-uring.sh - test-sigterm.sh with FUSE requests on io_uring.
-sigterm_rqdisk_opts=(--fuse-uring)
+RQDISK_TEST_OPTS=--fuse-uring # start_rqdisk adds it, and turns the kernel's side on
 source "$(dirname "$0")/test-sigterm.sh"

@@ -3,14 +3,9 @@
 # took, exits 0 and unmounts, and every write it acknowledged is in the image.
 # tests/ack-writer keeps 32 numbered 4 KiB records in flight at random places
 # and logs a record only once its write has completed.
-#
-# test-sigterm-*.sh run this with more rqdisk options: they set
-# sigterm_rqdisk_opts (an array) and source this file.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
-[ -n "${sigterm_rqdisk_opts+set}" ] || sigterm_rqdisk_opts=()
-requires_fuse_uring_if "${sigterm_rqdisk_opts[@]}"
 
 ack=${ACK_WRITER:-$top_builddir/tests/ack-writer}
 [ -x "$ack" ] || fail "$ack is not built (make check builds it)"
@@ -38,14 +33,15 @@ acked()
 }
 
 say "SIGTERM while idle: exit 0, no mount left"
-start_rqdisk "${sigterm_rqdisk_opts[@]}" "$tmp/img" "$tmp/mnt"
+start_rqdisk "$tmp/img" "$tmp/mnt"
 kill -TERM "$rqdisk_pid"
 wait_rqdisk
 [ "$rqdisk_status" = 0 ] || fail "rqdisk exited with status $rqdisk_status on SIGTERM"
 
 say "SIGTERM to a daemon started with relative paths: it unmounts from / too"
 name=$(basename "$tmp")
-(cd "$tmp/.." && "$RQDISK" "${sigterm_rqdisk_opts[@]}" "$name/img" "$name/mnt") || fail "rqdisk did not start"
+read -r -a extra <<<"${RQDISK_TEST_OPTS:-}" # what start_rqdisk would add
+(cd "$tmp/.." && "$RQDISK" "${extra[@]}" "$name/img" "$name/mnt") || fail "rqdisk did not start"
 rqdisk_pid=$(pgrep -n -f -- "$name/img $name/mnt") || fail "the daemon is not running"
 rqdisk_mnt=$tmp/mnt
 is_mounted "$tmp/mnt" || fail "$tmp/mnt is not mounted"
@@ -61,7 +57,7 @@ is_mounted "$tmp/mnt" && fail "the daemon exited but left $tmp/mnt mounted"
 for elevator in deadline none; do
 	say "SIGTERM during writes, 32 in flight, elevator $elevator"
 	: >"$tmp/log"
-	start_rqdisk "${sigterm_rqdisk_opts[@]}" --elevator $elevator "$tmp/img" "$tmp/mnt"
+	start_rqdisk --elevator $elevator "$tmp/img" "$tmp/mnt"
 	"$ack" write "$rqdisk_disk" $slots 32 "$tmp/log" &
 	writer_pid=$!
 	for ((i = 0; i < 400; i++)); do

@@ -1,19 +1,14 @@
 #!/bin/bash
 # test-switch-fio.sh - switching among every elevator in a loop while fio writes and
 # verifies at QD32 through io_uring: nothing is lost, nothing waits forever.
-#
-# test-switch-fio-*.sh run this with more rqdisk options: they set
-# switch_rqdisk_opts (an array) and source this file.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
 requires fio timeout
-[ -n "${switch_rqdisk_opts+set}" ] || switch_rqdisk_opts=()
-requires_fuse_uring_if "${switch_rqdisk_opts[@]}"
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"
-start_rqdisk "${switch_rqdisk_opts[@]}" --create 128M "$tmp/img" "$tmp/mnt"
+start_rqdisk --create 128M "$tmp/img" "$tmp/mnt"
 read -r -a names <<<"$(tr -d '[]' <"$tmp/mnt/queue/scheduler")"
 say "elevators: ${names[*]}"
 
