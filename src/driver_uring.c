@@ -86,6 +86,7 @@ struct uring_driver {
 	bool started;
 	bool loop_only; /* URING_DRIVER_LOOP: never the completion thread */
 	bool big_sqe;   /* URING_DRIVER_SQE128 */
+	bool null;      /* URING_DRIVER_NULL */
 	pthread_t creator; /* the one thread a loop-only ring takes SQEs from */
 	/* uring_driver_run(): the loop thread submits once a wake-up, not once a request */
 	bool looping;
@@ -200,6 +201,11 @@ static void uring_prep_write(struct uring_driver *d, struct uring_slot *s,
 /* Fill sqe with what slot s needs next: the whole request, or what is left of it. */
 static void uring_prep(struct uring_driver *d, struct uring_slot *s, struct io_uring_sqe *sqe)
 {
+	if (d->null) {
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, uring_slot_ud(s));
+		return;
+	}
 	switch (s->kind) {
 	case URING_READ:
 		io_uring_prep_readv(sqe, d->fd, s->iov + s->iov_idx, s->nr_iov - s->iov_idx,
@@ -457,6 +463,10 @@ static void uring_complete(struct uring_driver *d, struct uring_slot *s, int res
 {
 	if (res == -EAGAIN || res == -EINTR || res == -ECANCELED) {
 		uring_again(d, s); /* nothing happened: the same SQE again */
+		return;
+	}
+	if (d->null) {
+		uring_end(d, s, res);
 		return;
 	}
 	switch (s->kind) {
@@ -789,6 +799,7 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	d->fd = fd;
 	d->loop_only = flags & URING_DRIVER_LOOP;
 	d->big_sqe = flags & URING_DRIVER_SQE128;
+	d->null = flags & URING_DRIVER_NULL;
 	d->creator = pthread_self();
 	TAILQ_INIT(&d->free);
 	TAILQ_INIT(&d->resubmit);

@@ -22,6 +22,13 @@ struct uring_driver;
  * file that carry more than an I/O does (FUSE over io_uring).
  */
 #define URING_DRIVER_SQE128 (1u << 1)
+/*
+ * URING_DRIVER_NULL: no I/O on the file.  Every request ends, whole and
+ * without error, when a NOP in its place comes back, as on the kernel's
+ * null_blk: what rqdisk itself costs, without a device's time.  Reads leave
+ * their memory as it was; writes are dropped.
+ */
+#define URING_DRIVER_NULL (1u << 2)
 
 /*
  * Drive q from the file fd with a ring of entries SQEs (0: one per request

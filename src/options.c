@@ -19,6 +19,7 @@ enum {
 	OPT_NR_REQUESTS,
 	OPT_DIRECT,
 	OPT_FUSE_URING,
+	OPT_NULL,
 	OPT_CREATE,
 	OPT_ALLOW_OTHER,
 	OPT_TRACE,
@@ -35,6 +36,7 @@ static const struct option long_options[] = {
 	{ "nr-requests", required_argument, NULL, OPT_NR_REQUESTS },
 	{ "direct", no_argument, NULL, OPT_DIRECT },
 	{ "fuse-uring", no_argument, NULL, OPT_FUSE_URING },
+	{ "null", no_argument, NULL, OPT_NULL },
 	{ "read-only", no_argument, NULL, 'r' },
 	{ "create", required_argument, NULL, OPT_CREATE },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
@@ -65,6 +67,8 @@ static void usage(FILE *f)
 		"      --direct                 open IMAGE with O_DIRECT\n"
 		"      --fuse-uring             take FUSE requests on io_uring (Linux 6.14+,\n"
 		"                               fuse module enable_uring=Y)\n"
+		"      --null                   no I/O on IMAGE: each request ends at once, as\n"
+		"                               on null_blk (reads undefined, writes dropped)\n"
 		"  -r, --read-only              refuse writes\n"
 		"      --create SIZE            create IMAGE of SIZE (K, M, G, T) if missing\n"
 		"      --allow-other            let other users open the disk\n"
@@ -144,6 +148,9 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		return 0;
 	case OPT_FUSE_URING:
 		o->fuse_uring = true;
+		return 0;
+	case OPT_NULL:
+		o->null = true;
 		return 0;
 	case 'r':
 		o->read_only = true;

@@ -17,6 +17,7 @@ struct rqdisk_options {
 	bool allow_other;
 	bool foreground;
 	bool fuse_uring; /* FUSE requests on io_uring, not /dev/fuse reads and writes */
+	bool null;       /* no I/O on the image: null_blk's instant device */
 	uint64_t create_size; /* 0: the image must exist */
 	const char *trace;    /* NULL, or blktrace to NAME.blktrace.0 from the start */
 	const char *model;    /* a device timing model's spec; "none" for none */

@@ -149,7 +149,8 @@ static int check_image_size(struct rqdisk_state *s, const struct stat *st)
 static int open_image(struct rqdisk_state *s)
 {
 	struct stat st;
-	int flags = (s->opt.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	/* --null never writes the image: it only gives the disk its size */
+	int flags = (s->opt.read_only || s->opt.null ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 
 	if (stat(s->opt.image, &st)) {
 		if (errno != ENOENT || !s->opt.create_size) {
@@ -170,6 +171,12 @@ static int open_image(struct rqdisk_state *s)
 	}
 	s->disk.mtime = st.st_mtim;
 	return 0;
+}
+
+static unsigned int driver_flags(const struct rqdisk_options *o)
+{
+	return URING_DRIVER_LOOP | (o->fuse_uring ? URING_DRIVER_SQE128 : 0) |
+	       (o->null ? URING_DRIVER_NULL : 0);
 }
 
 static int setup_queue(struct rqdisk_state *s)
@@ -198,9 +205,7 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("elevator %s: %s", s->opt.elevator, strerror(-ret));
 		return -1;
 	}
-	s->driver = uring_driver_new(q, s->fd, 0,
-				     URING_DRIVER_LOOP | (s->opt.fuse_uring ? URING_DRIVER_SQE128 : 0),
-				     why, sizeof(why));
+	s->driver = uring_driver_new(q, s->fd, 0, driver_flags(&s->opt), why, sizeof(why));
 	if (!s->driver) {
 		die_msg("%s", why);
 		return -1;

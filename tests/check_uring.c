@@ -73,15 +73,21 @@ static int temp_file(const char *dir, off_t size, bool readonly)
 }
 
 /* q before the driver; the elevator (NULL: leave it) before the limits are final. */
-static void disk_start_model(struct disk *k, unsigned int entries, struct disk_model *m)
+static void disk_start_flags(struct disk *k, unsigned int entries, struct disk_model *m,
+			     unsigned int flags)
 {
 	char why[256];
 
-	k->d = uring_driver_new(k->q, k->fd, entries, 0, why, sizeof(why));
+	k->d = uring_driver_new(k->q, k->fd, entries, flags, why, sizeof(why));
 	ck_assert_msg(k->d != NULL, "uring_driver_new: %s", why);
 	ck_assert_ptr_eq(k->q->queuedata, k->d);
 	uring_driver_set_model(k->d, m);
 	ck_assert_int_eq(uring_driver_start(k->d), 0);
+}
+
+static void disk_start_model(struct disk *k, unsigned int entries, struct disk_model *m)
+{
+	disk_start_flags(k, entries, m, 0);
 }
 
 static void disk_start(struct disk *k, unsigned int entries)
@@ -712,7 +718,7 @@ START_TEST(test_timed_dispatch_already_past)
 END_TEST
 
 /* Four reads at once on an ssd model of 30 ms reads: how long until all end. */
-static uint64_t modelled_reads_ns(const char *spec)
+static uint64_t modelled_reads_ns(const char *spec, unsigned int flags)
 {
 	char *buf = mem_alloc(16 * KIB), why[160];
 	struct disk_model *m;
@@ -723,7 +729,7 @@ static uint64_t modelled_reads_ns(const char *spec)
 	ck_assert_msg(!disk_model_new(spec, DISK_SIZE >> SECTOR_SHIFT, &m, why, sizeof(why)),
 		      "%s", why);
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "noop");
-	disk_start_model(&k, 0, m);
+	disk_start_flags(&k, 0, m, flags);
 	start = now_ns();
 	for (unsigned int i = 0; i < 4; i++) {
 		tbio_setup(&tb[i], &k, REQ_OP_READ, 0, 64 * i, 4 * KIB, buf + 4 * KIB * i);
@@ -746,8 +752,8 @@ static uint64_t modelled_reads_ns(const char *spec)
  */
 START_TEST(test_model_times_and_depth)
 {
-	uint64_t one = modelled_reads_ns("ssd:read_us=30000,depth=1");
-	uint64_t four = modelled_reads_ns("ssd:read_us=30000,depth=4");
+	uint64_t one = modelled_reads_ns("ssd:read_us=30000,depth=1", 0);
+	uint64_t four = modelled_reads_ns("ssd:read_us=30000,depth=4", 0);
 
 	ck_assert_uint_ge(one, 120 * NSEC_PER_MSEC);
 	ck_assert_uint_ge(four, 30 * NSEC_PER_MSEC);
@@ -755,6 +761,57 @@ START_TEST(test_model_times_and_depth)
 }
 END_TEST
 
+
+static uint64_t ios_done(struct disk *k, enum stat_group g)
+{
+	uint64_t n;
+
+	blk_queue_lock(k->q);
+	n = k->q->stats.ios[g];
+	blk_queue_unlock(k->q);
+	return n;
+}
+
+/*
+ * URING_DRIVER_NULL: every request ends without error and the file is never
+ * touched: writes and discards leave it as it was, a read leaves its memory
+ * as it was, and all of them are counted as done.
+ */
+START_TEST(test_null_does_no_io)
+{
+	char *want = mem_alloc(64 * KIB), *buf = mem_alloc(64 * KIB);
+	struct disk k;
+
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), elevators[_i]);
+	mem_fill(want, 64 * KIB, 11);
+	ck_assert_int_eq(pwrite(k.fd, want, 64 * KIB, 0), 64 * KIB);
+	disk_start_flags(&k, 0, NULL, URING_DRIVER_NULL);
+	mem_fill(buf, 64 * KIB, 12);
+	ck_assert_int_eq(disk_io(&k, REQ_OP_WRITE, 0, 0, 64 * KIB, buf), 0);
+	ck_assert_int_eq(disk_io(&k, REQ_OP_WRITE, REQ_BARRIER, 8, 4 * KIB, buf), 0);
+	ck_assert_int_eq(disk_io(&k, REQ_OP_DISCARD, 0, 16, 8 * KIB, NULL), 0);
+	ck_assert_int_eq(disk_io(&k, REQ_OP_WRITE_ZEROES, 0, 32, 8 * KIB, NULL), 0);
+	ck_assert_int_eq(disk_io(&k, REQ_OP_FLUSH, 0, 0, 0, NULL), 0);
+	memset(buf, 0xa5, 64 * KIB);
+	ck_assert_int_eq(disk_io(&k, REQ_OP_READ, 0, 0, 64 * KIB, buf), 0);
+	for (size_t i = 0; i < 64 * KIB; i++)
+		ck_assert_uint_eq((unsigned char)buf[i], 0xa5);
+	file_has(&k, 0, want, 64 * KIB);
+	ck_assert_uint_eq(ios_done(&k, STAT_READ), 1);
+	ck_assert_uint_ge(ios_done(&k, STAT_WRITE), 2);
+	ck_assert_uint_ge(ios_done(&k, STAT_FLUSH), 2); /* the barrier's preflush, and the flush */
+	disk_close(&k);
+	free(want), free(buf);
+}
+END_TEST
+
+/* A model still times a null device: four 30 ms reads one at a time take 120 ms. */
+START_TEST(test_null_keeps_the_model_time)
+{
+	ck_assert_uint_ge(modelled_reads_ns("ssd:read_us=30000,depth=1", URING_DRIVER_NULL),
+			  120 * NSEC_PER_MSEC);
+}
+END_TEST
 
 /* The event loop: a pipe stands for the FUSE device, each byte on it for a 4 KiB write. */
 struct feed {
@@ -1116,6 +1173,8 @@ int main(void)
 	tcase_add_test(tc, test_timed_dispatch);
 	tcase_add_test(tc, test_timed_dispatch_already_past);
 	tcase_add_test(tc, test_model_times_and_depth);
+	tcase_add_loop_test(tc, test_null_does_no_io, 0, NR_ELEVATORS);
+	tcase_add_test(tc, test_null_keeps_the_model_time);
 	tcase_add_loop_test(tc, test_loop_serves_until_done, 0, NR_ELEVATORS);
 	tcase_add_test(tc, test_loop_switch_reaps_in_the_waiting_thread);
 	tcase_add_test(tc, test_loop_signal_ends_the_wait);
