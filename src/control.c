@@ -188,11 +188,22 @@ static int show_rotational(struct rqdisk *d, char *buf, size_t len)
 	return snprintf(buf, len, "%d\n", d->model && disk_model_rotational(d->model));
 }
 
-/* Not in sysfs: the timing model and all its parameters, or none. */
+/*
+ * Not in sysfs: "null" for a null device, then the timing model and all
+ * its parameters; "none" for neither.
+ */
 static int show_model(struct rqdisk *d, char *buf, size_t len)
 {
-	int n = d->model ? disk_model_describe(d->model, buf, len) : snprintf(buf, len, "none");
+	int n = 0, m;
 
+	if (d->null_device)
+		n = snprintf(buf, len, d->model ? "null " : "null");
+	else if (!d->model)
+		n = snprintf(buf, len, "none");
+	if (d->model && n >= 0 && (size_t)n < len) {
+		m = disk_model_describe(d->model, buf + n, len - (size_t)n);
+		n = m < 0 ? m : n + m;
+	}
 	if (n < 0 || (size_t)n + 1 >= len)
 		return n;
 	return n + snprintf(buf + n, len - (size_t)n, "\n");

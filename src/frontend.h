@@ -30,6 +30,7 @@ struct rqdisk {
 	struct range_lock writes; /* under the queue lock */
 	unsigned int max_nr_requests; /* what the driver was set up to carry */
 	struct disk_model *model;     /* the device's timing, or NULL */
+	bool null_device;             /* --null: no I/O on the image */
 	struct bufpool bufs;          /* data buffers, and what FUSE requests are read into */
 	char *in;                     /* what FUSE requests are read into (fe_input) */
 	struct fuse_ring *ring;       /* FUSE over io_uring, or NULL */

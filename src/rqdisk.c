@@ -192,6 +192,7 @@ static int setup_queue(struct rqdisk_state *s)
 	s->disk.q = q;
 	s->disk.lbs = s->opt.limits.logical_block_size;
 	s->disk.read_only = s->opt.read_only;
+	s->disk.null_device = s->opt.null;
 	s->disk.uid = getuid();
 	s->disk.gid = getgid();
 	range_lock_init(&s->disk.writes);

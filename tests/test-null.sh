@@ -1,7 +1,8 @@
 #!/bin/bash
 # test-null.sh - rqdisk --null runs every request through the queue and
 # ends it at once, like null_blk: writes, flushes and reads succeed and are
-# counted in the disk's stat, and the image is never touched.
+# counted in the disk's stat, queue/model says null, and the image is never
+# touched, with a timing model too.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -30,6 +31,15 @@ read -r -a st <"$tmp/mnt/stat"
 [ "${st[4]}" -ge 40 ] || fail "stat counts ${st[4]} writes, not at least 40"
 [ "${st[8]}" = 0 ] || fail "stat shows ${st[8]} requests in flight with none running"
 
+[ "$(cat "$tmp/mnt/queue/model")" = null ] || fail "queue/model: $(cat "$tmp/mnt/queue/model")"
+stop_rqdisk
+
+say "with a model, queue/model names both, and writes still succeed"
+start_rqdisk --null --model ssd:read_us=2000 "$tmp/img" "$tmp/mnt"
+model=$(cat "$tmp/mnt/queue/model")
+[[ $model == "null ssd read_us=2000 "* ]] || fail "queue/model: $model"
+dd if=/dev/urandom of="$disk" bs=4k count=16 oflag=direct conv=notrunc status=none ||
+	fail "direct writes to a --null disk with a model failed"
 stop_rqdisk
 say "after unmount: the image is as it was, byte for byte"
 cmp "$tmp/img" "$tmp/ref" || fail "--null changed the image"
