@@ -309,12 +309,12 @@ START_TEST(test_big_write_is_split)
 END_TEST
 
 /* The callback runs inside the completion, under the queue lock: read after it. */
-static uint64_t flushes_done(struct disk *k)
+static uint64_t ios_done(struct disk *k, enum stat_group g)
 {
 	uint64_t n;
 
 	blk_queue_lock(k->q);
-	n = k->q->stats.ios[STAT_FLUSH];
+	n = k->q->stats.ios[g];
 	blk_queue_unlock(k->q);
 	return n;
 }
@@ -328,10 +328,10 @@ START_TEST(test_flush_and_barrier)
 	disk_open(&k, elevators[_i], tmp_dir(), DISK_SIZE, false, 0);
 	write_pattern(&k, 0, 4 * KIB, 5);
 	ck_assert_int_eq(disk_io(&k, REQ_OP_FLUSH, 0, 0, 0, NULL), 0);
-	ck_assert_uint_eq(flushes_done(&k), 1);
+	ck_assert_uint_eq(ios_done(&k, STAT_FLUSH), 1);
 	mem_fill(buf, 4 * KIB, 6);
 	ck_assert_int_eq(disk_io(&k, REQ_OP_WRITE, REQ_BARRIER, 8, 4 * KIB, buf), 0);
-	ck_assert_uint_eq(flushes_done(&k), 2);
+	ck_assert_uint_eq(ios_done(&k, STAT_FLUSH), 2);
 	file_has(&k, 8 * 512, buf, 4 * KIB);
 	disk_close(&k);
 	free(buf);
@@ -761,16 +761,6 @@ START_TEST(test_model_times_and_depth)
 }
 END_TEST
 
-
-static uint64_t ios_done(struct disk *k, enum stat_group g)
-{
-	uint64_t n;
-
-	blk_queue_lock(k->q);
-	n = k->q->stats.ios[g];
-	blk_queue_unlock(k->q);
-	return n;
-}
 
 /*
  * URING_DRIVER_NULL: every request ends without error and the file is never
