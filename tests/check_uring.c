@@ -761,7 +761,6 @@ START_TEST(test_model_times_and_depth)
 }
 END_TEST
 
-
 /*
  * URING_DRIVER_NULL: every request ends without error and the file is never
  * touched: writes and discards leave it as it was, a read leaves its memory
