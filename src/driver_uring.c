@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver_uring.h"
@@ -596,6 +597,32 @@ static bool uring_queue_idle(struct uring_driver *d)
 	return idle;
 }
 
+static uint64_t uring_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The queue is idle and the next input is due: run the ring's deferred
+ * work and look for a completion until one comes or the watch's idle poll
+ * time has passed.  The wait that follows returns at once if one came.
+ */
+static void uring_poll_idle(struct uring_driver *d)
+{
+	uint64_t end;
+
+	if (!d->watch->idle_poll_us || !uring_queue_idle(d))
+		return;
+	end = uring_now_ns() + d->watch->idle_poll_us * 1000ull;
+	do {
+		if (io_uring_get_events(&d->ring) < 0)
+			return;
+	} while (!io_uring_cq_ready(&d->ring) && uring_now_ns() < end);
+}
+
 /* One turn: serve the watched file if it has input, submit, then wait or reap. */
 static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 {
@@ -615,8 +642,10 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 	uring_submit(d);
 	blk_queue_unlock(d->q);
 	/* input still waiting, or nothing left to wait for: only reap what is there */
-	if (!d->watch_ready && !(st == URING_SERVE_DONE && uring_queue_idle(d)))
+	if (!d->watch_ready && !(st == URING_SERVE_DONE && uring_queue_idle(d))) {
+		uring_poll_idle(d);
 		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, NULL, w->waitmask);
+	}
 	if (ret == -EINTR)
 		d->watch_ready = st != URING_SERVE_DONE; /* a signal: serve looks at the session */
 	else if (ret < 0)

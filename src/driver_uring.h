@@ -65,6 +65,12 @@ struct uring_watch {
 	sigset_t *waitmask; /* the signal mask while the loop sleeps, or NULL */
 	/* the CQE of an SQE from uring_driver_watch_sqe(), queue lock held; serve runs next */
 	void (*complete)(void *arg, void *tag, int res);
+	/*
+	 * With the queue idle, look for input this long (µs) before sleeping:
+	 * the next request of a client at queue depth 1 comes sooner than a
+	 * sleeping CPU wakes.  Never while I/O is queued or in flight.
+	 */
+	unsigned int idle_poll_us;
 };
 
 /* Runs until serve says DONE and the queue is idle. */

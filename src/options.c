@@ -20,6 +20,7 @@ enum {
 	OPT_DIRECT,
 	OPT_FUSE_URING,
 	OPT_NULL,
+	OPT_IDLE_POLL,
 	OPT_CREATE,
 	OPT_ALLOW_OTHER,
 	OPT_TRACE,
@@ -37,6 +38,7 @@ static const struct option long_options[] = {
 	{ "direct", no_argument, NULL, OPT_DIRECT },
 	{ "fuse-uring", no_argument, NULL, OPT_FUSE_URING },
 	{ "null", no_argument, NULL, OPT_NULL },
+	{ "idle-poll", required_argument, NULL, OPT_IDLE_POLL },
 	{ "read-only", no_argument, NULL, 'r' },
 	{ "create", required_argument, NULL, OPT_CREATE },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
@@ -69,6 +71,9 @@ static void usage(FILE *f)
 		"                               fuse module enable_uring=Y)\n"
 		"      --null                   no I/O on IMAGE: each request ends at once, as\n"
 		"                               on null_blk (reads undefined, writes dropped)\n"
+		"      --idle-poll USEC         with no I/O in flight, poll for the next\n"
+		"                               request this long before sleeping (default\n"
+		"                               50; 0: never)\n"
 		"  -r, --read-only              refuse writes\n"
 		"      --create SIZE            create IMAGE of SIZE (K, M, G, T) if missing\n"
 		"      --allow-other            let other users open the disk\n"
@@ -137,6 +142,15 @@ static int check_model(const char *spec)
 	return 0;
 }
 
+static int parse_idle_poll(const char *arg, unsigned int *us)
+{
+	unsigned long v;
+	int ret = cli_number("rqdisk", "--idle-poll", arg, 0, RQDISK_IDLE_POLL_MAX_US, &v);
+
+	*us = (unsigned int)v;
+	return ret;
+}
+
 static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 {
 	switch (opt) {
@@ -152,6 +166,8 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 	case OPT_NULL:
 		o->null = true;
 		return 0;
+	case OPT_IDLE_POLL:
+		return parse_idle_poll(arg, &o->idle_poll_us);
 	case 'r':
 		o->read_only = true;
 		return 0;
@@ -190,6 +206,7 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	memset(o, 0, sizeof(*o));
 	o->elevator = "deadline";
 	o->model = "none";
+	o->idle_poll_us = RQDISK_IDLE_POLL_US;
 	blk_set_default_limits(&o->limits);
 	while ((opt = cli_getopt("rqdisk", argc, argv, "+:e:m:rfhV", long_options)) != -1) {
 		if (opt == 'h') {

@@ -7,6 +7,10 @@
 
 #include "queue_limits.h"
 
+/* 50 µs covers a depth-1 client's turnaround, measured from 10 to 100 */
+#define RQDISK_IDLE_POLL_US 50
+#define RQDISK_IDLE_POLL_MAX_US 1000000
+
 struct rqdisk_options {
 	const char *image;
 	const char *mountpoint;
@@ -18,6 +22,7 @@ struct rqdisk_options {
 	bool foreground;
 	bool fuse_uring; /* FUSE requests on io_uring, not /dev/fuse reads and writes */
 	bool null;       /* no I/O on the image: null_blk's instant device */
+	unsigned int idle_poll_us; /* poll for input this long before sleeping idle */
 	uint64_t create_size; /* 0: the image must exist */
 	const char *trace;    /* NULL, or blktrace to NAME.blktrace.0 from the start */
 	const char *model;    /* a device timing model's spec; "none" for none */

@@ -440,7 +440,8 @@ static int serve(struct rqdisk_state *s)
 {
 	int fd = fuse_session_fd(s->se);
 	sigset_t term, waitmask;
-	struct uring_watch w = { fd, serve_fuse, s, &waitmask, fuse_ring_complete };
+	struct uring_watch w = { fd, serve_fuse, s, &waitmask, fuse_ring_complete,
+				 s->opt.idle_poll_us };
 
 	sigemptyset(&term);
 	sigaddset(&term, SIGINT);

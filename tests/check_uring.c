@@ -18,6 +18,7 @@
 #define KIB 1024u
 #define MIB (1024u * 1024)
 #define DISK_SIZE (4 * MIB)
+#define NS_PER_MS 1000000L
 #define WAIT_SECONDS 30 /* a bio not ended by then never will be */
 
 static const char *const elevators[] = { "deadline", "none" };
@@ -861,13 +862,14 @@ static enum uring_serve feed_serve(void *arg)
 struct feeder {
 	int wfd;
 	unsigned int n;
+	long pause_ns;
 };
 
 /* Writes the bytes in bursts with pauses, so the loop sleeps on its poll between them. */
 static void *feeder_run(void *arg)
 {
 	struct feeder *fd = arg;
-	struct timespec pause = { 0, 2000000 };
+	struct timespec pause = { 0, fd->pause_ns };
 
 	for (unsigned int sent = 0; sent < fd->n; sent += 16) {
 		char burst[16] = { 0 };
@@ -879,16 +881,35 @@ static void *feeder_run(void *arg)
 	return NULL;
 }
 
-static void feed_run(const char *elevator, unsigned int entries, const char *model,
-		     bool switch_first)
+/* How the feeder paces its bursts, and how long the loop polls when idle. */
+struct feed_pace {
+	long pause_ns;
+	unsigned int idle_poll_us;
+};
+
+static const struct feed_pace feed_2ms = { 2 * NS_PER_MS, 0 };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Returns the share of the run's time the loop's thread was on a CPU. */
+static double feed_run(const char *elevator, unsigned int entries, const char *model,
+		       bool switch_first, const struct feed_pace *pace)
 {
 	struct disk_model *m = NULL;
 	enum { N = 256 };
 	struct tbio *tb = calloc(N, sizeof(*tb));
 	char *data = mem_alloc(N * 4 * KIB);
 	struct feed f = { .tb = tb, .data = data, .n = N, .switch_first = switch_first };
-	struct feeder fr = { .n = N };
-	struct uring_watch w = { .serve = feed_serve, .arg = &f };
+	struct feeder fr = { .n = N, .pause_ns = pace->pause_ns };
+	struct uring_watch w = { .serve = feed_serve, .arg = &f,
+				 .idle_poll_us = pace->idle_poll_us };
+	uint64_t wall, cpu;
 	char why[256];
 	struct disk k;
 	pthread_t t;
@@ -908,7 +929,11 @@ static void feed_run(const char *elevator, unsigned int entries, const char *mod
 	f.k = &k;
 	mem_fill(data, N * 4 * KIB, 21);
 	ck_assert_int_eq(pthread_create(&t, NULL, feeder_run, &fr), 0);
+	wall = now_ns();
+	cpu = thread_cpu_ns();
 	uring_driver_run(k.d, &w);
+	cpu = thread_cpu_ns() - cpu;
+	wall = now_ns() - wall;
 	/* it returns only once every bio has ended, each exactly once */
 	ck_assert_uint_eq(f.next, N);
 	for (unsigned int i = 0; i < N; i++) {
@@ -924,6 +949,7 @@ static void feed_run(const char *elevator, unsigned int entries, const char *mod
 	disk_model_free(m);
 	free(data);
 	free(tb);
+	return (double)cpu / (double)wall;
 }
 
 /*
@@ -933,14 +959,44 @@ static void feed_run(const char *elevator, unsigned int entries, const char *mod
  */
 START_TEST(test_loop_serves_until_done)
 {
-	feed_run(elevators[_i], 4, "ssd:write_us=200,depth=2", false);
+	feed_run(elevators[_i], 4, "ssd:write_us=200,depth=2", false, &feed_2ms);
 }
 END_TEST
 
 /* An elevator switch inside the loop waits on completions that only the loop reaps. */
 START_TEST(test_loop_switch_reaps_in_the_waiting_thread)
 {
-	feed_run("deadline", 0, "none", true);
+	feed_run("deadline", 0, "none", true, &feed_2ms);
+}
+END_TEST
+
+/* Idle between bursts 2 ms apart, the loop polls through the gaps instead of sleeping. */
+START_TEST(test_loop_idle_poll_spans_short_gaps)
+{
+	const struct feed_pace poll = { 2 * NS_PER_MS, 100000 };
+	double busy = feed_run("deadline", 0, "none", false, &poll);
+
+	ck_assert_msg(busy > 0.3, "the loop was on a CPU %.0f%% of the time", busy * 100);
+}
+END_TEST
+
+/* Bursts 20 ms apart and a 1 ms poll: the loop sleeps once its poll time is up. */
+START_TEST(test_loop_idle_poll_ends)
+{
+	const struct feed_pace poll = { 20 * NS_PER_MS, 1000 };
+	double busy = feed_run("deadline", 0, "none", false, &poll);
+
+	ck_assert_msg(busy < 0.2, "the loop was on a CPU %.0f%% of the time", busy * 100);
+}
+END_TEST
+
+/* Writes of 2 ms one at a time, always some queued: the loop sleeps while they run. */
+START_TEST(test_loop_no_idle_poll_while_busy)
+{
+	const struct feed_pace poll = { 2 * NS_PER_MS, 100000 };
+	double busy = feed_run("deadline", 0, "ssd:write_us=2000,depth=1", false, &poll);
+
+	ck_assert_msg(busy < 0.2, "the loop was on a CPU %.0f%% of the time", busy * 100);
 }
 END_TEST
 
@@ -1166,6 +1222,9 @@ int main(void)
 	tcase_add_test(tc, test_null_keeps_the_model_time);
 	tcase_add_loop_test(tc, test_loop_serves_until_done, 0, NR_ELEVATORS);
 	tcase_add_test(tc, test_loop_switch_reaps_in_the_waiting_thread);
+	tcase_add_test(tc, test_loop_idle_poll_spans_short_gaps);
+	tcase_add_test(tc, test_loop_idle_poll_ends);
+	tcase_add_test(tc, test_loop_no_idle_poll_while_busy);
 	tcase_add_test(tc, test_loop_signal_ends_the_wait);
 	tcase_add_test(tc, test_loop_driver_refuses_the_thread);
 	tcase_add_test(tc, test_loop_reaps_while_input_waits);

@@ -76,6 +76,9 @@ refused "dma alignment 0x3e8 is not" --dma-alignment 1000 "$tmp/img" "$tmp/mnt"
 refused "--max-sectors: 'abc' is not a number" --max-sectors abc "$tmp/img" "$tmp/mnt"
 refused "--max-segments: '100000' is not a number from 0 to 65535" \
 	--max-segments 100000 "$tmp/img" "$tmp/mnt"
+refused "--idle-poll: '5ms' is not a number" --idle-poll 5ms "$tmp/img" "$tmp/mnt"
+refused "--idle-poll: '1000001' is not a number from 0 to 1000000" \
+	--idle-poll 1000001 "$tmp/img" "$tmp/mnt"
 
 say "unknown elevator, unknown option, wrong arguments"
 refused "unknown elevator 'bogus' \\(available: none .*deadline" \

@@ -83,6 +83,8 @@ works --logical-block-size 4096
 works --logical-block-size 1024
 works --max-sectors 8 --max-segments 2 --max-segment-size 4096 --segment-boundary 0xfff \
 	--nr-requests 4 --dma-alignment 4095 --elevator deadline
+works --idle-poll 0
+works --idle-poll 1000000
 works --allow-other
 start_rqdisk --allow-other "$tmp/img" "$tmp/mnt"
 [[ $(awk -v m="$tmp/mnt" '$2 == m' /proc/self/mounts) == *allow_other* ]] ||
