@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "driver_uring.h"
@@ -597,14 +596,6 @@ static bool uring_queue_idle(struct uring_driver *d)
 	return idle;
 }
 
-static uint64_t uring_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The queue is idle and the next input is due: run the ring's deferred
  * work and look for a completion until one comes or the watch's idle poll
@@ -616,11 +607,12 @@ static void uring_poll_idle(struct uring_driver *d)
 
 	if (!d->watch->idle_poll_us || !uring_queue_idle(d))
 		return;
-	end = uring_now_ns() + d->watch->idle_poll_us * 1000ull;
+	/* the real clock even under a virtual one: this spends real CPU time */
+	end = blk_clock_now(&blk_real_clock) + d->watch->idle_poll_us * 1000ull;
 	do {
 		if (io_uring_get_events(&d->ring) < 0)
 			return;
-	} while (!io_uring_cq_ready(&d->ring) && uring_now_ns() < end);
+	} while (!io_uring_cq_ready(&d->ring) && blk_clock_now(&blk_real_clock) < end);
 }
 
 /* One turn: serve the watched file if it has input, submit, then wait or reap. */

@@ -456,18 +456,18 @@ void fe_input_free(struct rqdisk *d)
 	d->in = NULL;
 }
 
-/*
- * A big write of whole blocks is written from the buffer the request was
- * read into, which it keeps until it ends: a 1 MiB write is not copied
- * again.  A small one is cheaper to copy than to hold 1 MiB of input for,
- * unless the request came in memory of its own (a ring entry's payload).
- */
 /* [mem, mem + len) lies inside [area, area + size); a NULL area holds nothing. */
 static bool fe_within(const char *mem, uint64_t len, const char *area, size_t size)
 {
 	return area && mem >= area && mem + len <= area + size;
 }
 
+/*
+ * A big write of whole blocks is written from the buffer the request was
+ * read into, which it keeps until it ends: a 1 MiB write is not copied
+ * again.  A small one is cheaper to copy than to hold 1 MiB of input for,
+ * unless the request came in memory of its own (a ring entry's payload).
+ */
 static bool fe_take_input(struct fe_io *io, const struct fuse_bufvec *bufv)
 {
 	struct rqdisk *d = io->disk;
