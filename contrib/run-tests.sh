@@ -6,9 +6,11 @@ set -eu -o pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 "$top/contrib/install-deps.sh"
+"$top/contrib/unconfigure-tree.sh"
 cd "$top"
 autoreconf -fi >/dev/null 2>&1
-rm -rf _build
+# Only this script's own builds: _build/quickstart may hold a running daemon.
+rm -rf _build/plain _build/sanitizers
 mkdir -p _build/plain _build/sanitizers
 
 cd "$top/_build/plain"
