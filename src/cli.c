@@ -1,6 +1,8 @@
 /* cli.c - one-line refusals of bad usage, and strict numbers, for every program. */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,14 +77,28 @@ int cli_getopt(const char *prog, int argc, char **argv, const char *shortopts,
 	return opt;
 }
 
+/*
+ * Decimal, or hexadecimal after 0x, and nothing else: strtoul's base 0 would
+ * read "010" as octal and refuse "08", and it skips leading blanks and a
+ * sign, so " -1" would wrap to a huge number.
+ */
+static int cli_strtoul(const char *s, unsigned long *out)
+{
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *digits = hex ? s + 2 : s;
+	char *end;
+
+	if (!(hex ? isxdigit((unsigned char)*digits) : isdigit((unsigned char)*digits)))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoul(digits, &end, hex ? 16 : 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
 int cli_number(const char *prog, const char *opt, const char *s, unsigned long min,
 	       unsigned long max, unsigned long *out)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 0);
-	if (*s == '-' || errno || end == s || *end || *out < min || *out > max) {
+	if (cli_strtoul(s, out) || *out < min || *out > max) {
 		fprintf(stderr, "%s: %s: '%s' is not a number from %lu to %lu\n", prog, opt, s,
 			min, max);
 		*out = 0;
@@ -97,7 +113,7 @@ int parse_size(const char *s, uint64_t *out)
 	unsigned long long v;
 	unsigned int shift = 0;
 
-	if (!*s || *s == '-')
+	if (!isdigit((unsigned char)*s)) /* strtoull would skip blanks and take a sign */
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blkdev.h"
 #include "cli.h"
 #include "model.h"
 #include "options.h"
@@ -198,9 +199,38 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 	}
 }
 
+/* A name or path that no elevator answers to is a bad command line, as a bad model is. */
+static int check_elevator(const char *name)
+{
+	char why[512];
+
+	if (!strcmp(name, "none") || elevator_get(name, why, sizeof(why)))
+		return 0;
+	fprintf(stderr, "rqdisk: %s\n", why);
+	return -EINVAL;
+}
+
+/* What the options say together, once each is known. */
+static int check_together(const struct rqdisk_options *o)
+{
+	unsigned int lbs = o->limits.logical_block_size;
+	char why[160];
+
+	if (blk_validate_limits(&o->limits, why, sizeof(why))) {
+		fprintf(stderr, "rqdisk: %s\n", why);
+		return -EINVAL;
+	}
+	if (o->create_size % lbs) {
+		fprintf(stderr,
+			"rqdisk: --create: %llu bytes is not a multiple of the logical block size %u\n",
+			(unsigned long long)o->create_size, lbs);
+		return -EINVAL;
+	}
+	return check_elevator(o->elevator);
+}
+
 enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_options *o)
 {
-	char why[160];
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -230,9 +260,5 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	}
 	o->image = argv[optind];
 	o->mountpoint = argv[optind + 1];
-	if (blk_validate_limits(&o->limits, why, sizeof(why))) {
-		fprintf(stderr, "rqdisk: %s\n", why);
-		return PARSE_ERROR;
-	}
-	return PARSE_OK;
+	return check_together(o) ? PARSE_ERROR : PARSE_OK;
 }

@@ -99,16 +99,6 @@ static int check_fuse_uring(const struct rqdisk_state *s)
 	return -1;
 }
 
-static int check_elevator(const char *name)
-{
-	char why[512];
-
-	if (!strcmp(name, "none") || elevator_get(name, why, sizeof(why)))
-		return 0;
-	die_msg("%s", why);
-	return -1;
-}
-
 /* Make the image: exclusively, so an existing file is never touched. */
 static int create_image(struct rqdisk_state *s)
 {
@@ -473,8 +463,7 @@ static int sync_image(struct rqdisk_state *s)
 
 static int start(struct rqdisk_state *s)
 {
-	if (check_fuse_device() || check_elevator(s->opt.elevator) || check_mountpoint(s) ||
-	    check_fuse_uring(s))
+	if (check_fuse_device() || check_mountpoint(s) || check_fuse_uring(s))
 		return -1;
 	s->mountpoint = absolute_path(s->opt.mountpoint);
 	if (!s->mountpoint) {

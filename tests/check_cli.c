@@ -106,7 +106,8 @@ END_TEST
 
 START_TEST(numbers_are_whole_and_in_range)
 {
-	static const char *const bad[] = { "", "-1", "12a", "0", "101", "0x", "99999999999999999999" };
+	static const char *const bad[] = { "", "-1", "12a", "0", "101", "0x", "99999999999999999999",
+					   " 5", "+5", " -1", "0x-1", "5 ", "1e2", "0b1" };
 	unsigned long v;
 
 	capture_stderr();
@@ -114,6 +115,13 @@ START_TEST(numbers_are_whole_and_in_range)
 	ck_assert_uint_eq(v, 1);
 	ck_assert_int_eq(cli_number("prog", "--n", "0x64", 1, 100, &v), 0);
 	ck_assert_uint_eq(v, 100);
+	ck_assert_int_eq(cli_number("prog", "--n", "0X1f", 1, 100, &v), 0);
+	ck_assert_uint_eq(v, 31);
+	/* decimal, as rqdisk(8) says: never octal */
+	ck_assert_int_eq(cli_number("prog", "--n", "010", 1, 100, &v), 0);
+	ck_assert_uint_eq(v, 10);
+	ck_assert_int_eq(cli_number("prog", "--n", "08", 1, 100, &v), 0);
+	ck_assert_uint_eq(v, 8);
 	ck_assert_str_eq(stderr_text(), "");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char want[128];
@@ -129,7 +137,7 @@ END_TEST
 
 START_TEST(sizes_take_binary_suffixes)
 {
-	static const char *const bad[] = { "", "-1", "12Q", "1KX", "16777216T", "M" };
+	static const char *const bad[] = { "", "-1", "12Q", "1KX", "16777216T", "M", " 1", " -1", "+1" };
 	uint64_t v;
 
 	ck_assert_int_eq(parse_size("4096", &v), 0);

@@ -1,8 +1,11 @@
 #!/bin/bash
 # test-bad-input.sh - every bad command line or bad file is refused with one
 # line on stderr that names the problem (usage errors end it with "; try
-# 'rqdisk --help'"), a non-zero exit, nothing on stdout, no mount and no image
-# left behind - both in the foreground and when daemonizing.
+# 'rqdisk --help'"), nothing on stdout, no mount and no image left behind -
+# both in the foreground and when daemonizing.  The exit status follows one
+# rule: 2 for a command line that is wrong in itself (an option, a value, an
+# elevator or model that does not exist), 1 for one the system refused (a
+# file that is not there or not right).
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -22,13 +25,13 @@ cleanup_fn _unmount "$tmp/over"
 hint="; try 'rqdisk --help'\$"
 cases=0
 
-# refused PATTERN ARGS...: rqdisk ARGS fails, with one line on stderr that
-# matches the extended regular expression PATTERN.
+# refused STATUS PATTERN ARGS...: rqdisk ARGS exits with STATUS, with one line
+# on stderr that matches the extended regular expression PATTERN.
 refused()
 {
-	local pattern=$1 mode status first
+	local want=$1 pattern=$2 mode status first
 
-	shift
+	shift 2
 	for mode in -f ""; do
 		status=0
 		# shellcheck disable=SC2086 # mode is no word or one
@@ -36,6 +39,7 @@ refused()
 		echo "rqdisk $mode $*: status $status: $(cat "$tmp/err")"
 		[ $status != 0 ] || fail "rqdisk $mode $* succeeded"
 		[ $status != 124 ] || fail "rqdisk $mode $* did not return"
+		[ $status = "$want" ] || fail "rqdisk $mode $*: exit status $status, not $want"
 		[ ! -s "$tmp/out" ] || fail "rqdisk $mode $* wrote to stdout: $(cat "$tmp/out")"
 		[ "$(wc -l <"$tmp/err")" = 1 ] ||
 			fail "rqdisk $mode $*: $(wc -l <"$tmp/err") lines on stderr, not one"
@@ -52,54 +56,57 @@ refused()
 }
 
 say "files that are not there or not right"
-refused "image .*/nope: No such file or directory" "$tmp/nope" "$tmp/mnt"
-refused "mount point .*/nope: No such file or directory" "$tmp/img" "$tmp/nope"
-refused "/dev/null is neither a directory nor a regular file" "$tmp/img" /dev/null
-refused "image .*/img-1000: size 1000 is not .*multiple of the logical block size 512" \
+refused 1 "image .*/nope: No such file or directory" "$tmp/nope" "$tmp/mnt"
+refused 1 "mount point .*/nope: No such file or directory" "$tmp/img" "$tmp/nope"
+refused 1 "/dev/null is neither a directory nor a regular file" "$tmp/img" /dev/null
+refused 1 "image .*/img-1000: size 1000 is not .*multiple of the logical block size 512" \
 	"$tmp/img-1000" "$tmp/mnt"
-refused "image .*/img-6k: size 6144 is not .*multiple of the logical block size 4096" \
+refused 1 "image .*/img-6k: size 6144 is not .*multiple of the logical block size 4096" \
 	--logical-block-size 4096 "$tmp/img-6k" "$tmp/mnt"
-refused "image .*/img-empty: size 0 is not a non-zero multiple" "$tmp/img-empty" "$tmp/over"
-refused "image .*/dir-image is not a regular file" "$tmp/dir-image" "$tmp/mnt"
+refused 1 "image .*/img-empty: size 0 is not a non-zero multiple" "$tmp/img-empty" "$tmp/over"
+refused 1 "image .*/dir-image is not a regular file" "$tmp/dir-image" "$tmp/mnt"
 
 say "queue limits out of range"
-refused "logical block size 1000 is not a power of two" \
+refused 2 "logical block size 1000 is not a power of two" \
 	--logical-block-size 1000 "$tmp/img" "$tmp/mnt"
-refused "logical block size 8192 is not a power of two from 512 to 4096" \
+refused 2 "logical block size 8192 is not a power of two from 512 to 4096" \
 	--logical-block-size 8192 "$tmp/img" "$tmp/mnt"
-refused "max sectors 4 is below one page" --max-sectors 4 "$tmp/img" "$tmp/mnt"
-refused "max segment size 1024 is below one page" --max-segment-size 1024 "$tmp/img" "$tmp/mnt"
-refused "segment boundary 0x7ff is not" --segment-boundary 0x7ff "$tmp/img" "$tmp/mnt"
-refused "max segments must be at least 1" --max-segments 0 "$tmp/img" "$tmp/mnt"
-refused "nr requests must be at least 1" --nr-requests 0 "$tmp/img" "$tmp/mnt"
-refused "dma alignment 0x3e8 is not" --dma-alignment 1000 "$tmp/img" "$tmp/mnt"
-refused "--max-sectors: 'abc' is not a number" --max-sectors abc "$tmp/img" "$tmp/mnt"
-refused "--max-segments: '100000' is not a number from 0 to 65535" \
+refused 2 "max sectors 4 is below one page" --max-sectors 4 "$tmp/img" "$tmp/mnt"
+refused 2 "max segment size 1024 is below one page" --max-segment-size 1024 "$tmp/img" "$tmp/mnt"
+refused 2 "segment boundary 0x7ff is not" --segment-boundary 0x7ff "$tmp/img" "$tmp/mnt"
+refused 2 "max segments must be at least 1" --max-segments 0 "$tmp/img" "$tmp/mnt"
+refused 2 "nr requests must be at least 1" --nr-requests 0 "$tmp/img" "$tmp/mnt"
+refused 2 "dma alignment 0x3e8 is not" --dma-alignment 1000 "$tmp/img" "$tmp/mnt"
+refused 2 "--max-sectors: 'abc' is not a number" --max-sectors abc "$tmp/img" "$tmp/mnt"
+refused 2 "--max-segments: '100000' is not a number from 0 to 65535" \
 	--max-segments 100000 "$tmp/img" "$tmp/mnt"
-refused "--idle-poll: '5ms' is not a number" --idle-poll 5ms "$tmp/img" "$tmp/mnt"
-refused "--idle-poll: '1000001' is not a number from 0 to 1000000" \
+refused 2 "--idle-poll: '5ms' is not a number" --idle-poll 5ms "$tmp/img" "$tmp/mnt"
+refused 2 "--idle-poll: '1000001' is not a number from 0 to 1000000" \
 	--idle-poll 1000001 "$tmp/img" "$tmp/mnt"
 
 say "unknown elevator, unknown option, wrong arguments"
-refused "unknown elevator 'bogus' \\(available: none .*deadline" \
+refused 2 "unknown elevator 'bogus' \\(available: none .*deadline" \
 	--elevator bogus "$tmp/img" "$tmp/mnt"
-refused "unrecognized option '--bogus'$hint" --bogus "$tmp/img" "$tmp/mnt"
-refused "invalid option -- 'x'$hint" -x "$tmp/img" "$tmp/mnt"
-refused "option '--elevator' requires an argument$hint" --elevator
-refused "option '--direct' doesn't allow an argument$hint" --direct=1 "$tmp/img" "$tmp/mnt"
-refused "an IMAGE and a MOUNTPOINT are needed$hint" "$tmp/img"
-refused "too many arguments: only IMAGE and MOUNTPOINT$hint" "$tmp/img" "$tmp/mnt" "$tmp/over"
+refused 2 "unrecognized option '--bogus'$hint" --bogus "$tmp/img" "$tmp/mnt"
+refused 2 "model: 'bogus' is not none, hdd or ssd" --model bogus "$tmp/img" "$tmp/mnt"
+refused 2 "nope.so: cannot open shared object file" --elevator "$tmp/nope.so" "$tmp/img" "$tmp/mnt"
+refused 2 "--max-sectors: ' 300' is not a number" --max-sectors " 300" "$tmp/img" "$tmp/mnt"
+refused 2 "invalid option -- 'x'$hint" -x "$tmp/img" "$tmp/mnt"
+refused 2 "option '--elevator' requires an argument$hint" --elevator
+refused 2 "option '--direct' doesn't allow an argument$hint" --direct=1 "$tmp/img" "$tmp/mnt"
+refused 2 "an IMAGE and a MOUNTPOINT are needed$hint" "$tmp/img"
+refused 2 "too many arguments: only IMAGE and MOUNTPOINT$hint" "$tmp/img" "$tmp/mnt" "$tmp/over"
 
 say "--create: no image is left behind when it is refused"
-refused "--create: '12Q' is not a size" --create 12Q "$tmp/new" "$tmp/mnt"
-refused "--create: '0' is not a size" --create 0 "$tmp/new" "$tmp/mnt"
-refused ".*/nodir/new: cannot create: No such file or directory" \
+refused 2 "--create: '12Q' is not a size" --create 12Q "$tmp/new" "$tmp/mnt"
+refused 2 "--create: '0' is not a size" --create 0 "$tmp/new" "$tmp/mnt"
+refused 1 ".*/nodir/new: cannot create: No such file or directory" \
 	--create 4M "$tmp/nodir/new" "$tmp/mnt"
 [ ! -e "$tmp/nodir" ] || fail "--create made the missing directory"
-refused "image .*/new: size 1000 is not .*multiple of the logical block size 512" \
+refused 2 "--create: 1000 bytes is not a multiple of the logical block size 512" \
 	--create 1000 "$tmp/new" "$tmp/mnt"
-refused "image .*/new: size 6144 is not .*multiple of the logical block size 4096" \
+refused 2 "--create: 6144 bytes is not a multiple of the logical block size 4096" \
 	--logical-block-size 4096 --create 6K "$tmp/new" "$tmp/mnt"
-refused "mount point .*/nope: No such file or directory" --create 4M "$tmp/new" "$tmp/nope"
+refused 1 "mount point .*/nope: No such file or directory" --create 4M "$tmp/new" "$tmp/nope"
 
 echo "PASS: $cases bad inputs refused, in the foreground and daemonizing"
