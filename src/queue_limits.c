@@ -73,6 +73,9 @@ int blk_validate_limits(const struct queue_limits *lim, char *why, size_t whylen
 		REFUSE("nomerges %u is not 0, 1 or 2", lim->nomerges);
 	if (lim->max_discard_sectors < lbs >> 9)
 		REFUSE("max discard sectors %u is below one logical block", lim->max_discard_sectors);
+	if (lim->max_discard_sectors > BLK_MAX_DISCARD_SECTORS)
+		REFUSE("max discard sectors %u is above %u: its bytes would not fit in 32 bits",
+		       lim->max_discard_sectors, BLK_MAX_DISCARD_SECTORS);
 	return 0;
 }
 

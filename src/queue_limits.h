@@ -2,6 +2,7 @@
 #ifndef RQDISK_QUEUE_LIMITS_H
 #define RQDISK_QUEUE_LIMITS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -13,7 +14,13 @@
 #define BLK_DEF_LOGICAL_BLOCK_SIZE 512u
 #define BLK_DEF_DMA_ALIGNMENT 511u         /* mask: memory not on it is bounced */
 #define BLK_DEF_NR_REQUESTS 128u
-#define BLK_DEF_MAX_DISCARD_SECTORS (1u << 23) /* 4 GiB per discard or zeroing request */
+/*
+ * A discard or zeroing request's bytes must fit in 32 bits, as a bio's
+ * bi_size and a blktrace record's bytes do: the kernel's cap, UINT_MAX >> 9
+ * sectors (4 GiB less 512 bytes).  One more sector and 4 GiB is traced as 0.
+ */
+#define BLK_MAX_DISCARD_SECTORS (UINT_MAX >> 9)
+#define BLK_DEF_MAX_DISCARD_SECTORS BLK_MAX_DISCARD_SECTORS
 #define BLK_PAGE_SIZE 4096u
 
 enum blk_nomerges {

@@ -292,6 +292,42 @@ START_TEST(test_back_and_front_merges)
 }
 END_TEST
 
+/*
+ * Discards merged up to the limit: no request's bytes overflow the
+ * record's 32 bits (a 4 GiB request was traced as 0 bytes).
+ */
+START_TEST(test_merged_discards_keep_their_bytes)
+{
+	const unsigned int gib = 1u << 21; /* sectors */
+	struct traced tr;
+	struct test_bio tb[5];
+	uint64_t issued = 0, completed = 0;
+
+	traced_start(&tr, "deadline");
+	tr.fd->stopped = true;
+	for (unsigned int i = 0; i < 5; i++)
+		submit(&tr, &tb[i], REQ_OP_DISCARD, 0, (sector_t)i * gib, gib, NULL);
+	fake_start(tr.fd);
+	fake_complete_all(tr.fd);
+	traced_stop(&tr);
+	for (unsigned int i = 0; i < tr.nr; i++) {
+		const struct blk_io_trace *t = &tr.recs[i].t;
+		unsigned int a = t->action & 0xffff;
+
+		if (is_note(&tr.recs[i]) || (a != __BLK_TA_ISSUE && a != __BLK_TA_COMPLETE))
+			continue;
+		ck_assert_uint_ne(t->bytes, 0);
+		ck_assert_uint_le(t->bytes >> SECTOR_SHIFT, BLK_MAX_DISCARD_SECTORS);
+		*(a == __BLK_TA_ISSUE ? &issued : &completed) += t->bytes;
+	}
+	ck_assert_uint_eq(issued, 5ull << 30);
+	ck_assert_uint_eq(completed, 5ull << 30);
+	for (unsigned int i = 0; i < 5; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	traced_free(&tr);
+}
+END_TEST
+
 /* Each cut is an X of the part before it, its pdu where the rest starts (big-endian). */
 START_TEST(test_split_records_each_cut)
 {
@@ -491,6 +527,7 @@ int main(void)
 	tcase_add_test(tc, test_barrier_write_and_its_preflush);
 	tcase_add_test(tc, test_back_and_front_merges);
 	tcase_add_test(tc, test_split_records_each_cut);
+	tcase_add_test(tc, test_merged_discards_keep_their_bytes);
 	tcase_add_test(tc, test_bounce_is_recorded);
 	tcase_add_test(tc, test_completion_covers_the_issued_range);
 	tcase_add_test(tc, test_process_names_once_per_pid);

@@ -1,6 +1,7 @@
 /* check_limits.c - queue limit defaults and the rules that refuse inconsistent ones. */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ START_TEST(test_defaults_are_the_seed_articles)
 	ck_assert_uint_eq(lim.dma_alignment, 511);
 	ck_assert_uint_eq(lim.nr_requests, 128);
 	ck_assert_uint_eq(lim.nomerges, 0);
+	ck_assert_uint_eq(lim.max_discard_sectors, UINT_MAX >> 9); /* the kernel's cap */
 	ck_assert_int_eq(blk_validate_limits(&lim, NULL, 0), 0);
 }
 END_TEST
@@ -53,6 +55,7 @@ static void no_segments(struct queue_limits *l) { l->max_phys_segments = 0; }
 static void dma_not_mask(struct queue_limits *l) { l->dma_alignment = 500; }
 static void no_requests(struct queue_limits *l) { l->nr_requests = 0; }
 static void nomerges_3(struct queue_limits *l) { l->nomerges = 3; }
+static void discard_4g(struct queue_limits *l) { l->max_discard_sectors = 1u << 23; }
 
 START_TEST(test_inconsistent_limits_are_refused_with_the_reason)
 {
@@ -70,6 +73,7 @@ START_TEST(test_inconsistent_limits_are_refused_with_the_reason)
 	refused(dma_not_mask, "dma alignment");
 	refused(no_requests, "nr requests");
 	refused(nomerges_3, "nomerges 3");
+	refused(discard_4g, "max discard sectors 8388608 is above 8388607");
 }
 END_TEST
 
