@@ -136,6 +136,45 @@ static int check_image_size(struct rqdisk_state *s, const struct stat *st)
 	return 0;
 }
 
+/*
+ * O_DIRECT on the image takes I/O only at the offsets and from the memory
+ * the file system there allows (statx's dio alignment, Linux 6.1).  Offsets
+ * are the queue's logical blocks: a coarser need is refused, as a 512-byte
+ * disk cannot sit on a 4096-byte device.  Memory is the queue's dma
+ * alignment: raised to what the file needs, as a driver declares it, so
+ * that the core bounces anything less aligned.
+ */
+static int check_direct_alignment(struct rqdisk_state *s)
+{
+	struct queue_limits *lim = &s->opt.limits;
+	struct statx stx;
+
+	if (!s->opt.direct || statx(s->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) ||
+	    !(stx.stx_mask & STATX_DIOALIGN))
+		return 0; /* not told: the first I/O says, with EINVAL */
+	if (!stx.stx_dio_offset_align) {
+		die_msg("image %s: --direct: the file system there takes no O_DIRECT I/O",
+			s->opt.image);
+		return -1;
+	}
+	if (stx.stx_dio_offset_align > lim->logical_block_size) {
+		die_msg("image %s: --direct: O_DIRECT there needs I/O in blocks of %u bytes, "
+			"above the logical block size %u (try --logical-block-size %u)",
+			s->opt.image, stx.stx_dio_offset_align, lim->logical_block_size,
+			stx.stx_dio_offset_align);
+		return -1;
+	}
+	if (stx.stx_dio_mem_align > BLK_PAGE_SIZE) {
+		die_msg("image %s: --direct: O_DIRECT there needs memory aligned to %u bytes, "
+			"above a page",
+			s->opt.image, stx.stx_dio_mem_align);
+		return -1;
+	}
+	if (stx.stx_dio_mem_align > lim->dma_alignment + 1)
+		lim->dma_alignment = stx.stx_dio_mem_align - 1;
+	return 0;
+}
+
 static int open_image(struct rqdisk_state *s)
 {
 	struct stat st;
@@ -160,7 +199,7 @@ static int open_image(struct rqdisk_state *s)
 		return -1;
 	}
 	s->disk.mtime = st.st_mtim;
-	return 0;
+	return check_direct_alignment(s);
 }
 
 static unsigned int driver_flags(const struct rqdisk_options *o)
