@@ -250,10 +250,10 @@ static bool uring_deferred(const struct uring_driver *d)
 	return d->looping && pthread_equal(pthread_self(), d->loop_thread);
 }
 
-/* Lock held: room for need SQEs; a deferred batch that filled the SQ goes out now. */
+/* Lock held: room for need SQEs; a batch that filled the SQ goes out now. */
 static bool uring_sq_room(struct uring_driver *d, unsigned int need)
 {
-	if (io_uring_sq_space_left(&d->ring) < need && uring_deferred(d))
+	if (io_uring_sq_space_left(&d->ring) < need)
 		uring_submit(d);
 	return io_uring_sq_space_left(&d->ring) >= need;
 }
@@ -295,21 +295,27 @@ static void uring_model_hold(struct uring_driver *d, struct uring_slot *s,
 	s->waits++;
 }
 
-static bool uring_dispatch(struct uring_driver *d, struct request *rq)
+/*
+ * Whether the device can take one more request now: a free slot (no more
+ * than the model's depth) and room for its SQEs.  Asked before a request
+ * leaves the elevator, so that one the device cannot take stays there.
+ */
+static bool uring_can_take(struct uring_driver *d)
+{
+	return !TAILQ_EMPTY(&d->free) && uring_sq_room(d, d->model ? 2 : 1);
+}
+
+/* rq is started and uring_can_take() said yes: it goes out in this batch. */
+static void uring_dispatch(struct uring_driver *d, struct request *rq)
 {
 	struct uring_slot *s = TAILQ_FIRST(&d->free);
-	unsigned int need = d->model ? 2 : 1;
 
-	/* A slot goes with every request the queue lets out; SQEs may run short. */
-	if (!s || !uring_sq_room(d, need))
-		return false;
 	TAILQ_REMOVE(&d->free, s, link);
 	d->nr_busy++;
 	uring_slot_init(d, s, rq);
 	uring_prep(d, s, io_uring_get_sqe(&d->ring));
 	if (d->model)
 		uring_model_hold(d, s, io_uring_get_sqe(&d->ring));
-	return true;
 }
 
 /*
@@ -347,7 +353,10 @@ static void uring_arm_timer(struct uring_driver *d)
 
 /*
  * request_fn: lock held.  One SQE per request, one submit per batch; in
- * the event loop's thread, one submit per wake-up, by the loop.
+ * the event loop's thread, one submit per wake-up, by the loop.  Look
+ * before taking: a request leaves the elevator only when the device has a
+ * slot and the SQ room for it, so none is issued and requeued, and the
+ * elevator keeps choosing among all that wait.
  */
 static void uring_request_fn(struct request_queue *q)
 {
@@ -356,12 +365,8 @@ static void uring_request_fn(struct request_queue *q)
 
 	assert(!d->looping || uring_deferred(d)); /* the SQ is the loop thread's alone */
 	if (uring_resubmit(d)) {
-		while ((rq = blk_fetch_request(q))) {
-			if (!uring_dispatch(d, rq)) {
-				blk_requeue_request(q, rq);
-				break;
-			}
-		}
+		while (uring_can_take(d) && (rq = blk_fetch_request(q)))
+			uring_dispatch(d, rq);
 	}
 	uring_arm_timer(d);
 	if (!uring_deferred(d))
