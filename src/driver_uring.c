@@ -373,10 +373,16 @@ static void uring_request_fn(struct request_queue *q)
 		uring_submit(d);
 }
 
-/* The slot's request is over, with error for all that is left of it. */
+/*
+ * The slot's request is over.  The whole sectors the kernel moved and that
+ * have not ended yet (under a model they wait for its time) end as done;
+ * error is for the rest only.
+ */
 static void uring_finish(struct uring_driver *d, struct uring_slot *s, int error)
 {
 	struct request *rq = s->rq;
+	unsigned int ended = (unsigned int)(s->len >> SECTOR_SHIFT) - blk_rq_sectors(rq);
+	unsigned int moved = (unsigned int)(s->xfer >> SECTOR_SHIFT) - ended;
 	bool more;
 
 	/* The slot is free before the queue runs again from __blk_end_request. */
@@ -384,6 +390,10 @@ static void uring_finish(struct uring_driver *d, struct uring_slot *s, int error
 	rq->special = NULL;
 	TAILQ_INSERT_HEAD(&d->free, s, link);
 	d->nr_busy--;
+	if (error && moved) {
+		more = __blk_end_request(rq, 0, moved);
+		assert(more); /* an error leaves part of the request not moved */
+	}
 	more = __blk_end_request(rq, error, blk_rq_sectors(rq));
 	assert(!more);
 	(void)more;
