@@ -81,9 +81,9 @@ struct uring_driver {
 	struct __kernel_timespec timer_ts; /* the kernel reads it at submission */
 	struct disk_model *model; /* NULL: completions as the file gives them */
 	unsigned int nr_busy;     /* slots holding a request */
-	bool big_sqe;   /* URING_DRIVER_SQE128 */
-	bool null;      /* URING_DRIVER_NULL */
-	pthread_t creator; /* the one thread the ring takes SQEs from */
+	bool big_sqe;             /* URING_DRIVER_SQE128 */
+	bool null;                /* URING_DRIVER_NULL */
+	pthread_t creator;        /* the one thread the ring takes SQEs from */
 	/* uring_driver_run(): the loop thread submits once a wake-up, not once a request */
 	bool looping;
 	const struct uring_watch *watch;

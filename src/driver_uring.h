@@ -32,9 +32,9 @@ struct uring_driver;
  * Drive q from the file fd with a ring of entries SQEs (0: one per request
  * the queue lets out at once).  A request leaves the elevator only when the
  * driver can take it: a free slot (no more than a model's depth) and room
- * in the SQ.  q->limits must be final.  Sets q->queuedata
- * and q->request_fn.  Returns NULL with errno set and a one-line reason in
- * why (errno ENOSYS or EPERM: this kernel or this process has no io_uring).
+ * in the SQ.  q->limits must be final.  Sets q->queuedata and
+ * q->request_fn.  Returns NULL with errno set and a one-line reason in why
+ * (errno ENOSYS or EPERM: this kernel or this process has no io_uring).
  */
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
 				      unsigned int flags, char *why, size_t whylen);
