@@ -22,7 +22,6 @@
 enum {
 	UD_TIMER = 1,    /* the elevator's wake-up (IORING_OP_TIMEOUT) */
 	UD_TIMER_UPDATE, /* moving that wake-up earlier; the answer does not matter */
-	UD_STOP,         /* the completion thread exits */
 	UD_POLL,         /* the event loop's watched file has input */
 	UD_RESERVED_END,
 };
@@ -66,7 +65,7 @@ struct uring_slot {
 TAILQ_HEAD(uring_slot_list, uring_slot);
 
 struct uring_driver {
-	struct io_uring ring; /* SQ under the queue lock, CQ in the thread */
+	struct io_uring ring; /* the loop thread's alone while it runs */
 	struct request_queue *q;
 	int fd;
 	struct uring_slot *slots;
@@ -82,19 +81,16 @@ struct uring_driver {
 	struct __kernel_timespec timer_ts; /* the kernel reads it at submission */
 	struct disk_model *model; /* NULL: completions as the file gives them */
 	unsigned int nr_busy;     /* slots holding a request */
-	pthread_t thread;
-	bool started;
-	bool loop_only; /* URING_DRIVER_LOOP: never the completion thread */
-	bool big_sqe;   /* URING_DRIVER_SQE128 */
-	bool null;      /* URING_DRIVER_NULL */
-	pthread_t creator; /* the one thread a loop-only ring takes SQEs from */
+	bool big_sqe;             /* URING_DRIVER_SQE128 */
+	bool null;                /* URING_DRIVER_NULL */
+	pthread_t creator;        /* the one thread the ring takes SQEs from */
 	/* uring_driver_run(): the loop thread submits once a wake-up, not once a request */
 	bool looping;
-	pthread_t loop_thread;
 	const struct uring_watch *watch;
 	bool watch_ready; /* serve runs in the next turn */
 	bool watch_input; /* the watched file may have input */
 	bool poll_armed;
+	struct uring_driver_stats stats;
 };
 
 static uint64_t uring_slot_ud(const struct uring_slot *s)
@@ -140,6 +136,8 @@ static void uring_slot_init(struct uring_driver *d, struct uring_slot *s, struct
 	s->rq = rq;
 	rq->special = s;
 	s->kind = uring_kind_of(d, rq);
+	if (s->kind == URING_ZERO_WRITE)
+		d->stats.zero_writes++;
 	s->pos = blk_rq_pos(rq) << SECTOR_SHIFT;
 	s->len = (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT;
 	s->xfer = 0;
@@ -247,13 +245,13 @@ static void uring_submit(struct uring_driver *d)
 /* In the loop thread, SQEs wait for the loop's one submission a wake-up. */
 static bool uring_deferred(const struct uring_driver *d)
 {
-	return d->looping && pthread_equal(pthread_self(), d->loop_thread);
+	return d->looping && pthread_equal(pthread_self(), d->creator);
 }
 
-/* Lock held: room for need SQEs; a deferred batch that filled the SQ goes out now. */
+/* Lock held: room for need SQEs; a batch that filled the SQ goes out now. */
 static bool uring_sq_room(struct uring_driver *d, unsigned int need)
 {
-	if (io_uring_sq_space_left(&d->ring) < need && uring_deferred(d))
+	if (io_uring_sq_space_left(&d->ring) < need)
 		uring_submit(d);
 	return io_uring_sq_space_left(&d->ring) >= need;
 }
@@ -295,25 +293,31 @@ static void uring_model_hold(struct uring_driver *d, struct uring_slot *s,
 	s->waits++;
 }
 
-static bool uring_dispatch(struct uring_driver *d, struct request *rq)
+/*
+ * Whether the device can take one more request now: a free slot (no more
+ * than the model's depth) and room for its SQEs.  Asked before a request
+ * leaves the elevator, so that one the device cannot take stays there.
+ */
+static bool uring_can_take(struct uring_driver *d)
+{
+	return !TAILQ_EMPTY(&d->free) && uring_sq_room(d, d->model ? 2 : 1);
+}
+
+/* rq is started and uring_can_take() said yes: it goes out in this batch. */
+static void uring_dispatch(struct uring_driver *d, struct request *rq)
 {
 	struct uring_slot *s = TAILQ_FIRST(&d->free);
-	unsigned int need = d->model ? 2 : 1;
 
-	/* A slot goes with every request the queue lets out; SQEs may run short. */
-	if (!s || !uring_sq_room(d, need))
-		return false;
 	TAILQ_REMOVE(&d->free, s, link);
 	d->nr_busy++;
 	uring_slot_init(d, s, rq);
 	uring_prep(d, s, io_uring_get_sqe(&d->ring));
 	if (d->model)
 		uring_model_hold(d, s, io_uring_get_sqe(&d->ring));
-	return true;
 }
 
 /*
- * Wake the reaping thread at the time an elevator asked for (ring
+ * Wake the loop at the time an elevator asked for (ring
  * timeouts are on CLOCK_MONOTONIC: the queue runs on the real clock).  One
  * timer at most: an earlier time moves it, a later one waits until it has
  * fired and the queue has run.  A time already past needs none while
@@ -347,7 +351,10 @@ static void uring_arm_timer(struct uring_driver *d)
 
 /*
  * request_fn: lock held.  One SQE per request, one submit per batch; in
- * the event loop's thread, one submit per wake-up, by the loop.
+ * the event loop's thread, one submit per wake-up, by the loop.  Look
+ * before taking: a request leaves the elevator only when the device has a
+ * slot and the SQ room for it, so none is issued and requeued, and the
+ * elevator keeps choosing among all that wait.
  */
 static void uring_request_fn(struct request_queue *q)
 {
@@ -356,22 +363,24 @@ static void uring_request_fn(struct request_queue *q)
 
 	assert(!d->looping || uring_deferred(d)); /* the SQ is the loop thread's alone */
 	if (uring_resubmit(d)) {
-		while ((rq = blk_fetch_request(q))) {
-			if (!uring_dispatch(d, rq)) {
-				blk_requeue_request(q, rq);
-				break;
-			}
-		}
+		while (uring_can_take(d) && (rq = blk_fetch_request(q)))
+			uring_dispatch(d, rq);
 	}
 	uring_arm_timer(d);
 	if (!uring_deferred(d))
 		uring_submit(d);
 }
 
-/* The slot's request is over, with error for all that is left of it. */
+/*
+ * The slot's request is over.  The whole sectors the kernel moved and that
+ * have not ended yet (under a model they wait for its time) end as done;
+ * error is for the rest only.
+ */
 static void uring_finish(struct uring_driver *d, struct uring_slot *s, int error)
 {
 	struct request *rq = s->rq;
+	unsigned int ended = (unsigned int)(s->len >> SECTOR_SHIFT) - blk_rq_sectors(rq);
+	unsigned int moved = (unsigned int)(s->xfer >> SECTOR_SHIFT) - ended;
 	bool more;
 
 	/* The slot is free before the queue runs again from __blk_end_request. */
@@ -379,6 +388,10 @@ static void uring_finish(struct uring_driver *d, struct uring_slot *s, int error
 	rq->special = NULL;
 	TAILQ_INSERT_HEAD(&d->free, s, link);
 	d->nr_busy--;
+	if (error && moved) {
+		more = __blk_end_request(rq, 0, moved);
+		assert(more); /* an error leaves part of the request not moved */
+	}
 	more = __blk_end_request(rq, error, blk_rq_sectors(rq));
 	assert(!more);
 	(void)more;
@@ -442,6 +455,7 @@ static void uring_complete_alloc(struct uring_driver *d, struct uring_slot *s, i
 	if (res == -EOPNOTSUPP && s->kind == URING_ZERO_RANGE) {
 		d->no_zero_range = true;
 		s->kind = URING_ZERO_WRITE;
+		d->stats.zero_writes++;
 		uring_again(d, s);
 		return;
 	}
@@ -454,10 +468,8 @@ static void uring_complete_alloc(struct uring_driver *d, struct uring_slot *s, i
 }
 
 /*
- * ECANCELED: the thread that submitted the SQE exited, and the kernel
- * dropped the work it had punted to that thread's io-wq before it started.
- * Nothing happened; resubmitting from here, the thread that reaps, which
- * outlives every request, is safe.
+ * EAGAIN, EINTR, ECANCELED (work the kernel dropped from an io-wq before it
+ * started): nothing happened, and the same SQE goes again.
  */
 static void uring_complete(struct uring_driver *d, struct uring_slot *s, int res)
 {
@@ -485,76 +497,47 @@ static void uring_complete(struct uring_driver *d, struct uring_slot *s, int res
 	}
 }
 
-/* One CQE, lock held.  Returns true for the stop NOP. */
-static bool uring_handle(struct uring_driver *d, uint64_t ud, int res)
+/* One CQE, lock held. */
+static void uring_handle(struct uring_driver *d, uint64_t ud, int res)
 {
 	switch (ud) {
 	case UD_TIMER:
 		d->timer_at = 0; /* fired (or cancelled): the queue runs after this batch */
-		return false;
+		return;
 	case UD_TIMER_UPDATE:
-		return false; /* ENOENT only means the timer fired first */
-	case UD_STOP:
-		return true;
+		return; /* ENOENT only means the timer fired first */
 	case UD_POLL:
 		d->poll_armed = false;
 		d->watch_input = true;
 		d->watch_ready = true;
-		return false;
+		return;
 	}
 	if (ud & UD_WATCH_TAG) {
 		d->watch->complete(d->watch->arg, (void *)(uintptr_t)(ud & ~UD_WATCH_TAG), res);
 		d->watch_ready = true;
-		return false;
+		return;
 	}
 	if (ud & UD_SLOT_TIMER) /* the modelled time came, or was cancelled: early is only timing */
 		uring_wait_over(d, uring_ud_slot(d, ud));
 	else
 		uring_complete(d, uring_ud_slot(d, ud), res);
-	return false;
 }
 
 /*
  * Every CQE there is, lock held, then the queue runs (continuations, and
- * an elevator's timed dispatch).  Returns true once the stop NOP came.
+ * an elevator's timed dispatch).
  */
-static bool uring_reap(struct uring_driver *d)
+static void uring_reap(struct uring_driver *d)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int head, seen = 0;
-	bool stop = false;
 
 	io_uring_for_each_cqe(&d->ring, head, cqe) {
-		if (uring_handle(d, cqe->user_data, cqe->res))
-			stop = true;
+		uring_handle(d, cqe->user_data, cqe->res);
 		seen++;
 	}
 	io_uring_cq_advance(&d->ring, seen);
 	__blk_run_queue(d->q);
-	return stop;
-}
-
-/* The CQ consumer: waits without the lock, handles a batch with it. */
-static void *uring_thread(void *arg)
-{
-	struct uring_driver *d = arg;
-	bool stop = false;
-
-	while (!stop) {
-		struct io_uring_cqe *cqe;
-		int ret = io_uring_wait_cqe(&d->ring, &cqe);
-
-		if (ret == -EINTR || ret == -EAGAIN)
-			continue;
-		if (ret < 0) {
-			fprintf(stderr, "rqdisk: io_uring_wait_cqe: %s\n", strerror(-ret));
-			break;
-		}
-		blk_queue_lock(d->q);
-		stop = uring_reap(d);
-		blk_queue_unlock(d->q);
-	}
-	return NULL;
 }
 
 /* Lock held: wake the loop when the watched file has input (poll checks it at once). */
@@ -607,12 +590,17 @@ static void uring_poll_idle(struct uring_driver *d)
 
 	if (!d->watch->idle_poll_us || !uring_queue_idle(d))
 		return;
+	d->stats.idle_polls++;
 	/* the real clock even under a virtual one: this spends real CPU time */
 	end = blk_clock_now(&blk_real_clock) + d->watch->idle_poll_us * 1000ull;
 	do {
 		if (io_uring_get_events(&d->ring) < 0)
 			return;
 	} while (!io_uring_cq_ready(&d->ring) && blk_clock_now(&blk_real_clock) < end);
+	if (io_uring_cq_ready(&d->ring))
+		d->stats.idle_poll_hits++;
+	else
+		d->stats.idle_poll_timeouts++;
 }
 
 /* One turn: serve the watched file if it has input, submit, then wait or reap. */
@@ -636,6 +624,8 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 	/* input still waiting, or nothing left to wait for: only reap what is there */
 	if (!d->watch_ready && !(st == URING_SERVE_DONE && uring_queue_idle(d))) {
 		uring_poll_idle(d);
+		if (!io_uring_cq_ready(&d->ring))
+			d->stats.sleeps++;
 		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, NULL, w->waitmask);
 	}
 	if (ret == -EINTR)
@@ -652,9 +642,7 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 {
 	enum uring_serve st = URING_SERVE_MORE;
 
-	assert(!d->started);
-	assert(!d->loop_only || pthread_equal(pthread_self(), d->creator));
-	d->loop_thread = pthread_self();
+	assert(pthread_equal(pthread_self(), d->creator)); /* the ring's one issuer */
 	d->looping = true;
 	d->watch = w;
 	d->watch_ready = true; /* input may be there before the first poll */
@@ -678,6 +666,11 @@ struct io_uring_sqe *uring_driver_watch_sqe(struct uring_driver *d, void *tag)
 	memset(sqe, 0, (d->ring.flags & IORING_SETUP_SQE128) ? 128 : sizeof(*sqe));
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)tag | UD_WATCH_TAG);
 	return sqe;
+}
+
+void uring_driver_get_stats(const struct uring_driver *d, struct uring_driver_stats *st)
+{
+	*st = d->stats;
 }
 
 bool uring_driver_watch_input(const struct uring_driver *d)
@@ -764,10 +757,8 @@ static int uring_queue_init(struct uring_driver *d, unsigned int entries)
 	unsigned int deferred = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 				IORING_SETUP_TASKRUN_FLAG;
 	unsigned int big = d->big_sqe ? IORING_SETUP_SQE128 : 0;
-	int ret = -EINVAL;
+	int ret = io_uring_queue_init(entries, &d->ring, deferred | big);
 
-	if (d->loop_only)
-		ret = io_uring_queue_init(entries, &d->ring, deferred | big);
 	if (ret == -EINVAL)
 		ret = io_uring_queue_init(entries, &d->ring, big);
 	return ret;
@@ -818,7 +809,6 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	}
 	d->q = q;
 	d->fd = fd;
-	d->loop_only = flags & URING_DRIVER_LOOP;
 	d->big_sqe = flags & URING_DRIVER_SQE128;
 	d->null = flags & URING_DRIVER_NULL;
 	d->creator = pthread_self();
@@ -844,7 +834,7 @@ void uring_driver_set_model(struct uring_driver *d, struct disk_model *m)
 	unsigned int depth = 0;
 	struct uring_slot *s, *next;
 
-	assert(!d->started);
+	assert(!d->looping && !d->nr_busy);
 	d->model = m;
 	if (!m)
 		return;
@@ -855,46 +845,10 @@ void uring_driver_set_model(struct uring_driver *d, struct disk_model *m)
 	}
 }
 
-int uring_driver_start(struct uring_driver *d)
-{
-	int ret;
-
-	assert(!d->started);
-	if (d->loop_only)
-		return -EINVAL;
-	ret = pthread_create(&d->thread, NULL, uring_thread, d);
-	if (ret)
-		return -ret;
-	d->started = true;
-	return 0;
-}
-
-void uring_driver_stop(struct uring_driver *d)
-{
-	struct io_uring_sqe *sqe;
-
-	if (!d->started)
-		return;
-	blk_queue_lock(d->q);
-	sqe = io_uring_get_sqe(&d->ring);
-	if (!sqe) {
-		uring_submit(d); /* room for the NOP: the queue is idle, nothing else waits */
-		sqe = io_uring_get_sqe(&d->ring);
-	}
-	assert(sqe);
-	io_uring_prep_nop(sqe);
-	io_uring_sqe_set_data64(sqe, UD_STOP);
-	uring_submit(d);
-	blk_queue_unlock(d->q);
-	pthread_join(d->thread, NULL);
-	d->started = false;
-}
-
 void uring_driver_free(struct uring_driver *d)
 {
 	if (!d)
 		return;
-	uring_driver_stop(d);
 	assert(TAILQ_EMPTY(&d->resubmit));
 	io_uring_queue_exit(&d->ring); /* cancels an armed timer */
 	if (d->q->queuedata == d) {

@@ -11,13 +11,11 @@
 struct uring_driver;
 
 /*
- * uring_driver_new() flags.  URING_DRIVER_LOOP: only uring_driver_run(), in
- * the thread that made the driver, will drive it; never the completion
- * thread.  The kernel may then keep completion work until that thread
- * waits, instead of interrupting it for each one (DEFER_TASKRUN, Linux 6.1).
- */
-#define URING_DRIVER_LOOP (1u << 0)
-/*
+ * uring_driver_new() flags.  Whatever they are, only uring_driver_run(), in
+ * the thread that made the driver, drives it: the kernel may then keep
+ * completion work until that thread waits, instead of interrupting it for
+ * each one (DEFER_TASKRUN, Linux 6.1).
+ *
  * URING_DRIVER_SQE128: SQEs of 128 bytes, for the commands of the watched
  * file that carry more than an I/O does (FUSE over io_uring).
  */
@@ -32,9 +30,11 @@ struct uring_driver;
 
 /*
  * Drive q from the file fd with a ring of entries SQEs (0: one per request
- * the queue lets out at once).  q->limits must be final.  Sets q->queuedata
- * and q->request_fn.  Returns NULL with errno set and a one-line reason in
- * why (errno ENOSYS or EPERM: this kernel or this process has no io_uring).
+ * the queue lets out at once).  A request leaves the elevator only when the
+ * driver can take it: a free slot (no more than a model's depth) and room
+ * in the SQ.  q->limits must be final.  Sets q->queuedata and
+ * q->request_fn.  Returns NULL with errno set and a one-line reason in why
+ * (errno ENOSYS or EPERM: this kernel or this process has no io_uring).
  */
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
 				      unsigned int flags, char *why, size_t whylen);
@@ -42,15 +42,16 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 /*
  * Time completions by m (NULL: none): each request ends no earlier than the
  * model says the device would end it, and no more than the model's depth
- * are in flight.  Call before starting; the caller keeps m.
+ * are in flight; the rest wait in the elevator.  Call before the loop runs;
+ * the caller keeps m.
  */
 void uring_driver_set_model(struct uring_driver *d, struct disk_model *m);
 
 /*
- * The daemon's event loop, run in the calling thread in place of the
- * completion thread: one wait covers the ring's completions and a file to
- * serve (the FUSE device), and whatever one wake-up reads goes out in one
- * submission.  While it runs, only its thread may submit bios.
+ * The daemon's event loop, run in the thread that made the driver: one wait
+ * covers the ring's completions and a file to serve (the FUSE device), and
+ * whatever one wake-up reads goes out in one submission.  While it runs,
+ * only its thread may submit bios.  Completions are reaped here alone.
  */
 enum uring_serve {
 	URING_SERVE_DRAINED, /* the file had no more input: poll it */
@@ -93,13 +94,18 @@ bool uring_driver_watch_input(const struct uring_driver *d);
 /* In the loop's thread: call serve in the next turn, with or without new input. */
 void uring_driver_watch_again(struct uring_driver *d);
 
-/* Start the completion thread.  Returns 0 or -errno (-EINVAL for a URING_DRIVER_LOOP driver). */
-int uring_driver_start(struct uring_driver *d);
+/* What the driver decided, counted since it was made: tests assert on these. */
+struct uring_driver_stats {
+	unsigned long idle_polls;         /* idle polls started (watch->idle_poll_us) */
+	unsigned long idle_poll_hits;     /* of those, ended by a completion */
+	unsigned long idle_poll_timeouts; /* ended because the poll time was up */
+	unsigned long sleeps;             /* waits on the ring with nothing to reap */
+	unsigned long zero_writes;        /* write-zeroes done by writing zeros: no ZERO_RANGE */
+};
 
-/* Stop and join the completion thread.  Call once the queue is idle. */
-void uring_driver_stop(struct uring_driver *d);
+void uring_driver_get_stats(const struct uring_driver *d, struct uring_driver_stats *st);
 
-/* Stops the thread if still running, tears down the ring, detaches from the queue. */
+/* Call once the queue is idle: tears down the ring, detaches from the queue. */
 void uring_driver_free(struct uring_driver *d);
 
 #endif

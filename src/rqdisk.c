@@ -204,8 +204,7 @@ static int open_image(struct rqdisk_state *s)
 
 static unsigned int driver_flags(const struct rqdisk_options *o)
 {
-	return URING_DRIVER_LOOP | (o->fuse_uring ? URING_DRIVER_SQE128 : 0) |
-	       (o->null ? URING_DRIVER_NULL : 0);
+	return (o->fuse_uring ? URING_DRIVER_SQE128 : 0) | (o->null ? URING_DRIVER_NULL : 0);
 }
 
 static int setup_queue(struct rqdisk_state *s)
