@@ -41,9 +41,11 @@ struct rqdisk {
 	 */
 	char *held;
 	size_t held_len;
-	uid_t uid;
+	uid_t uid; /* the mount's owner: with root, the only one who may write */
 	gid_t gid;
 	struct timespec mtime;
+	fuse_req_t switch_req; /* the write to queue/scheduler a pending switch answers */
+	size_t switch_size;
 };
 
 extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;

@@ -269,7 +269,9 @@ static int setup_fuse(struct rqdisk_state *s)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	char opts[512];
 
-	snprintf(opts, sizeof(opts), "fsname=rqdisk,subtype=rqdisk,max_read=%u%s%s", FE_MAX_IO,
+	/* the kernel checks modes, as qemu-storage-daemon's FUSE export has it check them */
+	snprintf(opts, sizeof(opts),
+		 "fsname=rqdisk,subtype=rqdisk,default_permissions,max_read=%u%s%s", FE_MAX_IO,
 		 s->opt.allow_other ? ",allow_other" : "", s->opt.read_only ? ",ro" : "");
 	if (fuse_opt_add_arg(&args, "rqdisk") || fuse_opt_add_arg(&args, "-o") ||
 	    fuse_opt_add_arg(&args, opts)) {
