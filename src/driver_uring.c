@@ -645,6 +645,10 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	d->watch_input = true;
 	while (st != URING_SERVE_DONE || !uring_queue_idle(d))
 		st = uring_turn(d, st);
+	/* the last reap's answers may wait in the SQ (the watcher's SQEs): send them */
+	blk_queue_lock(d->q);
+	uring_submit(d);
+	blk_queue_unlock(d->q);
 	d->looping = false;
 }
 
