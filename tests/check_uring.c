@@ -810,7 +810,7 @@ struct feed {
 	struct tbio *tb;
 	char *data;
 	unsigned int n, next;
-	bool switch_first; /* switch elevators with the first batch in flight */
+	bool switch_first;     /* switch elevators with the first batch in flight */
 	unsigned int switched; /* times the switch was reported done */
 	volatile sig_atomic_t *signalled;
 };
@@ -976,7 +976,7 @@ START_TEST(test_loop_serves_until_done)
 }
 END_TEST
 
-/* An elevator switch inside the loop ends, and is reported once, when the loop reaps the last I/O. */
+/* A switch inside the loop ends, and is reported once, when the loop reaps the last I/O. */
 START_TEST(test_loop_switch_ends_in_the_completion_path)
 {
 	feed_run("deadline", 0, "none", true, &feed_2ms);
