@@ -444,7 +444,7 @@ int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi, bool o
 	return 0;
 }
 
-/* A stale tunable reads nothing: its elevator is gone. */
+/* A tunable whose elevator is gone is not read from its old text: ESTALE. */
 void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi,
 	      size_t size, off_t off)
 {

@@ -80,9 +80,10 @@ static void fe_root_attr(const struct rqdisk *d, struct stat *st)
 }
 
 /*
- * The mount's owner or root: with --allow-other anyone may reach the
- * mount, and the kernel's mode checks (default_permissions) are not all:
- * a write through a handle another user opened is refused here too.
+ * The caller is the mount's owner or root, who alone may write.  With
+ * --allow-other anyone reaches the mount; the kernel's mode checks
+ * (default_permissions) stop other users at open, and this stops them
+ * too, also when they write through a handle the owner passed on.
  */
 static bool fe_owner(fuse_req_t req, const struct rqdisk *d)
 {

@@ -269,7 +269,7 @@ static int setup_fuse(struct rqdisk_state *s)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	char opts[512];
 
-	/* the kernel checks modes, as qemu-storage-daemon's FUSE export has it check them */
+	/* the kernel checks every access against the modes before it reaches us */
 	snprintf(opts, sizeof(opts),
 		 "fsname=rqdisk,subtype=rqdisk,default_permissions,max_read=%u%s%s", FE_MAX_IO,
 		 s->opt.allow_other ? ",allow_other" : "", s->opt.read_only ? ",ro" : "");
