@@ -57,6 +57,7 @@ struct ctl_node {
 
 /* The text of an open control file. */
 struct ctl_file {
+	LIST_ENTRY(ctl_file) link; /* on d->ctl_files until released */
 	size_t len;
 	char buf[CTL_FILE_SIZE];
 };
@@ -439,6 +440,7 @@ int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi, bool o
 		return len;
 	}
 	f->len = (size_t)len < sizeof(f->buf) ? (size_t)len : sizeof(f->buf) - 1;
+	LIST_INSERT_HEAD(&d->ctl_files, f, link);
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = 1; /* the text changes: never cache it */
 	return 0;
@@ -524,7 +526,21 @@ void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf
 
 void ctl_release(struct fuse_file_info *fi)
 {
-	free((void *)(uintptr_t)fi->fh);
+	struct ctl_file *f = (struct ctl_file *)(uintptr_t)fi->fh;
+
+	LIST_REMOVE(f, link);
+	free(f);
+}
+
+/* Files still open when the session ends: their release will never come. */
+void ctl_cleanup(struct rqdisk *d)
+{
+	struct ctl_file *f;
+
+	while ((f = LIST_FIRST(&d->ctl_files))) {
+		LIST_REMOVE(f, link);
+		free(f);
+	}
 }
 
 static size_t ctl_dirent(fuse_req_t req, char *buf, size_t room, const char *name,

@@ -22,6 +22,7 @@ void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file
 void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size,
 	       bool owner);
 void ctl_release(struct fuse_file_info *fi);
+void ctl_cleanup(struct rqdisk *d);
 void ctl_readdir(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, size_t size, off_t off);
 
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "blktrace.h"
+#include "control.h"
 #include "driver_uring.h"
 #include "frontend.h"
 #include "fuse_ring.h"
@@ -370,6 +371,7 @@ static void teardown(struct rqdisk_state *s, bool failed)
 			fuse_session_unmount(s->se);
 		fuse_session_destroy(s->se);
 	}
+	ctl_cleanup(&s->disk);
 	fuse_ring_free(s->ring);
 	free(s->mountpoint);
 	blk_cleanup_queue(s->disk.q);
