@@ -35,8 +35,6 @@ struct request_queue {
 	pthread_mutex_t __queue_lock; /* used when the creator passes none */
 	request_fn_proc *request_fn;
 	void *queuedata; /* the driver's */
-	/* lock held: let requests in flight end, for a driver that ends them in the waiting thread */
-	void (*wait_fn)(struct request_queue *q);
 	const struct blk_clock *clock;
 	struct queue_limits limits;
 	merge_bvec_fn *merge_bvec_fn;
@@ -44,7 +42,15 @@ struct request_queue {
 	struct elevator_queue *elevator; /* NULL: bypass, bios go straight to the driver */
 	struct elevator_queue *next_elevator; /* set up, waiting for in-flight to drain */
 	bool switch_pending;
-	pthread_cond_t switched;
+	/*
+	 * Lock held: a pending switch is done, called once from the path that
+	 * ended the last request in flight.  Set by whoever asked for the
+	 * switch, after elevator_switch() left it pending; cleared before the
+	 * call.  The control tree answers the write to queue/scheduler here.
+	 */
+	void (*switch_done)(struct request_queue *q, void *arg);
+	void *switch_arg;
+	uint64_t elevator_gen; /* elevators set up so far: names one instance for the control tree */
 	struct request *last_merge;
 	struct rq_hash_head hash_start[1 << ELV_HASH_BITS]; /* mergeable requests by start */
 	struct rq_hash_head hash_end[1 << ELV_HASH_BITS];   /* and by end sector */
@@ -138,7 +144,6 @@ const struct elevator_type *elevator_get(const char *name, char *why, size_t why
 const char *const *elevator_builtin_names(void);
 const char *const *elevator_names(void);
 int elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen);
-void elevator_switch_wait(struct request_queue *q);
 void blk_elevator_switch_check(struct request_queue *q);
 struct elevator_queue *elevator_alloc(struct request_queue *q, const struct elevator_type *type);
 void elevator_exit(struct elevator_queue *e);

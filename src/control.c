@@ -3,7 +3,8 @@
  * queue limits, the scheduler and its tunables, and the disk statistics.
  * A file's text is made when it is opened, as sysfs does; a write is
  * parsed and applied at once, and a bad value is refused with EINVAL,
- * leaving the old one.
+ * leaving the old one.  Only the mount's owner and root may write: the
+ * tree can load shared objects and name files the daemon creates.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,7 @@ struct ctl_node {
 
 /* The text of an open control file. */
 struct ctl_file {
+	LIST_ENTRY(ctl_file) link; /* on d->ctl_files until released */
 	size_t len;
 	char buf[CTL_FILE_SIZE];
 };
@@ -95,15 +97,28 @@ static int show_scheduler(struct rqdisk *d, char *buf, size_t len)
 	return (int)used;
 }
 
-/* Returns once the new elevator runs, as a write to sysfs does. */
+/* The last request in flight has ended: the new elevator runs. */
+static void ctl_switch_done(struct request_queue *q, void *arg)
+{
+	struct rqdisk *d = arg;
+
+	(void)q;
+	fuse_reply_write(d->switch_req, d->switch_size);
+	d->switch_req = NULL;
+}
+
+/*
+ * Answered once the new elevator runs, as a write to sysfs returns: at
+ * once, or (ctl_write parks the request) from the completion path when
+ * the last request the old one gave out ends.  Nothing waits here: the
+ * loop goes on serving.  A switch written while one is pending is refused
+ * with EBUSY.
+ */
 static int store_scheduler(struct rqdisk *d, const char *buf)
 {
 	char why[256];
-	int ret = elevator_switch(d->q, buf, why, sizeof(why));
 
-	if (!ret)
-		elevator_switch_wait(d->q);
-	return ret;
+	return elevator_switch(d->q, buf, why, sizeof(why));
 }
 
 static int parse_ulong(const char *buf, unsigned long min, unsigned long max, unsigned long *v)
@@ -292,16 +307,38 @@ static const struct elv_tunable *ctl_tunables(struct rqdisk *d)
 	return d->q->elevator ? d->q->elevator->type->tunables : NULL;
 }
 
-static const struct elv_tunable *ctl_tunable(struct rqdisk *d, fuse_ino_t ino)
+/*
+ * A tunable's inode names the elevator instance it belongs to as well as
+ * its place in the table, as a sysfs attribute goes away with its
+ * elevator: a file opened on cfq's quantum must not set the read_expire
+ * of the deadline that runs after a switch.  Lock held.
+ */
+static fuse_ino_t ctl_tunable_ino(struct rqdisk *d, size_t idx)
+{
+	return CTL_INO_IOSCHED_BASE + d->q->elevator_gen * CTL_TUNABLES_MAX + idx;
+}
+
+/*
+ * The tunable inode ino stands for: -ESTALE if it belongs to an elevator
+ * no longer running, -ENOENT if it never was one.  Lock held.
+ */
+static int ctl_tunable(struct rqdisk *d, fuse_ino_t ino, const struct elv_tunable **tp)
 {
 	const struct elv_tunable *t = ctl_tunables(d);
+	uint64_t gen, idx;
 
 	if (ino < CTL_INO_IOSCHED_BASE)
-		return NULL;
-	for (fuse_ino_t i = CTL_INO_IOSCHED_BASE; t && t->name; t++, i++)
-		if (i == ino)
-			return t;
-	return NULL;
+		return -ENOENT;
+	gen = (ino - CTL_INO_IOSCHED_BASE) / CTL_TUNABLES_MAX;
+	idx = (ino - CTL_INO_IOSCHED_BASE) % CTL_TUNABLES_MAX;
+	if (gen != d->q->elevator_gen)
+		return gen < d->q->elevator_gen ? -ESTALE : -ENOENT;
+	for (; t && t->name; t++, idx--)
+		if (!idx) {
+			*tp = t;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 bool ctl_is_node(fuse_ino_t ino)
@@ -325,17 +362,17 @@ static void ctl_attr(fuse_ino_t ino, bool dir, bool writable, const struct rqdis
 int ctl_getattr(struct rqdisk *d, fuse_ino_t ino, struct stat *st)
 {
 	const struct ctl_node *n = ctl_node(ino);
-	int ret = 0;
+	const struct elv_tunable *t;
+	int ret;
 
 	if (n) {
 		ctl_attr(ino, !n->show, n->store, d, st);
 		return 0;
 	}
 	blk_queue_lock(d->q);
-	if (ctl_tunable(d, ino))
+	ret = ctl_tunable(d, ino, &t);
+	if (!ret)
 		ctl_attr(ino, false, true, d, st);
-	else
-		ret = -ENOENT;
 	blk_queue_unlock(d->q);
 	return ret;
 }
@@ -343,13 +380,13 @@ int ctl_getattr(struct rqdisk *d, fuse_ino_t ino, struct stat *st)
 static int ctl_lookup_tunable(struct rqdisk *d, const char *name, struct stat *st)
 {
 	const struct elv_tunable *t;
-	fuse_ino_t ino = CTL_INO_IOSCHED_BASE;
+	size_t idx = 0;
 	int ret = -ENOENT;
 
 	blk_queue_lock(d->q);
-	for (t = ctl_tunables(d); t && t->name; t++, ino++)
+	for (t = ctl_tunables(d); t && t->name && idx < CTL_TUNABLES_MAX; t++, idx++)
 		if (!strcmp(t->name, name)) {
-			ctl_attr(ino, false, true, d, st);
+			ctl_attr(ctl_tunable_ino(d, idx), false, true, d, st);
 			ret = 0;
 			break;
 		}
@@ -374,25 +411,25 @@ static int ctl_show(struct rqdisk *d, fuse_ino_t ino, char *buf, size_t len)
 	int ret = -ENOENT;
 
 	blk_queue_lock(d->q);
-	if (n && n->show) {
+	if (n && n->show)
 		ret = n->show(d, buf, len);
-	} else if ((t = ctl_tunable(d, ino))) {
+	else if (!n && !(ret = ctl_tunable(d, ino, &t)))
 		ret = snprintf(buf, len, "%lld\n", t->get(d->q->elevator));
-	}
 	blk_queue_unlock(d->q);
 	return ret;
 }
 
-int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi)
+int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi, bool owner)
 {
 	const struct ctl_node *n = ctl_node(ino);
+	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY;
 	struct ctl_file *f;
 	int len;
 
 	if (n && !n->show)
 		return -EISDIR;
 	/* as kernfs: no opening for writing what cannot be written, even for root */
-	if ((fi->flags & O_ACCMODE) != O_RDONLY && n && !n->store)
+	if (writing && ((n && !n->store) || !owner))
 		return -EACCES;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -403,49 +440,107 @@ int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi)
 		return len;
 	}
 	f->len = (size_t)len < sizeof(f->buf) ? (size_t)len : sizeof(f->buf) - 1;
+	LIST_INSERT_HEAD(&d->ctl_files, f, link);
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = 1; /* the text changes: never cache it */
 	return 0;
 }
 
-void ctl_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off)
+/* A tunable whose elevator is gone is not read from its old text: ESTALE. */
+void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi,
+	      size_t size, off_t off)
 {
 	struct ctl_file *f = (struct ctl_file *)(uintptr_t)fi->fh;
 	size_t from = (size_t)off < f->len ? (size_t)off : f->len;
 	size_t n = f->len - from < size ? f->len - from : size;
+	const struct elv_tunable *t;
+	int ret = 0;
 
-	fuse_reply_buf(req, f->buf + from, n);
+	if (!ctl_node(ino)) {
+		blk_queue_lock(d->q);
+		ret = ctl_tunable(d, ino, &t);
+		blk_queue_unlock(d->q);
+	}
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_buf(req, f->buf + from, n);
 }
 
-/* One value per write, as sysfs takes it: a trailing newline is allowed. */
-int ctl_write(struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size)
+/* Lock held: apply val to ino; 1 if the answer is left to the completion path. */
+static int ctl_store(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *val,
+		     size_t size)
 {
 	const struct ctl_node *n = ctl_node(ino);
-	char val[256];
-	int ret = -EACCES;
+	const struct elv_tunable *t;
+	int ret;
 
-	if (!size || size >= sizeof(val))
-		return -EINVAL;
+	if (n && !n->store)
+		return -EACCES;
+	if (!n) {
+		ret = ctl_tunable(d, ino, &t);
+		return ret ? ret : elv_tunable_store(d->q->elevator, t->name, val);
+	}
+	ret = n->store(d, val);
+	if (ret || n->ino != CTL_SCHEDULER || !d->q->switch_pending)
+		return ret;
+	/* this write started the switch (another would have been refused): answer at its end */
+	d->switch_req = req;
+	d->switch_size = size;
+	d->q->switch_done = ctl_switch_done;
+	d->q->switch_arg = d;
+	return 1;
+}
+
+/*
+ * One value per write, as sysfs takes it: a trailing newline is allowed.
+ * Only from the owner or root, whatever the file's mode and whoever opened
+ * the handle.  Answers req, now or from the completion path.
+ */
+void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size,
+	       bool owner)
+{
+	char val[256];
+	int ret;
+
+	if (!owner) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	if (!size || size >= sizeof(val)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
 	memcpy(val, buf, size);
 	val[size] = '\0';
 	if (val[size - 1] == '\n')
 		val[size - 1] = '\0';
-	if (n && n->store) {
-		blk_queue_lock(d->q);
-		ret = n->store(d, val);
-		blk_queue_unlock(d->q);
-	} else if (!n && ino >= CTL_INO_IOSCHED_BASE) {
-		blk_queue_lock(d->q);
-		ret = ctl_tunable(d, ino) ? elv_tunable_store(d->q->elevator, ctl_tunable(d, ino)->name, val)
-					  : -ENOENT;
-		blk_queue_unlock(d->q);
-	}
-	return ret;
+	blk_queue_lock(d->q);
+	ret = ctl_store(req, d, ino, val, size);
+	blk_queue_unlock(d->q);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else if (!ret)
+		fuse_reply_write(req, size);
 }
 
 void ctl_release(struct fuse_file_info *fi)
 {
-	free((void *)(uintptr_t)fi->fh);
+	struct ctl_file *f = (struct ctl_file *)(uintptr_t)fi->fh;
+
+	LIST_REMOVE(f, link);
+	free(f);
+}
+
+/* Files still open when the session ends: their release will never come. */
+void ctl_cleanup(struct rqdisk *d)
+{
+	struct ctl_file *f;
+
+	while ((f = LIST_FIRST(&d->ctl_files))) {
+		LIST_REMOVE(f, link);
+		free(f);
+	}
 }
 
 static size_t ctl_dirent(fuse_req_t req, char *buf, size_t room, const char *name,
@@ -483,8 +578,8 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 	for (size_t k = 0; k < NR_CTL_NODES; k++)
 		if (ctl_nodes[k].parent == ino)
 			EMIT(ctl_nodes[k].name, ctl_nodes[k].ino, !ctl_nodes[k].show);
-	for (fuse_ino_t k = CTL_INO_IOSCHED_BASE; t && t->name; t++, k++)
-		EMIT(t->name, k, false);
+	for (size_t k = 0; t && t->name && k < CTL_TUNABLES_MAX; t++, k++)
+		EMIT(t->name, ctl_tunable_ino(d, k), false);
 #undef EMIT
 	return used;
 }

@@ -4,16 +4,25 @@
 
 #include "frontend.h"
 
-/* Inodes below this are fixed nodes; the running elevator's tunables follow it. */
+/*
+ * Inodes below this are fixed nodes; the running elevator's tunables follow
+ * it, CTL_TUNABLES_MAX inodes for each elevator instance (q->elevator_gen).
+ */
 #define CTL_INO_IOSCHED_BASE 1000
+#define CTL_TUNABLES_MAX 256
 
 bool ctl_is_node(fuse_ino_t ino);
 int ctl_lookup(struct rqdisk *d, fuse_ino_t parent, const char *name, struct stat *st);
 int ctl_getattr(struct rqdisk *d, fuse_ino_t ino, struct stat *st);
-int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi);
-void ctl_read(fuse_req_t req, struct fuse_file_info *fi, size_t size, off_t off);
-int ctl_write(struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size);
+/* owner: the caller is the mount's owner or root, who alone may write */
+int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi, bool owner);
+void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi,
+	      size_t size, off_t off);
+/* Answers req, at once or (a switch of elevators) once the new elevator runs. */
+void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size,
+	       bool owner);
 void ctl_release(struct fuse_file_info *fi);
+void ctl_cleanup(struct rqdisk *d);
 void ctl_readdir(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, size_t size, off_t off);
 
 #endif

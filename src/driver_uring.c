@@ -553,22 +553,6 @@ static void uring_arm_poll(struct uring_driver *d, int fd)
 	d->poll_armed = true;
 }
 
-/*
- * q->wait_fn while the loop runs, lock held: an elevator switch waits for
- * requests in flight to end, and only this thread reaps their completions.
- */
-static void uring_wait_locked(struct request_queue *q)
-{
-	struct uring_driver *d = q->queuedata;
-	struct io_uring_cqe *cqe;
-
-	uring_submit(d);
-	blk_queue_unlock(q);
-	io_uring_wait_cqe(&d->ring, &cqe); /* EINTR too: the caller looks again */
-	blk_queue_lock(q);
-	uring_reap(d);
-}
-
 static bool uring_queue_idle(struct uring_driver *d)
 {
 	bool idle;
@@ -647,10 +631,12 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	d->watch = w;
 	d->watch_ready = true; /* input may be there before the first poll */
 	d->watch_input = true;
-	d->q->wait_fn = uring_wait_locked;
 	while (st != URING_SERVE_DONE || !uring_queue_idle(d))
 		st = uring_turn(d, st);
-	d->q->wait_fn = NULL;
+	/* the last reap's answers may wait in the SQ (the watcher's SQEs): send them */
+	blk_queue_lock(d->q);
+	uring_submit(d);
+	blk_queue_unlock(d->q);
 	d->looping = false;
 }
 

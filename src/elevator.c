@@ -381,22 +381,29 @@ static void elevator_move(struct request_queue *q, struct elevator_queue *old,
 static void elevator_switch_finish(struct request_queue *q)
 {
 	struct elevator_queue *old = q->elevator;
+	void (*done)(struct request_queue *q, void *arg) = q->switch_done;
 
 	elevator_move(q, old, q->next_elevator);
 	q->elevator = q->next_elevator;
 	q->next_elevator = NULL;
 	q->switch_pending = false;
+	q->elevator_gen++;
 	q->last_merge = NULL;
+	q->switch_done = NULL;
 	if (old)
 		elevator_exit(old);
-	pthread_cond_broadcast(&q->switched);
+	if (done)
+		done(q, q->switch_arg);
 }
 
 /*
  * Lock held.  The new elevator is set up before the old one goes.  The
  * switch happens at once when nothing is in flight, else when the last
  * request in flight ends (an elevator must never hear of a request it did
- * not see); meanwhile nothing is dispatched.
+ * not see); meanwhile nothing is dispatched.  Returns 0 with the switch
+ * done or still pending (q->switch_pending): nothing here waits, so the
+ * caller may set q->switch_done to hear of the end.  A second switch while
+ * one is pending is refused with -EBUSY.
  */
 int elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen)
 {
@@ -428,15 +435,4 @@ void blk_elevator_switch_check(struct request_queue *q)
 {
 	if (q->switch_pending && !q->in_flight)
 		elevator_switch_finish(q);
-}
-
-/* Lock held: wait for a pending switch (the driver's thread, or this one, ends the requests). */
-void elevator_switch_wait(struct request_queue *q)
-{
-	while (q->switch_pending) {
-		if (q->wait_fn)
-			q->wait_fn(q);
-		else
-			pthread_cond_wait(&q->switched, q->queue_lock);
-	}
 }

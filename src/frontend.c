@@ -79,6 +79,19 @@ static void fe_root_attr(const struct rqdisk *d, struct stat *st)
 	st->st_atim = st->st_mtim = st->st_ctim = d->mtime;
 }
 
+/*
+ * The caller is the mount's owner or root, who alone may write.  With
+ * --allow-other anyone reaches the mount; the kernel's mode checks
+ * (default_permissions) stop other users at open, and this stops them
+ * too, also when they write through a handle the owner passed on.
+ */
+static bool fe_owner(fuse_req_t req, const struct rqdisk *d)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+
+	return uid == 0 || uid == d->uid;
+}
+
 static bool fe_is_ctl(const struct rqdisk *d, fuse_ino_t ino)
 {
 	return !d->file_mount && ctl_is_node(ino);
@@ -139,10 +152,12 @@ static void fe_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void fe_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct stat st;
+	int err;
 
 	(void)fi;
-	if (fe_attr(fe_disk(req), ino, &st))
-		fuse_reply_err(req, ENOENT);
+	err = fe_attr(fe_disk(req), ino, &st);
+	if (err)
+		fuse_reply_err(req, -err);
 	else
 		fuse_reply_attr(req, &st, 0);
 }
@@ -153,10 +168,12 @@ static void fe_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 {
 	struct rqdisk *d = fe_disk(req);
 	struct stat st;
+	int err;
 
 	(void)fi;
-	if (fe_attr(d, ino, &st)) {
-		fuse_reply_err(req, ENOENT);
+	err = fe_attr(d, ino, &st);
+	if (err) {
+		fuse_reply_err(req, -err);
 		return;
 	}
 	/* control files take O_TRUNC, as sysfs attributes do */
@@ -192,10 +209,11 @@ static void fe_reply_disk_open(fuse_req_t req, const struct fuse_file_info *fi)
 static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rqdisk *d = fe_disk(req);
+	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY;
 	int err;
 
 	if (fe_is_ctl(d, ino)) {
-		err = ctl_open(d, ino, fi);
+		err = ctl_open(d, ino, fi, fe_owner(req, d));
 		if (err)
 			fuse_reply_err(req, -err);
 		else
@@ -206,8 +224,12 @@ static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ino == RQDISK_ROOT_INO ? EISDIR : ENOENT);
 		return;
 	}
-	if (d->read_only && (fi->flags & O_ACCMODE) != O_RDONLY) {
+	if (d->read_only && writing) {
 		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (writing && !fe_owner(req, d)) {
+		fuse_reply_err(req, EACCES);
 		return;
 	}
 	fe_reply_disk_open(req, fi); /* direct I/O: every I/O reaches the queue */
@@ -319,7 +341,7 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct fe_io *io;
 
 	if (fe_is_ctl(d, ino)) {
-		ctl_read(req, fi, size, off);
+		ctl_read(req, d, ino, fi, size, off);
 		return;
 	}
 	if (!len) {
@@ -494,18 +516,13 @@ static void fe_ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino,
 	size_t size = fuse_buf_size(bufv);
 	char val[256];
 	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size < sizeof(val) ? size : sizeof(val));
-	int err;
 
 	dst.buf[0].mem = val;
 	if (size >= sizeof(val) || fuse_buf_copy(&dst, bufv, 0) != (ssize_t)size) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	err = ctl_write(d, ino, val, size);
-	if (err)
-		fuse_reply_err(req, -err);
-	else
-		fuse_reply_write(req, size);
+	ctl_write(req, d, ino, val, size, fe_owner(req, d));
 }
 
 static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
@@ -559,14 +576,21 @@ static void fe_flush_done(struct bio *bio, int error)
 	fe_io_free(io);
 }
 
-/* fsync and fdatasync are barriers: everything before is durable before anything after. */
+/*
+ * fsync and fdatasync are barriers: everything before is durable before
+ * anything after.  A control file holds nothing on the disk: nothing to flush.
+ */
 static void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	struct fe_io *io = fe_io_new(req, 0, 0);
+	struct fe_io *io;
 
-	(void)ino;
 	(void)datasync;
 	(void)fi;
+	if (!fe_is_disk(fe_disk(req), ino)) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	io = fe_io_new(req, 0, 0);
 	if (!io) {
 		fuse_reply_err(req, ENOMEM);
 		return;

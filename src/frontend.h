@@ -20,6 +20,8 @@
 #define FE_KEEP_BUFS (16 * FE_MAX_IO) /* freed buffers kept for reuse */
 
 struct fuse_ring;
+struct ctl_file;
+LIST_HEAD(ctl_file_list, ctl_file);
 
 struct rqdisk {
 	struct request_queue *q;
@@ -41,9 +43,12 @@ struct rqdisk {
 	 */
 	char *held;
 	size_t held_len;
-	uid_t uid;
+	uid_t uid; /* the mount's owner: with root, the only one who may write */
 	gid_t gid;
 	struct timespec mtime;
+	fuse_req_t switch_req; /* the write to queue/scheduler a pending switch answers */
+	size_t switch_size;
+	struct ctl_file_list ctl_files; /* control files open */
 };
 
 extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;

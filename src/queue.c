@@ -16,7 +16,6 @@ struct request_queue *blk_init_queue(request_fn_proc *fn, pthread_mutex_t *lock,
 	if (!q)
 		return NULL;
 	pthread_mutex_init(&q->__queue_lock, NULL);
-	pthread_cond_init(&q->switched, NULL);
 	q->queue_lock = lock ? lock : &q->__queue_lock;
 	q->request_fn = fn;
 	q->clock = clock ? clock : &blk_real_clock;
@@ -42,7 +41,6 @@ void blk_cleanup_queue(struct request_queue *q)
 		elevator_exit(q->elevator);
 	if (q->next_elevator)
 		elevator_exit(q->next_elevator);
-	pthread_cond_destroy(&q->switched);
 	pthread_mutex_destroy(&q->__queue_lock);
 	free(q);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "blktrace.h"
+#include "control.h"
 #include "driver_uring.h"
 #include "frontend.h"
 #include "fuse_ring.h"
@@ -297,7 +298,9 @@ static int setup_fuse(struct rqdisk_state *s)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	char opts[512];
 
-	snprintf(opts, sizeof(opts), "fsname=rqdisk,subtype=rqdisk,max_read=%u%s%s", FE_MAX_IO,
+	/* the kernel checks every access against the modes before it reaches us */
+	snprintf(opts, sizeof(opts),
+		 "fsname=rqdisk,subtype=rqdisk,default_permissions,max_read=%u%s%s", FE_MAX_IO,
 		 s->opt.allow_other ? ",allow_other" : "", s->opt.read_only ? ",ro" : "");
 	if (fuse_opt_add_arg(&args, "rqdisk") || fuse_opt_add_arg(&args, "-o") ||
 	    fuse_opt_add_arg(&args, opts)) {
@@ -396,6 +399,7 @@ static void teardown(struct rqdisk_state *s, bool failed)
 			fuse_session_unmount(s->se);
 		fuse_session_destroy(s->se);
 	}
+	ctl_cleanup(&s->disk);
 	fuse_ring_free(s->ring);
 	free(s->mountpoint);
 	blk_cleanup_queue(s->disk.q);

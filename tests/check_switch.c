@@ -147,6 +147,72 @@ START_TEST(test_switch_across_a_barrier)
 }
 END_TEST
 
+/* What switch_done saw, each time it was called. */
+struct switch_seen {
+	unsigned int calls;
+	const char *running;
+	unsigned int in_flight;
+};
+
+static void note_switch_done(struct request_queue *q, void *arg)
+{
+	struct switch_seen *seen = arg;
+
+	seen->calls++;
+	seen->running = q->elevator ? q->elevator->type->elevator_name : "none";
+	seen->in_flight = q->in_flight;
+}
+
+/*
+ * A pending switch is answered from the completion path: switch_done runs
+ * once, when the last request in flight ends, with the new elevator running;
+ * a second switch meanwhile is refused and does not answer the first.
+ */
+START_TEST(test_switch_done_runs_once_when_the_last_request_ends)
+{
+	struct fake_disk *fd = fake_disk_new("deadline");
+	struct switch_seen seen = { 0 };
+	struct test_bio tb[2];
+
+	read_at(fd, &tb[0], 0);
+	read_at(fd, &tb[1], 100);
+	ck_assert_uint_eq(fd->nr_dispatched, 2);
+	ck_assert_int_eq(do_switch(fd, "noop"), 0);
+	ck_assert(fd->q->switch_pending);
+	fd->q->switch_done = note_switch_done;
+	fd->q->switch_arg = &seen;
+	ck_assert_int_eq(do_switch(fd, "cfq"), -EBUSY);
+	fake_complete(fd, fake_nth(fd, 0), 0, 8);
+	ck_assert_uint_eq(seen.calls, 0);
+	fake_complete_all(fd);
+	ck_assert_uint_eq(seen.calls, 1);
+	ck_assert_str_eq(seen.running, "noop");
+	ck_assert_uint_eq(seen.in_flight, 0);
+	ck_assert_ptr_null(fd->q->switch_done);
+	read_at(fd, &tb[0], 8); /* and no call again when later requests end */
+	fake_complete_all(fd);
+	ck_assert_uint_eq(seen.calls, 1);
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* Each elevator set up has a generation of its own; a switch to the one running keeps it. */
+START_TEST(test_each_elevator_instance_has_its_own_generation)
+{
+	struct fake_disk *fd = fake_disk_new("deadline");
+	uint64_t gen = fd->q->elevator_gen;
+
+	ck_assert_int_eq(do_switch(fd, "deadline"), 0);
+	ck_assert_uint_eq(fd->q->elevator_gen, gen);
+	ck_assert_int_eq(do_switch(fd, "cfq"), 0);
+	ck_assert_uint_ne(fd->q->elevator_gen, gen);
+	gen = fd->q->elevator_gen;
+	ck_assert_int_eq(do_switch(fd, "deadline"), 0);
+	ck_assert_uint_ne(fd->q->elevator_gen, gen);
+	fake_disk_free(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("switch");
@@ -157,6 +223,8 @@ int main(void)
 	tcase_add_test(tc, test_switch_to_none_and_back);
 	tcase_add_test(tc, test_unknown_elevator_is_refused);
 	tcase_add_test(tc, test_switch_across_a_barrier);
+	tcase_add_test(tc, test_switch_done_runs_once_when_the_last_request_ends);
+	tcase_add_test(tc, test_each_elevator_instance_has_its_own_generation);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

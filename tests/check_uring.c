@@ -238,7 +238,6 @@ static void wait_ended(struct disk *k, unsigned int n)
 	k->running = false;
 	ck_assert_uint_eq(k->nr_steps, 0);
 	ck_assert_msg(k->ended >= n, "%u of %u bios ended", k->ended, n);
-	ck_assert_ptr_null(k->q->wait_fn);
 	k->ended = 0;
 }
 
@@ -1065,7 +1064,8 @@ struct feed {
 	struct tbio *tb;
 	char *data;
 	unsigned int n, next;
-	bool switch_first; /* switch elevators with the first batch in flight */
+	bool switch_first;     /* switch elevators with the first batch in flight */
+	unsigned int switched; /* times the switch was reported done */
 	volatile sig_atomic_t *signalled;
 };
 
@@ -1079,16 +1079,27 @@ static void feed_write(struct feed *f)
 	f->next++;
 }
 
+static void feed_switched(struct request_queue *q, void *arg)
+{
+	struct feed *f = arg;
+
+	ck_assert_ptr_null(q->elevator);
+	ck_assert_uint_eq(q->in_flight, 0);
+	f->switched++;
+}
+
+/* Nothing waits: the loop goes on serving, and the last completion ends the switch. */
 static void feed_switch(struct feed *f)
 {
+	struct request_queue *q = f->k->q;
 	char why[256];
 
-	blk_queue_lock(f->k->q);
-	ck_assert_int_eq(elevator_switch(f->k->q, "none", why, sizeof(why)), 0);
-	elevator_switch_wait(f->k->q); /* only this thread reaps: the loop's wait_fn */
-	ck_assert_ptr_null(f->k->q->elevator);
-	ck_assert_uint_eq(f->k->q->in_flight, 0);
-	blk_queue_unlock(f->k->q);
+	blk_queue_lock(q);
+	ck_assert_int_eq(elevator_switch(q, "none", why, sizeof(why)), 0);
+	ck_assert_msg(q->switch_pending, "the first batch was not in flight");
+	q->switch_done = feed_switched;
+	q->switch_arg = f;
+	blk_queue_unlock(q);
 }
 
 static enum uring_serve feed_serve(void *arg)
@@ -1195,7 +1206,8 @@ static struct uring_driver_stats feed_run(const char *elevator, unsigned int ent
 			      tb[i].ended, k.q->nr_queued, k.q->in_flight);
 		ck_assert_int_eq(tb[i].error, 0);
 	}
-	ck_assert_ptr_null(k.q->wait_fn);
+	ck_assert_uint_eq(f.switched, switch_first);
+	ck_assert(!k.q->switch_pending);
 	if (pace->pause_ns)
 		pthread_join(t, NULL);
 	file_has(&k, 0, data, N * 4 * KIB);
@@ -1220,8 +1232,8 @@ START_TEST(test_loop_serves_until_done)
 }
 END_TEST
 
-/* An elevator switch inside the loop waits on completions that only the loop reaps. */
-START_TEST(test_loop_switch_reaps_in_the_waiting_thread)
+/* A switch inside the loop ends, and is reported once, when the loop reaps the last I/O. */
+START_TEST(test_loop_switch_ends_in_the_completion_path)
 {
 	feed_run("deadline", 0, "none", true, &feed_2ms);
 }
@@ -1482,7 +1494,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_null_does_no_io, 0, NR_ELEVATORS);
 	tcase_add_test(tc, test_null_keeps_the_model_time);
 	tcase_add_loop_test(tc, test_loop_serves_until_done, 0, NR_ELEVATORS);
-	tcase_add_test(tc, test_loop_switch_reaps_in_the_waiting_thread);
+	tcase_add_test(tc, test_loop_switch_ends_in_the_completion_path);
 	tcase_add_test(tc, test_loop_idle_poll_spans_short_gaps);
 	tcase_add_test(tc, test_loop_idle_poll_ends);
 	tcase_add_test(tc, test_loop_no_idle_poll_while_busy);

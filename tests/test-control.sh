@@ -1,7 +1,8 @@
 #!/bin/bash
 # test-control.sh - the control tree beside the disk: the layout of /sys/block/<dev>/,
 # the scheduler list and switch, every elevator's tunables read and written, writable
-# limits, bad values refused and left unchanged, and exact stat counters.
+# limits, bad values refused and left unchanged, exact stat counters, tunables opened
+# before a switch refused after it, and fsync on a control file sending no flush.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -122,6 +123,63 @@ expect 12 1 "discards completed"
 expect 14 2048 "sectors discarded"
 expect 16 2 "flushes completed (fallocate(1) fsyncs too)"
 [ "$(cat "$tmp/mnt/inflight" | tr -s ' ')" = " 0 0" ] || fail "inflight is '$(cat "$tmp/mnt/inflight")'"
+
+# tunables: every tunable of the running elevator, "name=value" in one line.
+tunables()
+{
+	local t out=
+
+	for t in "$q"/iosched/*; do
+		[ -e "$t" ] && out+="$(basename "$t")=$(cat "$t") "
+	done
+	echo "$out"
+}
+
+# write_stale FD VALUE: a write through FD is refused with ESTALE or ENOENT.
+write_stale()
+{
+	python3 - "$1" "$2" <<'PY' || fail "a write through a stale tunable handle was not refused"
+import errno, os, sys
+try:
+    os.write(int(sys.argv[1]), sys.argv[2].encode() + b"\n")
+except OSError as e:
+    print("refused:", os.strerror(e.errno))
+    sys.exit(0 if e.errno in (errno.ESTALE, errno.ENOENT) else 1)
+sys.exit(1)
+PY
+}
+
+say "a tunable opened under cfq is stale under deadline: refused, nothing changed"
+echo cfq >"$q/scheduler"
+exec 3>"$q/iosched/quantum"
+echo deadline >"$q/scheduler"
+before=$(tunables)
+write_stale 3 1
+[ "$(tunables)" = "$before" ] || fail "a stale write changed deadline: $before -> $(tunables)"
+python3 -c 'import os; os.fstat(3)' 2>/dev/null && fail "fstat on a stale tunable succeeded"
+exec 3>&-
+
+say "a tunable opened under one deadline is stale under the next deadline"
+exec 3>"$q/iosched/read_expire"
+echo noop >"$q/scheduler"
+echo deadline >"$q/scheduler"
+before=$(tunables)
+write_stale 3 7
+[ "$(tunables)" = "$before" ] || fail "a stale write changed deadline: $before -> $(tunables)"
+exec 3>&-
+echo 7 >"$q/iosched/read_expire" || fail "a fresh handle cannot write read_expire"
+[ "$(cat "$q/iosched/read_expire")" = 7 ] || fail "read_expire did not take 7"
+
+say "fsync on a control file sends no flush; on the disk it does"
+flushes() { read -r -a s <"$tmp/mnt/stat"; echo "${s[15]}"; }
+before=$(flushes)
+for f in queue/scheduler queue/iosched/read_expire queue/nr_requests stat trace/name; do
+	python3 -c "import os,sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)" \
+		"$tmp/mnt/$f" || fail "fsync on $f failed"
+done
+[ "$(flushes)" = "$before" ] || fail "fsync on control files sent $(($(flushes) - before)) flushes"
+python3 -c "import os,sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.fsync(fd)" "$tmp/mnt/disk"
+[ "$(flushes)" = $((before + 1)) ] || fail "fsync on the disk sent $(($(flushes) - before)) flushes"
 
 stop_rqdisk
 echo PASS
