@@ -464,12 +464,31 @@ static void fe_write_start(struct fe_io *io)
 	blk_queue_unlock(q);
 }
 
+int fe_buffers_init(struct rqdisk *d, size_t pool, unsigned int flags)
+{
+	if (bufpool_init(&d->bufs, pool, flags))
+		return -ENOMEM;
+	d->spare = bufpool_get(&d->bufs, FE_INPUT_SIZE);
+	return d->spare ? 0 : -ENOMEM;
+}
+
+void fe_buffers_free(struct rqdisk *d)
+{
+	fe_input_free(d);
+	bufpool_put(&d->bufs, d->spare, FE_INPUT_SIZE);
+	d->spare = NULL;
+	bufpool_destroy(&d->bufs);
+}
+
 char *fe_input(struct rqdisk *d, size_t *size)
 {
+	char *in;
+
 	if (!d->in)
 		d->in = bufpool_get(&d->bufs, FE_INPUT_SIZE);
+	in = d->in ? d->in : d->spare; /* fe_take_input takes only d->in */
 	*size = FE_INPUT_SIZE - (BLK_PAGE_SIZE - FE_WRITE_HDR);
-	return d->in ? d->in + BLK_PAGE_SIZE - FE_WRITE_HDR : NULL;
+	return in ? in + BLK_PAGE_SIZE - FE_WRITE_HDR : NULL;
 }
 
 void fe_input_free(struct rqdisk *d)

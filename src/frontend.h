@@ -17,7 +17,12 @@
 #define RQDISK_DISK_INO 2
 #define RQDISK_DISK_NAME "disk"
 #define FE_MAX_IO (1u << 20) /* max_read and max_write */
-#define FE_KEEP_BUFS (16 * FE_MAX_IO) /* freed buffers kept for reuse */
+/*
+ * The I/O buffers' arena, locked at start: 16 FUSE input buffers of
+ * 1 MiB + 8 KiB (a 2 MiB block each), 32 of 1 MiB or 8192 of 4 KiB.
+ * Past it buffers come from malloc.
+ */
+#define FE_POOL_SIZE (32 * FE_MAX_IO)
 
 struct fuse_ring;
 struct ctl_file;
@@ -35,6 +40,7 @@ struct rqdisk {
 	bool null_device;             /* --null: no I/O on the image */
 	struct bufpool bufs;          /* data buffers, and what FUSE requests are read into */
 	char *in;                     /* what FUSE requests are read into (fe_input) */
+	char *spare; /* an input buffer for when bufs has none: what the request needs fails */
 	struct fuse_ring *ring;       /* FUSE over io_uring, or NULL */
 	/*
 	 * While a request is being handled: memory that stays its own until
@@ -54,9 +60,18 @@ struct rqdisk {
 extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;
 
 /*
- * The memory the next FUSE request is read into, size bytes; NULL when
- * memory is short.  A whole-block write of 64 KiB or more keeps the buffer
- * it came in (no copy), and the next call gives a new one.
+ * The buffers, from an arena of pool bytes (bufpool_init() flags), and the
+ * spare input buffer set aside; 0 or -ENOMEM.
+ */
+int fe_buffers_init(struct rqdisk *d, size_t pool, unsigned int flags);
+void fe_buffers_free(struct rqdisk *d);
+
+/*
+ * The memory the next FUSE request is read into, size bytes.  A
+ * whole-block write of 64 KiB or more keeps the buffer it came in (no
+ * copy), and the next call gives a new one.  When memory is short it is
+ * the spare, which no request keeps: the request is read, and fails with
+ * ENOMEM if it needs memory of its own.
  */
 char *fe_input(struct rqdisk *d, size_t *size);
 void fe_input_free(struct rqdisk *d);

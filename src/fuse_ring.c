@@ -89,8 +89,10 @@ struct fuse_ring {
 	unsigned int nr_ents;
 	struct fring_ent *ents;
 	struct fring_req_header *hdrs;
+	size_t hdrs_len;
 	char *mem;
 	size_t mem_len;
+	bool locked; /* hdrs and mem are locked in memory */
 	struct fring_ent *hash[FRING_HASH];
 	struct fring_list ready;  /* the kernel has handed them a request */
 	struct fring_list unsent; /* to register, or answered: waiting for an SQE */
@@ -376,19 +378,24 @@ void fuse_ring_complete(void *arg, void *tag, int res)
 	}
 }
 
+/*
+ * The kernel copies each request into its entry's header and payload
+ * under the ring queue's lock: a page it faults in there may wait on
+ * reclaim, and reclaim on a loop device on this disk, whose requests then
+ * wait for that lock.  Every page is faulted in and locked now.
+ */
 static int fring_alloc(struct fuse_ring *r)
 {
 	size_t stride = FRING_FRONT + r->payload_sz;
+	bool hdrs_locked = false, mem_locked = false;
 
 	r->nr_ents = r->nr_queues * FRING_DEPTH;
 	r->ents = calloc(r->nr_ents, sizeof(*r->ents));
-	r->hdrs = calloc(r->nr_ents, sizeof(*r->hdrs));
+	r->hdrs_len = r->nr_ents * sizeof(*r->hdrs);
+	r->hdrs = mem_map_locked(r->hdrs_len, &hdrs_locked);
 	r->mem_len = stride * r->nr_ents;
-	/* address space only: a page is resident once a request has used it */
-	r->mem = mmap(NULL, r->mem_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r->mem == MAP_FAILED)
-		r->mem = NULL;
+	r->mem = mem_map_locked(r->mem_len, &mem_locked);
+	r->locked = hdrs_locked && mem_locked;
 	if (!r->ents || !r->hdrs || !r->mem)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < r->nr_ents; i++) {
@@ -425,13 +432,19 @@ struct fuse_ring *fuse_ring_new(struct fuse_session *se, int fd, struct rqdisk *
 	return r;
 }
 
+bool fuse_ring_locked(const struct fuse_ring *r)
+{
+	return r->locked;
+}
+
 void fuse_ring_free(struct fuse_ring *r)
 {
 	if (!r)
 		return;
 	if (r->mem)
 		munmap(r->mem, r->mem_len);
-	free(r->hdrs);
+	if (r->hdrs)
+		munmap(r->hdrs, r->hdrs_len);
 	free(r->ents);
 	free(r);
 }

@@ -37,6 +37,9 @@ void fuse_ring_serve(struct fuse_ring *r);
 /* uring_watch.complete for the ring's commands. */
 void fuse_ring_complete(void *arg, void *tag, int res);
 
+/* Whether the entries' buffers are locked in memory (mlock was permitted). */
+bool fuse_ring_locked(const struct fuse_ring *r);
+
 void fuse_ring_free(struct fuse_ring *r);
 
 #endif

@@ -38,6 +38,7 @@ struct rqdisk_state {
 	struct fuse_ring *ring; /* --fuse-uring, or NULL */
 	char *mountpoint; /* opt.mountpoint from /: the daemon unmounts it after chdir("/") */
 	bool mounted;
+	bool said_fallback; /* the arena ran short once: said so */
 	int ready_fd; /* the waiting parent's pipe, or -1 */
 	int serve_error; /* why reading the FUSE device stopped, or 0 */
 };
@@ -249,6 +250,37 @@ static int setup_queue(struct rqdisk_state *s)
 	return 0;
 }
 
+/*
+ * The I/O buffers, after the fork: a child inherits no memory locks, and
+ * its first write to each page would copy it.  RQDISK_TEST_BUFPOOL=BYTES,
+ * for the tests only, makes the arena that small with nothing past it.
+ */
+static int setup_memory(struct rqdisk_state *s)
+{
+	const char *test = getenv("RQDISK_TEST_BUFPOOL");
+	size_t pool = FE_POOL_SIZE;
+	unsigned int flags = 0;
+
+	if (test) {
+		pool = (size_t)strtoull(test, NULL, 0);
+		flags = BUFPOOL_NO_FALLBACK;
+	}
+	if (fe_buffers_init(&s->disk, pool, flags)) {
+		die_msg("out of memory for %zu MiB of I/O buffers", pool >> 20);
+		return -1;
+	}
+	return 0;
+}
+
+/* Said once: memory the kernel copies requests into may fault and allocate. */
+static void check_locked(struct rqdisk_state *s)
+{
+	if (s->disk.bufs.locked && (!s->ring || fuse_ring_locked(s->ring)))
+		return;
+	fprintf(stderr, "rqdisk: warning: mlock refused (no CAP_IPC_LOCK, or RLIMIT_MEMLOCK "
+			"too low): I/O buffers may be reclaimed; see MEMORY PRESSURE in rqdisk(8)\n");
+}
+
 /* NAME from the working directory at start: the daemon leaves it for /. */
 static char *absolute_path(const char *name)
 {
@@ -404,7 +436,7 @@ static void teardown(struct rqdisk_state *s, bool failed)
 	free(s->mountpoint);
 	blk_cleanup_queue(s->disk.q);
 	disk_model_free(s->disk.model);
-	bufpool_destroy(&s->disk.bufs);
+	fe_buffers_free(&s->disk);
 	if (s->fd >= 0)
 		close(s->fd);
 	if (failed && s->created)
@@ -445,6 +477,11 @@ static enum uring_serve serve_fuse(void *arg)
 		fuse_ring_serve(s->ring);
 		if (!fuse_session_exited(s->se) && !uring_driver_watch_input(s->driver))
 			return URING_SERVE_DRAINED;
+	}
+	if (s->disk.bufs.fallbacks && !s->said_fallback) {
+		fprintf(stderr, "rqdisk: warning: the %zu MiB of locked I/O buffers ran short; "
+				"more come from malloc\n", s->disk.bufs.size >> 20);
+		s->said_fallback = true;
 	}
 	for (int i = 0; i < SERVE_BATCH; i++) {
 		int n = fuse_session_exited(s->se) ? -ENODEV : serve_one(s);
@@ -515,13 +552,16 @@ static int start(struct rqdisk_state *s)
 	s->opt.mountpoint = s->mountpoint;
 	if (!s->opt.foreground && daemonize_start(s))
 		return -1;
-	if (open_image(s) || setup_queue(s) || setup_trace(s) || setup_fuse(s))
+	if (open_image(s) || setup_queue(s) || setup_memory(s) || setup_trace(s) ||
+	    setup_fuse(s))
 		return -1;
-	/* our own loop-attached disk must not wait on our memory reclaim */
+	check_locked(s);
+	/* our own reclaim must not wait on the writeback of a loop device on this disk */
 	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
 		fprintf(stderr,
-			"rqdisk: warning: PR_SET_IO_FLUSHER: %s; a loop device on this disk "
-			"may stall under memory pressure\n",
+			"rqdisk: warning: PR_SET_IO_FLUSHER: %s (needs CAP_SYS_RESOURCE); a loop "
+			"device on this disk may deadlock it under memory pressure; see MEMORY "
+			"PRESSURE in rqdisk(8)\n",
 			strerror(errno));
 	return 0;
 }
@@ -539,7 +579,6 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
-	bufpool_init(&s.disk.bufs, FE_KEEP_BUFS);
 	if (start(&s)) {
 		teardown(&s, true); /* before the parent returns: nothing left behind */
 		daemonize_finish(&s, 1);
