@@ -153,6 +153,25 @@ void bufpool_destroy(struct bufpool *p)
 	pthread_mutex_destroy(&p->lock);
 }
 
+bool bufpool_has(struct bufpool *p, size_t size, unsigned int n)
+{
+	size_t pages = size ? (size - 1) / BUFPOOL_PAGE + 1 : 1, found = 0;
+	unsigned int order = 0;
+	struct bufpool_free *f;
+
+	while (((size_t)1 << order) < pages)
+		order++;
+	if (order > BUFPOOL_MAX_ORDER)
+		return !n;
+	pthread_mutex_lock(&p->lock);
+	for (unsigned int o = BUFPOOL_MAX_ORDER + 1; o-- > order && found < n;)
+		LIST_FOREACH(f, &p->free_list[o], link)
+			if ((found += (size_t)1 << (o - order)) >= n)
+				break;
+	pthread_mutex_unlock(&p->lock);
+	return found >= n;
+}
+
 bool bufpool_owns(const struct bufpool *p, const void *buf)
 {
 	const char *b = buf;

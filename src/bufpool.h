@@ -46,6 +46,8 @@ void bufpool_destroy(struct bufpool *p);
 void *bufpool_get(struct bufpool *p, size_t size);
 /* Gives back a buffer from bufpool_get with the size asked for then. */
 void bufpool_put(struct bufpool *p, void *buf, size_t size);
+/* Whether n buffers of size bytes could be had from the arena now. */
+bool bufpool_has(struct bufpool *p, size_t size, unsigned int n);
 /* Whether buf lies in the arena. */
 bool bufpool_owns(const struct bufpool *p, const void *buf);
 

@@ -619,6 +619,8 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 	blk_queue_lock(d->q);
 	uring_reap(d);
 	blk_queue_unlock(d->q);
+	if (st == URING_SERVE_BLOCKED)
+		d->watch_ready = true; /* a CQE came: what it ended may have freed the way */
 	return st;
 }
 

@@ -57,6 +57,7 @@ enum uring_serve {
 	URING_SERVE_DRAINED, /* the file had no more input: poll it */
 	URING_SERVE_MORE,    /* a batch served, input may remain: come back */
 	URING_SERVE_DONE,    /* the file is finished with: drain the queue and return */
+	URING_SERVE_BLOCKED, /* input waits for a request to end: serve after the next CQE */
 };
 
 struct uring_watch {

@@ -491,6 +491,11 @@ char *fe_input(struct rqdisk *d, size_t *size)
 	return in ? in + BLK_PAGE_SIZE - FE_WRITE_HDR : NULL;
 }
 
+bool fe_input_ready(struct rqdisk *d)
+{
+	return bufpool_has(&d->bufs, BUFPOOL_BLOCK, d->in ? 1 : 2);
+}
+
 void fe_input_free(struct rqdisk *d)
 {
 	bufpool_put(&d->bufs, d->in, FE_INPUT_SIZE);

@@ -74,6 +74,13 @@ void fe_buffers_free(struct rqdisk *d);
  * ENOMEM if it needs memory of its own.
  */
 char *fe_input(struct rqdisk *d, size_t *size);
+/*
+ * Whether the arena holds what the next request read may need (its input
+ * buffer, and a data buffer of the largest size); while it does not and
+ * requests are in flight, the daemon reads no more: backpressure, so that
+ * buffers come from malloc only when nothing is in flight to free one.
+ */
+bool fe_input_ready(struct rqdisk *d);
 void fe_input_free(struct rqdisk *d);
 
 #endif

@@ -39,6 +39,7 @@ struct rqdisk_state {
 	char *mountpoint; /* opt.mountpoint from /: the daemon unmounts it after chdir("/") */
 	bool mounted;
 	bool said_fallback; /* the arena ran short once: said so */
+	bool blocked; /* serve waits for requests to end before reading more */
 	int ready_fd; /* the waiting parent's pipe, or -1 */
 	int serve_error; /* why reading the FUSE device stopped, or 0 */
 };
@@ -465,9 +466,22 @@ static int serve_one(struct rqdisk_state *s)
 	return 1;
 }
 
+static bool queue_idle(struct rqdisk_state *s)
+{
+	bool idle;
+
+	blk_queue_lock(s->disk.q);
+	idle = blk_queue_idle(s->disk.q);
+	blk_queue_unlock(s->disk.q);
+	return idle;
+}
+
 /*
  * Read and answer what the FUSE device has, up to a batch.  The device is
- * non-blocking: EAGAIN is the end of the input, not an error.
+ * non-blocking: EAGAIN is the end of the input, not an error.  While the
+ * locked arena cannot hold what one more request may need and requests
+ * are in flight, nothing more is read until one ends (BLOCKED): the
+ * kernel keeps the rest, and no buffer comes from malloc.
  */
 static enum uring_serve serve_fuse(void *arg)
 {
@@ -475,7 +489,8 @@ static enum uring_serve serve_fuse(void *arg)
 
 	if (s->ring) {
 		fuse_ring_serve(s->ring);
-		if (!fuse_session_exited(s->se) && !uring_driver_watch_input(s->driver))
+		if (!fuse_session_exited(s->se) && !uring_driver_watch_input(s->driver) &&
+		    !s->blocked)
 			return URING_SERVE_DRAINED;
 	}
 	if (s->disk.bufs.fallbacks && !s->said_fallback) {
@@ -483,8 +498,15 @@ static enum uring_serve serve_fuse(void *arg)
 				"more come from malloc\n", s->disk.bufs.size >> 20);
 		s->said_fallback = true;
 	}
+	s->blocked = false;
 	for (int i = 0; i < SERVE_BATCH; i++) {
-		int n = fuse_session_exited(s->se) ? -ENODEV : serve_one(s);
+		int n;
+
+		if (!fuse_session_exited(s->se) && !fe_input_ready(&s->disk) && !queue_idle(s)) {
+			s->blocked = true;
+			return URING_SERVE_BLOCKED;
+		}
+		n = fuse_session_exited(s->se) ? -ENODEV : serve_one(s);
 
 		if (!n)
 			return URING_SERVE_DRAINED;

@@ -249,6 +249,32 @@ START_TEST(mapped_locked_memory_is_resident)
 }
 END_TEST
 
+/* What could be had now, counted in the free blocks big enough. */
+START_TEST(has_counts_what_could_be_had)
+{
+	struct bufpool p;
+	void *a, *b;
+
+	ck_assert_int_eq(bufpool_init(&p, 4 * MIB, BUFPOOL_NO_FALLBACK), 0);
+	ck_assert(bufpool_has(&p, BUFPOOL_BLOCK, 2));
+	ck_assert(!bufpool_has(&p, BUFPOOL_BLOCK, 3));
+	ck_assert(bufpool_has(&p, MIB, 4));
+	ck_assert(!bufpool_has(&p, MIB, 5));
+	ck_assert(!bufpool_has(&p, BUFPOOL_BLOCK + 1, 1));
+	a = bufpool_get(&p, INPUT);
+	ck_assert(bufpool_has(&p, BUFPOOL_BLOCK, 1));
+	ck_assert(!bufpool_has(&p, BUFPOOL_BLOCK, 2));
+	ck_assert(bufpool_has(&p, 512 * 1024, 5)); /* four in the free block, one in a's tail */
+	ck_assert(!bufpool_has(&p, 512 * 1024, 6));
+	b = bufpool_get(&p, PAGE);
+	ck_assert(bufpool_has(&p, BUFPOOL_BLOCK, 1)); /* b came from a's tail */
+	bufpool_put(&p, a, INPUT);
+	bufpool_put(&p, b, PAGE);
+	ck_assert(bufpool_has(&p, BUFPOOL_BLOCK, 2));
+	bufpool_destroy(&p);
+}
+END_TEST
+
 static Suite *bufpool_suite(void)
 {
 	Suite *s = suite_create("bufpool");
@@ -264,6 +290,7 @@ static Suite *bufpool_suite(void)
 	tcase_add_test(tc, buffers_past_the_largest_block_come_from_malloc);
 	tcase_add_test(tc, an_empty_arena_is_malloc_alone);
 	tcase_add_test(tc, mapped_locked_memory_is_resident);
+	tcase_add_test(tc, has_counts_what_could_be_had);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1380,6 +1380,57 @@ START_TEST(test_loop_reaps_while_input_waits)
 }
 END_TEST
 
+/* Serve that can take no input while its one write is in flight. */
+struct blocked_feed {
+	struct disk *k;
+	struct tbio tb;
+	char *data;
+	unsigned int turns;
+};
+
+static enum uring_serve blocked_serve(void *arg)
+{
+	struct blocked_feed *f = arg;
+
+	if (!f->turns++) {
+		tbio_setup(&f->tb, f->k, REQ_OP_WRITE, 0, 0, 4 * KIB, f->data);
+		submit_bio(f->k->q, &f->tb.bio);
+	}
+	return f->tb.ended ? URING_SERVE_DONE : URING_SERVE_BLOCKED;
+}
+
+/*
+ * BLOCKED: the watcher takes no input until a request ends.  The loop
+ * neither polls the file nor spins on serve; it waits for a CQE and serves
+ * again after it: two turns for one slow (modelled 20 ms) write.
+ */
+START_TEST(test_loop_blocked_serves_after_a_completion)
+{
+	struct disk k;
+	struct blocked_feed f = { .k = &k, .data = mem_alloc(4 * KIB) };
+	struct uring_watch w = { .fd = -1, .serve = blocked_serve, .arg = &f };
+	struct disk_model *m;
+	char why[160];
+
+	ck_assert_msg(!disk_model_new("ssd:write_us=20000,depth=1", DISK_SIZE >> SECTOR_SHIFT,
+				      &m, why, sizeof(why)),
+		      "%s", why);
+	mem_fill(f.data, 4 * KIB, 6);
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
+	k.d = uring_driver_new(k.q, k.fd, 0, URING_DRIVER_LOOP, NULL, 0);
+	ck_assert_ptr_nonnull(k.d);
+	uring_driver_set_model(k.d, m);
+	uring_driver_run(k.d, &w);
+	ck_assert_int_eq(f.tb.ended, 1);
+	ck_assert_int_eq(f.tb.error, 0);
+	ck_assert_uint_le(f.turns, 3); /* the write, its modelled wait's end, its CQE */
+	file_has(&k, 0, f.data, 4 * KIB);
+	disk_close(&k);
+	disk_model_free(m);
+	free(f.data);
+}
+END_TEST
+
 /*
  * The watcher's own SQEs: a NOP on a 128-byte-SQE ring ends in
  * w->complete with its tag and result, and serve runs again without input;
@@ -1500,6 +1551,7 @@ int main(void)
 	tcase_add_test(tc, test_loop_no_idle_poll_while_busy);
 	tcase_add_test(tc, test_loop_signal_ends_the_wait);
 	tcase_add_test(tc, test_loop_reaps_while_input_waits);
+	tcase_add_test(tc, test_loop_blocked_serves_after_a_completion);
 	tcase_add_test(tc, test_loop_watch_sqe_completes_to_the_watcher);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
