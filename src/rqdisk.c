@@ -295,9 +295,6 @@ static void __attribute__((noinline)) grow_stack(void)
  */
 static bool lock_process(void)
 {
-#ifdef __SANITIZE_ADDRESS__
-	return true;
-#else
 	void *heap;
 
 	mallopt(M_TRIM_THRESHOLD, -1);
@@ -307,6 +304,9 @@ static bool lock_process(void)
 		*(volatile char *)heap = 0; /* a malloc freed unused may be left out */
 	free(heap);
 	grow_stack();
+#ifdef __SANITIZE_ADDRESS__
+	return true;
+#else
 	return !mlockall(MCL_CURRENT);
 #endif
 }
