@@ -3,10 +3,11 @@
 # rqdisk(8) says is safe: ext4 on the disk loop-attached with direct I/O, a
 # writer in a memory cgroup limited to 160 MiB writing 1.5 GB, and the daemon
 # outside that cgroup, as a service manager runs it.  Without --direct and
-# with it, the write and its fsync must end and e2fsck find the file system
-# clean.  A watchdog aborts the FUSE connection and kills the writer if they
-# do not end in time, so that a deadlock fails the test instead of holding
-# the machine.  Never --fuse-uring here: a hang there frees nothing.
+# with it, the write and its fsync must end, e2fsck find the file system
+# clean, and no I/O buffer have come from malloc.  A watchdog aborts the FUSE
+# connection and kills the writer if they do not end in time, so that a
+# deadlock fails the test instead of holding the machine.  Never
+# --fuse-uring here: a hang there frees nothing.
 #
 # MEMCG_LIMIT_MIB and MEMCG_WRITE_MB change the limit and the amount written.
 source "$(dirname "$0")/functions.sh"
@@ -96,7 +97,7 @@ run()
 	say "rqdisk $* outside the cgroup; ${write_mb} MB written from inside it"
 	rm -f "$tmp/img"
 	truncate -s $((write_mb + 512))M "$tmp/img"
-	start_rqdisk "$@" "$tmp/img" "$tmp/mnt"
+	start_rqdisk "$@" "$tmp/img" "$tmp/mnt" 2>"$tmp/daemon.err"
 	loop_attach dev "$rqdisk_disk" --direct-io=on
 	mkfs.ext4 -q -F "$dev" || fail "mkfs.ext4 failed"
 	mount_at "$dev" "$tmp/fs"
@@ -118,6 +119,10 @@ run()
 	e2fsck -fn "$dev" || fail "e2fsck found errors (status $?)"
 	loop_detach "$dev"
 	stop_rqdisk
+	cat "$tmp/daemon.err"
+	# backpressure: with requests in flight no more are read while the arena is short
+	grep -q "ran short" "$tmp/daemon.err" && fail "buffers came from malloc: the locked arena ran short"
+	return 0
 }
 
 # The watchdog aborts through fusectl; mounted, it is left so (as systemd leaves it).
