@@ -311,8 +311,8 @@ static bool lock_process(void)
 #endif
 }
 
-/* Said once: memory the kernel copies requests into may fault and allocate. */
-static void check_locked(struct rqdisk_state *s)
+/* Everything the I/O path touches, locked; said once where that is refused. */
+static void lock_memory(struct rqdisk_state *s)
 {
 	bool all = s->disk.bufs.locked && lock_process();
 
@@ -617,7 +617,7 @@ static int start(struct rqdisk_state *s)
 	if (open_image(s) || setup_queue(s) || setup_memory(s) || setup_trace(s) ||
 	    setup_fuse(s))
 		return -1;
-	check_locked(s);
+	lock_memory(s);
 	/* our own reclaim must not wait on the writeback of a loop device on this disk */
 	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
 		fprintf(stderr,
