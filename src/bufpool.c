@@ -164,10 +164,13 @@ bool bufpool_has(struct bufpool *p, size_t size, unsigned int n)
 	if (order > BUFPOOL_MAX_ORDER)
 		return !n;
 	pthread_mutex_lock(&p->lock);
-	for (unsigned int o = BUFPOOL_MAX_ORDER + 1; o-- > order && found < n;)
-		LIST_FOREACH(f, &p->free_list[o], link)
-			if ((found += (size_t)1 << (o - order)) >= n)
+	for (unsigned int o = BUFPOOL_MAX_ORDER + 1; o-- > order && found < n;) {
+		LIST_FOREACH(f, &p->free_list[o], link) {
+			found += (size_t)1 << (o - order);
+			if (found >= n)
 				break;
+		}
+	}
 	pthread_mutex_unlock(&p->lock);
 	return found >= n;
 }

@@ -314,6 +314,7 @@ static bool lock_process(void)
 /* Everything the I/O path touches, locked; said once where that is refused. */
 static void lock_memory(struct rqdisk_state *s)
 {
+	/* where the arena could not be locked, mlockall would be refused too */
 	bool all = s->disk.bufs.locked && lock_process();
 
 	if (all && (!s->ring || fuse_ring_locked(s->ring)))

@@ -1,4 +1,4 @@
-/* check_bufpool.c - I/O buffers: aligned, from the locked arena, given back whole, malloc only past it. */
+/* check_bufpool.c - I/O buffers: aligned, from the locked arena, given back; malloc past it. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
