@@ -1417,10 +1417,8 @@ START_TEST(test_loop_blocked_serves_after_a_completion)
 		      "%s", why);
 	mem_fill(f.data, 4 * KIB, 6);
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
-	k.d = uring_driver_new(k.q, k.fd, 0, URING_DRIVER_LOOP, NULL, 0);
-	ck_assert_ptr_nonnull(k.d);
-	uring_driver_set_model(k.d, m);
-	uring_driver_run(k.d, &w);
+	disk_start_model(&k, 0, m);
+	disk_run(&k, &w);
 	ck_assert_int_eq(f.tb.ended, 1);
 	ck_assert_int_eq(f.tb.error, 0);
 	ck_assert_uint_le(f.turns, 3); /* the write, its modelled wait's end, its CQE */
