@@ -1,6 +1,8 @@
 /* cli.c - one-line refusals of bad usage, and strict numbers, for every program. */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,14 +77,22 @@ int cli_getopt(const char *prog, int argc, char **argv, const char *shortopts,
 	return opt;
 }
 
+/*
+ * strtoul alone would take " 7", "+7" and " -1" (as ULONG_MAX) and read
+ * "010" as octal: the digits must start the string, in base 10 or after 0x.
+ */
 int cli_number(const char *prog, const char *opt, const char *s, unsigned long min,
 	       unsigned long max, unsigned long *out)
 {
-	char *end;
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *digits = hex ? s + 2 : s;
+	char *end = NULL;
 
 	errno = 0;
-	*out = strtoul(s, &end, 0);
-	if (*s == '-' || errno || end == s || *end || *out < min || *out > max) {
+	*out = 0;
+	if (hex ? isxdigit((unsigned char)*digits) : isdigit((unsigned char)*digits))
+		*out = strtoul(digits, &end, hex ? 16 : 10);
+	if (!end || errno || *end || *out < min || *out > max) {
 		fprintf(stderr, "%s: %s: '%s' is not a number from %lu to %lu\n", prog, opt, s,
 			min, max);
 		*out = 0;
@@ -97,7 +107,7 @@ int parse_size(const char *s, uint64_t *out)
 	unsigned long long v;
 	unsigned int shift = 0;
 
-	if (!*s || *s == '-')
+	if (!isdigit((unsigned char)*s)) /* strtoull would skip a space and take a sign */
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -110,8 +120,10 @@ int parse_size(const char *s, uint64_t *out)
 	case 'K': case 'k': shift += 10; end++; break;
 	default: break;
 	}
-	if (*end == 'i' || *end == 'B')
-		end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+	if (shift && *end == 'i') /* KiB, Ki */
+		end += end[1] == 'B' ? 2 : 1;
+	else if (*end == 'B') /* KB, or B alone */
+		end++;
 	if (*end || (shift && v > (UINT64_MAX >> shift)))
 		return -EINVAL;
 	*out = (uint64_t)v << shift;
