@@ -61,6 +61,9 @@ START_TEST(bad_specs_are_refused_by_name)
 	assert_refused("ssd:preset=hp97560", "ssd has no preset 'hp97560'");
 	assert_refused("ssd:channels=0", "channels must be");
 	assert_refused("ssd:depth=1e6", "depth must be");
+	/* cut at 63 characters this would read as 1 */
+	assert_refused("ssd:depth=1.00000000000000000000000000000000000000000000000000000000000000x",
+		       "the value of 'depth' is longer than 63 characters");
 }
 END_TEST
 
