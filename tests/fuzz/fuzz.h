@@ -20,13 +20,13 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A property of the code under test that no input may break: abort, which the fuzzer keeps. */
-#define FUZZ_ASSERT(cond)                                                                  \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "%s:%d: fuzz property broken: %s\n", __FILE__,     \
-				__LINE__, #cond);                                          \
-			abort();                                                           \
-		}                                                                          \
+#define FUZZ_ASSERT(cond)                                                                          \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: fuzz property broken: %s\n", __FILE__, __LINE__,   \
+				#cond);                                                            \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* The input as a NUL-terminated string of at most max bytes: the caller frees it. */

@@ -29,7 +29,8 @@ static bool digits_value(const char *s, size_t n, unsigned int base, uint64_t ma
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		int c = tolower((unsigned char)s[i]);
-		unsigned int d = isdigit(c) ? (unsigned int)(c - '0') : (unsigned int)(c - 'a' + 10);
+		unsigned int d =
+		    isdigit(c) ? (unsigned int)(c - '0') : (unsigned int)(c - 'a' + 10);
 
 		if (!isxdigit(c) || d >= base || *v > (max - d) / base)
 			return false;

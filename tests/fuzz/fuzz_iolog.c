@@ -9,7 +9,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct replay_trace t = { 0 };
+	struct replay_trace t = {0};
 	char why[256] = "";
 	FILE *f;
 	int ret;

@@ -12,17 +12,17 @@
 #define MAX_IOS 256
 #define MAX_BYTES (1u << 20)
 
-static const char *const elevators[] = { "none", "noop", "deadline", "as", "cfq", "sstf", "clook" };
+static const char *const elevators[] = {"none", "noop", "deadline", "as", "cfq", "sstf", "clook"};
 
 static const char *const models[] = {
-	"none",
-	"hdd",
-	"ssd",
-	"hdd:preset=hp97560",
-	"ssd:channels=1,depth=1",
-	/* the slowest each model can be: an hdd's request takes up to about 1e19 ns */
-	"hdd:rpm=1,cylinders=1e9,seek_knee=0,seek_c=1e4,seek_e=1e4,overhead=1e4,depth=4",
-	"ssd:bandwidth=0.001,read_us=1e9,write_us=1e9,flush_us=1e9,channels=1",
+    "none",
+    "hdd",
+    "ssd",
+    "hdd:preset=hp97560",
+    "ssd:channels=1,depth=1",
+    /* the slowest each model can be: an hdd's request takes up to about 1e19 ns */
+    "hdd:rpm=1,cylinders=1e9,seek_knee=0,seek_c=1e4,seek_e=1e4,overhead=1e4,depth=4",
+    "ssd:bandwidth=0.001,read_us=1e9,write_us=1e9,flush_us=1e9,channels=1",
 };
 
 #define NR(a) (sizeof(a) / sizeof((a)[0]))
@@ -41,8 +41,8 @@ static void check_result(const struct replay_trace *t, const struct replay_resul
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct replay_config cfg = { 0 };
-	struct replay_trace t = { 0 };
+	struct replay_config cfg = {0};
+	struct replay_trace t = {0};
 	struct replay_result res;
 	char why[256] = "";
 	FILE *f;
