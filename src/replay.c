@@ -297,7 +297,8 @@ static int replay_setup(struct replay_state *st, char *why, size_t whylen)
 	int ret;
 
 	if (capacity < st->t->capacity) {
-		snprintf(why, whylen, "the capacity, %llu sectors, is below the trace's extent (%llu)",
+		snprintf(why, whylen,
+			 "the capacity, %llu sectors, is below the trace's extent (%llu)",
 			 (unsigned long long)capacity, (unsigned long long)st->t->capacity);
 		return -EINVAL;
 	}

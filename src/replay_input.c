@@ -61,13 +61,14 @@ static int replay_check_queue(const char *name, const struct bt_event *e, uint64
 {
 	if (e->time - origin > REPLAY_MAX_NS) {
 		snprintf(why, whylen,
-			 "%s: a Q record %llu ns after the first is past the longest trace replayed (%llu ns)",
+			 "%s: a Q record %llu ns after the first is past the longest trace "
+			 "replayed (%llu ns)",
 			 name, (unsigned long long)(e->time - origin), REPLAY_MAX_NS);
 		return -EINVAL;
 	}
 	if (e->sector > REPLAY_MAX_SECTOR - (e->bytes >> SECTOR_SHIFT)) {
-		snprintf(why, whylen, "%s: a Q record at sector %llu of %u bytes ends past 2^64 bytes",
-			 name, (unsigned long long)e->sector, e->bytes);
+		snprintf(why, whylen,
+			 "%s: a Q record at sector %llu of %u bytes ends past 2^64 bytes", name, (unsigned long long)e->sector, e->bytes);
 		return -EINVAL;
 	}
 	return 0;
@@ -176,7 +177,8 @@ static int iolog_stamp(struct iolog_state *st, const char *field)
 	if (iolog_number(st, field, &us))
 		return -EINVAL;
 	if (iolog_us(0, us, &ns)) {
-		snprintf(st->what, st->whylen, "time %llu us is past the longest trace replayed (%llu us)",
+		snprintf(st->what, st->whylen,
+			 "time %llu us is past the longest trace replayed (%llu us)",
 			 (unsigned long long)us, REPLAY_MAX_NS / NS_PER_US);
 		return -EINVAL;
 	}
@@ -286,7 +288,8 @@ static int iolog_add_line(struct iolog_state *st, char *line, struct replay_trac
 /* The first line: "fio version N iolog". */
 static bool iolog_header(const char *line, int *version)
 {
-	return sscanf(line, "fio version %d iolog", version) == 1 && (*version == 2 || *version == 3);
+	return sscanf(line, "fio version %d iolog", version) == 1 &&
+	       (*version == 2 || *version == 3);
 }
 
 int replay_load_iolog(FILE *f, const char *name, struct replay_trace *t, char *why,

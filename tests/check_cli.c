@@ -107,8 +107,9 @@ END_TEST
 START_TEST(numbers_are_whole_and_in_range)
 {
 	/* strtoul alone took the space, the sign and " -1" (as ULONG_MAX), and read 08 as octal */
-	static const char *const bad[] = { "", "-1", "12a", "0", "101", "0x", "99999999999999999999",
-					   " 7", "+5", " -1", "\t7", "0x-5", "0x 5" };
+	static const char *const bad[] = { "", "-1", "12a", "0", "101", "0x",
+					   "99999999999999999999", " 7", "+5", " -1", "\t7",
+					   "0x-5", "0x 5" };
 	unsigned long v;
 
 	capture_stderr();
@@ -137,8 +138,9 @@ END_TEST
 
 START_TEST(sizes_take_binary_suffixes)
 {
-	static const char *const bad[] = { "", "-1", "12Q", "1KX", "16777216T", "M",
-					   " -1", " 1", "+1", "5i", "5iB", "1KiBB", "18446744073709551616" };
+	static const char *const bad[] = { "", "-1", "12Q", "1KX", "16777216T", "M", " -1",
+					   " 1", "+1", "5i", "5iB", "1KiBB",
+					   "18446744073709551616" };
 	uint64_t v;
 
 	ck_assert_int_eq(parse_size("4096", &v), 0);

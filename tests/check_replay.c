@@ -271,7 +271,8 @@ START_TEST(iolog_times_never_go_back_or_wrap)
 			 "log:4: time 1000 us goes back before 2000 us");
 	assert_bad_iolog("fio version 2 iolog\n/f read 0 4096\n/f wait 18446744073709551 0\n"
 			 "/f wait 18446744073709551 0\n/f read 8192 4096\n",
-			 "log:3: the waits add up past the longest trace replayed (4611686018427387 us)");
+			 "log:3: the waits add up past the longest trace replayed "
+			 "(4611686018427387 us)");
 	assert_bad_iolog("fio version 2 iolog\n/f wait 4611686018427387 0\n/f wait 1 0\n",
 			 "log:3: the waits add up past");
 	assert_bad_iolog("fio version 3 iolog\n18446744073709551615 /f read 0 4096\n",
@@ -286,9 +287,12 @@ START_TEST(iolog_numbers_are_strict)
 	struct replay_trace t;
 	char why[256] = "";
 
-	assert_bad_iolog("fio version 2 iolog\n/f read -512 4096\n", "log:2: '-512' is not a number");
-	assert_bad_iolog("fio version 2 iolog\n/f read +512 4096\n", "log:2: '+512' is not a number");
-	assert_bad_iolog("fio version 2 iolog\n/f read 0 4096x\n", "log:2: '4096x' is not a number");
+	assert_bad_iolog("fio version 2 iolog\n/f read -512 4096\n",
+			 "log:2: '-512' is not a number");
+	assert_bad_iolog("fio version 2 iolog\n/f read +512 4096\n",
+			 "log:2: '+512' is not a number");
+	assert_bad_iolog("fio version 2 iolog\n/f read 0 4096x\n",
+			 "log:2: '4096x' is not a number");
 	assert_bad_iolog("fio version 2 iolog\n/f wait -1 0\n", "log:2: '-1' is not a number");
 	assert_bad_iolog("fio version 2 iolog\n/f read 18446744073709551104 1024\n",
 			 "log:2: offset 18446744073709551104 length 1024 ends past 2^64 bytes");
