@@ -126,8 +126,10 @@ int parse_size(const char *s, uint64_t *out)
 	case 'K': case 'k': shift += 10; end++; break;
 	default: break;
 	}
-	if (*end == 'i' || *end == 'B')
-		end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+	if (shift && *end == 'i') /* KiB, Ki */
+		end += end[1] == 'B' ? 2 : 1;
+	else if (*end == 'B') /* KB, or B alone */
+		end++;
 	if (*end || (shift && v > (UINT64_MAX >> shift)))
 		return -EINVAL;
 	*out = (uint64_t)v << shift;

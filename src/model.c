@@ -36,13 +36,20 @@ static int model_set_key(const struct model_type *t, void *params, const char *k
 	const char *eq = memchr(kv, '=', len);
 	const struct model_key *k;
 	char value[64], *end;
+	size_t vlen;
 	double v;
 
 	if (!eq) {
 		snprintf(why, whylen, "model: '%.*s' is not KEY=VALUE", (int)len, kv);
 		return -EINVAL;
 	}
-	snprintf(value, sizeof(value), "%.*s", (int)(len - (size_t)(eq + 1 - kv)), eq + 1);
+	vlen = len - (size_t)(eq + 1 - kv);
+	if (vlen >= sizeof(value)) { /* cut short, "1.000...0x" would read as 1 */
+		snprintf(why, whylen, "model: the value of '%.*s' is longer than %zu characters",
+			 (int)(eq - kv), kv, sizeof(value) - 1);
+		return -EINVAL;
+	}
+	snprintf(value, sizeof(value), "%.*s", (int)vlen, eq + 1);
 	if (eq - kv == 6 && !strncmp(kv, "preset", 6)) {
 		if (t->preset && !t->preset(params, value))
 			return 0;

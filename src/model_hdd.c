@@ -81,8 +81,11 @@ struct hdd {
 	sector_t next_sector; /* the sector after the last one transferred */
 };
 
+/* A sector past the capacity (a caller's bug) is on the last cylinder, not past the stroke. */
 static uint64_t hdd_cylinder(const struct hdd *h, sector_t sector)
 {
+	if (sector >= h->capacity)
+		return (uint64_t)h->p.cylinders - 1;
 	return (uint64_t)((double)sector * h->p.cylinders / (double)h->capacity);
 }
 
@@ -97,7 +100,7 @@ static uint64_t hdd_seek_ns(const struct hdd *h, uint64_t to)
 		ms = h->p.seek_a + h->p.seek_b * sqrt(d);
 	else
 		ms = h->p.seek_c + h->p.seek_e * d;
-	return (uint64_t)(ms * NSEC_PER_MSEC);
+	return ns_of(ms * NSEC_PER_MSEC);
 }
 
 /* The platter turns from time 0 on; a sector passes under the head once a turn. */
@@ -112,7 +115,7 @@ static uint64_t hdd_rotate_ns(const struct hdd *h, sector_t sector, uint64_t at)
 
 static uint64_t hdd_transfer_ns(const struct hdd *h, unsigned int nr_sectors)
 {
-	return (uint64_t)((double)nr_sectors * (double)h->rotation_ns / h->p.spt);
+	return ns_of((double)nr_sectors * (double)h->rotation_ns / h->p.spt);
 }
 
 /*
@@ -123,17 +126,17 @@ static uint64_t hdd_transfer_ns(const struct hdd *h, unsigned int nr_sectors)
 static uint64_t hdd_service(struct disk_model *m, const struct model_io *io, uint64_t now)
 {
 	struct hdd *h = (struct hdd *)m;
-	uint64_t t = max_u64(now, h->free_at) + (uint64_t)(h->p.overhead * NSEC_PER_MSEC);
+	uint64_t t = add_ns(max_u64(now, h->free_at), ns_of(h->p.overhead * NSEC_PER_MSEC));
 
 	if (op_has_data(io->op) && io->nr_sectors) {
 		if (io->sector != h->next_sector) {
 			uint64_t to = hdd_cylinder(h, io->sector);
 
-			t += hdd_seek_ns(h, to);
-			t += hdd_rotate_ns(h, io->sector, t);
+			t = add_ns(t, hdd_seek_ns(h, to));
+			t = add_ns(t, hdd_rotate_ns(h, io->sector, t));
 			h->cylinder = to;
 		}
-		t += hdd_transfer_ns(h, io->nr_sectors);
+		t = add_ns(t, hdd_transfer_ns(h, io->nr_sectors));
 		h->next_sector = io->sector + io->nr_sectors;
 		h->cylinder = hdd_cylinder(h, h->next_sector - 1);
 	}

@@ -47,4 +47,19 @@ static inline uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/*
+ * Times only add up: the slowest parameters give about 1e19 ns a request,
+ * so a sum stops at UINT64_MAX rather than wrap to before the request began.
+ */
+static inline uint64_t add_ns(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* ns as a whole number, UINT64_MAX past it (a cast of a larger double is undefined). */
+static inline uint64_t ns_of(double ns)
+{
+	return ns < 18446744073709549568.0 ? (uint64_t)ns : UINT64_MAX;
+}
+
 #endif

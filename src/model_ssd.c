@@ -64,7 +64,7 @@ static uint64_t ssd_flush(struct ssd *s, uint64_t now)
 
 	for (unsigned int i = 0; i < s->nr_channels; i++)
 		t = max_u64(t, s->free_at[i]);
-	t += (uint64_t)(s->p.flush_us * NSEC_PER_USEC);
+	t = add_ns(t, ns_of(s->p.flush_us * NSEC_PER_USEC));
 	for (unsigned int i = 0; i < s->nr_channels; i++)
 		s->free_at[i] = t;
 	return t;
@@ -81,9 +81,9 @@ static uint64_t ssd_service(struct disk_model *m, const struct model_io *io, uin
 		return ssd_flush(s, now);
 	ch = ssd_first_free(s);
 	us = io->op == REQ_OP_READ ? s->p.read_us : s->p.write_us;
-	t = max_u64(now, s->free_at[ch]) + (uint64_t)(us * NSEC_PER_USEC);
+	t = add_ns(max_u64(now, s->free_at[ch]), ns_of(us * NSEC_PER_USEC));
 	if (op_has_data(io->op))
-		t += (uint64_t)((double)io->nr_sectors * SECTOR_SIZE * s->ns_per_byte);
+		t = add_ns(t, ns_of((double)io->nr_sectors * SECTOR_SIZE * s->ns_per_byte));
 	s->free_at[ch] = t;
 	if (io->flags & REQ_FUA)
 		t = ssd_flush(s, t);

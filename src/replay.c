@@ -13,6 +13,11 @@
 
 #define REPLAY_START_NS 1000000000ull /* the clock's origin: 0 means "no time" to the core */
 #define NEVER UINT64_MAX
+/*
+ * The clock stops here: a model's time past it is taken as it, so that the
+ * clock never wraps and every elevator's "now + expire" still fits above it.
+ */
+#define REPLAY_CLOCK_MAX (1ull << 63)
 #define PROGRESS_EVERY 65536
 
 /* A request at the device, until the model's completion time. */
@@ -101,6 +106,17 @@ static uint64_t sector_distance(sector_t a, sector_t b)
 	return a > b ? a - b : b - a;
 }
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* A time on the clock: at most REPLAY_CLOCK_MAX. */
+static uint64_t clock_time(uint64_t ns)
+{
+	return ns < REPLAY_CLOCK_MAX ? ns : REPLAY_CLOCK_MAX;
+}
+
 static uint64_t replay_device_time(struct replay_state *st, const struct request *rq)
 {
 	struct model_io io = {
@@ -111,12 +127,13 @@ static uint64_t replay_device_time(struct replay_state *st, const struct request
 	};
 
 	if (op_has_data(rq->cmd_op)) {
-		st->res->seek_sectors += sector_distance(st->head, io.sector);
+		st->res->seek_sectors =
+			add_sat(st->res->seek_sectors, sector_distance(st->head, io.sector));
 		st->head = io.sector + io.nr_sectors;
 	}
 	if (!st->model)
 		return replay_now(st);
-	return disk_model_service(st->model, &io, replay_now(st));
+	return clock_time(disk_model_service(st->model, &io, replay_now(st)));
 }
 
 /* request_fn: the device takes what the queue lets out, up to its depth. */
@@ -152,9 +169,12 @@ static void replay_end_io(struct bio *bio, int error)
 	struct replay_state *st = rb->st;
 	uint64_t now = replay_now(st);
 
-	(void)error;
 	st->outstanding--;
 	st->res->end_ns = now;
+	if (error) { /* refused or failed: no latency to speak of */
+		st->res->errors++;
+		return;
+	}
 	if (!op_has_data(bio->bi_op))
 		return;
 	st->res->bytes += bio->bi_size;
@@ -184,24 +204,27 @@ static void replay_submit_one(struct replay_state *st)
 	__submit_bio(st->q, &rb->bio);
 }
 
-/* When the next I/O of the trace is due, NEVER if it must wait for completions. */
+/*
+ * When the next I/O of the trace is due, NEVER if it must wait for
+ * completions.  A time before now (a trace that goes back) is due now.
+ */
 static uint64_t replay_next_submit(const struct replay_state *st)
 {
 	if (st->next == st->t->nr)
 		return NEVER;
 	if (st->cfg->depth)
 		return st->outstanding < st->cfg->depth ? replay_now(st) : NEVER;
-	return REPLAY_START_NS + st->t->ios[st->next].time;
+	return clock_time(add_sat(REPLAY_START_NS, st->t->ios[st->next].time));
 }
 
-/* Everything due now goes in as one plugged batch, so that it can merge. */
+/* Everything due by now goes in as one plugged batch, so that it can merge. */
 static void replay_submit_due(struct replay_state *st)
 {
 	uint64_t now = replay_now(st);
 
 	blk_queue_lock(st->q);
 	blk_plug_device(st->q);
-	while (replay_next_submit(st) == now)
+	while (replay_next_submit(st) <= now)
 		replay_submit_one(st);
 	__blk_unplug(st->q);
 	blk_queue_unlock(st->q);
@@ -211,7 +234,7 @@ static void replay_complete_due(struct replay_state *st)
 {
 	uint64_t now = replay_now(st);
 
-	while (st->heap_nr && st->heap[0].at == now) {
+	while (st->heap_nr && st->heap[0].at <= now) {
 		struct request *rq = heap_pop(st).rq;
 
 		blk_end_request(rq, 0, blk_rq_sectors(rq));
@@ -273,6 +296,12 @@ static int replay_setup(struct replay_state *st, char *why, size_t whylen)
 	sector_t capacity = st->cfg->capacity ? st->cfg->capacity : st->t->capacity;
 	int ret;
 
+	if (capacity < st->t->capacity) {
+		snprintf(why, whylen,
+			 "the capacity, %llu sectors, is below the trace's extent (%llu)",
+			 (unsigned long long)capacity, (unsigned long long)st->t->capacity);
+		return -EINVAL;
+	}
 	blk_virtual_clock_init(&st->clock, REPLAY_START_NS);
 	st->q = blk_init_queue(replay_request_fn, NULL, &st->clock);
 	st->bios = calloc(st->t->nr ? st->t->nr : 1, sizeof(*st->bios));

@@ -19,6 +19,15 @@ struct replay_io {
 	pid_t pid;
 };
 
+/*
+ * What a loaded trace keeps to, so that no sum on the virtual clock or on
+ * sectors can wrap: times up to 2^62 ns (146 years, with room above for
+ * every elevator's "now + expire"), and every I/O ends where a 64-bit byte
+ * offset still reaches.
+ */
+#define REPLAY_MAX_NS (1ull << 62)
+#define REPLAY_MAX_SECTOR (UINT64_MAX >> SECTOR_SHIFT)
+
 struct replay_trace {
 	struct replay_io *ios; /* in issue order */
 	size_t nr;
@@ -59,6 +68,7 @@ struct replay_result {
 	uint64_t start_ns, end_ns; /* first submission, last completion */
 	uint64_t seek_sectors; /* head travel between consecutive data requests */
 	uint64_t barriers;
+	uint64_t errors; /* I/Os the queue refused (-EINVAL) or failed: not in lat */
 	struct replay_lat lat[2]; /* reads, writes */
 };
 

@@ -1,4 +1,5 @@
 /* replay_input.c - traces into replay I/Os: blktrace's Q records, or a fio iolog (v2, v3). */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -54,6 +55,25 @@ static void replay_from_queue(const struct bt_event *e, struct replay_io *io)
 	io->pid = (pid_t)e->pid;
 }
 
+/* A Q record the replay can hold: within REPLAY_MAX_NS of the first, ending inside 2^64 bytes. */
+static int replay_check_queue(const char *name, const struct bt_event *e, uint64_t origin,
+			      char *why, size_t whylen)
+{
+	if (e->time - origin > REPLAY_MAX_NS) {
+		snprintf(why, whylen,
+			 "%s: a Q record %llu ns after the first is past the longest trace "
+			 "replayed (%llu ns)",
+			 name, (unsigned long long)(e->time - origin), REPLAY_MAX_NS);
+		return -EINVAL;
+	}
+	if (e->sector > REPLAY_MAX_SECTOR - (e->bytes >> SECTOR_SHIFT)) {
+		snprintf(why, whylen,
+			 "%s: a Q record at sector %llu of %u bytes ends past 2^64 bytes", name, (unsigned long long)e->sector, e->bytes);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int replay_load_blktrace(const char *name, struct replay_trace *t, char *why,
 				size_t whylen)
 {
@@ -72,15 +92,18 @@ static int replay_load_blktrace(const char *name, struct replay_trace *t, char *
 		if (bt_is_notify(e) || bt_act(e) != __BLK_TA_QUEUE)
 			continue;
 		if (first)
-			origin = e->time;
+			origin = e->time; /* the records are in time order: none comes before */
 		first = false;
+		ret = replay_check_queue(name, e, origin, why, whylen);
+		if (ret)
+			break;
 		replay_from_queue(e, &io);
 		io.time = e->time - origin;
 		ret = replay_add(t, &io, &alloc);
+		if (ret == -ENOMEM)
+			snprintf(why, whylen, "out of memory");
 	}
 	bt_trace_free(&bt);
-	if (ret == -ENOMEM)
-		snprintf(why, whylen, "out of memory");
 	return ret;
 }
 
@@ -108,101 +131,196 @@ static bool iolog_file_action(const char *action)
 	return !strcmp(action, "add") || !strcmp(action, "open") || !strcmp(action, "close");
 }
 
-/* The fields of one line after the version's timestamp: "file action [offset length]". */
-struct iolog_line {
-	uint64_t usec;
-	char action[16];
-	unsigned long long offset, length;
-	int fields; /* after the file name */
+#define IOLOG_MAX_LENGTH (1ull << 31) /* bytes in one I/O: its sectors fit an unsigned int */
+#define IOLOG_FIELDS 5 /* v3: time file action offset length; v2 has no time */
+
+/* One line of an iolog, and what came before it that it must agree with. */
+struct iolog_state {
+	int version;
+	uint64_t time;  /* ns: v3's last stamp, or v2's sum of the waits so far */
+	char *what;     /* why the line is refused */
+	size_t whylen;
 };
 
-static int iolog_parse_line(const char *line, int version, struct iolog_line *l)
-{
-	char file[4096];
-	int n;
+/* "%.*s" of a field in a message: a line of garbage is not echoed whole. */
+#define FIELD_SHOWN 32
 
-	memset(l, 0, sizeof(*l));
-	if (version == 3) {
-		n = sscanf(line, "%" SCNu64 " %4095s %15s %llu %llu", &l->usec, file, l->action,
-			   &l->offset, &l->length);
-		l->fields = n - 2;
-		return n >= 3 ? 0 : -EINVAL;
+/* An unsigned decimal, all of s: sscanf's %llu would take "-1" and wrap. */
+static int iolog_number(struct iolog_state *st, const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = isdigit((unsigned char)*s) ? strtoull(s, &end, 10) : 0;
+	if (!isdigit((unsigned char)*s) || errno || *end) {
+		snprintf(st->what, st->whylen, "'%.*s' is not a number from 0 to %llu", FIELD_SHOWN,
+			 s, (unsigned long long)UINT64_MAX);
+		return -EINVAL;
 	}
-	n = sscanf(line, "%4095s %15s %llu %llu", file, l->action, &l->offset, &l->length);
-	l->fields = n - 1;
-	return n >= 2 ? 0 : -EINVAL;
+	return 0;
 }
 
-static int iolog_io(const struct iolog_line *l, struct replay_io *io, char *what, size_t len)
+/* base + us as ns, unless that goes past REPLAY_MAX_NS. */
+static int iolog_us(uint64_t base, uint64_t us, uint64_t *ns)
 {
-	if (iolog_op(l->action, &io->op)) {
-		snprintf(what, len, "unknown action '%s'", l->action);
+	if (us > (REPLAY_MAX_NS - base) / NS_PER_US)
+		return -ERANGE;
+	*ns = base + us * NS_PER_US;
+	return 0;
+}
+
+/* v3 stamps every line; they must not go back, or the replay would have to. */
+static int iolog_stamp(struct iolog_state *st, const char *field)
+{
+	uint64_t us, ns;
+
+	if (iolog_number(st, field, &us))
+		return -EINVAL;
+	if (iolog_us(0, us, &ns)) {
+		snprintf(st->what, st->whylen,
+			 "time %llu us is past the longest trace replayed (%llu us)",
+			 (unsigned long long)us, REPLAY_MAX_NS / NS_PER_US);
+		return -EINVAL;
+	}
+	if (ns < st->time) {
+		snprintf(st->what, st->whylen, "time %llu us goes back before %llu us",
+			 (unsigned long long)us, (unsigned long long)(st->time / NS_PER_US));
+		return -EINVAL;
+	}
+	st->time = ns;
+	return 0;
+}
+
+/* v2 times are the sum of the waits so far. */
+static int iolog_wait(struct iolog_state *st, char **f, int nr)
+{
+	uint64_t us;
+
+	if (nr < 3) {
+		snprintf(st->what, st->whylen, "'wait' needs a time");
+		return -EINVAL;
+	}
+	if (iolog_number(st, f[2], &us))
+		return -EINVAL;
+	if (iolog_us(st->time, us, &st->time)) {
+		snprintf(st->what, st->whylen,
+			 "the waits add up past the longest trace replayed (%llu us)",
+			 REPLAY_MAX_NS / NS_PER_US);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* f: action [offset length], after the time and file. */
+static int iolog_io(struct iolog_state *st, char **f, int nr, struct replay_io *io)
+{
+	uint64_t offset, length;
+
+	if (iolog_op(f[0], &io->op)) {
+		snprintf(st->what, st->whylen, "unknown action '%.*s'", FIELD_SHOWN, f[0]);
 		return -EINVAL;
 	}
 	if (io->op == REQ_OP_FLUSH)
 		return 0;
-	if (l->fields != 3) {
-		snprintf(what, len, "'%s' needs an offset and a length", l->action);
+	if (nr < 3) {
+		snprintf(st->what, st->whylen, "'%s' needs an offset and a length", f[0]);
 		return -EINVAL;
 	}
-	if (l->offset % SECTOR_SIZE || l->length % SECTOR_SIZE || !l->length ||
-	    l->length > (1ull << 31)) {
-		snprintf(what, len, "offset %llu length %llu are not whole 512-byte sectors",
-			 l->offset, l->length);
+	if (iolog_number(st, f[1], &offset) || iolog_number(st, f[2], &length))
+		return -EINVAL;
+	if (length > IOLOG_MAX_LENGTH) {
+		snprintf(st->what, st->whylen, "length %llu is more than %llu bytes",
+			 (unsigned long long)length, IOLOG_MAX_LENGTH);
 		return -EINVAL;
 	}
-	io->sector = l->offset >> SECTOR_SHIFT;
-	io->nr_sectors = (unsigned int)(l->length >> SECTOR_SHIFT);
+	if (offset % SECTOR_SIZE || length % SECTOR_SIZE || !length) {
+		snprintf(st->what, st->whylen,
+			 "offset %llu length %llu are not whole 512-byte sectors",
+			 (unsigned long long)offset, (unsigned long long)length);
+		return -EINVAL;
+	}
+	io->sector = offset >> SECTOR_SHIFT;
+	io->nr_sectors = (unsigned int)(length >> SECTOR_SHIFT);
+	if (io->nr_sectors > REPLAY_MAX_SECTOR - io->sector) {
+		snprintf(st->what, st->whylen, "offset %llu length %llu ends past 2^64 bytes",
+			 (unsigned long long)offset, (unsigned long long)length);
+		return -EINVAL;
+	}
 	return 0;
 }
 
-/* v2 times are the sum of the waits so far; v3 stamps every line. */
-static int iolog_add_line(const char *line, int version, uint64_t *v2_time,
-			  struct replay_trace *t, size_t *alloc, char *what, size_t len)
+/* Whitespace-separated fields; any after the first max are ignored, as fio does. */
+static int iolog_split(char *line, char **f, int max)
 {
-	struct iolog_line l;
+	char *save;
+	int n = 0;
+
+	for (char *tok = strtok_r(line, " \t\r\n", &save); tok && n < max;
+	     tok = strtok_r(NULL, " \t\r\n", &save))
+		f[n++] = tok;
+	return n;
+}
+
+static int iolog_add_line(struct iolog_state *st, char *line, struct replay_trace *t,
+			  size_t *alloc)
+{
+	char *f[IOLOG_FIELDS];
+	int nr = iolog_split(line, f, IOLOG_FIELDS), skip = st->version == 3 ? 1 : 0;
 	struct replay_io io = { 0 };
 
-	if (iolog_parse_line(line, version, &l)) {
-		snprintf(what, len, "not an iolog v%d line", version);
+	if (nr < 2 + skip || (skip && !isdigit((unsigned char)*f[0]))) {
+		snprintf(st->what, st->whylen, "not an iolog v%d line", st->version);
 		return -EINVAL;
 	}
-	if (iolog_file_action(l.action))
-		return 0;
-	if (version == 2 && !strcmp(l.action, "wait")) {
-		*v2_time += l.offset * NS_PER_US;
-		return 0;
-	}
-	if (iolog_io(&l, &io, what, len))
+	if (skip && iolog_stamp(st, f[0]))
 		return -EINVAL;
-	io.time = version == 3 ? l.usec * NS_PER_US : *v2_time;
+	/* f[skip] is the file: every file of the log is the one disk */
+	if (iolog_file_action(f[skip + 1]))
+		return 0;
+	if (st->version == 2 && !strcmp(f[1], "wait"))
+		return iolog_wait(st, f + skip, nr - skip);
+	if (iolog_io(st, f + skip + 1, nr - skip - 1, &io))
+		return -EINVAL;
+	io.time = st->time;
 	return replay_add(t, &io, alloc);
+}
+
+/* The first line: "fio version N iolog". */
+static bool iolog_header(const char *line, int *version)
+{
+	return sscanf(line, "fio version %d iolog", version) == 1 &&
+	       (*version == 2 || *version == 3);
 }
 
 int replay_load_iolog(FILE *f, const char *name, struct replay_trace *t, char *why,
 		      size_t whylen)
 {
-	char line[8192], what[160];
-	uint64_t v2_time = 0;
+	char what[160], *line = NULL;
+	struct iolog_state st = { .what = what, .whylen = sizeof(what) };
 	unsigned long lineno = 1;
-	size_t alloc = 0;
-	int version, ret = 0;
+	size_t alloc = 0, cap = 0;
+	ssize_t len;
+	int ret = 0;
 
-	if (!fgets(line, sizeof(line), f) || sscanf(line, "fio version %d iolog", &version) != 1 ||
-	    (version != 2 && version != 3)) {
+	if (getline(&line, &cap, f) < 0 || !iolog_header(line, &st.version)) {
 		snprintf(why, whylen, "%s: not a fio iolog of version 2 or 3", name);
+		free(line);
 		return -EINVAL;
 	}
-	while (!ret && fgets(line, sizeof(line), f)) {
+	while (!ret && (len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		if (strspn(line, " \t\r\n") == strlen(line))
-			continue;
-		ret = iolog_add_line(line, version, &v2_time, t, &alloc, what, sizeof(what));
+		if (strlen(line) != (size_t)len) {
+			snprintf(what, sizeof(what), "a NUL byte in the line");
+			ret = -EINVAL;
+		} else if (strspn(line, " \t\r\n") != (size_t)len) {
+			ret = iolog_add_line(&st, line, t, &alloc);
+		}
 		if (ret == -ENOMEM)
 			snprintf(why, whylen, "out of memory");
 		else if (ret)
 			snprintf(why, whylen, "%s:%lu: %s", name, lineno, what);
 	}
+	free(line);
 	return ret;
 }
 

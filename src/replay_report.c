@@ -24,7 +24,8 @@ static uint64_t percentile(const uint64_t *sorted, size_t n, unsigned int p)
 
 int replay_lat_summary(const struct replay_lat *lat, struct lat_summary *s)
 {
-	uint64_t *v, sum = 0;
+	unsigned __int128 sum = 0; /* latencies near the clock's 2^63 ns would wrap a 64-bit sum */
+	uint64_t *v;
 
 	memset(s, 0, sizeof(*s));
 	if (!lat->nr)
@@ -36,7 +37,7 @@ int replay_lat_summary(const struct replay_lat *lat, struct lat_summary *s)
 	qsort(v, lat->nr, sizeof(*v), cmp_u64);
 	for (size_t i = 0; i < lat->nr; i++)
 		sum += v[i];
-	s->mean = sum / lat->nr;
+	s->mean = (uint64_t)(sum / lat->nr);
 	s->p50 = percentile(v, lat->nr, 50);
 	s->p99 = percentile(v, lat->nr, 99);
 	s->max = v[lat->nr - 1];
@@ -48,12 +49,12 @@ static const char *const columns[] = {
 	"elevator", "requests", "merges", "MB/s",
 	"read_mean_ms", "read_p50_ms", "read_p99_ms", "read_max_ms",
 	"write_mean_ms", "write_p50_ms", "write_p99_ms", "write_max_ms",
-	"seek_sectors", "barriers",
+	"seek_sectors", "barriers", "errors",
 };
 #define NR_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
 /* Wide enough for the header and the numbers below it. */
-static const int widths[NR_COLUMNS] = { -10, 9, 8, 9, 12, 11, 11, 11, 13, 12, 12, 12, 14, 8 };
+static const int widths[NR_COLUMNS] = { -10, 9, 8, 9, 12, 11, 11, 11, 13, 12, 12, 12, 14, 8, 6 };
 
 void replay_print_header(FILE *f, bool csv)
 {
@@ -118,6 +119,7 @@ int replay_print_row(FILE *f, bool csv, const char *elevator, const struct repla
 	}
 	print_u64(f, csv, i++, res->seek_sectors);
 	print_u64(f, csv, i++, res->barriers);
+	print_u64(f, csv, i++, res->errors);
 	fputc('\n', f);
 	return 0;
 }

@@ -106,8 +106,10 @@ END_TEST
 
 START_TEST(numbers_are_whole_and_in_range)
 {
-	static const char *const bad[] = { "", "-1", "12a", "0", "101", "0x", "99999999999999999999",
-					   " 5", "+5", " -1", "0x-1", "5 ", "1e2", "0b1" };
+	/* strtoul alone took the space, the sign and " -1" (as ULONG_MAX), and read 08 as octal */
+	static const char *const bad[] = { "", "-1", "12a", "0", "101", "0x",
+					   "99999999999999999999", " 7", "+5", " -1", "\t7",
+					   "0x-5", "0x 5", "5 ", "1e2", "0b1" };
 	unsigned long v;
 
 	capture_stderr();
@@ -115,13 +117,12 @@ START_TEST(numbers_are_whole_and_in_range)
 	ck_assert_uint_eq(v, 1);
 	ck_assert_int_eq(cli_number("prog", "--n", "0x64", 1, 100, &v), 0);
 	ck_assert_uint_eq(v, 100);
-	ck_assert_int_eq(cli_number("prog", "--n", "0X1f", 1, 100, &v), 0);
-	ck_assert_uint_eq(v, 31);
-	/* decimal, as rqdisk(8) says: never octal */
 	ck_assert_int_eq(cli_number("prog", "--n", "010", 1, 100, &v), 0);
 	ck_assert_uint_eq(v, 10);
 	ck_assert_int_eq(cli_number("prog", "--n", "08", 1, 100, &v), 0);
 	ck_assert_uint_eq(v, 8);
+	ck_assert_int_eq(cli_number("prog", "--n", "0X1f", 1, 100, &v), 0);
+	ck_assert_uint_eq(v, 31);
 	ck_assert_str_eq(stderr_text(), "");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char want[128];
@@ -137,7 +138,9 @@ END_TEST
 
 START_TEST(sizes_take_binary_suffixes)
 {
-	static const char *const bad[] = { "", "-1", "12Q", "1KX", "16777216T", "M", " 1", " -1", "+1" };
+	static const char *const bad[] = { "", "-1", "12Q", "1KX", "16777216T", "M", " -1",
+					   " 1", "+1", "5i", "5iB", "1KiBB",
+					   "18446744073709551616" };
 	uint64_t v;
 
 	ck_assert_int_eq(parse_size("4096", &v), 0);
@@ -150,6 +153,10 @@ START_TEST(sizes_take_binary_suffixes)
 	ck_assert_uint_eq(v, 1024);
 	ck_assert_int_eq(parse_size("3TB", &v), 0);
 	ck_assert_uint_eq(v, 3ull << 40);
+	ck_assert_int_eq(parse_size("512B", &v), 0);
+	ck_assert_uint_eq(v, 512);
+	ck_assert_int_eq(parse_size("0016Ki", &v), 0);
+	ck_assert_uint_eq(v, 16384);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(parse_size(bad[i], &v) != 0, "'%s' taken as a size", bad[i]);
 }

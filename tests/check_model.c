@@ -61,6 +61,9 @@ START_TEST(bad_specs_are_refused_by_name)
 	assert_refused("ssd:preset=hp97560", "ssd has no preset 'hp97560'");
 	assert_refused("ssd:channels=0", "channels must be");
 	assert_refused("ssd:depth=1e6", "depth must be");
+	/* cut at 63 characters this would read as 1 */
+	assert_refused("ssd:depth=1.00000000000000000000000000000000000000000000000000000000000000x",
+		       "the value of 'depth' is longer than 63 characters");
 }
 END_TEST
 
@@ -228,6 +231,24 @@ START_TEST(same_input_same_times)
 }
 END_TEST
 
+/* The slowest hdd takes about 1e19 ns a long seek: its times stop at UINT64_MAX, never wrap. */
+START_TEST(slowest_times_never_wrap)
+{
+	struct disk_model *m = model("hdd:rpm=1,cylinders=1e9,seek_knee=0,seek_c=1e4,seek_e=1e4,"
+				     "overhead=1e4", GIB_SECTORS);
+	uint64_t done = 0;
+
+	for (unsigned int i = 0; i < 4; i++) {
+		uint64_t t = serve(m, REQ_OP_READ, i % 2 ? GIB_SECTORS - 8 : 0, 8, 0);
+
+		ck_assert_uint_ge(t, done);
+		done = t;
+	}
+	ck_assert_uint_eq(done, UINT64_MAX);
+	disk_model_free(m);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
 	Suite *s = suite_create("model");
@@ -243,6 +264,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, hdd_serves_one_at_a_time);
 	tcase_add_test(tc, ssd_channels_work_in_parallel);
 	tcase_add_test(tc, same_input_same_times);
+	tcase_add_test(tc, slowest_times_never_wrap);
 	suite_add_tcase(s, tc);
 	return s;
 }

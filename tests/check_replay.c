@@ -261,6 +261,136 @@ START_TEST(bad_iologs_name_the_line)
 }
 END_TEST
 
+START_TEST(iolog_times_never_go_back_or_wrap)
+{
+	/* each of these hung the replay: a time behind the clock was never due */
+	assert_bad_iolog("fio version 3 iolog\n0 /f add\n2000 /f read 0 4096\n"
+			 "1000 /f read 8192 4096\n",
+			 "log:4: time 1000 us goes back before 2000 us");
+	assert_bad_iolog("fio version 3 iolog\n0 /f add\n2000 /f read 0 4096\n1000 /f close\n",
+			 "log:4: time 1000 us goes back before 2000 us");
+	assert_bad_iolog("fio version 2 iolog\n/f read 0 4096\n/f wait 18446744073709551 0\n"
+			 "/f wait 18446744073709551 0\n/f read 8192 4096\n",
+			 "log:3: the waits add up past the longest trace replayed "
+			 "(4611686018427387 us)");
+	assert_bad_iolog("fio version 2 iolog\n/f wait 4611686018427387 0\n/f wait 1 0\n",
+			 "log:3: the waits add up past");
+	assert_bad_iolog("fio version 3 iolog\n18446744073709551615 /f read 0 4096\n",
+			 "log:2: time 18446744073709551615 us is past the longest trace replayed");
+	assert_bad_iolog("fio version 3 iolog\n99999999999999999999 /f read 0 4096\n",
+			 "log:2: '99999999999999999999' is not a number");
+}
+END_TEST
+
+START_TEST(iolog_numbers_are_strict)
+{
+	struct replay_trace t;
+	char why[256] = "";
+
+	assert_bad_iolog("fio version 2 iolog\n/f read -512 4096\n",
+			 "log:2: '-512' is not a number");
+	assert_bad_iolog("fio version 2 iolog\n/f read +512 4096\n",
+			 "log:2: '+512' is not a number");
+	assert_bad_iolog("fio version 2 iolog\n/f read 0 4096x\n",
+			 "log:2: '4096x' is not a number");
+	assert_bad_iolog("fio version 2 iolog\n/f wait -1 0\n", "log:2: '-1' is not a number");
+	assert_bad_iolog("fio version 2 iolog\n/f read 18446744073709551104 1024\n",
+			 "log:2: offset 18446744073709551104 length 1024 ends past 2^64 bytes");
+	assert_bad_iolog("fio version 2 iolog\n/f read 0 4294967296\n",
+			 "log:2: length 4294967296 is more than 2147483648 bytes");
+	assert_bad_iolog("fio version 2 iolog\n/f wait\n", "log:2: 'wait' needs a time");
+	/* the last sector a 64-bit byte offset reaches is still a disk's */
+	ck_assert_int_eq(load_text("fio version 2 iolog\n/f read 18446744073709550592 512\n", &t,
+				   why, sizeof(why)), 0);
+	ck_assert_uint_eq(t.capacity, REPLAY_MAX_SECTOR);
+	replay_trace_free(&t);
+}
+END_TEST
+
+/* A trace built by hand may still go back in time: the engine submits it late, never hangs. */
+START_TEST(replay_submits_a_late_io_at_once)
+{
+	struct replay_trace *t = trace_new(3);
+	struct replay_result res;
+
+	for (int i = 0; i < 3; i++)
+		set_io(&t->ios[i], REQ_OP_READ, (sector_t)i * 1000, 8);
+	t->ios[0].time = 5 * MS;
+	t->ios[1].time = 1 * MS;
+	t->ios[2].time = UINT64_MAX; /* past the clock's end: due at its end */
+	run(t, "noop", "none", 0, &res);
+	ck_assert_uint_eq(res.lat[0].nr, 3);
+	ck_assert_uint_eq(res.lat[0].ns[1], 0); /* the late one went with the one before */
+	ck_assert_uint_eq(res.errors, 0);
+	replay_result_free(&res);
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(refused_ios_are_errors_not_latencies)
+{
+	struct replay_trace *t = trace_new(3);
+	struct replay_result res;
+
+	set_io(&t->ios[0], REQ_OP_READ, 0, 8);
+	set_io(&t->ios[1], REQ_OP_READ, 64, 0); /* no sectors: the queue refuses it, -EINVAL */
+	set_io(&t->ios[2], REQ_OP_WRITE, 128, 8);
+	run(t, "deadline", "hdd", 0, &res);
+	ck_assert_uint_eq(res.errors, 1);
+	ck_assert_uint_eq(res.lat[0].nr, 1);
+	ck_assert_uint_eq(res.lat[1].nr, 1);
+	ck_assert_uint_eq(res.bytes, 2 * 4096);
+	replay_result_free(&res);
+	trace_free(t);
+}
+END_TEST
+
+/*
+ * The slowest hdd adds up to about 1e19 ns a request: the clock stops at its
+ * end, never wraps.  The slowest ssd takes hours a request, at most.
+ */
+START_TEST(slowest_models_end)
+{
+	const char *models[] = {
+		"hdd:rpm=1,cylinders=1e9,seek_knee=0,seek_c=1e4,seek_e=1e4,overhead=1e4,depth=4",
+		"ssd:bandwidth=0.001,read_us=1e9,write_us=1e9,flush_us=1e9,channels=1",
+	};
+	struct replay_trace *t = random_trace(200, 3);
+
+	for (size_t m = 0; m < sizeof(models) / sizeof(models[0]); m++) {
+		const char *elvs[] = { "noop", "deadline", "as", "cfq" };
+
+		for (size_t e = 0; e < sizeof(elvs) / sizeof(elvs[0]); e++) {
+			struct replay_result res;
+
+			run(t, elvs[e], models[m], 4, &res);
+			ck_assert_uint_eq(res.lat[0].nr + res.lat[1].nr, 200);
+			ck_assert_uint_le(res.end_ns, 1ull << 63);
+			if (m == 0) {
+				ck_assert_uint_ge(res.end_ns, 1ull << 62);
+				ck_assert_uint_ge(max_ns(&res.lat[0]), 1ull << 60);
+			}
+			replay_result_free(&res);
+		}
+	}
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(capacity_below_the_trace_is_refused)
+{
+	struct replay_trace *t = random_trace(10, 0);
+	struct replay_config cfg = { .elevator = "noop", .model = "hdd", .capacity = 8 };
+	struct replay_result res;
+	char why[256] = "";
+
+	blk_set_default_limits(&cfg.limits);
+	ck_assert_int_eq(replay_run(t, &cfg, &res, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "below the trace's extent"), "%s", why);
+	trace_free(t);
+}
+END_TEST
+
 static Suite *replay_suite(void)
 {
 	Suite *s = suite_create("replay");
@@ -274,6 +404,17 @@ static Suite *replay_suite(void)
 	tcase_add_test(tc, deadline_bounds_what_sstf_starves);
 	tcase_add_test(tc, iolog_v2_and_v3);
 	tcase_add_test(tc, bad_iologs_name_the_line);
+	suite_add_tcase(s, tc);
+
+	/* hostile input: each of these once hung, so a short timeout */
+	tc = tcase_create("hostile");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, iolog_times_never_go_back_or_wrap);
+	tcase_add_test(tc, iolog_numbers_are_strict);
+	tcase_add_test(tc, replay_submits_a_late_io_at_once);
+	tcase_add_test(tc, refused_ios_are_errors_not_latencies);
+	tcase_add_test(tc, slowest_models_end);
+	tcase_add_test(tc, capacity_below_the_trace_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

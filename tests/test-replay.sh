@@ -28,13 +28,14 @@ write_iolog()
 	}' >"$tmp/job.iolog"
 }
 
-# expect_refusal TEXT ARGS...: exit 2 and one line on stderr holding TEXT.
+# expect_refusal TEXT ARGS...: exit 2 and one line on stderr holding TEXT, soon
+# (a trace that once hung the replay must not hang the test: 124 is timeout's).
 expect_refusal()
 {
 	local text=$1 status=0
 
 	shift
-	"$replay" "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
+	timeout 60 "$replay" "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
 	[ "$status" = 2 ] || fail "rqdisk-replay $*: status $status, not 2"
 	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "rqdisk-replay $*: not one line: $(cat "$tmp/err")"
 	grep -qF -- "$text" "$tmp/err" || fail "rqdisk-replay $*: '$(cat "$tmp/err")' lacks '$text'"
@@ -64,16 +65,17 @@ cat "$tmp/a.txt" "$tmp/a.csv"
 
 say "one row per elevator, every column filled"
 elevators="none noop deadline as cfq sstf clook"
-[ "$(head -1 "$tmp/a.csv")" = "elevator,requests,merges,MB/s,read_mean_ms,read_p50_ms,read_p99_ms,read_max_ms,write_mean_ms,write_p50_ms,write_p99_ms,write_max_ms,seek_sectors,barriers" ] ||
+[ "$(head -1 "$tmp/a.csv")" = "elevator,requests,merges,MB/s,read_mean_ms,read_p50_ms,read_p99_ms,read_max_ms,write_mean_ms,write_p50_ms,write_p99_ms,write_max_ms,seek_sectors,barriers,errors" ] ||
 	fail "CSV header: $(head -1 "$tmp/a.csv")"
 [ "$(tail -n +2 "$tmp/a.csv" | cut -d, -f1 | xargs)" = "$elevators" ] || fail "rows are not $elevators"
-awk -F, 'NF != 14 { exit 1 }' "$tmp/a.csv" || fail "a row without 14 columns"
+awk -F, 'NF != 15 { exit 1 }' "$tmp/a.csv" || fail "a row without 15 columns"
 grep -q "^# .*job.iolog: 3000 I/Os, issued at the trace's times; model hdd .*rpm=7200" "$tmp/a.txt" ||
 	fail "the table's heading does not name the trace and the model"
 
 say "barriers counted, every read and write's latency written once per elevator"
 for e in $elevators; do
 	[ "$(column "$tmp/a.csv" "$e" barriers)" = "$nr_sync" ] || fail "$e: barriers are not $nr_sync"
+	[ "$(column "$tmp/a.csv" "$e" errors)" = 0 ] || fail "$e: errors in a good trace"
 	[ "$(grep -c "^$e,\(read\|write\)," "$tmp/lat-a")" = "$nr_data" ] ||
 		fail "$e: not $nr_data latencies"
 done
@@ -103,6 +105,26 @@ expect_refusal "unrecognized option '--bogus'; try 'rqdisk-replay --help'" --bog
 expect_refusal "option '--depth' requires an argument" "$tmp/job.iolog" --depth
 printf 'fio version 3 iolog\n10 /dev/disk read 100 4096\n' >"$tmp/bad.iolog"
 expect_refusal "bad.iolog:2: offset 100 length 4096 are not whole 512-byte sectors" "$tmp/bad.iolog"
+
+say "hostile traces: refused in one line naming the file and line, never a hang"
+printf 'fio version 3 iolog\n0 /f add\n2000 /f read 0 4096\n1000 /f read 8192 4096\n' >"$tmp/back.iolog"
+expect_refusal "back.iolog:4: time 1000 us goes back before 2000 us" "$tmp/back.iolog"
+printf 'fio version 2 iolog\n/f read 0 4096\n/f wait %s 0\n/f wait %s 0\n/f read 8192 4096\n' \
+	18446744073709551 18446744073709551 >"$tmp/wrap.iolog"
+expect_refusal "wrap.iolog:3: the waits add up past the longest trace replayed" "$tmp/wrap.iolog"
+printf 'fio version 2 iolog\n/f read -512 4096\n' >"$tmp/neg.iolog"
+expect_refusal "neg.iolog:2: '-512' is not a number" "$tmp/neg.iolog"
+printf 'Q R 36028797018963960+16\n' | "$top_builddir/tests/bt-gen" "$tmp/far.blktrace.0"
+expect_refusal "ends past 2^64 bytes" "$tmp/far"
+
+say "an I/O the queue refuses is an error, not a latency"
+printf 'Q R 0+8\nQ R 64+0\nQ W 128+8\n' | "$top_builddir/tests/bt-gen" "$tmp/zero.blktrace.0"
+timeout 60 "$replay" --csv -e noop,deadline --latencies "$tmp/zero-lat" "$tmp/zero" >"$tmp/zero.csv" ||
+	fail "a zero-length read stopped the replay"
+for e in noop deadline; do
+	[ "$(column "$tmp/zero.csv" "$e" errors)" = 1 ] || fail "$e: the refused read is not an error"
+	[ "$(grep -c "^$e," "$tmp/zero-lat")" = 2 ] || fail "$e: the refused read has a latency"
+done
 
 say "--help and the man page name the same options"
 "$replay" --help >"$tmp/help"
