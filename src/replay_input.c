@@ -67,8 +67,8 @@ static int replay_check_queue(const char *name, const struct bt_event *e, uint64
 		return -EINVAL;
 	}
 	if (e->sector > REPLAY_MAX_SECTOR - (e->bytes >> SECTOR_SHIFT)) {
-		snprintf(why, whylen,
-			 "%s: a Q record at sector %llu of %u bytes ends past 2^64 bytes", name, (unsigned long long)e->sector, e->bytes);
+		snprintf(why, whylen, "%s: a Q record at sector %llu of %u bytes ends past 2^64 bytes",
+			 name, (unsigned long long)e->sector, e->bytes);
 		return -EINVAL;
 	}
 	return 0;
