@@ -78,21 +78,20 @@ int cli_getopt(const char *prog, int argc, char **argv, const char *shortopts,
 }
 
 /*
- * strtoul alone would take " 7", "+7" and " -1" (as ULONG_MAX) and read
- * "010" as octal: the digits must start the string, in base 10 or after 0x.
+ * strtoul alone would take " 7", "+7" and " -1" (as ULONG_MAX), read "010"
+ * as octal, and in base 16 skip a second 0x ("0x0x10"): the string must be
+ * digits alone, in base 10 or after one 0x.
  */
 int cli_number(const char *prog, const char *opt, const char *s, unsigned long min,
 	       unsigned long max, unsigned long *out)
 {
 	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 	const char *digits = hex ? s + 2 : s;
-	char *end = NULL;
+	size_t n = strspn(digits, hex ? "0123456789abcdefABCDEF" : "0123456789");
 
 	errno = 0;
-	*out = 0;
-	if (hex ? isxdigit((unsigned char)*digits) : isdigit((unsigned char)*digits))
-		*out = strtoul(digits, &end, hex ? 16 : 10);
-	if (!end || errno || *end || *out < min || *out > max) {
+	*out = n && !digits[n] ? strtoul(digits, NULL, hex ? 16 : 10) : 0;
+	if (!n || digits[n] || errno || *out < min || *out > max) {
 		fprintf(stderr, "%s: %s: '%s' is not a number from %lu to %lu\n", prog, opt, s,
 			min, max);
 		*out = 0;
