@@ -78,27 +78,20 @@ int cli_getopt(const char *prog, int argc, char **argv, const char *shortopts,
 }
 
 /*
- * Decimal, or hexadecimal after 0x, and nothing else: strtoul's base 0 would
- * read "010" as octal and refuse "08", and it skips leading blanks and a
- * sign, so " -1" would wrap to a huge number.
+ * strtoul alone would take " 7", "+7" and " -1" (as ULONG_MAX), read "010"
+ * as octal, and in base 16 skip a second 0x ("0x0x10"): the string must be
+ * digits alone, in base 10 or after one 0x.
  */
-static int cli_strtoul(const char *s, unsigned long *out)
-{
-	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-	const char *digits = hex ? s + 2 : s;
-	char *end;
-
-	if (!(hex ? isxdigit((unsigned char)*digits) : isdigit((unsigned char)*digits)))
-		return -EINVAL;
-	errno = 0;
-	*out = strtoul(digits, &end, hex ? 16 : 10);
-	return errno || *end ? -EINVAL : 0;
-}
-
 int cli_number(const char *prog, const char *opt, const char *s, unsigned long min,
 	       unsigned long max, unsigned long *out)
 {
-	if (cli_strtoul(s, out) || *out < min || *out > max) {
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *digits = hex ? s + 2 : s;
+	size_t n = strspn(digits, hex ? "0123456789abcdefABCDEF" : "0123456789");
+
+	errno = 0;
+	*out = n && !digits[n] ? strtoul(digits, NULL, hex ? 16 : 10) : 0;
+	if (!n || digits[n] || errno || *out < min || *out > max) {
 		fprintf(stderr, "%s: %s: '%s' is not a number from %lu to %lu\n", prog, opt, s,
 			min, max);
 		*out = 0;
@@ -113,7 +106,7 @@ int parse_size(const char *s, uint64_t *out)
 	unsigned long long v;
 	unsigned int shift = 0;
 
-	if (!isdigit((unsigned char)*s)) /* strtoull would skip blanks and take a sign */
+	if (!isdigit((unsigned char)*s)) /* strtoull would skip a space and take a sign */
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);

@@ -109,7 +109,7 @@ START_TEST(numbers_are_whole_and_in_range)
 	/* strtoul alone took the space, the sign and " -1" (as ULONG_MAX), and read 08 as octal */
 	static const char *const bad[] = { "", "-1", "12a", "0", "101", "0x",
 					   "99999999999999999999", " 7", "+5", " -1", "\t7",
-					   "0x-5", "0x 5", "5 ", "1e2", "0b1" };
+					   "0x-5", "0x 5", "0x0x10", "0X0x1", "5 ", "1e2", "0b1" };
 	unsigned long v;
 
 	capture_stderr();
