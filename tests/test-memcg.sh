@@ -125,10 +125,12 @@ run()
 	return 0
 }
 
-# The watchdog aborts through fusectl; mounted, it is left so (as systemd leaves it).
+# The watchdog aborts through fusectl: mounted for the test if it was not, and
+# unmounted again at exit, after everything else.
 fusectl=/sys/fs/fuse/connections
 if ! mountpoint -q "$fusectl"; then
 	mount -t fusectl fusectl "$fusectl" 2>/dev/null || skip "cannot mount fusectl on $fusectl"
+	cleanup_fn umount "$fusectl"
 fi
 
 make_odirect_tmpdir tmp
