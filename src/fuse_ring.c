@@ -55,6 +55,13 @@ struct fring_cmd_req {
 };
 
 #define FRING_DEPTH 32   /* entries a CPU queue: fio's QD32 from one CPU finds one each */
+/*
+ * Locked payload memory at most, over all queues: a machine with many
+ * CPUs gets fewer entries a queue (down to FRING_MIN_DEPTH) rather than
+ * gigabytes pinned at start.  Two CPUs keep the full FRING_DEPTH.
+ */
+#define FRING_LOCK_MAX (128u << 20)
+#define FRING_MIN_DEPTH 2
 #define FRING_HASH 128   /* buckets for the requests in hand, by unique */
 #define FRING_FRONT 4096 /* before each payload: where the request's headers are laid out */
 #define FRING_SYS_ENABLE "/sys/module/fuse/parameters/enable_uring"
@@ -86,6 +93,7 @@ struct fuse_ring {
 	bool said;     /* an unexpected error was reported */
 	size_t payload_sz;
 	unsigned int nr_queues;
+	unsigned int depth; /* entries a queue */
 	unsigned int nr_ents;
 	struct fring_ent *ents;
 	struct fring_req_header *hdrs;
@@ -389,7 +397,10 @@ static int fring_alloc(struct fuse_ring *r)
 	size_t stride = FRING_FRONT + r->payload_sz;
 	bool hdrs_locked = false, mem_locked = false;
 
-	r->nr_ents = r->nr_queues * FRING_DEPTH;
+	r->depth = FRING_LOCK_MAX / (r->nr_queues * stride);
+	r->depth = r->depth > FRING_DEPTH ? FRING_DEPTH : r->depth;
+	r->depth = r->depth < FRING_MIN_DEPTH ? FRING_MIN_DEPTH : r->depth;
+	r->nr_ents = r->nr_queues * r->depth;
 	r->ents = calloc(r->nr_ents, sizeof(*r->ents));
 	r->hdrs_len = r->nr_ents * sizeof(*r->hdrs);
 	r->hdrs = mem_map_locked(r->hdrs_len, &hdrs_locked);
@@ -402,7 +413,7 @@ static int fring_alloc(struct fuse_ring *r)
 		struct fring_ent *e = &r->ents[i];
 
 		e->r = r;
-		e->qid = i / FRING_DEPTH;
+		e->qid = i / r->depth;
 		e->hdr = &r->hdrs[i];
 		e->payload = r->mem + i * stride + FRING_FRONT;
 		e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };
