@@ -363,8 +363,18 @@ static void uring_request_fn(struct request_queue *q)
 
 	assert(!d->looping || uring_deferred(d)); /* the SQ is the loop thread's alone */
 	if (uring_resubmit(d)) {
-		while (uring_can_take(d) && (rq = blk_fetch_request(q)))
+		while (uring_can_take(d) && (rq = blk_fetch_request(q))) {
+			/*
+			 * The fetch may have ended requests whose preflush
+			 * failed, and their answers (FUSE over io_uring)
+			 * may have taken the SQ room looked at: then back.
+			 */
+			if (!uring_can_take(d)) {
+				blk_requeue_request(q, rq);
+				break;
+			}
 			uring_dispatch(d, rq);
+		}
 	}
 	uring_arm_timer(d);
 	if (!uring_deferred(d))
