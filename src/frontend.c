@@ -563,6 +563,10 @@ static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 		fe_ctl_write(req, d, ino, bufv);
 		return;
 	}
+	if (!fe_owner(req, d)) { /* through a handle the owner passed on */
+		fuse_reply_err(req, EACCES);
+		return;
+	}
 	if (!size) {
 		fuse_reply_write(req, 0);
 		return;
@@ -688,6 +692,8 @@ static void fe_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	(void)fi;
 	if (!fe_is_disk(d, ino))
 		err = -EOPNOTSUPP;
+	else if (!fe_owner(req, d))
+		err = -EACCES;
 	if (err || !len) {
 		fuse_reply_err(req, -err);
 		return;

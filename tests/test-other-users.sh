@@ -100,6 +100,33 @@ exec 3>&- 4>&- 5>&- 6>&-
 [[ "$(cat "$q/scheduler")" == *"[deadline]"* ]] || fail "the elevator changed: $(cat "$q/scheduler")"
 loaded idler.so && fail "a path nobody wrote was loaded"
 
+say "nobody writes, discards or zeroes nothing on the disk through the owner's handle"
+printf 'owners-block' | dd of="$mnt/disk" bs=4096 conv=notrunc,sync status=none
+cp "$mnt/disk" "$tmp/before"
+exec 7<>"$mnt/disk"
+as_nobody "$py" - 7 <<'PY' || fail "nobody changed the disk through the owner's handle"
+import ctypes, errno, os, sys
+fd = int(sys.argv[1])
+def refused(what, f):
+    try:
+        f()
+    except OSError as e:
+        if e.errno in (errno.EACCES, errno.EPERM):
+            return
+        sys.exit(f"{what}: {os.strerror(e.errno)}, not EACCES")
+    sys.exit(f"{what} went through")
+refused("pwrite", lambda: os.pwrite(fd, b"x" * 4096, 0))
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+def falloc(mode):
+    if libc.fallocate(fd, mode, 0, 4096):
+        raise OSError(ctypes.get_errno(), "fallocate")
+refused("punch hole", lambda: falloc(0x01 | 0x02))   # FALLOC_FL_PUNCH_HOLE | KEEP_SIZE
+refused("zero range", lambda: falloc(0x10 | 0x01))   # FALLOC_FL_ZERO_RANGE | KEEP_SIZE
+PY
+exec 7>&-
+cmp -s "$tmp/before" "$mnt/disk" || fail "the disk changed"
+
 say "root still writes everything, and loads a shared object by path"
 echo 7 >"$q/nr_requests" && [ "$(cat "$q/nr_requests")" = 7 ] || fail "root cannot set nr_requests"
 echo "$tmp/roots-trace" >"$mnt/trace/name" || fail "root cannot name a trace"
