@@ -17,6 +17,12 @@ count()
 	awk -v a="$2" '$6 == a' <<<"$1" | wc -l
 }
 
+# most_queued TEXT: the most reads queued and not yet complete at once.
+most_queued()
+{
+	awk '$6 == "Q" { n++ } $6 == "C" { n-- } n > m { m = n } END { print m + 0 }' <<<"$1"
+}
+
 for e in none noop deadline cfq as sstf clook; do
 	say "-e $e --model hdd: eight reads 1 MiB apart, all at once"
 	rm -f "$tmp/run.blktrace.0"
@@ -33,9 +39,12 @@ for e in none noop deadline cfq as sstf clook; do
 	stop_rqdisk
 	out=$(blkparse -i "$tmp/run") || fail "blkparse -i $tmp/run failed"
 	q=$(count "$out" Q) d=$(count "$out" D) r=$(count "$out" R) c=$(count "$out" C)
-	say "-e $e: $q Q, $d D, $r R, $c C"
+	most=$(most_queued "$out")
+	say "-e $e: $q Q, $d D, $r R, $c C; at most $most queued at once"
 	[ "$q" = 8 ] || fail "-e $e: $q reads queued, not 8"
 	[ "$d" = 8 ] && [ "$r" = 0 ] && [ "$c" = 8 ] ||
 		fail "-e $e: $d issues, $r requeues, $c completions, not 8, 0, 8"
+	# else no read had to wait in the elevator, and the test would show nothing
+	[ "$most" -ge 2 ] || fail "-e $e: the reads never overlapped (at most $most queued)"
 done
 exit 0
