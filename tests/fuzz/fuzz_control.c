@@ -2,10 +2,12 @@
  * fuzz_control.c - fuzz target: writes to the control tree, as the owner
  * would send them.  Every write is answered exactly once; one refused
  * changes nothing the tree shows; the queue's limits stay valid whatever
- * was taken.  The input: an elevator to start with, then writes of
- * [node][length][value...].  Writes that would reach outside the process
+ * was taken; a write from anyone but the owner is refused.  The input: an
+ * elevator to start with, then writes of [node | 0x80 if not the
+ * owner's][length][value...].  Writes that would reach outside the process
  * are left out: a scheduler path (dlopen) and trace/enable (a file).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -133,8 +135,8 @@ static bool excluded(struct rqdisk *d, fuse_ino_t ino, const char *val)
 	return ino == lookup(d, lookup(d, FUSE_ROOT_ID, "queue"), "scheduler") && strchr(val, '/');
 }
 
-/* One write as the owner sends it; checks it is answered once, and what a refusal leaves. */
-static void write_one(struct rqdisk *d, fuse_ino_t ino, const char *val, size_t len)
+/* One write, from the owner or not; checks it is answered once, and what a refusal leaves. */
+static void write_one(struct rqdisk *d, fuse_ino_t ino, const char *val, size_t len, bool owner)
 {
 	static char before[8 * MAX_TEXT], after[8 * MAX_TEXT];
 
@@ -142,7 +144,8 @@ static void write_one(struct rqdisk *d, fuse_ino_t ino, const char *val, size_t 
 
 	show_all(d, before, sizeof(before));
 	memset(&answer, 0, sizeof(answer));
-	ctl_write((fuse_req_t)d, d, ino, val, len, true);
+	ctl_write((fuse_req_t)d, d, ino, val, len, owner);
+	FUZZ_ASSERT(owner || answer.error == EACCES); /* whatever the value */
 	FUZZ_ASSERT(answer.count == 1); /* nothing in flight: no switch is left pending */
 	FUZZ_ASSERT(!d->q->switch_pending);
 	FUZZ_ASSERT(answer.error || answer.written == len);
@@ -171,7 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned int w = 0; w < MAX_WRITES && pos + 2 <= size; w++) {
 		fuse_ino_t ino[64];
 		size_t n = writable(&d, ino, 64);
-		fuse_ino_t node = ino[data[pos] % n];
+		fuse_ino_t node = ino[(data[pos] & 0x7f) % n];
+		bool owner = !(data[pos] & 0x80);
 		size_t len = data[pos + 1];
 		char val[256];
 
@@ -183,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		val[len] = '\0';
 		if (excluded(&d, node, val))
 			continue;
-		write_one(&d, node, val, len);
+		write_one(&d, node, val, len, owner);
 	}
 	ctl_cleanup(&d);
 	blk_cleanup_queue(d.q);
