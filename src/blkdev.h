@@ -95,6 +95,7 @@ void blk_plug_device(struct request_queue *q);
 void blk_unplug(struct request_queue *q);
 void __blk_unplug(struct request_queue *q);
 bool blk_queue_idle(struct request_queue *q);
+bool blk_queue_idle_unlocked(struct request_queue *q);
 void blk_queue_lock(struct request_queue *q);
 void blk_queue_unlock(struct request_queue *q);
 

@@ -563,16 +563,6 @@ static void uring_arm_poll(struct uring_driver *d, int fd)
 	d->poll_armed = true;
 }
 
-static bool uring_queue_idle(struct uring_driver *d)
-{
-	bool idle;
-
-	blk_queue_lock(d->q);
-	idle = blk_queue_idle(d->q);
-	blk_queue_unlock(d->q);
-	return idle;
-}
-
 /*
  * The queue is idle and the next input is due: run the ring's deferred
  * work and look for a completion until one comes or the watch's idle poll
@@ -582,7 +572,7 @@ static void uring_poll_idle(struct uring_driver *d)
 {
 	uint64_t end;
 
-	if (!d->watch->idle_poll_us || !uring_queue_idle(d))
+	if (!d->watch->idle_poll_us || !blk_queue_idle_unlocked(d->q))
 		return;
 	d->stats.idle_polls++;
 	/* the real clock even under a virtual one: this spends real CPU time */
@@ -616,7 +606,7 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 	uring_submit(d);
 	blk_queue_unlock(d->q);
 	/* input still waiting, or nothing left to wait for: only reap what is there */
-	if (!d->watch_ready && !(st == URING_SERVE_DONE && uring_queue_idle(d))) {
+	if (!d->watch_ready && !(st == URING_SERVE_DONE && blk_queue_idle_unlocked(d->q))) {
 		uring_poll_idle(d);
 		if (!io_uring_cq_ready(&d->ring))
 			d->stats.sleeps++;
@@ -643,7 +633,7 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	d->watch = w;
 	d->watch_ready = true; /* input may be there before the first poll */
 	d->watch_input = true;
-	while (st != URING_SERVE_DONE || !uring_queue_idle(d))
+	while (st != URING_SERVE_DONE || !blk_queue_idle_unlocked(d->q))
 		st = uring_turn(d, st);
 	/* the last reap's answers may wait in the SQ (the watcher's SQEs): send them */
 	blk_queue_lock(d->q);

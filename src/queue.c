@@ -256,3 +256,14 @@ bool blk_queue_idle(struct request_queue *q)
 {
 	return q->nr_queued == 0;
 }
+
+/* blk_queue_idle() for a caller that does not hold the lock. */
+bool blk_queue_idle_unlocked(struct request_queue *q)
+{
+	bool idle;
+
+	blk_queue_lock(q);
+	idle = blk_queue_idle(q);
+	blk_queue_unlock(q);
+	return idle;
+}

@@ -507,16 +507,6 @@ static int serve_one(struct rqdisk_state *s)
 	return 1;
 }
 
-static bool queue_idle(struct rqdisk_state *s)
-{
-	bool idle;
-
-	blk_queue_lock(s->disk.q);
-	idle = blk_queue_idle(s->disk.q);
-	blk_queue_unlock(s->disk.q);
-	return idle;
-}
-
 /*
  * Read and answer what the FUSE device has, up to a batch.  The device is
  * non-blocking: EAGAIN is the end of the input, not an error.  While the
@@ -543,7 +533,8 @@ static enum uring_serve serve_fuse(void *arg)
 	for (int i = 0; i < SERVE_BATCH; i++) {
 		int n;
 
-		if (!fuse_session_exited(s->se) && !fe_input_ready(&s->disk) && !queue_idle(s)) {
+		if (!fuse_session_exited(s->se) && !fe_input_ready(&s->disk) &&
+		    !blk_queue_idle_unlocked(s->disk.q)) {
 			s->blocked = true;
 			return URING_SERVE_BLOCKED;
 		}
