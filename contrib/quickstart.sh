@@ -23,10 +23,10 @@ if mountpoint -q "$mnt"; then
 	echo "quickstart: $mnt is already mounted" >&2
 	exit 1
 fi
-"$build/src/rqdisk" --create "$size" "$image" "$mnt"
+"$build/src/daemon/rqdisk" --create "$size" "$image" "$mnt"
 cat <<MSG
 rqdisk is running: $image is the disk $mnt/disk ($(stat -c %s "$mnt/disk") bytes).
-  the daemon:      $build/src/rqdisk (man -l $top/man/rqdisk.8)
+  the daemon:      $build/src/daemon/rqdisk (man -l $top/man/rqdisk.8)
   loop-attach it:  losetup -f --show --direct-io=on $mnt/disk
   make a file system on it:  mkfs.ext4 \$(losetup -j $mnt/disk -O NAME -n)
   take it down:    losetup -j $mnt/disk -O NAME -n | xargs -r losetup -d; fusermount3 -u $mnt

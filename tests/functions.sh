@@ -23,7 +23,7 @@ trap '_status=$?; echo "ERROR: ${0##*/} line $LINENO: status $_status: $BASH_COM
 
 # The daemon under test, and the build directory's helper programs.
 if [ -z "${RQDISK:-}" ]; then
-	for RQDISK in "$PWD/src/rqdisk" "$PWD/../src/rqdisk" "$(dirname "$0")/../src/rqdisk"; do
+	for RQDISK in "$PWD/src/daemon/rqdisk" "$PWD/../src/daemon/rqdisk" "$(dirname "$0")/../src/daemon/rqdisk"; do
 		[ -x "$RQDISK" ] && break
 	done
 fi

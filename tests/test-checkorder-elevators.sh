@@ -8,7 +8,7 @@ requires_root
 requires_fuse
 requires fio
 
-checkorder=$top_builddir/src/rqdisk-checkorder
+checkorder=$top_builddir/src/tools/rqdisk-checkorder
 [ -x "$checkorder" ] || fail "$checkorder is not built"
 
 make_tmpdir tmp

@@ -5,7 +5,7 @@
 # naming the records), and malformed traces and bad usage (exit 2).
 source "$(dirname "$0")/functions.sh"
 
-checkorder=$top_builddir/src/rqdisk-checkorder
+checkorder=$top_builddir/src/tools/rqdisk-checkorder
 gen=$top_builddir/tests/bt-gen
 [ -x "$checkorder" ] || fail "$checkorder is not built"
 [ -x "$gen" ] || fail "$gen is not built"

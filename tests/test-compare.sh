@@ -6,7 +6,7 @@ source "$(dirname "$0")/functions.sh"
 requires gnuplot column
 
 compare=$top_srcdir/contrib/compare-elevators
-export RQDISK_REPLAY=$top_builddir/src/rqdisk-replay
+export RQDISK_REPLAY=$top_builddir/src/tools/rqdisk-replay
 make_tmpdir tmp
 
 # 600 I/Os, 4 KiB, 70% reads, one every 5 ms, a sync every 100

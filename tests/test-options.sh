@@ -18,11 +18,11 @@ options=(elevator logical-block-size max-sectors max-segments max-segment-size
 	 segment-boundary dma-alignment nr-requests direct read-only create allow-other
 	 foreground help version)
 # and whatever long option the source defines, should the list above fall behind
-if [ -r "$top_srcdir/src/options.c" ]; then
+if [ -r "$top_srcdir/src/daemon/options.c" ]; then
 	while read -r name; do
 		options+=("$name")
 	done < <(sed -n 's/^[[:space:]]*{ "\([a-z-]*\)", \(no\|required\|optional\)_argument.*/\1/p' \
-		"$top_srcdir/src/options.c")
+		"$top_srcdir/src/daemon/options.c")
 fi
 for o in "${options[@]}"; do
 	grep -q -- "--$o\b" "$tmp/help" || fail "--help does not mention --$o"

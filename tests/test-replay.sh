@@ -4,7 +4,7 @@
 # every latency written out, and bad input refused in one line.  No root.
 source "$(dirname "$0")/functions.sh"
 
-replay=$top_builddir/src/rqdisk-replay
+replay=$top_builddir/src/tools/rqdisk-replay
 [ -x "$replay" ] || fail "$replay is not built"
 make_tmpdir tmp
 
