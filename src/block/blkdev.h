@@ -76,7 +76,17 @@ struct request_queue {
 	struct disk_stats stats;
 	unsigned long bounced; /* bios copied through a bounce buffer */
 	unsigned long split;   /* bios split to fit the limits */
+	size_t rq_pdu_size;    /* bytes after each request for the device below (blk_rq_pdu) */
 };
+
+/*
+ * The bytes after a request that the device below keeps with it, as
+ * blk-mq's cmd_size: set with blk_queue_set_pdu_size() before the first request.
+ */
+static inline void *blk_rq_pdu(const struct request *rq)
+{
+	return (void *)((const char *)rq + sizeof(*rq));
+}
 
 /* queue.c */
 struct request_queue *blk_init_queue(request_fn_proc *fn, pthread_mutex_t *lock,
@@ -96,6 +106,7 @@ void blk_unplug(struct request_queue *q);
 void __blk_unplug(struct request_queue *q);
 bool blk_queue_idle(struct request_queue *q);
 bool blk_queue_idle_unlocked(struct request_queue *q);
+void blk_queue_set_pdu_size(struct request_queue *q, size_t size);
 void blk_queue_lock(struct request_queue *q);
 void blk_queue_unlock(struct request_queue *q);
 

@@ -1,4 +1,5 @@
 /* queue.c - the request queue: bios in, requests out to the driver, in barrier order. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,4 +267,11 @@ bool blk_queue_idle_unlocked(struct request_queue *q)
 	idle = blk_queue_idle(q);
 	blk_queue_unlock(q);
 	return idle;
+}
+
+void blk_queue_set_pdu_size(struct request_queue *q, size_t size)
+{
+	assert(!q->nr_queued); /* requests already made have no room for it */
+	/* what follows a request keeps the alignment of anything in it */
+	q->rq_pdu_size = (size + 15) & ~(size_t)15;
 }

@@ -13,7 +13,8 @@ static bool bio_is_barrier(const struct bio *bio)
 /* A new request of one bio (or of none, for a core-made flush) in the epoch bios join now. */
 struct request *blk_alloc_request(struct request_queue *q, struct bio *bio)
 {
-	struct request *rq = calloc(1, sizeof(*rq));
+	/* the device stack's bytes follow the request (blk_rq_pdu) */
+	struct request *rq = calloc(1, sizeof(*rq) + q->rq_pdu_size);
 
 	if (!rq)
 		return NULL;

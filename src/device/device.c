@@ -1,0 +1,355 @@
+/* device.c - the stack below the queue: building it from specs, and the calls between its layers. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+
+static const struct dev_ops *const dev_filters[] = { &dev_model_ops, &dev_delay_ops };
+#define NR_FILTERS (sizeof(dev_filters) / sizeof(dev_filters[0]))
+
+const struct dev_ops *dev_find_filter(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NR_FILTERS; i++)
+		if (strlen(dev_filters[i]->name) == len && !strncmp(dev_filters[i]->name, name, len))
+			return dev_filters[i];
+	return NULL;
+}
+
+const char *const *dev_filter_names(void)
+{
+	static const char *names[NR_FILTERS + 1];
+
+	for (size_t i = 0; i < NR_FILTERS; i++)
+		names[i] = dev_filters[i]->name;
+	return names;
+}
+
+/* "model, delay": what --filter takes, for the refusal of another name. */
+static void dev_list_filters(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NR_FILTERS && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+					 dev_filters[i]->name);
+}
+
+static const struct dev_ops *dev_spec_filter(const char *spec, const char **args, char *why,
+					     size_t whylen)
+{
+	size_t len = strcspn(spec, ":");
+	const struct dev_ops *ops = dev_find_filter(spec, len);
+	char names[128];
+
+	if (!ops) {
+		dev_list_filters(names, sizeof(names));
+		snprintf(why, whylen, "no filter '%.*s' (there are: %s)", (int)len, spec, names);
+		return NULL;
+	}
+	*args = spec[len] ? spec + len + 1 : NULL;
+	return ops;
+}
+
+static int dev_layer_open(struct dev_stack *s, struct blk_dev *dev, const struct dev_ops *ops,
+			  const char *args, struct dev_limits *lim, char *why, size_t whylen)
+{
+	int ret;
+
+	if (ops->api_version != DEV_API_VERSION) {
+		snprintf(why, whylen, "%s: built for device API %d, not %d", ops->name,
+			 ops->api_version, DEV_API_VERSION);
+		return -EINVAL;
+	}
+	dev->ops = ops;
+	dev->stack = s;
+	dev->args = args ? strdup(args) : NULL;
+	if (args && !dev->args) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = ops->open(dev, args, lim, why, whylen);
+	if (ret) {
+		free(dev->args);
+		dev->args = NULL;
+		dev->ops = NULL;
+	}
+	return ret;
+}
+
+static void dev_layer_close(struct blk_dev *dev)
+{
+	if (!dev->ops)
+		return;
+	if (dev->ops->close)
+		dev->ops->close(dev);
+	free(dev->args);
+	memset(dev, 0, sizeof(*dev));
+}
+
+/* Link the layers top to bottom and give each its part of the request's pdu. */
+static void dev_stack_link(struct dev_stack *s)
+{
+	size_t off = 0;
+
+	for (unsigned int i = 0; i < s->nr_layers; i++) {
+		struct blk_dev *dev = &s->layers[i];
+
+		dev->upper = i ? &s->layers[i - 1] : NULL;
+		dev->lower = i + 1 < s->nr_layers ? &s->layers[i + 1] : NULL;
+		dev->pdu_offset = off;
+		off += (dev->ops->rq_pdu_size + 15) & ~(size_t)15;
+	}
+	s->top = &s->layers[0];
+	s->bottom = &s->layers[s->nr_layers - 1];
+}
+
+/*
+ * The backend opens first, since it says what the disk is; then the
+ * filters from the bottom up, each seeing what the layers below impose.
+ */
+int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *const *specs,
+		   unsigned int nr, const struct dev_ops *backend, const char *backend_args,
+		   struct dev_limits *lim, char *why, size_t whylen)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->q = q;
+	if (nr + 1 > DEV_MAX_LAYERS) {
+		snprintf(why, whylen, "more than %d filters", DEV_MAX_LAYERS - 1);
+		return -EINVAL;
+	}
+	s->nr_layers = nr + 1;
+	ret = dev_layer_open(s, &s->layers[nr], backend, backend_args, lim, why, whylen);
+	for (unsigned int i = nr; !ret && i-- > 0;) {
+		const char *args;
+		const struct dev_ops *ops = dev_spec_filter(specs[i], &args, why, whylen);
+
+		ret = ops ? dev_layer_open(s, &s->layers[i], ops, args, lim, why, whylen) : -EINVAL;
+	}
+	if (ret) {
+		dev_stack_close(s);
+		return ret;
+	}
+	s->limits = *lim;
+	dev_stack_link(s);
+	return 0;
+}
+
+void dev_stack_close(struct dev_stack *s)
+{
+	for (unsigned int i = 0; i < s->nr_layers; i++)
+		dev_layer_close(&s->layers[i]);
+	s->nr_layers = 0;
+	s->top = s->bottom = NULL;
+}
+
+/* A backend of a 1 TiB disk that takes nothing: what a filter's open is checked over. */
+static int dev_check_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+			  size_t whylen)
+{
+	lim->capacity = (sector_t)1 << 31;
+	lim->logical_block_size = 512;
+	return 0;
+}
+
+static void dev_check_submit(struct blk_dev *dev, struct request *rq)
+{
+}
+
+static const struct dev_ops dev_check_backend = {
+	.api_version = DEV_API_VERSION,
+	.name = "check",
+	.backend = true,
+	.open = dev_check_open,
+	.submit = dev_check_submit,
+};
+
+int dev_check_filter(const char *spec, char *why, size_t whylen)
+{
+	struct dev_stack s;
+	struct dev_limits lim = { 0 };
+	int ret = dev_stack_open(&s, NULL, &spec, 1, &dev_check_backend, NULL, &lim, why, whylen);
+
+	if (!ret)
+		dev_stack_close(&s);
+	return ret;
+}
+
+size_t dev_stack_pdu_size(const struct dev_stack *s)
+{
+	const struct blk_dev *b = s->bottom;
+
+	return b ? b->pdu_offset + b->ops->rq_pdu_size : 0;
+}
+
+/* One layer as NAME or NAME:WHAT, where WHAT is its description or the args it was opened from. */
+static int dev_describe_layer(const struct blk_dev *dev, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s", dev->ops->name);
+	size_t used = (size_t)n < len ? (size_t)n : len;
+
+	if (dev->ops->describe) {
+		if (used < len)
+			buf[used] = ':';
+		return n + 1 + dev->ops->describe(dev, used + 1 < len ? buf + used + 1 : buf + used,
+						  used + 1 < len ? len - used - 1 : 0);
+	}
+	if (dev->args)
+		n += snprintf(buf + used, len - used, ":%s", dev->args);
+	return n;
+}
+
+int dev_stack_describe(const struct dev_stack *s, char *buf, size_t len)
+{
+	int n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (unsigned int i = 0; i < s->nr_layers && n >= 0; i++) {
+		size_t used = (size_t)n < len ? (size_t)n : len;
+
+		if (i)
+			n += snprintf(buf + used, len - used, " -> ");
+		used = (size_t)n < len ? (size_t)n : len;
+		n += dev_describe_layer(&s->layers[i], buf + used, len - used);
+	}
+	return n;
+}
+
+struct blk_dev *dev_stack_find(const struct dev_stack *s, const char *name)
+{
+	for (unsigned int i = 0; i < s->nr_layers; i++)
+		if (!strcmp(s->layers[i].ops->name, name))
+			return (struct blk_dev *)&s->layers[i];
+	return NULL;
+}
+
+bool dev_can_take(struct blk_dev *dev)
+{
+	while (dev && !dev->ops->can_take)
+		dev = dev->lower;
+	return !dev || dev->ops->can_take(dev);
+}
+
+void dev_submit(struct blk_dev *dev, struct request *rq)
+{
+	if (dev->ops->rq_pdu_size)
+		memset(dev_rq_pdu(dev, rq), 0, dev->ops->rq_pdu_size);
+	dev->ops->submit(dev, rq);
+}
+
+/* The first layer above dev that looks at ends; NULL: the queue. */
+void dev_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors)
+{
+	struct blk_dev *up = dev->upper;
+
+	while (up && !up->ops->end)
+		up = up->upper;
+	if (up) {
+		up->ops->end(up, rq, error, nr_sectors);
+		return;
+	}
+	dev->stack->ended++;
+	__blk_end_request(rq, error, nr_sectors);
+}
+
+void dev_set_timer(struct blk_dev *dev, uint64_t at)
+{
+	dev->timer_at = at;
+}
+
+uint64_t dev_now(const struct blk_dev *dev)
+{
+	return blk_clock_now(dev->stack->q->clock);
+}
+
+uint64_t dev_stack_next_timer(const struct dev_stack *s)
+{
+	uint64_t at = 0;
+
+	for (unsigned int i = 0; i < s->nr_layers; i++) {
+		uint64_t t = s->layers[i].timer_at;
+
+		if (t && (!at || t < at))
+			at = t;
+	}
+	return at;
+}
+
+/* Bottom up: what a lower layer passes up is there for the one above in the same run. */
+bool dev_stack_run_timers(struct dev_stack *s, uint64_t now)
+{
+	bool ran = false;
+
+	for (unsigned int i = s->nr_layers; i-- > 0;) {
+		struct blk_dev *dev = &s->layers[i];
+
+		if (dev->timer_at && dev->timer_at <= now) {
+			dev->timer_at = 0;
+			dev->ops->timer(dev, now);
+			ran = true;
+		}
+	}
+	return ran;
+}
+
+/* One whole number, decimal, nothing before or after it. */
+static int dev_parse_u64(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!len || len > 20)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int dev_parse_key(const char *layer, const char *kv, size_t len, const struct dev_key *keys,
+			 uint64_t *vals, char *why, size_t whylen)
+{
+	const char *eq = memchr(kv, '=', len);
+	size_t klen = eq ? (size_t)(eq - kv) : len;
+	uint64_t v;
+
+	for (size_t i = 0; keys[i].name; i++) {
+		if (strlen(keys[i].name) != klen || strncmp(keys[i].name, kv, klen))
+			continue;
+		if (!eq || dev_parse_u64(eq + 1, len - klen - 1, &v) || v < keys[i].min ||
+		    v > keys[i].max) {
+			snprintf(why, whylen, "%s: %s must be a whole number from %llu to %llu, not '%.*s'",
+				 layer, keys[i].name, (unsigned long long)keys[i].min,
+				 (unsigned long long)keys[i].max, eq ? (int)(len - klen - 1) : 0,
+				 eq ? eq + 1 : "");
+			return -EINVAL;
+		}
+		vals[i] = v;
+		return 0;
+	}
+	snprintf(why, whylen, "%s: no key '%.*s'", layer, (int)klen, kv);
+	return -EINVAL;
+}
+
+int dev_parse_keys(const char *layer, const char *args, const struct dev_key *keys,
+		   uint64_t *vals, char *why, size_t whylen)
+{
+	const char *s = args ? args : "";
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int ret = dev_parse_key(layer, s, len, keys, vals, why, whylen);
+
+		if (ret)
+			return ret;
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}

@@ -1,0 +1,197 @@
+/*
+ * device.h - the device below the request queue: a stack of filters over
+ * one backend, each a small versioned ops table in a file of its own, as
+ * nbdkit stacks filters over a plugin and QEMU stacks block nodes.
+ *
+ *   request queue --request_fn--> filter ... filter --> backend
+ *        ^                          |          |          |
+ *        +-- __blk_end_request <----+----------+----------+   (partial completion)
+ *
+ * The host (the daemon's io_uring loop, or rqdisk-replay's virtual clock)
+ * fetches a request from the queue only when dev_can_take() says the top of
+ * the stack takes one, and hands it down with dev_submit().  Whatever a
+ * layer does with it, the request's sectors end through dev_end(), which
+ * gives them to the layer above, or to the queue's partial-completion path
+ * (__blk_end_request) from the top: every sector ends once, in order, and
+ * an error after a good prefix is the prefix ended as done, then the error.
+ * Every op runs on the host's one thread with the queue lock held; none may
+ * sleep.  A stack with no filter is the backend alone: nothing is paid for
+ * a filter that is not there.
+ *
+ * How the layers that come next use these ops, unchanged:
+ *  - fault (fail at a sector, drop writes, corrupt bytes, delay): submit
+ *    passes down or holds (a timer); end ends the good prefix with
+ *    dev_end(.., 0, n) first, then the error for the rest; corrupts data by
+ *    walking the request's bios (rq_for_each_bvec) in end before passing up.
+ *  - log-writes: submit sees each write's data and flags; end sees the
+ *    completion order of flushes and FUA writes; it writes its log through
+ *    a second backend it opens itself (dev_open_backend) and submits
+ *    requests it builds to, with their own end callback (struct dev_io).
+ *  - write-cache: has_cache in its limits; submit copies a write into its
+ *    cache and ends it at once (from its timer set to now: no op ends a
+ *    request from inside submit, where the queue is dispatching); writes back in its own order with dev_io requests; a flush
+ *    or FUA write ends only when what it covers is durable below; a power
+ *    cut (a control-tree write) drops what is not.
+ *  - nbd, rbd backends: an async library; dev_host_ops.watch_fd polls its
+ *    fd or eventfd in the host's loop and calls back on the loop's thread,
+ *    where the backend ends requests: no hand-off per I/O.
+ */
+#ifndef RQDISK_DEVICE_H
+#define RQDISK_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blkdev.h"
+
+#define DEV_API_VERSION 1
+
+/* The longest spec a layer is opened from, and the deepest stack. */
+#define DEV_SPEC_MAX 512
+#define DEV_MAX_LAYERS 8
+
+struct blk_dev;
+struct dev_stack;
+
+/* What a backend imposes on the queue above, and what filters may change. */
+struct dev_limits {
+	sector_t capacity;          /* sectors */
+	unsigned int logical_block_size;
+	bool discard;               /* takes REQ_OP_DISCARD */
+	bool write_zeroes;          /* takes REQ_OP_WRITE_ZEROES */
+	bool has_cache;             /* volatile: a flush makes it durable */
+	bool rotational;            /* what queue/rotational shows */
+};
+
+struct dev_ops {
+	int api_version; /* DEV_API_VERSION */
+	const char *name;
+	bool backend; /* a backend is the stack's bottom; a filter is not */
+	/* Bytes the layer keeps with each request (dev_rq_pdu()), zeroed at submit. */
+	size_t rq_pdu_size;
+
+	/*
+	 * Open from args, the text after "NAME:" (NULL: none), for a disk of
+	 * lim->capacity sectors (a backend sets it).  0, or -errno with a
+	 * one-line reason in why.  Required.
+	 */
+	int (*open)(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		    size_t whylen);
+	/* The stack is idle.  Optional. */
+	void (*close)(struct blk_dev *dev);
+	/*
+	 * Whether one more request may come down now.  NULL: what the layer
+	 * below says (a backend: yes).  Asked before the host takes a request
+	 * out of the elevator, so one the device cannot take stays there.
+	 */
+	bool (*can_take)(struct blk_dev *dev);
+	/* Take rq: pass it down (dev_submit), hold it, or end it.  Required. */
+	void (*submit)(struct blk_dev *dev, struct request *rq);
+	/*
+	 * nr_sectors of rq from its completion position ended below with error.
+	 * NULL: passed up as they are.  A filter passes them up with dev_end().
+	 */
+	void (*end)(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors);
+	/* The time set with dev_set_timer() has come.  Optional. */
+	void (*timer)(struct blk_dev *dev, uint64_t now);
+	/* The layer and its parameters, one line, for device/stack.  Optional. */
+	int (*describe)(const struct blk_dev *dev, char *buf, size_t len);
+};
+
+/* One layer of a stack. */
+struct blk_dev {
+	const struct dev_ops *ops;
+	struct dev_stack *stack;
+	struct blk_dev *lower; /* NULL: this is the backend */
+	struct blk_dev *upper; /* NULL: this is the top, its ends go to the queue */
+	void *priv;            /* the layer's */
+	size_t pdu_offset;     /* where its bytes lie in each request's pdu */
+	uint64_t timer_at;     /* when ops->timer runs next, 0 for never */
+	char *args;            /* what it was opened from */
+};
+
+/* What the stack runs on. */
+struct dev_host_ops {
+	/* Poll fd for input in the host's loop; ready(arg) runs on its thread, lock held. */
+	int (*watch_fd)(void *host, int fd, void (*ready)(void *arg), void *arg);
+	void (*unwatch_fd)(void *host, int fd);
+};
+
+struct dev_stack {
+	struct request_queue *q;
+	struct blk_dev *top;    /* the first filter, or the backend */
+	struct blk_dev *bottom; /* the backend */
+	unsigned int nr_layers;
+	struct blk_dev layers[DEV_MAX_LAYERS]; /* top first */
+	struct dev_limits limits;
+	const struct dev_host_ops *host_ops;
+	void *host;
+	uint64_t ended; /* requests (or parts) ended to the queue: a host runs it after */
+};
+
+/* The registry of filters: every one built in.  Backends are the host's. */
+const struct dev_ops *dev_find_filter(const char *name, size_t len);
+/* Every filter's name, NULL-terminated, for --help and errors. */
+const char *const *dev_filter_names(void);
+
+/*
+ * Build a stack: the filters from specs "NAME[:ARGS]", top first, over the
+ * backend the host chose, opened with backend_args.  lim comes in with what
+ * the host knows (capacity: the image's size) and leaves with what the
+ * stack imposes.  0, or -errno with a one-line reason in why (nothing kept).
+ */
+int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *const *specs,
+		   unsigned int nr, const struct dev_ops *backend, const char *backend_args,
+		   struct dev_limits *lim, char *why, size_t whylen);
+/* Close every layer, top first: the queue is idle. */
+void dev_stack_close(struct dev_stack *s);
+/* Check a filter spec as --filter takes it (a 1 TiB disk), keeping nothing. */
+int dev_check_filter(const char *spec, char *why, size_t whylen);
+/* Bytes of pdu each request needs: what the host gives blk_queue_set_pdu_size. */
+size_t dev_stack_pdu_size(const struct dev_stack *s);
+/* "model:hdd rpm=7200 ... -> file:/path": the stack as device/stack shows it. */
+int dev_stack_describe(const struct dev_stack *s, char *buf, size_t len);
+/* The layer of that name nearest the top, or NULL. */
+struct blk_dev *dev_stack_find(const struct dev_stack *s, const char *name);
+
+/* The host's side, lock held. */
+bool dev_can_take(struct blk_dev *dev);
+void dev_submit(struct blk_dev *dev, struct request *rq);
+/* The earliest timer of the stack, 0 for none. */
+uint64_t dev_stack_next_timer(const struct dev_stack *s);
+/* Run every layer's timer that is due by now; true if one ran. */
+bool dev_stack_run_timers(struct dev_stack *s, uint64_t now);
+
+/* A layer's side, lock held. */
+void dev_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors);
+/* Call ops->timer at (0: never); a later call replaces an earlier one. */
+void dev_set_timer(struct blk_dev *dev, uint64_t at);
+uint64_t dev_now(const struct blk_dev *dev);
+
+static inline void *dev_rq_pdu(const struct blk_dev *dev, const struct request *rq)
+{
+	return (char *)blk_rq_pdu(rq) + dev->pdu_offset;
+}
+
+/*
+ * "key=value,key=value" for a layer that takes numbers: each key in keys,
+ * each value a whole number in [min, max] (cli_number's forms).  Sets
+ * vals[i] for keys[i] given; others keep their value.
+ */
+struct dev_key {
+	const char *name;
+	uint64_t min, max;
+};
+int dev_parse_keys(const char *layer, const char *args, const struct dev_key *keys,
+		   uint64_t *vals, char *why, size_t whylen);
+
+/* The built-in filters. */
+extern const struct dev_ops dev_model_ops;
+extern const struct dev_ops dev_delay_ops;
+
+struct disk_model;
+/* The model filter's model, for queue/model and queue/rotational. */
+const struct disk_model *dev_model_of(const struct blk_dev *dev);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * filter_delay.c - the delay filter: every request goes down a fixed time
+ * after it came, as dm-delay delays its bios: "delay:ms=50", or per
+ * direction "delay:read=10,write=50" (flushes and discards take write's).
+ * Held requests keep their order; what the layer below cannot take yet
+ * waits here until something below ends.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/queue.h>
+
+#include "device.h"
+
+#define NSEC_PER_MS 1000000ull
+#define DELAY_MAX_MS 3600000ull /* an hour */
+
+struct delay_rq {
+	TAILQ_ENTRY(delay_rq) link;
+	struct request *rq;
+	uint64_t due;
+};
+
+TAILQ_HEAD(delay_list, delay_rq);
+
+struct delay_filter {
+	uint64_t ns[2]; /* reads, the rest */
+	struct delay_list held; /* in arrival order; equal delays make it due order too */
+	unsigned int nr_held, nr_below;
+};
+
+enum { DELAY_MS, DELAY_READ, DELAY_WRITE, NR_DELAY_KEYS };
+
+static const struct dev_key delay_keys[] = {
+	[DELAY_MS] = { "ms", 0, DELAY_MAX_MS },
+	[DELAY_READ] = { "read", 0, DELAY_MAX_MS },
+	[DELAY_WRITE] = { "write", 0, DELAY_MAX_MS },
+	{ NULL, 0, 0 },
+};
+
+static int delay_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		      size_t whylen)
+{
+	uint64_t v[NR_DELAY_KEYS] = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
+	struct delay_filter *df;
+	int ret = dev_parse_keys("delay", args, delay_keys, v, why, whylen);
+
+	if (ret)
+		return ret;
+	if (v[DELAY_MS] == UINT64_MAX && v[DELAY_READ] == UINT64_MAX && v[DELAY_WRITE] == UINT64_MAX) {
+		snprintf(why, whylen, "delay: give ms=N, or read=N and write=N (milliseconds)");
+		return -EINVAL;
+	}
+	df = calloc(1, sizeof(*df));
+	if (!df) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int dir = 0; dir < 2; dir++) {
+		uint64_t ms = v[dir ? DELAY_WRITE : DELAY_READ];
+
+		if (ms == UINT64_MAX)
+			ms = v[DELAY_MS] == UINT64_MAX ? 0 : v[DELAY_MS];
+		df->ns[dir] = ms * NSEC_PER_MS;
+	}
+	TAILQ_INIT(&df->held);
+	dev->priv = df;
+	return 0;
+}
+
+static void delay_close(struct blk_dev *dev)
+{
+	free(dev->priv);
+}
+
+/* No more held and below than the queue lets out at once. */
+static bool delay_can_take(struct blk_dev *dev)
+{
+	struct delay_filter *df = dev->priv;
+
+	return df->nr_held + df->nr_below < dev->stack->q->limits.nr_requests;
+}
+
+/* Send down, oldest first, what is due and what the layer below takes. */
+static void delay_release(struct blk_dev *dev, uint64_t now)
+{
+	struct delay_filter *df = dev->priv;
+	struct delay_rq *d;
+
+	while ((d = TAILQ_FIRST(&df->held)) && d->due <= now && dev_can_take(dev->lower)) {
+		TAILQ_REMOVE(&df->held, d, link);
+		df->nr_held--;
+		df->nr_below++;
+		dev_submit(dev->lower, d->rq);
+	}
+	d = TAILQ_FIRST(&df->held);
+	/* one due but not taken waits for an end below, not for the timer */
+	dev_set_timer(dev, d && d->due > now ? d->due : 0);
+}
+
+static void delay_submit(struct blk_dev *dev, struct request *rq)
+{
+	struct delay_filter *df = dev->priv;
+	struct delay_rq *d = dev_rq_pdu(dev, rq);
+	uint64_t now = dev_now(dev);
+
+	d->rq = rq;
+	d->due = now + df->ns[rq->cmd_op != REQ_OP_READ];
+	TAILQ_INSERT_TAIL(&df->held, d, link);
+	df->nr_held++;
+	if (!dev->timer_at || d->due < dev->timer_at)
+		dev_set_timer(dev, d->due);
+}
+
+static void delay_timer(struct blk_dev *dev, uint64_t now)
+{
+	delay_release(dev, now);
+}
+
+static void delay_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors)
+{
+	struct delay_filter *df = dev->priv;
+	bool last = nr_sectors >= blk_rq_sectors(rq) || error;
+
+	if (last)
+		df->nr_below--;
+	dev_end(dev, rq, error, nr_sectors);
+	if (last && TAILQ_FIRST(&df->held))
+		delay_release(dev, dev_now(dev));
+}
+
+static int delay_describe(const struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct delay_filter *df = dev->priv;
+
+	return snprintf(buf, len, "read=%llu write=%llu", (unsigned long long)(df->ns[0] / NSEC_PER_MS),
+			(unsigned long long)(df->ns[1] / NSEC_PER_MS));
+}
+
+const struct dev_ops dev_delay_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "delay",
+	.rq_pdu_size = sizeof(struct delay_rq),
+	.open = delay_open,
+	.close = delay_close,
+	.can_take = delay_can_take,
+	.submit = delay_submit,
+	.end = delay_end,
+	.timer = delay_timer,
+	.describe = delay_describe,
+};
