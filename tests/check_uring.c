@@ -106,20 +106,27 @@ static enum uring_serve disk_serve(void *arg)
 }
 
 /* q before the driver; the elevator (NULL: leave it) before the limits are final. */
-static void disk_start_flags(struct disk *k, unsigned int entries, struct disk_model *m,
+/* model: a --model spec, or NULL for none: the model filter over the backend. */
+static void disk_start_flags(struct disk *k, unsigned int entries, const char *model,
 			     unsigned int flags)
 {
-	char why[256];
+	char why[256], spec[256];
+	const char *filters[] = { spec };
 
 	k->d = uring_driver_new(k->q, k->fd, entries, flags, why, sizeof(why));
 	ck_assert_msg(k->d != NULL, "uring_driver_new: %s", why);
 	ck_assert_ptr_eq(k->q->queuedata, k->d);
-	uring_driver_set_model(k->d, m);
+	if (!model || !strcmp(model, "none"))
+		return;
+	snprintf(spec, sizeof(spec), "model:%s", model);
+	ck_assert_msg(!uring_driver_set_filters(k->d, filters, 1, DISK_SIZE >> SECTOR_SHIFT, NULL,
+						why, sizeof(why)),
+		      "%s", why);
 }
 
-static void disk_start_model(struct disk *k, unsigned int entries, struct disk_model *m)
+static void disk_start_model(struct disk *k, unsigned int entries, const char *model)
 {
-	disk_start_flags(k, entries, m, 0);
+	disk_start_flags(k, entries, model, 0);
 }
 
 static void disk_start(struct disk *k, unsigned int entries)
@@ -606,18 +613,10 @@ static const char *elevator_of(int i)
 	return elevators[i % NR_ELEVATORS];
 }
 
-static struct disk_model *disk_open_modelled(struct disk *k, int i, off_t size)
+static void disk_open_modelled(struct disk *k, int i, off_t size)
 {
-	struct disk_model *m = NULL;
-	char why[160];
-
 	disk_init(k, temp_file(tmp_dir(), size, false), elevator_of(i));
-	if (i >= NR_ELEVATORS)
-		ck_assert_msg(!disk_model_new("ssd:read_us=1000,write_us=1000",
-					      DISK_SIZE >> SECTOR_SHIFT, &m, why, sizeof(why)),
-			      "%s", why);
-	disk_start_model(k, 0, m);
-	return m;
+	disk_start_model(k, 0, i >= NR_ELEVATORS ? "ssd:read_us=1000,write_us=1000" : NULL);
 }
 
 /*
@@ -632,11 +631,10 @@ START_TEST(test_short_read_is_continued)
 {
 	unsigned int fsize = 8 * KIB + 100;
 	char *want = mem_alloc(fsize), *got = mem_alloc(16 * KIB);
-	struct disk_model *m;
 	struct tbio tb[2];
 	struct disk k;
 
-	m = disk_open_modelled(&k, _i, fsize);
+	disk_open_modelled(&k, _i, fsize);
 	mem_fill(want, fsize, 11);
 	ck_assert_int_eq(pwrite(k.fd, want, fsize, 0), (ssize_t)fsize);
 	disk_plug(&k);
@@ -655,7 +653,6 @@ START_TEST(test_short_read_is_continued)
 	ck_assert_int_eq(tb[1].error, -EIO);
 	ck_assert(!memcmp(got + 8 * KIB, want + 8 * KIB, 100));
 	disk_close(&k);
-	disk_model_free(m);
 	free(want), free(got);
 }
 END_TEST
@@ -680,12 +677,11 @@ START_TEST(test_short_write_is_continued)
 {
 	unsigned int limit = 8 * KIB + 100;
 	char *want = mem_alloc(16 * KIB);
-	struct disk_model *m;
 	struct rlimit old;
 	struct tbio tb[2];
 	struct disk k;
 
-	m = disk_open_modelled(&k, _i, DISK_SIZE);
+	disk_open_modelled(&k, _i, DISK_SIZE);
 	mem_fill(want, 16 * KIB, 12);
 	signal(SIGXFSZ, SIG_IGN);
 	set_fsize_limit(limit, &old);
@@ -703,7 +699,6 @@ START_TEST(test_short_write_is_continued)
 	ck_assert_int_eq(tb[1].error, -EFBIG);
 	file_has(&k, 0, want, limit);
 	disk_close(&k);
-	disk_model_free(m);
 	free(want);
 }
 END_TEST
@@ -934,18 +929,15 @@ END_TEST
 static struct trace_counts modelled_reads(const char *elevator, const char *spec, unsigned int n,
 					  unsigned int flags, uint64_t *ns)
 {
-	char *buf = mem_alloc(16 * 4 * KIB), why[160];
+	char *buf = mem_alloc(16 * 4 * KIB);
 	struct trace_counts tc;
-	struct disk_model *m;
 	struct tbio tb[16];
 	struct disk k;
 	uint64_t start;
 
 	ck_assert_uint_le(n, 16);
-	ck_assert_msg(!disk_model_new(spec, DISK_SIZE >> SECTOR_SHIFT, &m, why, sizeof(why)),
-		      "%s", why);
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), elevator);
-	disk_start_flags(&k, 0, m, flags);
+	disk_start_flags(&k, 0, spec, flags);
 	disk_trace_start(&k);
 	for (unsigned int i = 0; i < n; i++) {
 		tbio_setup(&tb[i], &k, REQ_OP_READ, 0, 64 * i, 4 * KIB, buf + 4 * KIB * i);
@@ -959,7 +951,6 @@ static struct trace_counts modelled_reads(const char *elevator, const char *spec
 	for (unsigned int i = 0; i < n; i++)
 		ck_assert_int_eq(tb[i].error, 0);
 	disk_close(&k);
-	disk_model_free(m);
 	free(buf);
 	return tc;
 }
@@ -1169,7 +1160,6 @@ static struct uring_driver_stats feed_run(const char *elevator, unsigned int ent
 					  const char *model, bool switch_first,
 					  const struct feed_pace *pace)
 {
-	struct disk_model *m = NULL;
 	enum { N = 256 };
 	struct tbio *tb = calloc(N, sizeof(*tb));
 	char *data = mem_alloc(N * 4 * KIB);
@@ -1178,7 +1168,6 @@ static struct uring_driver_stats feed_run(const char *elevator, unsigned int ent
 	struct uring_watch w = { .serve = feed_serve, .arg = &f,
 				 .idle_poll_us = pace->idle_poll_us };
 	struct uring_driver_stats st;
-	char why[256];
 	struct disk k;
 	pthread_t t;
 	int p[2];
@@ -1189,9 +1178,7 @@ static struct uring_driver_stats feed_run(const char *elevator, unsigned int ent
 	fr.wfd = p[1];
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), elevator);
 	k.q->limits.nomerges = BLK_MERGES_NONE;
-	ck_assert_msg(!disk_model_new(model, DISK_SIZE >> SECTOR_SHIFT, &m, why, sizeof(why)),
-		      "%s", why);
-	disk_start_model(&k, entries, m);
+	disk_start_model(&k, entries, model);
 	f.k = &k;
 	mem_fill(data, N * 4 * KIB, 21);
 	if (pace->pause_ns)
@@ -1215,7 +1202,6 @@ static struct uring_driver_stats feed_run(const char *elevator, unsigned int ent
 	ck_assert_uint_le(st.idle_poll_hits + st.idle_poll_timeouts, st.idle_polls);
 	close(p[0]);
 	disk_close(&k);
-	disk_model_free(m);
 	free(data);
 	free(tb);
 	return st;
@@ -1409,22 +1395,16 @@ START_TEST(test_loop_blocked_serves_after_a_completion)
 	struct disk k;
 	struct blocked_feed f = { .k = &k, .data = mem_alloc(4 * KIB) };
 	struct uring_watch w = { .fd = -1, .serve = blocked_serve, .arg = &f };
-	struct disk_model *m;
-	char why[160];
 
-	ck_assert_msg(!disk_model_new("ssd:write_us=20000,depth=1", DISK_SIZE >> SECTOR_SHIFT,
-				      &m, why, sizeof(why)),
-		      "%s", why);
 	mem_fill(f.data, 4 * KIB, 6);
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
-	disk_start_model(&k, 0, m);
+	disk_start_model(&k, 0, "ssd:write_us=20000,depth=1");
 	disk_run(&k, &w);
 	ck_assert_int_eq(f.tb.ended, 1);
 	ck_assert_int_eq(f.tb.error, 0);
 	ck_assert_uint_le(f.turns, 3); /* the write, its modelled wait's end, its CQE */
 	file_has(&k, 0, f.data, 4 * KIB);
 	disk_close(&k);
-	disk_model_free(m);
 	free(f.data);
 }
 END_TEST

@@ -44,6 +44,8 @@ enum ctl_ino {
 	CTL_TRACE,
 	CTL_TRACE_NAME,
 	CTL_TRACE_ENABLE,
+	CTL_DEVICE,
+	CTL_DEVICE_STACK,
 	CTL_INO_END,
 };
 
@@ -224,6 +226,16 @@ static int show_model(struct rqdisk *d, char *buf, size_t len)
 	return n + snprintf(buf + n, len - (size_t)n, "\n");
 }
 
+/* Not in sysfs: the layers below the queue, nearest first, as "model:hdd ... -> file". */
+static int show_device_stack(struct rqdisk *d, char *buf, size_t len)
+{
+	int n = d->stack ? dev_stack_describe(d->stack, buf, len) : snprintf(buf, len, "none");
+
+	if (n < 0 || (size_t)n + 1 >= len)
+		return n;
+	return n + snprintf(buf + n, len - (size_t)n, "\n");
+}
+
 /* Writes are durable only after a flush: a volatile write cache. */
 static int show_write_cache(struct rqdisk *d, char *buf, size_t len)
 {
@@ -289,6 +301,8 @@ static const struct ctl_node ctl_nodes[] = {
 	{ CTL_TRACE, CTL_ROOT, "trace", NULL, NULL },
 	{ CTL_TRACE_NAME, CTL_TRACE, "name", show_trace_name, store_trace_name },
 	{ CTL_TRACE_ENABLE, CTL_TRACE, "enable", show_trace_enable, store_trace_enable },
+	{ CTL_DEVICE, CTL_ROOT, "device", NULL, NULL },
+	{ CTL_DEVICE_STACK, CTL_DEVICE, "stack", show_device_stack, NULL },
 };
 
 #define NR_CTL_NODES (sizeof(ctl_nodes) / sizeof(ctl_nodes[0]))

@@ -1,4 +1,10 @@
-/* driver_uring.c - the io_uring driver: dispatched requests become SQEs on the backing file. */
+/*
+ * driver_uring.c - the daemon's io_uring loop: the driver of the request
+ * queue.  One ring carries the device stack's I/O (the file and null
+ * backends' SQEs), the timers (an elevator's wake-up, the stack's
+ * filters), and the watched file (the FUSE device, or FUSE's own ring).
+ * Every completion runs on the loop's thread.
+ */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,79 +16,37 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "backend_uring.h"
 #include "driver_uring.h"
 
 #define NSEC_PER_SEC 1000000000ull
 
 /*
  * user_data of the SQEs that carry no request.  Every other user_data is a
- * pointer to a slot, and no heap pointer is this small; with the low bit
- * set it is that slot's modelled completion time (slots are 8-aligned).
+ * struct uring_op (4-aligned, and no heap pointer is this small), or with
+ * UD_WATCH_TAG set a tag of the watcher's.
  */
 enum {
-	UD_TIMER = 1,    /* the elevator's wake-up (IORING_OP_TIMEOUT) */
+	UD_TIMER = 1,    /* the elevator's or the stack's wake-up (IORING_OP_TIMEOUT) */
 	UD_TIMER_UPDATE, /* moving that wake-up earlier; the answer does not matter */
 	UD_POLL,         /* the event loop's watched file has input */
 	UD_RESERVED_END,
 };
 
-#define UD_SLOT_TIMER 1ull
 #define UD_WATCH_TAG 2ull /* an SQE of the watcher's own: the rest is its tag */
-
-/*
- * Write-zeroes on a file system that cannot zero a range writes from one
- * zeroed buffer, repeated in up to URING_ZERO_IOVS entries: 1 MiB an SQE.
- */
-#define URING_ZERO_BUF_SIZE (64u * 1024)
-#define URING_ZERO_IOVS 16u
-
-/* What the next SQE of a slot does. */
-enum uring_kind {
-	URING_READ,
-	URING_WRITE,
-	URING_FSYNC, /* a flush, or the sync that makes a FUA discard or zeroing durable */
-	URING_DISCARD,
-	URING_ZERO_RANGE,
-	URING_ZERO_WRITE, /* the fallback: write the zeros */
-};
-
-/* One request in flight, and where the kernel is in it. */
-struct uring_slot {
-	TAILQ_ENTRY(uring_slot) link; /* on the free or the resubmit list */
-	struct request *rq;
-	enum uring_kind kind;
-	struct iovec *iov;    /* queue_max_segments() entries */
-	unsigned int iov_idx; /* the first entry not fully transferred */
-	unsigned int nr_iov;
-	uint64_t pos; /* byte offset on the file, at dispatch */
-	size_t len;   /* bytes of the request, at dispatch */
-	size_t xfer;  /* bytes the kernel has moved so far; whole sectors of it are ended */
-	unsigned int waits; /* the I/O, and with a model its time: the request ends at 0 */
-	int error;          /* the I/O's, kept while the modelled time has not come */
-	struct __kernel_timespec done_ts; /* when the model says the device completes it */
-};
-
-TAILQ_HEAD(uring_slot_list, uring_slot);
 
 struct uring_driver {
 	struct io_uring ring; /* the loop thread's alone while it runs */
 	struct request_queue *q;
-	int fd;
-	struct uring_slot *slots;
-	unsigned int nr_slots;
-	struct iovec *iovs; /* every slot's entries, in one block */
-	unsigned int max_segs;
-	struct uring_slot_list free;
-	struct uring_slot_list resubmit; /* continuations still to be given an SQE */
-	void *zero_buf;
-	unsigned int zero_iovs;
-	bool no_zero_range; /* the file system said EOPNOTSUPP once: go straight to writes */
+	int fd;                /* the image, for the file backend */
+	struct dev_stack stack; /* the device below the queue */
+	sector_t capacity;
+	bool null;                /* URING_DRIVER_NULL: the null backend */
+	void (*kick)(void *arg);  /* a backend's work after each reap (continuations) */
+	void *kick_arg;
 	uint64_t timer_at;  /* when the armed timer fires, 0 for none */
 	struct __kernel_timespec timer_ts; /* the kernel reads it at submission */
-	struct disk_model *model; /* NULL: completions as the file gives them */
-	unsigned int nr_busy;     /* slots holding a request */
 	bool big_sqe;             /* URING_DRIVER_SQE128 */
-	bool null;                /* URING_DRIVER_NULL */
 	pthread_t creator;        /* the one thread the ring takes SQEs from */
 	/* uring_driver_run(): the loop thread submits once a wake-up, not once a request */
 	bool looping;
@@ -93,141 +57,12 @@ struct uring_driver {
 	struct uring_driver_stats stats;
 };
 
-static uint64_t uring_slot_ud(const struct uring_slot *s)
+void uring_op_set(struct io_uring_sqe *sqe, struct uring_op *op)
 {
-	uint64_t ud = (uint64_t)(uintptr_t)s;
+	uint64_t ud = (uint64_t)(uintptr_t)op;
 
-	assert(ud >= UD_RESERVED_END);
-	return ud;
-}
-
-static struct uring_slot *uring_ud_slot(struct uring_driver *d, uint64_t ud)
-{
-	struct uring_slot *s = (struct uring_slot *)(uintptr_t)(ud & ~UD_SLOT_TIMER);
-
-	assert(ud >= UD_RESERVED_END);
-	assert(s >= d->slots && s < d->slots + d->nr_slots);
-	assert(s->rq && s->rq->special == s);
-	return s;
-}
-
-static enum uring_kind uring_kind_of(const struct uring_driver *d, const struct request *rq)
-{
-	switch (rq->cmd_op) {
-	case REQ_OP_READ:
-		return URING_READ;
-	case REQ_OP_WRITE:
-		return URING_WRITE;
-	case REQ_OP_DISCARD:
-		return URING_DISCARD;
-	case REQ_OP_WRITE_ZEROES:
-		return d->no_zero_range ? URING_ZERO_WRITE : URING_ZERO_RANGE;
-	case REQ_OP_FLUSH:
-		break;
-	}
-	return URING_FSYNC;
-}
-
-/* Take rq into slot s: its memory is mapped once, here, and only walked on after. */
-static void uring_slot_init(struct uring_driver *d, struct uring_slot *s, struct request *rq)
-{
-	size_t mapped = 0;
-
-	s->rq = rq;
-	rq->special = s;
-	s->kind = uring_kind_of(d, rq);
-	if (s->kind == URING_ZERO_WRITE)
-		d->stats.zero_writes++;
-	s->pos = blk_rq_pos(rq) << SECTOR_SHIFT;
-	s->len = (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT;
-	s->xfer = 0;
-	s->waits = 1;
-	s->error = 0;
-	s->iov_idx = 0;
-	s->nr_iov = 0;
-	if (!op_has_data(rq->cmd_op))
-		return;
-	/* The core counts segments the way it maps them: no overflow. */
-	s->nr_iov = (unsigned int)blk_rq_map_sg(d->q, rq, s->iov);
-	assert(s->nr_iov <= d->max_segs);
-	for (unsigned int i = 0; i < s->nr_iov; i++)
-		mapped += s->iov[i].iov_len;
-	assert(mapped == s->len);
-}
-
-/* Drop the first bytes of the slot's entries: they are on the file (or in memory) now. */
-static void uring_iov_advance(struct uring_slot *s, size_t bytes)
-{
-	while (bytes) {
-		struct iovec *v = &s->iov[s->iov_idx];
-
-		assert(s->iov_idx < s->nr_iov);
-		if (bytes < v->iov_len) {
-			v->iov_base = (char *)v->iov_base + bytes;
-			v->iov_len -= bytes;
-			return;
-		}
-		bytes -= v->iov_len;
-		s->iov_idx++;
-	}
-}
-
-/* The next piece of zeros, from the one zeroed buffer. */
-static unsigned int uring_zero_iov(struct uring_driver *d, struct uring_slot *s)
-{
-	size_t left = s->len - s->xfer;
-	unsigned int n = 0;
-
-	while (left && n < d->zero_iovs) {
-		size_t len = left < URING_ZERO_BUF_SIZE ? left : URING_ZERO_BUF_SIZE;
-
-		s->iov[n++] = (struct iovec){ d->zero_buf, len };
-		left -= len;
-	}
-	return n;
-}
-
-static void uring_prep_write(struct uring_driver *d, struct uring_slot *s,
-			     struct io_uring_sqe *sqe, const struct iovec *iov, unsigned int n)
-{
-	io_uring_prep_writev(sqe, d->fd, iov, n, s->pos + s->xfer);
-	/* FUA: this write is durable when it completes, and nothing more is. */
-	if (s->rq->cmd_flags & REQ_FUA)
-		sqe->rw_flags = RWF_DSYNC;
-}
-
-/* Fill sqe with what slot s needs next: the whole request, or what is left of it. */
-static void uring_prep(struct uring_driver *d, struct uring_slot *s, struct io_uring_sqe *sqe)
-{
-	if (d->null) {
-		io_uring_prep_nop(sqe);
-		io_uring_sqe_set_data64(sqe, uring_slot_ud(s));
-		return;
-	}
-	switch (s->kind) {
-	case URING_READ:
-		io_uring_prep_readv(sqe, d->fd, s->iov + s->iov_idx, s->nr_iov - s->iov_idx,
-				    s->pos + s->xfer);
-		break;
-	case URING_WRITE:
-		uring_prep_write(d, s, sqe, s->iov + s->iov_idx, s->nr_iov - s->iov_idx);
-		break;
-	case URING_ZERO_WRITE:
-		uring_prep_write(d, s, sqe, s->iov, uring_zero_iov(d, s));
-		break;
-	case URING_FSYNC:
-		io_uring_prep_fsync(sqe, d->fd, IORING_FSYNC_DATASYNC);
-		break;
-	case URING_DISCARD:
-		io_uring_prep_fallocate(sqe, d->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-					(off_t)s->pos, (off_t)s->len);
-		break;
-	case URING_ZERO_RANGE:
-		io_uring_prep_fallocate(sqe, d->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-					(off_t)s->pos, (off_t)s->len);
-		break;
-	}
-	io_uring_sqe_set_data64(sqe, uring_slot_ud(s));
+	assert(ud >= UD_RESERVED_END && !(ud & 3));
+	io_uring_sqe_set_data64(sqe, ud);
 }
 
 static void uring_submit(struct uring_driver *d)
@@ -256,83 +91,49 @@ static bool uring_sq_room(struct uring_driver *d, unsigned int need)
 	return io_uring_sq_space_left(&d->ring) >= need;
 }
 
-/* Give waiting continuations their SQEs, oldest first; false if the SQ filled up. */
-static bool uring_resubmit(struct uring_driver *d)
+bool uring_driver_sq_room(struct uring_driver *d, unsigned int need)
 {
-	struct uring_slot *s;
+	return uring_sq_room(d, need);
+}
 
-	while ((s = TAILQ_FIRST(&d->resubmit))) {
-		if (!uring_sq_room(d, 1))
-			return false;
-		TAILQ_REMOVE(&d->resubmit, s, link);
-		uring_prep(d, s, io_uring_get_sqe(&d->ring));
-	}
-	return true;
+struct io_uring_sqe *uring_driver_get_sqe(struct uring_driver *d)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+
+	assert(sqe); /* the backend looked for room first */
+	return sqe;
 }
 
 /*
- * The modelled device takes rq now: its end waits for an absolute timeout
- * at the time the model gives, as well as for the I/O on the file.
+ * When the loop must wake with nothing else to wake it: the stack's next
+ * timer (a model's completion time, a filter's delay), or the time an
+ * elevator asked for.  An elevator's time already past needs none while
+ * requests are in flight: their completions run the queue again.  With
+ * none in flight it does: the elevator may have asked for a time that
+ * passed while the queue ran (a 1 ms idle on a busy machine), and nothing
+ * else would run the queue; an absolute timeout in the past fires at once.
  */
-static void uring_model_hold(struct uring_driver *d, struct uring_slot *s,
-			     struct io_uring_sqe *sqe)
+static uint64_t uring_wake_time(const struct uring_driver *d)
 {
-	struct request *rq = s->rq;
-	struct model_io io = {
-		.op = rq->cmd_op,
-		.flags = rq->cmd_flags,
-		.sector = blk_rq_pos(rq),
-		.nr_sectors = blk_rq_sectors(rq),
-	};
-	uint64_t at = disk_model_service(d->model, &io, blk_clock_now(d->q->clock));
+	uint64_t at = d->q->dispatch_at;
+	uint64_t dev_at = dev_stack_next_timer(&d->stack);
 
-	s->done_ts.tv_sec = (long long)(at / NSEC_PER_SEC);
-	s->done_ts.tv_nsec = (long long)(at % NSEC_PER_SEC);
-	io_uring_prep_timeout(sqe, &s->done_ts, 0, IORING_TIMEOUT_ABS);
-	io_uring_sqe_set_data64(sqe, uring_slot_ud(s) | UD_SLOT_TIMER);
-	s->waits++;
+	if (at && d->q->in_flight && at <= blk_clock_now(d->q->clock))
+		at = 0;
+	return dev_at && (!at || dev_at < at) ? dev_at : at;
 }
 
 /*
- * Whether the device can take one more request now: a free slot (no more
- * than the model's depth) and room for its SQEs.  Asked before a request
- * leaves the elevator, so that one the device cannot take stays there.
- */
-static bool uring_can_take(struct uring_driver *d)
-{
-	return !TAILQ_EMPTY(&d->free) && uring_sq_room(d, d->model ? 2 : 1);
-}
-
-/* rq is started and uring_can_take() said yes: it goes out in this batch. */
-static void uring_dispatch(struct uring_driver *d, struct request *rq)
-{
-	struct uring_slot *s = TAILQ_FIRST(&d->free);
-
-	TAILQ_REMOVE(&d->free, s, link);
-	d->nr_busy++;
-	uring_slot_init(d, s, rq);
-	uring_prep(d, s, io_uring_get_sqe(&d->ring));
-	if (d->model)
-		uring_model_hold(d, s, io_uring_get_sqe(&d->ring));
-}
-
-/*
- * Wake the loop at the time an elevator asked for (ring
- * timeouts are on CLOCK_MONOTONIC: the queue runs on the real clock).  One
- * timer at most: an earlier time moves it, a later one waits until it has
- * fired and the queue has run.  A time already past needs none while
- * requests are in flight: their completions run the queue again.  With none
- * in flight it does: the elevator may have asked for a time that passed
- * while the queue ran (a 1 ms idle on a busy machine), and nothing else
- * would run the queue; an absolute timeout in the past fires at once.
+ * Ring timeouts are on CLOCK_MONOTONIC: the queue runs on the real clock.
+ * One timer at most: an earlier time moves it, a later one waits until it
+ * has fired and the loop has run what was due.
  */
 static void uring_arm_timer(struct uring_driver *d)
 {
-	uint64_t at = d->q->dispatch_at;
+	uint64_t at = uring_wake_time(d);
 	struct io_uring_sqe *sqe;
 
-	if (!at || (d->timer_at && d->timer_at <= at) ||
-	    (d->nr_busy && at <= blk_clock_now(d->q->clock)))
+	if (!at || (d->timer_at && d->timer_at <= at))
 		return;
 	if (!uring_sq_room(d, 1))
 		return; /* this batch fills the SQ; its completions run the queue again */
@@ -350,161 +151,34 @@ static void uring_arm_timer(struct uring_driver *d)
 }
 
 /*
- * request_fn: lock held.  One SQE per request, one submit per batch; in
- * the event loop's thread, one submit per wake-up, by the loop.  Look
- * before taking: a request leaves the elevator only when the device has a
- * slot and the SQ room for it, so none is issued and requeued, and the
+ * request_fn: lock held.  One submit per batch; in the event loop's
+ * thread, one submit per wake-up, by the loop.  Look before taking: a
+ * request leaves the elevator only when the stack takes it (a slot, SQ
+ * room, a model's depth), so none is issued and requeued, and the
  * elevator keeps choosing among all that wait.
  */
 static void uring_request_fn(struct request_queue *q)
 {
 	struct uring_driver *d = q->queuedata;
+	struct blk_dev *top = d->stack.top;
 	struct request *rq;
 
 	assert(!d->looping || uring_deferred(d)); /* the SQ is the loop thread's alone */
-	if (uring_resubmit(d)) {
-		while (uring_can_take(d) && (rq = blk_fetch_request(q))) {
-			/*
-			 * The fetch may have ended requests whose preflush
-			 * failed, and their answers (FUSE over io_uring)
-			 * may have taken the SQ room looked at: then back.
-			 */
-			if (!uring_can_take(d)) {
-				blk_requeue_request(q, rq);
-				break;
-			}
-			uring_dispatch(d, rq);
+	while (dev_can_take(top) && (rq = blk_fetch_request(q))) {
+		/*
+		 * The fetch may have ended requests whose preflush failed,
+		 * and their answers (FUSE over io_uring) may have taken the
+		 * SQ room looked at: then back.
+		 */
+		if (!dev_can_take(top)) {
+			blk_requeue_request(q, rq);
+			break;
 		}
+		dev_submit(top, rq);
 	}
 	uring_arm_timer(d);
 	if (!uring_deferred(d))
 		uring_submit(d);
-}
-
-/*
- * The slot's request is over.  The whole sectors the kernel moved and that
- * have not ended yet (under a model they wait for its time) end as done;
- * error is for the rest only.
- */
-static void uring_finish(struct uring_driver *d, struct uring_slot *s, int error)
-{
-	struct request *rq = s->rq;
-	unsigned int ended = (unsigned int)(s->len >> SECTOR_SHIFT) - blk_rq_sectors(rq);
-	unsigned int moved = (unsigned int)(s->xfer >> SECTOR_SHIFT) - ended;
-	bool more;
-
-	/* The slot is free before the queue runs again from __blk_end_request. */
-	s->rq = NULL;
-	rq->special = NULL;
-	TAILQ_INSERT_HEAD(&d->free, s, link);
-	d->nr_busy--;
-	if (error && moved) {
-		more = __blk_end_request(rq, 0, moved);
-		assert(more); /* an error leaves part of the request not moved */
-	}
-	more = __blk_end_request(rq, error, blk_rq_sectors(rq));
-	assert(!more);
-	(void)more;
-}
-
-/* One of the slot's waits is over: its request ends with the last. */
-static void uring_wait_over(struct uring_driver *d, struct uring_slot *s)
-{
-	if (!--s->waits)
-		uring_finish(d, s, s->error);
-}
-
-/* The I/O is done; the request ends now, or when the modelled device would be. */
-static void uring_end(struct uring_driver *d, struct uring_slot *s, int error)
-{
-	s->error = error;
-	uring_wait_over(d, s);
-}
-
-static void uring_again(struct uring_driver *d, struct uring_slot *s)
-{
-	TAILQ_INSERT_TAIL(&d->resubmit, s, link);
-}
-
-/*
- * A read or write moved res bytes.  End the whole sectors now covered and
- * go on from the first byte not moved: a short transfer is continued, never
- * taken for the whole.  No progress at all (end of file) fails the rest.
- */
-static void uring_complete_rw(struct uring_driver *d, struct uring_slot *s, int res)
-{
-	unsigned int sectors;
-	bool more;
-
-	if (res <= 0) {
-		uring_end(d, s, res ? res : -EIO);
-		return;
-	}
-	assert((size_t)res <= s->len - s->xfer);
-	sectors = (unsigned int)(((s->xfer + (size_t)res) >> SECTOR_SHIFT) -
-				 (s->xfer >> SECTOR_SHIFT));
-	s->xfer += (size_t)res;
-	if (s->kind != URING_ZERO_WRITE)
-		uring_iov_advance(s, (size_t)res);
-	if (s->xfer == s->len) {
-		uring_end(d, s, 0);
-		return;
-	}
-	/* with a model, no bio ends before the device would have ended it */
-	if (sectors && !d->model) {
-		more = __blk_end_request(s->rq, 0, sectors);
-		assert(more);
-		(void)more;
-	}
-	uring_again(d, s);
-}
-
-/* A discard or zeroing is done: with FUA it is durable only after a datasync. */
-static void uring_complete_alloc(struct uring_driver *d, struct uring_slot *s, int res)
-{
-	if (res == -EOPNOTSUPP && s->kind == URING_ZERO_RANGE) {
-		d->no_zero_range = true;
-		s->kind = URING_ZERO_WRITE;
-		d->stats.zero_writes++;
-		uring_again(d, s);
-		return;
-	}
-	if (!res && (s->rq->cmd_flags & REQ_FUA)) {
-		s->kind = URING_FSYNC;
-		uring_again(d, s);
-		return;
-	}
-	uring_end(d, s, res);
-}
-
-/*
- * EAGAIN, EINTR, ECANCELED (work the kernel dropped from an io-wq before it
- * started): nothing happened, and the same SQE goes again.
- */
-static void uring_complete(struct uring_driver *d, struct uring_slot *s, int res)
-{
-	if (res == -EAGAIN || res == -EINTR || res == -ECANCELED) {
-		uring_again(d, s); /* nothing happened: the same SQE again */
-		return;
-	}
-	if (d->null) {
-		uring_end(d, s, res);
-		return;
-	}
-	switch (s->kind) {
-	case URING_READ:
-	case URING_WRITE:
-	case URING_ZERO_WRITE:
-		uring_complete_rw(d, s, res);
-		break;
-	case URING_DISCARD:
-	case URING_ZERO_RANGE:
-		uring_complete_alloc(d, s, res);
-		break;
-	case URING_FSYNC:
-		uring_end(d, s, res);
-		break;
-	}
 }
 
 /* One CQE, lock held. */
@@ -527,15 +201,13 @@ static void uring_handle(struct uring_driver *d, uint64_t ud, int res)
 		d->watch_ready = true;
 		return;
 	}
-	if (ud & UD_SLOT_TIMER) /* the modelled time came, or was cancelled: early is only timing */
-		uring_wait_over(d, uring_ud_slot(d, ud));
-	else
-		uring_complete(d, uring_ud_slot(d, ud), res);
+	assert(ud >= UD_RESERVED_END && !(ud & 3));
+	((struct uring_op *)(uintptr_t)ud)->done((struct uring_op *)(uintptr_t)ud, res);
 }
 
 /*
- * Every CQE there is, lock held, then the queue runs (continuations, and
- * an elevator's timed dispatch).
+ * Every CQE there is, lock held; then the backend's continuations, the
+ * stack's timers that are due, and the queue (an elevator's timed dispatch).
  */
 static void uring_reap(struct uring_driver *d)
 {
@@ -547,6 +219,9 @@ static void uring_reap(struct uring_driver *d)
 		seen++;
 	}
 	io_uring_cq_advance(&d->ring, seen);
+	if (d->kick)
+		d->kick(d->kick_arg);
+	dev_stack_run_timers(&d->stack, blk_clock_now(d->q->clock));
 	__blk_run_queue(d->q);
 }
 
@@ -672,25 +347,6 @@ void uring_driver_watch_again(struct uring_driver *d)
 	d->watch_ready = true;
 }
 
-static int uring_alloc_slots(struct uring_driver *d, unsigned int nr, unsigned int max_segs)
-{
-	d->slots = calloc(nr, sizeof(*d->slots));
-	d->iovs = calloc((size_t)nr * max_segs, sizeof(*d->iovs));
-	if (!d->slots || !d->iovs)
-		return -ENOMEM;
-	d->nr_slots = nr;
-	d->max_segs = max_segs;
-	for (unsigned int i = 0; i < nr; i++) {
-		d->slots[i].iov = d->iovs + (size_t)i * max_segs;
-		TAILQ_INSERT_TAIL(&d->free, &d->slots[i], link);
-	}
-	d->zero_iovs = max_segs < URING_ZERO_IOVS ? max_segs : URING_ZERO_IOVS;
-	if (posix_memalign(&d->zero_buf, BLK_PAGE_SIZE, URING_ZERO_BUF_SIZE))
-		return -ENOMEM;
-	memset(d->zero_buf, 0, URING_ZERO_BUF_SIZE);
-	return 0;
-}
-
 /* The opcodes this driver sends, by name for the refusal. */
 static const struct {
 	int op;
@@ -767,12 +423,21 @@ static int uring_setup_ring(struct uring_driver *d, unsigned int entries, char *
 	return ret;
 }
 
-static void uring_free_mem(struct uring_driver *d)
+/* The stack: the filters given, over the file backend or the null one. */
+static int uring_open_stack(struct uring_driver *d, const char *const *filters, unsigned int nr,
+			    const char *image, char *why, size_t whylen)
 {
-	free(d->zero_buf);
-	free(d->iovs);
-	free(d->slots);
-	free(d);
+	struct dev_limits lim = { .capacity = d->capacity,
+				  .logical_block_size = d->q->limits.logical_block_size };
+	const struct dev_ops *backend = d->null ? &dev_null_ops : &dev_file_ops;
+	int ret;
+
+	d->stack.host = d;
+	ret = dev_stack_open(&d->stack, d->q, filters, nr, backend, image, &lim, why, whylen);
+	if (ret)
+		return ret;
+	blk_queue_set_pdu_size(d->q, dev_stack_pdu_size(&d->stack));
+	return 0;
 }
 
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
@@ -800,15 +465,14 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	d->big_sqe = flags & URING_DRIVER_SQE128;
 	d->null = flags & URING_DRIVER_NULL;
 	d->creator = pthread_self();
-	TAILQ_INIT(&d->free);
-	TAILQ_INIT(&d->resubmit);
-	ret = uring_alloc_slots(d, q->limits.nr_requests, max_segs);
-	if (ret < 0)
-		snprintf(why, whylen, "out of memory");
-	else
-		ret = uring_setup_ring(d, entries ? entries : q->limits.nr_requests, why, whylen);
-	if (ret < 0) {
-		uring_free_mem(d);
+	ret = uring_setup_ring(d, entries ? entries : q->limits.nr_requests, why, whylen);
+	if (!ret) {
+		ret = uring_open_stack(d, NULL, 0, NULL, why, whylen);
+		if (ret)
+			io_uring_queue_exit(&d->ring);
+	}
+	if (ret) {
+		free(d);
 		errno = -ret;
 		return NULL;
 	}
@@ -817,31 +481,54 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	return d;
 }
 
-void uring_driver_set_model(struct uring_driver *d, struct disk_model *m)
+int uring_driver_set_filters(struct uring_driver *d, const char *const *filters, unsigned int nr,
+			     sector_t capacity, const char *image, char *why, size_t whylen)
 {
-	unsigned int depth = 0;
-	struct uring_slot *s, *next;
+	int ret;
 
-	assert(!d->looping && !d->nr_busy);
-	d->model = m;
-	if (!m)
-		return;
-	/* the device serves depth requests at once; the rest wait in the elevator */
-	TAILQ_FOREACH_SAFE(s, &d->free, link, next) {
-		if (++depth > disk_model_depth(m))
-			TAILQ_REMOVE(&d->free, s, link);
+	assert(!d->looping && blk_queue_idle(d->q));
+	dev_stack_close(&d->stack);
+	d->capacity = capacity;
+	ret = uring_open_stack(d, filters, nr, image, why, whylen);
+	if (ret) { /* the backend alone again, so that the driver stays whole */
+		char ignored[8];
+
+		if (uring_open_stack(d, NULL, 0, image, ignored, sizeof(ignored)))
+			abort(); /* it opened a moment ago; nothing but memory differs */
 	}
+	return ret;
+}
+
+const struct dev_stack *uring_driver_stack(const struct uring_driver *d)
+{
+	return &d->stack;
+}
+
+int uring_driver_fd(const struct uring_driver *d)
+{
+	return d->fd;
+}
+
+struct uring_driver_stats *uring_driver_stats_of(struct uring_driver *d)
+{
+	return &d->stats;
+}
+
+void uring_driver_set_kick(struct uring_driver *d, void (*kick)(void *arg), void *arg)
+{
+	d->kick = kick;
+	d->kick_arg = arg;
 }
 
 void uring_driver_free(struct uring_driver *d)
 {
 	if (!d)
 		return;
-	assert(TAILQ_EMPTY(&d->resubmit));
+	dev_stack_close(&d->stack);
 	io_uring_queue_exit(&d->ring); /* cancels an armed timer */
 	if (d->q->queuedata == d) {
 		d->q->queuedata = NULL;
 		d->q->request_fn = NULL;
 	}
-	uring_free_mem(d);
+	free(d);
 }

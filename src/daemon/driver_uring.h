@@ -1,4 +1,4 @@
-/* driver_uring.h - the io_uring driver: dispatched requests become SQEs on the backing file. */
+/* driver_uring.h - the daemon's io_uring loop, the request queue's driver: it runs the device stack. */
 #ifndef RQDISK_DRIVER_URING_H
 #define RQDISK_DRIVER_URING_H
 
@@ -6,9 +6,10 @@
 #include <stddef.h>
 
 #include "blkdev.h"
-#include "model.h"
+#include "device.h"
 
 struct uring_driver;
+struct io_uring_sqe;
 
 /*
  * uring_driver_new() flags.  Whatever they are, only uring_driver_run(), in
@@ -20,32 +21,49 @@ struct uring_driver;
  * file that carry more than an I/O does (FUSE over io_uring).
  */
 #define URING_DRIVER_SQE128 (1u << 1)
-/*
- * URING_DRIVER_NULL: no I/O on the file.  Every request ends, whole and
- * without error, when a NOP in its place comes back, as on the kernel's
- * null_blk: what rqdisk itself costs, without a device's time.  Reads leave
- * their memory as it was; writes are dropped.
- */
+/* URING_DRIVER_NULL: the null backend (backend_null.c) in place of the file. */
 #define URING_DRIVER_NULL (1u << 2)
 
 /*
- * Drive q from the file fd with a ring of entries SQEs (0: one per request
- * the queue lets out at once).  A request leaves the elevator only when the
- * driver can take it: a free slot (no more than a model's depth) and room
- * in the SQ.  q->limits must be final.  Sets q->queuedata and
- * q->request_fn.  Returns NULL with errno set and a one-line reason in why
- * (errno ENOSYS or EPERM: this kernel or this process has no io_uring).
+ * Drive q with a ring of entries SQEs (0: one per request the queue lets
+ * out at once) over a stack of the file backend on fd (or the null one)
+ * alone.  A request leaves the elevator only when the stack can take it.
+ * q->limits must be final.  Sets q->queuedata and q->request_fn.  Returns
+ * NULL with errno set and a one-line reason in why (errno ENOSYS or EPERM:
+ * this kernel or this process has no io_uring).
  */
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
 				      unsigned int flags, char *why, size_t whylen);
 
 /*
- * Time completions by m (NULL: none): each request ends no earlier than the
- * model says the device would end it, and no more than the model's depth
- * are in flight; the rest wait in the elevator.  Call before the loop runs;
- * the caller keeps m.
+ * Put filters, "NAME[:ARGS]" top first, over the backend, on a disk of
+ * capacity sectors; image names the file for device/stack (or NULL).
+ * Before the loop runs, with no request made yet.  On an error (why says
+ * it) the backend is left alone.
  */
-void uring_driver_set_model(struct uring_driver *d, struct disk_model *m);
+int uring_driver_set_filters(struct uring_driver *d, const char *const *filters, unsigned int nr,
+			     sector_t capacity, const char *image, char *why, size_t whylen);
+
+/* The stack, for the control tree's device/stack. */
+const struct dev_stack *uring_driver_stack(const struct uring_driver *d);
+
+/*
+ * What a backend on the loop uses, in the loop's thread with the lock
+ * held.  Each SQE carries a struct uring_op (4-aligned), whose done runs
+ * with the CQE's result.
+ */
+struct uring_op {
+	void (*done)(struct uring_op *op, int res);
+};
+
+bool uring_driver_sq_room(struct uring_driver *d, unsigned int need);
+/* An SQE, after uring_driver_sq_room() said there is room. */
+struct io_uring_sqe *uring_driver_get_sqe(struct uring_driver *d);
+void uring_op_set(struct io_uring_sqe *sqe, struct uring_op *op);
+int uring_driver_fd(const struct uring_driver *d);
+/* kick(arg) runs after each batch of completions, before the queue runs. */
+void uring_driver_set_kick(struct uring_driver *d, void (*kick)(void *arg), void *arg);
+struct uring_driver_stats *uring_driver_stats_of(struct uring_driver *d);
 
 /*
  * The daemon's event loop, run in the thread that made the driver: one wait

@@ -10,6 +10,7 @@
 
 #include "blkdev.h"
 #include "bufpool.h"
+#include "device.h"
 #include "model.h"
 #include "rangelock.h"
 
@@ -36,7 +37,8 @@ struct rqdisk {
 	bool file_mount; /* the mount point is the disk itself */
 	struct range_lock writes; /* under the queue lock */
 	unsigned int max_nr_requests; /* what the driver was set up to carry */
-	struct disk_model *model;     /* the device's timing, or NULL */
+	const struct dev_stack *stack; /* the device below the queue */
+	const struct disk_model *model; /* the model filter's, or NULL */
 	bool null_device;             /* --null: no I/O on the image */
 	struct bufpool bufs;          /* data buffers, and what FUSE requests are read into */
 	char *in;                     /* what FUSE requests are read into (fe_input) */

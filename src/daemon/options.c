@@ -7,7 +7,7 @@
 
 #include "blkdev.h"
 #include "cli.h"
-#include "model.h"
+#include "device.h"
 #include "options.h"
 
 enum {
@@ -25,6 +25,7 @@ enum {
 	OPT_CREATE,
 	OPT_ALLOW_OTHER,
 	OPT_TRACE,
+	OPT_FILTER,
 };
 
 static const struct option long_options[] = {
@@ -45,6 +46,7 @@ static const struct option long_options[] = {
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "model", required_argument, NULL, 'm' },
+	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -81,7 +83,11 @@ static void usage(FILE *f)
 		"                               (writes stay the owner's and root's)\n"
 		"      --trace NAME             blktrace the queue to NAME.blktrace.0\n"
 		"  -m, --model SPEC             time completions as a device would: none\n"
-		"                               (default), hdd[:KEY=V,...], ssd[:KEY=V,...]\n"
+		"                               (default), hdd[:KEY=V,...], ssd[:KEY=V,...];\n"
+		"                               short for --filter model:SPEC\n"
+		"      --filter NAME[:ARGS]     stack a filter below the queue: model:SPEC,\n"
+		"                               delay:ms=N (repeatable; the first is nearest\n"
+		"                               the queue)\n"
 		"  -f, --foreground             stay in the foreground\n"
 		"  -h, --help                   show this help\n"
 		"  -V, --version                show the version\n");
@@ -130,18 +136,56 @@ static int set_limit(int opt, const char *arg, struct queue_limits *lim)
 	}
 }
 
-/* A bad spec is refused here, before any mount; the disk's size is not known yet. */
-static int check_model(const char *spec)
+/*
+ * A bad filter is refused here, before any mount: dev_check_filter opens
+ * it over a stand-in disk, since the image's size is not known yet.
+ */
+static int check_filter(const char *opt, const char *spec)
 {
-	struct disk_model *m;
-	char why[160];
+	char why[256];
 
-	if (disk_model_new(spec, (sector_t)1 << 31, &m, why, sizeof(why))) {
-		fprintf(stderr, "rqdisk: %s\n", why);
+	if (!dev_check_filter(spec, why, sizeof(why)))
+		return 0;
+	fprintf(stderr, "rqdisk: %s: %s\n", opt, why);
+	return -EINVAL;
+}
+
+static int add_filter(struct rqdisk_options *o, const char *spec)
+{
+	if (o->nr_filters == RQDISK_MAX_FILTERS) {
+		fprintf(stderr, "rqdisk: --filter: no more than %d filters\n", RQDISK_MAX_FILTERS);
 		return -EINVAL;
 	}
-	disk_model_free(m);
-	return 0;
+	o->filters[o->nr_filters++] = spec;
+	return check_filter("--filter", spec);
+}
+
+/* --model SPEC is the model filter where it stands; a later --model replaces it, none drops it. */
+static int set_model(struct rqdisk_options *o, const char *spec)
+{
+	char *filter;
+
+	o->model = spec;
+	if (o->model_filter >= 0) {
+		memmove(&o->filters[o->model_filter], &o->filters[o->model_filter + 1],
+			(o->nr_filters - (unsigned int)o->model_filter - 1) * sizeof(o->filters[0]));
+		o->nr_filters--;
+		o->model_filter = -1;
+	}
+	if (!strcmp(spec, "none"))
+		return 0;
+	if (asprintf(&filter, "model:%s", spec) < 0) {
+		fprintf(stderr, "rqdisk: out of memory\n");
+		return -ENOMEM;
+	}
+	o->model_filter = (int)o->nr_filters;
+	if (o->nr_filters == RQDISK_MAX_FILTERS) {
+		free(filter);
+		fprintf(stderr, "rqdisk: --model: no more than %d filters\n", RQDISK_MAX_FILTERS);
+		return -EINVAL;
+	}
+	o->filters[o->nr_filters++] = filter; /* the process keeps it to the end */
+	return check_filter("--model", filter);
 }
 
 static int parse_idle_poll(const char *arg, unsigned int *us)
@@ -187,8 +231,9 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		o->trace = arg;
 		return 0;
 	case 'm':
-		o->model = arg;
-		return check_model(arg);
+		return set_model(o, arg);
+	case OPT_FILTER:
+		return add_filter(o, arg);
 	case OPT_CREATE:
 		if (parse_size(arg, &o->create_size) || !o->create_size) {
 			fprintf(stderr, "rqdisk: --create: '%s' is not a size (like 64M or 2G)\n", arg);
@@ -237,6 +282,7 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	memset(o, 0, sizeof(*o));
 	o->elevator = "deadline";
 	o->model = "none";
+	o->model_filter = -1;
 	o->idle_poll_us = RQDISK_IDLE_POLL_US;
 	blk_set_default_limits(&o->limits);
 	while ((opt = cli_getopt("rqdisk", argc, argv, "+:e:m:rfhV", long_options)) != -1) {

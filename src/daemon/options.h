@@ -10,6 +10,7 @@
 /* 50 µs covers a depth-1 client's turnaround, measured from 10 to 100 */
 #define RQDISK_IDLE_POLL_US 50
 #define RQDISK_IDLE_POLL_MAX_US 1000000
+#define RQDISK_MAX_FILTERS 7 /* DEV_MAX_LAYERS, less the backend */
 
 struct rqdisk_options {
 	const char *image;
@@ -25,7 +26,11 @@ struct rqdisk_options {
 	unsigned int idle_poll_us; /* poll for input this long before sleeping idle */
 	uint64_t create_size; /* 0: the image must exist */
 	const char *trace;    /* NULL, or blktrace to NAME.blktrace.0 from the start */
-	const char *model;    /* a device timing model's spec; "none" for none */
+	const char *model;    /* the last --model's spec; "none" for none */
+	/* the device stack's filters, "NAME[:ARGS]", nearest the queue first */
+	const char *filters[RQDISK_MAX_FILTERS];
+	unsigned int nr_filters;
+	int model_filter; /* where --model's filter is in filters, or -1 */
 };
 
 enum parse_result { PARSE_OK, PARSE_EXIT_OK, PARSE_ERROR };

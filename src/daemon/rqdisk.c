@@ -35,6 +35,7 @@ struct rqdisk_state {
 	struct rqdisk disk;
 	int fd;
 	bool created; /* the image is ours to remove on failure */
+	char *image_path; /* absolute */
 	struct uring_driver *driver;
 	struct fuse_session *se;
 	struct fuse_ring *ring; /* --fuse-uring, or NULL */
@@ -215,6 +216,7 @@ static unsigned int driver_flags(const struct rqdisk_options *o)
 static int setup_queue(struct rqdisk_state *s)
 {
 	struct request_queue *q = blk_init_queue(NULL, NULL, NULL);
+	const struct blk_dev *model;
 	char why[160];
 	int ret;
 
@@ -244,12 +246,14 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("%s", why);
 		return -1;
 	}
-	if (disk_model_new(s->opt.model, s->disk.size >> SECTOR_SHIFT, &s->disk.model, why,
-			   sizeof(why))) {
+	if (uring_driver_set_filters(s->driver, s->opt.filters, s->opt.nr_filters,
+				     s->disk.size >> SECTOR_SHIFT, s->image_path, why, sizeof(why))) {
 		die_msg("%s", why);
 		return -1;
 	}
-	uring_driver_set_model(s->driver, s->disk.model);
+	s->disk.stack = uring_driver_stack(s->driver);
+	model = dev_stack_find(s->disk.stack, "model");
+	s->disk.model = model ? dev_model_of(model) : NULL;
 	return 0;
 }
 
@@ -476,8 +480,8 @@ static void teardown(struct rqdisk_state *s, bool failed)
 	ctl_cleanup(&s->disk);
 	fuse_ring_free(s->ring);
 	free(s->mountpoint);
+	free(s->image_path);
 	blk_cleanup_queue(s->disk.q);
-	disk_model_free(s->disk.model);
 	fe_buffers_free(&s->disk);
 	if (s->fd >= 0)
 		close(s->fd);
@@ -604,6 +608,11 @@ static int start(struct rqdisk_state *s)
 		return -1;
 	}
 	s->opt.mountpoint = s->mountpoint;
+	s->image_path = absolute_path(s->opt.image); /* device/stack shows it */
+	if (!s->image_path) {
+		die_msg("image %s: %s", s->opt.image, strerror(errno));
+		return -1;
+	}
 	if (!s->opt.foreground && daemonize_start(s))
 		return -1;
 	if (open_image(s) || setup_queue(s) || setup_memory(s) || setup_trace(s) ||

@@ -114,10 +114,14 @@ int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *con
 		   unsigned int nr, const struct dev_ops *backend, const char *backend_args,
 		   struct dev_limits *lim, char *why, size_t whylen)
 {
+	const struct dev_host_ops *host_ops = s->host_ops;
+	void *host = s->host;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
 	s->q = q;
+	s->host_ops = host_ops; /* what the caller set: backends find the host there */
+	s->host = host;
 	if (nr + 1 > DEV_MAX_LAYERS) {
 		snprintf(why, whylen, "more than %d filters", DEV_MAX_LAYERS - 1);
 		return -EINVAL;
@@ -170,7 +174,7 @@ static const struct dev_ops dev_check_backend = {
 
 int dev_check_filter(const char *spec, char *why, size_t whylen)
 {
-	struct dev_stack s;
+	struct dev_stack s = { 0 };
 	struct dev_limits lim = { 0 };
 	int ret = dev_stack_open(&s, NULL, &spec, 1, &dev_check_backend, NULL, &lim, why, whylen);
 

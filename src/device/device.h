@@ -139,7 +139,9 @@ const char *const *dev_filter_names(void);
  * Build a stack: the filters from specs "NAME[:ARGS]", top first, over the
  * backend the host chose, opened with backend_args.  lim comes in with what
  * the host knows (capacity: the image's size) and leaves with what the
- * stack imposes.  0, or -errno with a one-line reason in why (nothing kept).
+ * stack imposes.  s->host and s->host_ops are the caller's, set before
+ * (a backend finds its host there).  0, or -errno with a one-line reason in
+ * why (nothing kept).
  */
 int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *const *specs,
 		   unsigned int nr, const struct dev_ops *backend, const char *backend_args,
