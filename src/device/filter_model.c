@@ -92,7 +92,12 @@ static int model_open(struct blk_dev *dev, const char *args, struct dev_limits *
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = disk_model_new(args ? args : "", lim->capacity, &mf->model, why, whylen);
+	if (!args || !*args) {
+		free(mf);
+		snprintf(why, whylen, "model: give one: hdd[:KEY=V,...] or ssd[:KEY=V,...]");
+		return -EINVAL;
+	}
+	ret = disk_model_new(args, lim->capacity, &mf->model, why, whylen);
 	if (!ret && !mf->model) {
 		snprintf(why, whylen, "model: 'none' is no model: leave the filter out");
 		ret = -EINVAL;
