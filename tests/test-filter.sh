@@ -97,6 +97,12 @@ for spec in nosuch delay delay:ms=x delay:x=1 delay:ms=1,,y=2 model model:none m
 	! is_mounted "$tmp/mnt" || fail "--filter $spec left a mount"
 	[ ! -e "$tmp/new.img" ] || fail "--filter $spec left an image"
 done
+say "a URI for IMAGE: no backend claims it yet: one line, exit 2"
+status=0
+"$RQDISK" nbd://localhost/disk "$tmp/mnt" 2>"$tmp/err" || status=$?
+[ "$status" = 2 ] || fail "nbd://: exit $status, not 2"
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "nbd://" "$tmp/err" || fail "nbd://: $(cat "$tmp/err")"
+! is_mounted "$tmp/mnt" || fail "nbd:// left a mount"
 "$RQDISK" --filter nosuch "$tmp/img" "$tmp/mnt" 2>"$tmp/err" && fail "--filter nosuch started"
 grep -q "there are: model, delay" "$tmp/err" || fail "an unknown filter's error does not list them"
 exit 0

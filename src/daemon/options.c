@@ -256,6 +256,21 @@ static int check_elevator(const char *name)
 	return -EINVAL;
 }
 
+/*
+ * IMAGE is a path for the file backend.  A URI, "SCHEME://...", is left
+ * for the backends that will claim one (nbd://, rbd://): none does yet.
+ */
+static int check_image(const char *image)
+{
+	size_t scheme = strspn(image, "abcdefghijklmnopqrstuvwxyz0123456789+.-");
+
+	if (!scheme || strncmp(image + scheme, "://", 3))
+		return 0;
+	fprintf(stderr, "rqdisk: IMAGE %s: no backend takes %.*s:// URIs; give a path\n", image,
+		(int)scheme, image);
+	return -EINVAL;
+}
+
 /* What the options say together, once each is known. */
 static int check_together(const struct rqdisk_options *o)
 {
@@ -307,5 +322,5 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	}
 	o->image = argv[optind];
 	o->mountpoint = argv[optind + 1];
-	return check_together(o) ? PARSE_ERROR : PARSE_OK;
+	return check_together(o) || check_image(o->image) ? PARSE_ERROR : PARSE_OK;
 }
