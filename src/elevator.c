@@ -234,6 +234,16 @@ void elv_schedule_dispatch(struct elevator_queue *e, uint64_t when_ns)
 		q->dispatch_at = when_ns;
 }
 
+/* The merged request waits no longer than either part did: it keeps the earlier deadline. */
+void elv_fifo_merge(struct elv_fifo *fifo, struct request *rq, struct request *next)
+{
+	if (next->fifo_time >= rq->fifo_time)
+		return;
+	TAILQ_REMOVE(fifo, rq, queuelist);
+	TAILQ_INSERT_AFTER(fifo, next, rq, queuelist);
+	rq->fifo_time = next->fifo_time;
+}
+
 static unsigned int rq_hash_key(sector_t sector)
 {
 	return (unsigned int)((sector * 0x9e3779b97f4a7c15ull) >> (64 - ELV_HASH_BITS));
