@@ -319,6 +319,112 @@ START_TEST(test_requeued_request_goes_first)
 }
 END_TEST
 
+/* An elevator that leaves a mark in elv_priv and looks for it when the request completes. */
+struct stamp_data {
+	struct elv_fifo list;
+	unsigned int completed, intact;
+};
+
+static int stamp_init(struct elevator_queue *e)
+{
+	struct stamp_data *sd = calloc(1, sizeof(*sd));
+
+	if (!sd)
+		return -1;
+	TAILQ_INIT(&sd->list);
+	e->elevator_data = sd;
+	return 0;
+}
+
+static void stamp_exit(struct elevator_queue *e)
+{
+	free(e->elevator_data);
+}
+
+static void stamp_add(struct elevator_queue *e, struct request *rq)
+{
+	struct stamp_data *sd = e->elevator_data;
+
+	rq->elv_priv[0] = rq;
+	rq->elv_priv[1] = sd;
+	TAILQ_INSERT_TAIL(&sd->list, rq, queuelist);
+}
+
+static struct request *stamp_dispatch(struct elevator_queue *e, uint64_t now)
+{
+	struct stamp_data *sd = e->elevator_data;
+	struct request *rq = TAILQ_FIRST(&sd->list);
+
+	(void)now;
+	if (rq)
+		TAILQ_REMOVE(&sd->list, rq, queuelist);
+	return rq;
+}
+
+static bool stamp_has_work(const struct elevator_queue *e)
+{
+	const struct stamp_data *sd = e->elevator_data;
+
+	return !TAILQ_EMPTY(&sd->list);
+}
+
+static void stamp_completed(struct elevator_queue *e, struct request *rq)
+{
+	struct stamp_data *sd = e->elevator_data;
+
+	sd->completed++;
+	sd->intact += rq->elv_priv[0] == rq && rq->elv_priv[1] == sd;
+}
+
+static const struct elevator_type stamp_type = {
+	.size = sizeof(struct elevator_type),
+	.api_version = ELV_API_VERSION,
+	.elevator_name = "stamp",
+	.init_queue = stamp_init,
+	.exit_queue = stamp_exit,
+	.add_request = stamp_add,
+	.dispatch_request = stamp_dispatch,
+	.has_work = stamp_has_work,
+	.completed = stamp_completed,
+};
+
+/*
+ * elv_priv is the elevator's until its completed hook returns (cfq and as
+ * find a request's queue or process there): dispatch, a requeue and a
+ * completion in parts leave it as the elevator set it.
+ */
+START_TEST(test_elv_priv_kept_until_completed)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct stamp_data *sd;
+	struct test_bio tb[3];
+	struct request *rq;
+
+	elevator_exit(fd->q->elevator);
+	fd->q->elevator = elevator_alloc(fd->q, &stamp_type);
+	ck_assert_ptr_nonnull(fd->q->elevator);
+	sd = fd->q->elevator->elevator_data;
+	for (int i = 0; i < 3; i++) {
+		tbio_init(&tb[i], REQ_OP_READ, 100 * (sector_t)i, 8, mem + 4096 * i);
+		submit_bio(fd->q, &tb[i].bio);
+	}
+	ck_assert_uint_eq(fd->nr_dispatched, 3);
+	rq = fake_nth(fd, 0);
+	TAILQ_REMOVE(&fd->dispatched, rq, queuelist);
+	fd->nr_dispatched--;
+	fd->stopped = true;
+	blk_queue_lock(fd->q);
+	blk_requeue_request(fd->q, rq);
+	blk_queue_unlock(fd->q);
+	fake_start(fd);
+	fake_complete(fd, fake_nth(fd, 0), 0, 3);
+	fake_complete_all(fd);
+	ck_assert_uint_eq(sd->completed, 3);
+	ck_assert_uint_eq(sd->intact, 3);
+	fake_disk_free(fd);
+}
+END_TEST
+
 /* /sys/block/<dev>/stat counters, exact on the virtual clock. */
 START_TEST(test_disk_stats_are_exact)
 {
@@ -384,6 +490,7 @@ int main(void)
 	tcase_add_test(tc, test_requests_in_flight_up_to_nr_requests);
 	tcase_add_test(tc, test_requeued_request_goes_first);
 	tcase_add_test(tc, test_disk_stats_are_exact);
+	tcase_add_test(tc, test_elv_priv_kept_until_completed);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }
