@@ -5,12 +5,13 @@
 #include "blk_types.h"
 
 /*
- * The version of this API: of the layout of struct bio, struct request and
- * struct elevator_queue, which elevators read in place, and of the meaning
- * of their fields.  A loader refuses an elevator built for another one.
- * The one exception: new fields are added at the end of struct
- * elevator_type without a new version, and the loader copies no more than
- * the size the elevator was built with.  See rqdisk-elevator(3), VERSIONING.
+ * The version of this API: of the layout of struct request, struct bio,
+ * struct elevator_queue and every other structure here, which elevators
+ * read in place, and of the meaning of their fields.  A loader refuses an
+ * elevator built for another one.  The one exception: new fields are added
+ * at the end of struct elevator_type without a new version, and the loader
+ * copies no more than the size the elevator was built with.  See
+ * rqdisk-elevator(3), VERSIONING.
  */
 #define ELV_API_VERSION 2
 
@@ -57,7 +58,8 @@ struct elv_tunable {
 
 /*
  * Every hook is called with the queue lock held and must not sleep or call
- * back into the queue, except elv_schedule_dispatch().  Requests reach an
+ * back into the queue, except elv_schedule_dispatch(); the elv_rb and
+ * elv_fifo functions touch only the tree or list they are given.  Requests reach an
  * elevator one barrier epoch at a time: ordering across barriers is the
  * core's, and an elevator has no way to break it.
  */

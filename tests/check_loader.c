@@ -5,6 +5,7 @@
  * The modules are libtool modules of this build, in $top_builddir/tests/.libs.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -217,6 +218,25 @@ START_TEST(test_switch_to_a_path)
 END_TEST
 
 /*
+ * Every core function rqdisk-elevator(3) offers an elevator is in the
+ * program's dynamic symbols (src/elevator.syms), as a plugin's dlopen
+ * with RTLD_NOW needs it.
+ */
+START_TEST(test_helpers_are_exported)
+{
+	static const char *const helpers[] = {
+		"elv_schedule_dispatch", "elv_fifo_merge", "elv_rb_add", "elv_rb_del",
+		"elv_rb_first", "elv_rb_last", "elv_rb_next", "elv_rb_prev",
+		"elv_rb_find", "elv_rb_ceiling", "elv_rb_below",
+	};
+
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		ck_assert_msg(dlsym(RTLD_DEFAULT, helpers[i]), "%s is not exported to elevators",
+			      helpers[i]);
+}
+END_TEST
+
+/*
  * An elevator may call elv_schedule_dispatch(): the program that loads it
  * exports it.  And while draining, an elevator that idles hands all out.
  */
@@ -313,6 +333,7 @@ int main(void)
 	tcase_add_test(tc, test_example_tunable);
 	tcase_add_test(tc, test_switch_to_a_path);
 	tcase_add_test(tc, test_plugin_idles_with_elv_schedule_dispatch);
+	tcase_add_test(tc, test_helpers_are_exported);
 	tcase_add_test(tc, test_other_api_version_is_refused);
 	tcase_add_test(tc, test_missing_required_hook_is_refused);
 	tcase_add_test(tc, test_missing_entry_point_is_refused);
