@@ -290,24 +290,31 @@ START_TEST(test_requests_in_flight_up_to_nr_requests)
 }
 END_TEST
 
-START_TEST(test_requeued_request_goes_first)
+/* The driver gives the first request it holds back to the queue, and takes no more. */
+static void requeue_first(struct fake_disk *fd)
 {
-	struct fake_disk *fd = fake_disk_new("noop");
-	struct test_bio tb[2];
-	struct request *rq;
+	struct request *rq = fake_nth(fd, 0);
 
-	fd->q->limits.nr_requests = 1;
-	tbio_init(&tb[0], REQ_OP_READ, 0, 8, mem);
-	submit_bio(fd->q, &tb[0].bio);
-	tbio_init(&tb[1], REQ_OP_READ, 100, 8, mem + 4096);
-	submit_bio(fd->q, &tb[1].bio);
-	rq = fake_nth(fd, 0);
 	TAILQ_REMOVE(&fd->dispatched, rq, queuelist);
 	fd->nr_dispatched--;
 	fd->stopped = true;
 	blk_queue_lock(fd->q);
 	blk_requeue_request(fd->q, rq);
 	blk_queue_unlock(fd->q);
+}
+
+/* A request the driver gives back goes first again. */
+START_TEST(test_requeued_request_goes_first)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[2];
+
+	fd->q->limits.nr_requests = 1;
+	tbio_init(&tb[0], REQ_OP_READ, 0, 8, mem);
+	submit_bio(fd->q, &tb[0].bio);
+	tbio_init(&tb[1], REQ_OP_READ, 100, 8, mem + 4096);
+	submit_bio(fd->q, &tb[1].bio);
+	requeue_first(fd);
 	ck_assert_uint_eq(fd->q->in_flight, 0);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
@@ -398,7 +405,6 @@ START_TEST(test_elv_priv_kept_until_completed)
 	struct fake_disk *fd = fake_disk_new("noop");
 	struct stamp_data *sd;
 	struct test_bio tb[3];
-	struct request *rq;
 
 	elevator_exit(fd->q->elevator);
 	fd->q->elevator = elevator_alloc(fd->q, &stamp_type);
@@ -409,13 +415,7 @@ START_TEST(test_elv_priv_kept_until_completed)
 		submit_bio(fd->q, &tb[i].bio);
 	}
 	ck_assert_uint_eq(fd->nr_dispatched, 3);
-	rq = fake_nth(fd, 0);
-	TAILQ_REMOVE(&fd->dispatched, rq, queuelist);
-	fd->nr_dispatched--;
-	fd->stopped = true;
-	blk_queue_lock(fd->q);
-	blk_requeue_request(fd->q, rq);
-	blk_queue_unlock(fd->q);
+	requeue_first(fd);
 	fake_start(fd);
 	fake_complete(fd, fake_nth(fd, 0), 0, 3);
 	fake_complete_all(fd);
