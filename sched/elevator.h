@@ -59,9 +59,9 @@ struct elv_tunable {
 /*
  * Every hook is called with the queue lock held and must not sleep or call
  * back into the queue, except elv_schedule_dispatch(); the elv_rb and
- * elv_fifo functions touch only the tree or list they are given.  Requests reach an
- * elevator one barrier epoch at a time: ordering across barriers is the
- * core's, and an elevator has no way to break it.
+ * elv_fifo functions touch only the tree or list they are given.  Requests
+ * reach an elevator one barrier epoch at a time: ordering across barriers
+ * is the core's, and an elevator has no way to break it.
  */
 struct elevator_type {
 	/* Filled by ELEVATOR_REGISTER. */
@@ -116,6 +116,8 @@ struct elevator_type {
  * rq->rb_node: one instance, the core's.  Requests at one sector are all
  * kept, in an order of the core's.  A front merge moves a request's start:
  * the core then puts it back in order before request_merged is called.
+ * Walk it with these functions: libbsd's RB_ macros on it would call
+ * functions only the core has.
  */
 RB_HEAD(elv_rb_root, request);
 
