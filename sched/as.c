@@ -78,13 +78,11 @@ struct as_proc {
 	struct as_mean seek;    /* sectors from the end of one read to the start of the next */
 };
 
-RB_HEAD(as_sort, request);
-TAILQ_HEAD(as_fifo, request);
 LIST_HEAD(as_proc_list, as_proc);
 
 struct as_data {
-	struct as_sort sort_list[2];
-	struct as_fifo fifo_list[2];
+	struct elv_rb_root sort_list[2];
+	struct elv_fifo fifo_list[2];
 	sector_t last_sector[2];     /* where the last request given out in each direction ended */
 	uint64_t last_check_fifo[2]; /* a FIFO head is looked at once per expire interval */
 	int batch_dir;
@@ -102,8 +100,6 @@ struct as_data {
 	uint64_t batch_expire[2]; /* ns */
 	uint64_t antic_expire;    /* ns */
 };
-
-ELV_RB_GENERATE(as_sort, elv_rq_sector_cmp)
 
 static void as_mean_add(struct as_mean *m, uint64_t x)
 {
@@ -197,7 +193,7 @@ static int as_init_queue(struct elevator_queue *e)
 	if (!ad)
 		return -1;
 	for (int dir = AS_READ; dir <= AS_WRITE; dir++) {
-		RB_INIT(&ad->sort_list[dir]);
+		elv_rb_init(&ad->sort_list[dir]);
 		TAILQ_INIT(&ad->fifo_list[dir]);
 	}
 	for (int i = 0; i < AS_PROC_HASH; i++)
@@ -278,7 +274,7 @@ static void as_add_request(struct elevator_queue *e, struct request *rq)
 		p->nr_queued++;
 		p->last_seen = now;
 	}
-	RB_INSERT(as_sort, &ad->sort_list[dir], rq);
+	elv_rb_add(&ad->sort_list[dir], rq);
 	rq->fifo_time = now + ad->fifo_expire[dir];
 	TAILQ_INSERT_TAIL(&ad->fifo_list[dir], rq, queuelist);
 	/* the core runs the queue after adding: the wait ends there */
@@ -290,7 +286,7 @@ static void as_remove_request(struct as_data *ad, struct request *rq)
 {
 	int dir = rq_data_dir(rq);
 
-	RB_REMOVE(as_sort, &ad->sort_list[dir], rq);
+	elv_rb_del(&ad->sort_list[dir], rq);
 	TAILQ_REMOVE(&ad->fifo_list[dir], rq, queuelist);
 }
 
@@ -302,17 +298,17 @@ static void as_remove_request(struct as_data *ad, struct request *rq)
  */
 static struct request *as_next_rq(struct as_data *ad, int dir)
 {
-	struct as_sort *tree = &ad->sort_list[dir];
+	struct elv_rb_root *tree = &ad->sort_list[dir];
 	sector_t head = ad->last_sector[dir];
-	struct request *ahead = elv_rb_ceiling(RB_ROOT(tree), head);
-	struct request *behind = elv_rb_below(RB_ROOT(tree), head);
+	struct request *ahead = elv_rb_ceiling(tree, head);
+	struct request *behind = elv_rb_below(tree, head);
 	sector_t back = behind ? head - blk_rq_pos(behind) : 0;
 
 	if (back > AS_MAX_BACK)
 		behind = NULL;
 	if (ahead && (!behind || blk_rq_pos(ahead) - head <= back * AS_BACK_PENALTY))
 		return ahead;
-	return behind ? behind : RB_MIN(as_sort, tree);
+	return behind ? behind : elv_rb_first(tree);
 }
 
 /* The FIFO head if it expired; looked at once per expire interval, or seeks would storm. */
@@ -431,17 +427,18 @@ static bool as_has_work(const struct elevator_queue *e)
 
 /*
  * Once all of the process's I/O is done it may be thinking about its next
- * read: a wait for it starts timing now.  Found by pid, not elv_priv, which
- * is the elevator's only while the request is queued.
+ * read: a wait for it starts timing now.  elv_priv still holds the process
+ * add_request found, which in_flight kept from being forgotten.
  */
 static void as_completed(struct elevator_queue *e, struct request *rq)
 {
 	struct as_data *ad = e->elevator_data;
 	uint64_t now = blk_clock_now(e->clock);
-	struct as_proc *p = as_proc_find(ad, rq->pid);
+	struct as_proc *p = rq->elv_priv[0];
 
-	if (!p || !p->in_flight)
+	if (!p)
 		return; /* went untracked, out of memory */
+	assert(p->in_flight);
 	p->in_flight--;
 	p->last_seen = now;
 	if (rq_data_dir(rq) == AS_READ) {
@@ -457,30 +454,14 @@ static void as_completed(struct elevator_queue *e, struct request *rq)
 	}
 }
 
-static void as_request_merged(struct elevator_queue *e, struct request *rq, enum elv_merge type)
-{
-	struct as_data *ad = e->elevator_data;
-	int dir = rq_data_dir(rq);
-
-	if (type != ELEVATOR_FRONT_MERGE)
-		return;
-	RB_REMOVE(as_sort, &ad->sort_list[dir], rq);
-	RB_INSERT(as_sort, &ad->sort_list[dir], rq);
-}
-
 /* next joins rq: rq keeps the earlier of the two deadlines and its FIFO place. */
 static void as_requests_merged(struct elevator_queue *e, struct request *rq,
 			       struct request *next)
 {
 	struct as_data *ad = e->elevator_data;
 	struct as_proc *p = next->elv_priv[0];
-	int dir = rq_data_dir(rq);
 
-	if (next->fifo_time < rq->fifo_time) {
-		TAILQ_REMOVE(&ad->fifo_list[dir], rq, queuelist);
-		TAILQ_INSERT_AFTER(&ad->fifo_list[dir], next, rq, queuelist);
-		rq->fifo_time = next->fifo_time;
-	}
+	elv_fifo_merge(&ad->fifo_list[rq_data_dir(rq)], rq, next);
 	if (p)
 		p->nr_queued--;
 	as_remove_request(ad, next);
@@ -511,7 +492,6 @@ static struct elevator_type elevator_as = {
 	.add_request = as_add_request,
 	.dispatch_request = as_dispatch_request,
 	.has_work = as_has_work,
-	.request_merged = as_request_merged,
 	.requests_merged = as_requests_merged,
 	.completed = as_completed,
 	.tunables = as_tunables,

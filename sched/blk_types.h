@@ -44,6 +44,7 @@ struct bio_vec {
 	size_t bv_len;
 };
 
+/* As struct request, a bio's whole layout is part of the elevator API. */
 struct bio {
 	struct bio *bi_next; /* link in its request; core-managed */
 	enum req_op bi_op;
@@ -86,13 +87,20 @@ static inline bool op_is_write(enum req_op op)
 }
 
 struct request_queue;
+struct elv_rb_root;
 
+/*
+ * Elevators read a request in place: every field's offset and meaning is
+ * part of the elevator API (ELV_API_VERSION), the core's own fields too.
+ */
 struct request {
 	/* The elevator's while the request is queued; the core's once dispatched. */
 	TAILQ_ENTRY(request) queuelist;
 	RB_ENTRY(request) rb_node;
 	uint64_t fifo_time; /* elevator's: when it expires */
+	/* The elevator's from add_request until completed returns; the core never touches it. */
 	void *elv_priv[2];
+	struct elv_rb_root *rb_tree; /* core-managed: the elv_rb tree rb_node is in, or NULL */
 
 	struct request_queue *q;
 	enum req_op cmd_op;

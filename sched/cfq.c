@@ -58,14 +58,11 @@
 
 enum { CFQ_ASYNC, CFQ_SYNC };
 
-RB_HEAD(cfq_sort, request);
-TAILQ_HEAD(cfq_fifo, request);
-
 struct cfq_queue {
 	LIST_ENTRY(cfq_queue) hash; /* sync queues, by pid */
 	TAILQ_ENTRY(cfq_queue) rr;  /* on the round robin while it has requests */
-	struct cfq_sort sort_list;
-	struct cfq_fifo fifo;
+	struct elv_rb_root sort_list;
+	struct elv_fifo fifo;
 	struct request *next_rq; /* the sector-ordered walk goes on from here */
 	pid_t pid;
 	bool sync;
@@ -107,8 +104,6 @@ static struct cfq_queue *rq_cfqq(const struct request *rq)
 	return rq->elv_priv[0];
 }
 
-ELV_RB_GENERATE(cfq_sort, elv_rq_sector_cmp)
-
 static unsigned int cfq_hash_key(pid_t pid)
 {
 	return ((uint32_t)pid * 0x9e3779b9u) >> (32 - CFQ_HASH_BITS);
@@ -121,7 +116,7 @@ static bool cfq_bio_sync(const struct bio *bio)
 
 static void cfq_queue_init(struct cfq_queue *cfqq, pid_t pid, bool sync)
 {
-	RB_INIT(&cfqq->sort_list);
+	elv_rb_init(&cfqq->sort_list);
 	TAILQ_INIT(&cfqq->fifo);
 	cfqq->pid = pid;
 	cfqq->sync = sync;
@@ -160,7 +155,7 @@ static struct cfq_queue *cfq_get_queue(struct cfq_data *cfqd, const struct reque
 
 static void cfq_free_queue(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
-	assert(RB_EMPTY(&cfqq->sort_list) && TAILQ_EMPTY(&cfqq->fifo));
+	assert(elv_rb_empty(&cfqq->sort_list) && TAILQ_EMPTY(&cfqq->fifo));
 	assert(!cfqq->queued && !cfqq->dispatched && !cfqq->on_rr);
 	if (cfqq == cfqd->async_queue)
 		cfqd->async_queue = NULL;
@@ -262,11 +257,11 @@ static struct request *cfq_choose_req(const struct cfq_data *cfqd, struct reques
 static struct request *cfq_find_next_rq(const struct cfq_data *cfqd, struct cfq_queue *cfqq,
 					struct request *rq)
 {
-	struct request *next = RB_NEXT(cfq_sort, &cfqq->sort_list, rq);
-	struct request *prev = RB_PREV(cfq_sort, &cfqq->sort_list, rq);
+	struct request *next = elv_rb_next(rq);
+	struct request *prev = elv_rb_prev(rq);
 
 	if (!next) {
-		next = RB_MIN(cfq_sort, &cfqq->sort_list);
+		next = elv_rb_first(&cfqq->sort_list);
 		if (next == rq)
 			next = NULL;
 	}
@@ -293,7 +288,7 @@ static void cfq_remove_request(struct cfq_data *cfqd, struct request *rq)
 
 	if (cfqq->next_rq == rq)
 		cfqq->next_rq = cfq_find_next_rq(cfqd, cfqq, rq);
-	RB_REMOVE(cfq_sort, &cfqq->sort_list, rq);
+	elv_rb_del(&cfqq->sort_list, rq);
 	TAILQ_REMOVE(&cfqq->fifo, rq, queuelist);
 	if (!--cfqq->queued)
 		cfq_del_rr(cfqd, cfqq);
@@ -356,7 +351,7 @@ static void cfq_add_request(struct elevator_queue *e, struct request *rq)
 	struct cfq_queue *cfqq = cfq_get_queue(cfqd, rq);
 
 	rq->elv_priv[0] = cfqq;
-	RB_INSERT(cfq_sort, &cfqq->sort_list, rq);
+	elv_rb_add(&cfqq->sort_list, rq);
 	rq->fifo_time = blk_clock_now(e->clock) + cfqd->fifo_expire[rq_is_sync(rq)];
 	TAILQ_INSERT_TAIL(&cfqq->fifo, rq, queuelist);
 	if (!cfqq->queued++)
@@ -540,19 +535,17 @@ static enum elv_merge cfq_find_merge(struct elevator_queue *e, const struct bio 
 {
 	struct cfq_queue *cfqq = cfq_find_queue(e->elevator_data, bio->bi_pid, cfq_bio_sync(bio));
 
-	*rq = cfqq ? elv_rb_find(RB_ROOT(&cfqq->sort_list), bio_end_sector(bio)) : NULL;
+	*rq = cfqq ? elv_rb_find(&cfqq->sort_list, bio_end_sector(bio)) : NULL;
 	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;
 }
 
-/* A front merge moved rq's start: its place in the tree, and maybe the walk's next. */
+/* A front merge moved rq's start (the core has re-sorted it): maybe the walk's next now. */
 static void cfq_request_merged(struct elevator_queue *e, struct request *rq, enum elv_merge type)
 {
 	struct cfq_queue *cfqq = rq_cfqq(rq);
 
 	if (type != ELEVATOR_FRONT_MERGE)
 		return;
-	RB_REMOVE(cfq_sort, &cfqq->sort_list, rq);
-	RB_INSERT(cfq_sort, &cfqq->sort_list, rq);
 	cfqq->next_rq = cfq_choose_req(e->elevator_data, cfqq->next_rq, rq);
 }
 
@@ -563,11 +556,8 @@ static void cfq_requests_merged(struct elevator_queue *e, struct request *rq,
 	struct cfq_data *cfqd = e->elevator_data;
 	struct cfq_queue *cfqq = rq_cfqq(next);
 
-	if (rq_cfqq(rq) == cfqq && next->fifo_time < rq->fifo_time) {
-		TAILQ_REMOVE(&cfqq->fifo, rq, queuelist);
-		TAILQ_INSERT_AFTER(&cfqq->fifo, next, rq, queuelist);
-		rq->fifo_time = next->fifo_time;
-	}
+	if (rq_cfqq(rq) == cfqq)
+		elv_fifo_merge(&cfqq->fifo, rq, next);
 	cfq_remove_request(cfqd, next);
 	cfq_put_if_unused(cfqd, cfqq);
 }

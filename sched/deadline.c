@@ -18,12 +18,9 @@
 
 enum { DD_READ, DD_WRITE };
 
-RB_HEAD(dd_sort, request);
-TAILQ_HEAD(dd_fifo, request);
-
 struct deadline_data {
-	struct dd_sort sort_list[2];
-	struct dd_fifo fifo_list[2];
+	struct elv_rb_root sort_list[2];
+	struct elv_fifo fifo_list[2];
 	struct request *next_rq[2]; /* the batch goes on from here */
 	unsigned int batching;      /* requests in the current batch */
 	unsigned int starved;       /* read batches run while writes waited */
@@ -34,8 +31,6 @@ struct deadline_data {
 	int front_merges;
 };
 
-ELV_RB_GENERATE(dd_sort, elv_rq_sector_cmp)
-
 static int dd_init_queue(struct elevator_queue *e)
 {
 	struct deadline_data *dd = calloc(1, sizeof(*dd));
@@ -43,7 +38,7 @@ static int dd_init_queue(struct elevator_queue *e)
 	if (!dd)
 		return -1;
 	for (int dir = DD_READ; dir <= DD_WRITE; dir++) {
-		RB_INIT(&dd->sort_list[dir]);
+		elv_rb_init(&dd->sort_list[dir]);
 		TAILQ_INIT(&dd->fifo_list[dir]);
 	}
 	dd->fifo_expire[DD_READ] = DD_READ_EXPIRE_MS * NSEC_PER_MSEC;
@@ -68,7 +63,7 @@ static void dd_add_request(struct elevator_queue *e, struct request *rq)
 	struct deadline_data *dd = e->elevator_data;
 	int dir = rq_data_dir(rq);
 
-	RB_INSERT(dd_sort, &dd->sort_list[dir], rq);
+	elv_rb_add(&dd->sort_list[dir], rq);
 	rq->fifo_time = blk_clock_now(e->clock) + dd->fifo_expire[dir];
 	TAILQ_INSERT_TAIL(&dd->fifo_list[dir], rq, queuelist);
 }
@@ -78,8 +73,8 @@ static void dd_remove_request(struct deadline_data *dd, struct request *rq)
 	int dir = rq_data_dir(rq);
 
 	if (dd->next_rq[dir] == rq)
-		dd->next_rq[dir] = RB_NEXT(dd_sort, &dd->sort_list[dir], rq);
-	RB_REMOVE(dd_sort, &dd->sort_list[dir], rq);
+		dd->next_rq[dir] = elv_rb_next(rq);
+	elv_rb_del(&dd->sort_list[dir], rq);
 	TAILQ_REMOVE(&dd->fifo_list[dir], rq, queuelist);
 }
 
@@ -89,7 +84,7 @@ static void dd_move_request(struct deadline_data *dd, struct request *rq)
 	int dir = rq_data_dir(rq);
 
 	dd->next_rq[DD_READ] = dd->next_rq[DD_WRITE] = NULL;
-	dd->next_rq[dir] = RB_NEXT(dd_sort, &dd->sort_list[dir], rq);
+	dd->next_rq[dir] = elv_rb_next(rq);
 	dd_remove_request(dd, rq);
 }
 
@@ -148,19 +143,8 @@ static enum elv_merge dd_find_merge(struct elevator_queue *e, const struct bio *
 
 	if (!dd->front_merges)
 		return ELEVATOR_NO_MERGE;
-	*rq = elv_rb_find(RB_ROOT(&dd->sort_list[dir]), bio_end_sector(bio));
+	*rq = elv_rb_find(&dd->sort_list[dir], bio_end_sector(bio));
 	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;
-}
-
-static void dd_request_merged(struct elevator_queue *e, struct request *rq, enum elv_merge type)
-{
-	struct deadline_data *dd = e->elevator_data;
-	int dir = rq_data_dir(rq);
-
-	if (type != ELEVATOR_FRONT_MERGE)
-		return;
-	RB_REMOVE(dd_sort, &dd->sort_list[dir], rq);
-	RB_INSERT(dd_sort, &dd->sort_list[dir], rq);
 }
 
 /* next joins rq: rq keeps the earlier of the two deadlines and its FIFO place. */
@@ -168,13 +152,8 @@ static void dd_requests_merged(struct elevator_queue *e, struct request *rq,
 			       struct request *next)
 {
 	struct deadline_data *dd = e->elevator_data;
-	int dir = rq_data_dir(rq);
 
-	if (next->fifo_time < rq->fifo_time) {
-		TAILQ_REMOVE(&dd->fifo_list[dir], rq, queuelist);
-		TAILQ_INSERT_AFTER(&dd->fifo_list[dir], next, rq, queuelist);
-		rq->fifo_time = next->fifo_time;
-	}
+	elv_fifo_merge(&dd->fifo_list[rq_data_dir(rq)], rq, next);
 	dd_remove_request(dd, next);
 }
 
@@ -202,7 +181,6 @@ static struct elevator_type elevator_deadline = {
 	.dispatch_request = dd_dispatch_request,
 	.has_work = dd_has_work,
 	.find_merge = dd_find_merge,
-	.request_merged = dd_request_merged,
 	.requests_merged = dd_requests_merged,
 	.tunables = dd_tunables,
 };

@@ -5,11 +5,15 @@
 #include "blk_types.h"
 
 /*
- * The version of this API.  A loader refuses an elevator built for another
- * one.  New fields are only ever added at the end of struct elevator_type,
- * and the loader copies no more than the size the elevator was built with.
+ * The version of this API: of the layout of struct request, struct bio,
+ * struct elevator_queue and every other structure here, which elevators
+ * read in place, and of the meaning of their fields.  A loader refuses an
+ * elevator built for another one.  The one exception: new fields are added
+ * at the end of struct elevator_type without a new version, and the loader
+ * copies no more than the size the elevator was built with.  See
+ * rqdisk-elevator(3), VERSIONING.
  */
-#define ELV_API_VERSION 1
+#define ELV_API_VERSION 2
 
 /* Clocks in nanoseconds: real (CLOCK_MONOTONIC) or virtual (tests, replay). */
 struct blk_clock {
@@ -54,9 +58,10 @@ struct elv_tunable {
 
 /*
  * Every hook is called with the queue lock held and must not sleep or call
- * back into the queue, except elv_schedule_dispatch().  Requests reach an
- * elevator one barrier epoch at a time: ordering across barriers is the
- * core's, and an elevator has no way to break it.
+ * back into the queue, except elv_schedule_dispatch(); the elv_rb and
+ * elv_fifo functions touch only the tree or list they are given.  Requests
+ * reach an elevator one barrier epoch at a time: ordering across barriers
+ * is the core's, and an elevator has no way to break it.
  */
 struct elevator_type {
 	/* Filled by ELEVATOR_REGISTER. */
@@ -107,66 +112,49 @@ struct elevator_type {
 };
 
 /*
- * A red-black tree of requests (libbsd's sys/tree.h) on rq->rb_node, for
- * an elevator's sorted lists; libbsd leaves __unused undefined, so the
- * static functions are generated here with the attribute spelled out.
+ * The sector-sorted tree every elevator keeps its requests in, on
+ * rq->rb_node: one instance, the core's.  Requests at one sector are all
+ * kept, in an order of the core's.  A front merge moves a request's start:
+ * the core then puts it back in order before request_merged is called.
+ * Walk it with these functions: libbsd's RB_ macros on it would call
+ * functions only the core has.
  */
-#define ELV_RB_GENERATE(name, cmp) \
-	RB_GENERATE_INTERNAL(name, request, rb_node, cmp, __attribute__((unused)) static)
+RB_HEAD(elv_rb_root, request);
 
-/* Sector order for such a tree; equal sectors in address order, so that it holds both. */
-static inline int elv_rq_sector_cmp(const struct request *a, const struct request *b)
+static inline void elv_rb_init(struct elv_rb_root *root)
 {
-	if (blk_rq_pos(a) != blk_rq_pos(b))
-		return blk_rq_pos(a) < blk_rq_pos(b) ? -1 : 1;
-	return a < b ? -1 : a > b;
+	RB_INIT(root);
 }
+
+static inline bool elv_rb_empty(const struct elv_rb_root *root)
+{
+	return RB_EMPTY(root);
+}
+
+void elv_rb_add(struct elv_rb_root *root, struct request *rq);
+void elv_rb_del(struct elv_rb_root *root, struct request *rq);
+/* The lowest and the highest request, or NULL. */
+struct request *elv_rb_first(const struct elv_rb_root *root);
+struct request *elv_rb_last(const struct elv_rb_root *root);
+/* The request after and before rq in the tree, or NULL. */
+struct request *elv_rb_next(const struct request *rq);
+struct request *elv_rb_prev(const struct request *rq);
+/* A request that starts at sector, or NULL: a front merge's partner (2.6's elv_rb_find). */
+struct request *elv_rb_find(const struct elv_rb_root *root, sector_t sector);
+/* The first request that starts at or above sector, or NULL. */
+struct request *elv_rb_ceiling(const struct elv_rb_root *root, sector_t sector);
+/* The last request that starts below sector, or NULL. */
+struct request *elv_rb_below(const struct elv_rb_root *root, sector_t sector);
+
+/* A FIFO of requests on rq->queuelist, by rq->fifo_time. */
+TAILQ_HEAD(elv_fifo, request);
 
 /*
- * Searches of such a tree, from its root (RB_ROOT(tree)).  They look at
- * sectors only: the tree's own RB_NFIND would also weigh the address that
- * breaks ties, and so skip requests at the very sector asked for.
+ * next is about to be merged into rq, both on fifo: if next expires first,
+ * rq takes its deadline and its place (just after next, which the elevator
+ * removes next).  Call it from requests_merged.
  */
-
-/* A request that starts at sector, or NULL: a front merge's partner (2.6's elv_rb_find). */
-static inline struct request *elv_rb_find(struct request *root, sector_t sector)
-{
-	while (root && blk_rq_pos(root) != sector)
-		root = blk_rq_pos(root) < sector ? RB_RIGHT(root, rb_node) : RB_LEFT(root, rb_node);
-	return root;
-}
-
-/* The first request in sector order that starts at or above sector, or NULL. */
-static inline struct request *elv_rb_ceiling(struct request *root, sector_t sector)
-{
-	struct request *found = NULL;
-
-	while (root) {
-		if (blk_rq_pos(root) >= sector) {
-			found = root;
-			root = RB_LEFT(root, rb_node);
-		} else {
-			root = RB_RIGHT(root, rb_node);
-		}
-	}
-	return found;
-}
-
-/* The last request in sector order that starts below sector, or NULL. */
-static inline struct request *elv_rb_below(struct request *root, sector_t sector)
-{
-	struct request *found = NULL;
-
-	while (root) {
-		if (blk_rq_pos(root) < sector) {
-			found = root;
-			root = RB_RIGHT(root, rb_node);
-		} else {
-			root = RB_LEFT(root, rb_node);
-		}
-	}
-	return found;
-}
+void elv_fifo_merge(struct elv_fifo *fifo, struct request *rq, struct request *next);
 
 /* Ask the core to call dispatch_request again at time when_ns. */
 void elv_schedule_dispatch(struct elevator_queue *e, uint64_t when_ns);

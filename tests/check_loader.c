@@ -5,6 +5,7 @@
  * The modules are libtool modules of this build, in $top_builddir/tests/.libs.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -217,6 +218,73 @@ START_TEST(test_switch_to_a_path)
 END_TEST
 
 /*
+ * Every core function rqdisk-elevator(3) offers an elevator is in the
+ * program's dynamic symbols (src/elevator.syms), as a plugin's dlopen
+ * with RTLD_NOW needs it.
+ */
+START_TEST(test_helpers_are_exported)
+{
+	static const char *const helpers[] = {
+		"elv_schedule_dispatch", "elv_fifo_merge", "elv_rb_add", "elv_rb_del",
+		"elv_rb_first", "elv_rb_last", "elv_rb_next", "elv_rb_prev",
+		"elv_rb_find", "elv_rb_ceiling", "elv_rb_below",
+	};
+
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		ck_assert_msg(dlsym(RTLD_DEFAULT, helpers[i]), "%s is not exported to elevators",
+			      helpers[i]);
+}
+END_TEST
+
+/*
+ * An elevator built outside the tree keeps its requests in the core's
+ * sorted tree: it loads (every elv_rb function it calls resolves), sweeps
+ * up in sector order, and after a front merge moves R1 (at 100) below R2
+ * (at 95) the core has re-sorted it there: the sweep from Q takes R1 first.
+ * The gap between Q and R1 closed, the two become one.
+ */
+START_TEST(test_plugin_uses_the_sorted_tree)
+{
+	static const sector_t sweep[] = { 100, 200, 300 };
+	static const sector_t resorted[] = { 0, 92, 95 };
+	struct fake_disk *fd = fake_disk_new(module("sorted"));
+	struct test_bio tb[6];
+
+	ck_assert_str_eq(running(fd), "sorted");
+	fd->stopped = true;
+	read8(fd, &tb[0], 300);
+	read8(fd, &tb[1], 100);
+	read8(fd, &tb[2], 200);
+	fake_start(fd);
+	assert_order(fd, sweep, 3);
+	fake_complete_all(fd);
+
+	fd->nr_events = 0;
+	fd->stopped = true;
+	read8(fd, &tb[0], 0);   /* Q: the sweep starts over from the lowest */
+	read8(fd, &tb[1], 95);  /* R2 */
+	read8(fd, &tb[2], 100); /* R1 */
+	read8(fd, &tb[3], 92);  /* joins R1's front */
+	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
+	fake_start(fd);
+	assert_order(fd, resorted, 3);
+	ck_assert_uint_eq(fd->events[1].nr_sectors, 16);
+	fake_complete_all(fd);
+
+	fd->stopped = true;
+	read8(fd, &tb[4], 400);
+	read8(fd, &tb[5], 416);
+	read8(fd, &tb[0], 408); /* closes the gap: one request of 24 sectors */
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 4);
+	ck_assert_uint_eq(fd->events[3].sector, 400);
+	ck_assert_uint_eq(fd->events[3].nr_sectors, 24);
+	fake_complete_all(fd);
+	fake_disk_free(fd);
+}
+END_TEST
+
+/*
  * An elevator may call elv_schedule_dispatch(): the program that loads it
  * exports it.  And while draining, an elevator that idles hands all out.
  */
@@ -313,6 +381,8 @@ int main(void)
 	tcase_add_test(tc, test_example_tunable);
 	tcase_add_test(tc, test_switch_to_a_path);
 	tcase_add_test(tc, test_plugin_idles_with_elv_schedule_dispatch);
+	tcase_add_test(tc, test_helpers_are_exported);
+	tcase_add_test(tc, test_plugin_uses_the_sorted_tree);
 	tcase_add_test(tc, test_other_api_version_is_refused);
 	tcase_add_test(tc, test_missing_required_hook_is_refused);
 	tcase_add_test(tc, test_missing_entry_point_is_refused);

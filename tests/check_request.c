@@ -32,54 +32,139 @@ static void ended(struct test_bio *tb, int a, int b, int c)
 	ck_assert_int_eq(tb[2].ended, c);
 }
 
+static void tree_of(struct elv_rb_root *tree, struct request *r, int n)
+{
+	elv_rb_init(tree);
+	for (int i = 0; i < n; i++)
+		elv_rb_add(tree, &r[i]);
+}
+
 /* The elevators' sort order: by sector, and distinct requests at one sector are never equal. */
 START_TEST(test_sector_order_tells_every_request_apart)
 {
 	struct request r[3] = { { .hard_sector = 16 }, { .hard_sector = 8 }, { .hard_sector = 16 } };
+	struct elv_rb_root tree;
+	struct request *a, *b;
 
-	ck_assert_int_eq(elv_rq_sector_cmp(&r[1], &r[0]), -1);
-	ck_assert_int_eq(elv_rq_sector_cmp(&r[0], &r[1]), 1);
-	ck_assert_int_ne(elv_rq_sector_cmp(&r[0], &r[2]), 0);
-	ck_assert_int_eq(elv_rq_sector_cmp(&r[0], &r[2]), -elv_rq_sector_cmp(&r[2], &r[0]));
-	ck_assert_int_eq(elv_rq_sector_cmp(&r[2], &r[2]), 0);
+	tree_of(&tree, r, 3);
+	ck_assert_ptr_eq(elv_rb_first(&tree), &r[1]);
+	a = elv_rb_next(&r[1]);
+	b = elv_rb_next(a);
+	ck_assert(a != b && (a == &r[0] || a == &r[2]) && (b == &r[0] || b == &r[2]));
+	ck_assert_ptr_null(elv_rb_next(b));
+	ck_assert_ptr_eq(elv_rb_last(&tree), b);
+	ck_assert_ptr_eq(elv_rb_prev(b), a);
+	ck_assert_ptr_eq(elv_rb_prev(a), &r[1]);
+	ck_assert_ptr_null(elv_rb_prev(&r[1]));
 }
 END_TEST
-
-RB_HEAD(test_sort, request);
-ELV_RB_GENERATE(test_sort, elv_rq_sector_cmp)
 
 /* The elevators' tree searches look at sectors alone, ties and ends included. */
 START_TEST(test_tree_searches_by_sector)
 {
 	struct request r[5] = { { .hard_sector = 32 }, { .hard_sector = 8 }, { .hard_sector = 16 },
 				{ .hard_sector = 8 }, { .hard_sector = 8 } };
-	struct test_sort tree = RB_INITIALIZER(&tree);
+	struct elv_rb_root tree, empty;
 	struct request *first8, *last8;
 
-	for (int i = 0; i < 5; i++)
-		RB_INSERT(test_sort, &tree, &r[i]);
-	first8 = RB_MIN(test_sort, &tree);
-	last8 = RB_PREV(test_sort, &tree, &r[2]);
+	tree_of(&tree, r, 5);
+	first8 = elv_rb_first(&tree);
+	last8 = elv_rb_prev(&r[2]);
 	ck_assert_ptr_ne(first8, last8);
 	ck_assert_uint_eq(blk_rq_pos(last8), 8);
 
-	ck_assert_ptr_eq(elv_rb_find(RB_ROOT(&tree), 16), &r[2]);
-	ck_assert_uint_eq(blk_rq_pos(elv_rb_find(RB_ROOT(&tree), 8)), 8);
-	ck_assert_ptr_null(elv_rb_find(RB_ROOT(&tree), 9));
+	ck_assert_ptr_eq(elv_rb_find(&tree, 16), &r[2]);
+	ck_assert_uint_eq(blk_rq_pos(elv_rb_find(&tree, 8)), 8);
+	ck_assert_ptr_null(elv_rb_find(&tree, 9));
 
-	ck_assert_ptr_eq(elv_rb_ceiling(RB_ROOT(&tree), 0), first8);
-	ck_assert_ptr_eq(elv_rb_ceiling(RB_ROOT(&tree), 8), first8);
-	ck_assert_ptr_eq(elv_rb_ceiling(RB_ROOT(&tree), 9), &r[2]);
-	ck_assert_ptr_eq(elv_rb_ceiling(RB_ROOT(&tree), 32), &r[0]);
-	ck_assert_ptr_null(elv_rb_ceiling(RB_ROOT(&tree), 33));
+	ck_assert_ptr_eq(elv_rb_ceiling(&tree, 0), first8);
+	ck_assert_ptr_eq(elv_rb_ceiling(&tree, 8), first8);
+	ck_assert_ptr_eq(elv_rb_ceiling(&tree, 9), &r[2]);
+	ck_assert_ptr_eq(elv_rb_ceiling(&tree, 32), &r[0]);
+	ck_assert_ptr_null(elv_rb_ceiling(&tree, 33));
 
-	ck_assert_ptr_null(elv_rb_below(RB_ROOT(&tree), 8));
-	ck_assert_ptr_eq(elv_rb_below(RB_ROOT(&tree), 9), last8);
-	ck_assert_ptr_eq(elv_rb_below(RB_ROOT(&tree), 32), &r[2]);
-	ck_assert_ptr_eq(elv_rb_below(RB_ROOT(&tree), 100), &r[0]);
-	ck_assert_ptr_null(elv_rb_ceiling(NULL, 0));
-	ck_assert_ptr_null(elv_rb_below(NULL, 100));
-	ck_assert_ptr_null(elv_rb_find(NULL, 0));
+	ck_assert_ptr_null(elv_rb_below(&tree, 8));
+	ck_assert_ptr_eq(elv_rb_below(&tree, 9), last8);
+	ck_assert_ptr_eq(elv_rb_below(&tree, 32), &r[2]);
+	ck_assert_ptr_eq(elv_rb_below(&tree, 100), &r[0]);
+	elv_rb_init(&empty);
+	ck_assert_ptr_null(elv_rb_ceiling(&empty, 0));
+	ck_assert_ptr_null(elv_rb_below(&empty, 100));
+	ck_assert_ptr_null(elv_rb_find(&empty, 0));
+	ck_assert_ptr_null(elv_rb_first(&empty));
+	ck_assert_ptr_null(elv_rb_last(&empty));
+}
+END_TEST
+
+/* Taking requests out leaves the rest in order; each knows whether it is in a tree. */
+START_TEST(test_tree_add_and_del)
+{
+	struct request r[4] = { { .hard_sector = 24 }, { .hard_sector = 8 }, { .hard_sector = 16 },
+				{ .hard_sector = 0 } };
+	struct elv_rb_root tree;
+
+	tree_of(&tree, r, 4);
+	ck_assert_ptr_eq(r[2].rb_tree, &tree);
+	elv_rb_del(&tree, &r[2]);
+	ck_assert_ptr_null(r[2].rb_tree);
+	ck_assert_ptr_eq(elv_rb_next(&r[1]), &r[0]);
+	ck_assert_ptr_eq(elv_rb_ceiling(&tree, 9), &r[0]);
+	elv_rb_del(&tree, &r[3]);
+	ck_assert_ptr_eq(elv_rb_first(&tree), &r[1]);
+	elv_rb_del(&tree, &r[0]);
+	ck_assert_ptr_eq(elv_rb_last(&tree), &r[1]);
+	ck_assert(!elv_rb_empty(&tree));
+	elv_rb_del(&tree, &r[1]);
+	ck_assert(elv_rb_empty(&tree));
+}
+END_TEST
+
+/*
+ * The core's re-sort after a front merge: a request whose start moved below
+ * another's goes before it in its tree.  One in no tree is left alone.
+ */
+START_TEST(test_tree_reposition_after_front_merge)
+{
+	struct request r[3] = { { .hard_sector = 0 }, { .hard_sector = 95 }, { .hard_sector = 100 } };
+	struct request loose = { .hard_sector = 7 };
+	struct elv_rb_root tree;
+
+	tree_of(&tree, r, 3);
+	r[2].hard_sector = 92;
+	elv_rb_reposition(&r[2]);
+	ck_assert_ptr_eq(elv_rb_next(&r[0]), &r[2]);
+	ck_assert_ptr_eq(elv_rb_next(&r[2]), &r[1]);
+	ck_assert_ptr_eq(elv_rb_last(&tree), &r[1]);
+	ck_assert_ptr_eq(elv_rb_ceiling(&tree, 1), &r[2]);
+	elv_rb_reposition(&loose);
+	ck_assert_ptr_null(loose.rb_tree);
+}
+END_TEST
+
+/*
+ * A merged request keeps the earlier deadline, and the FIFO place that goes
+ * with it: right after next, which the elevator takes out next.  A later
+ * one changes nothing.
+ */
+START_TEST(test_fifo_merge_keeps_the_earlier_deadline)
+{
+	struct request a = { .fifo_time = 10 }, b = { .fifo_time = 20 }, c = { .fifo_time = 30 };
+	struct elv_fifo fifo = TAILQ_HEAD_INITIALIZER(fifo);
+
+	TAILQ_INSERT_TAIL(&fifo, &a, queuelist);
+	TAILQ_INSERT_TAIL(&fifo, &b, queuelist);
+	TAILQ_INSERT_TAIL(&fifo, &c, queuelist);
+	elv_fifo_merge(&fifo, &c, &a); /* a joins c */
+	ck_assert_uint_eq(c.fifo_time, 10);
+	TAILQ_REMOVE(&fifo, &a, queuelist);
+	ck_assert_ptr_eq(TAILQ_FIRST(&fifo), &c);
+	ck_assert_ptr_eq(TAILQ_NEXT(&c, queuelist), &b);
+	ck_assert_ptr_null(TAILQ_NEXT(&b, queuelist));
+
+	elv_fifo_merge(&fifo, &c, &b); /* b joins c: c's deadline is the earlier */
+	ck_assert_uint_eq(c.fifo_time, 10);
+	ck_assert_ptr_eq(TAILQ_FIRST(&fifo), &c);
+	ck_assert_ptr_eq(TAILQ_NEXT(&c, queuelist), &b);
 }
 END_TEST
 
@@ -205,24 +290,31 @@ START_TEST(test_requests_in_flight_up_to_nr_requests)
 }
 END_TEST
 
-START_TEST(test_requeued_request_goes_first)
+/* The driver gives the first request it holds back to the queue, and takes no more. */
+static void requeue_first(struct fake_disk *fd)
 {
-	struct fake_disk *fd = fake_disk_new("noop");
-	struct test_bio tb[2];
-	struct request *rq;
+	struct request *rq = fake_nth(fd, 0);
 
-	fd->q->limits.nr_requests = 1;
-	tbio_init(&tb[0], REQ_OP_READ, 0, 8, mem);
-	submit_bio(fd->q, &tb[0].bio);
-	tbio_init(&tb[1], REQ_OP_READ, 100, 8, mem + 4096);
-	submit_bio(fd->q, &tb[1].bio);
-	rq = fake_nth(fd, 0);
 	TAILQ_REMOVE(&fd->dispatched, rq, queuelist);
 	fd->nr_dispatched--;
 	fd->stopped = true;
 	blk_queue_lock(fd->q);
 	blk_requeue_request(fd->q, rq);
 	blk_queue_unlock(fd->q);
+}
+
+/* A request the driver gives back goes first again. */
+START_TEST(test_requeued_request_goes_first)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct test_bio tb[2];
+
+	fd->q->limits.nr_requests = 1;
+	tbio_init(&tb[0], REQ_OP_READ, 0, 8, mem);
+	submit_bio(fd->q, &tb[0].bio);
+	tbio_init(&tb[1], REQ_OP_READ, 100, 8, mem + 4096);
+	submit_bio(fd->q, &tb[1].bio);
+	requeue_first(fd);
 	ck_assert_uint_eq(fd->q->in_flight, 0);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
@@ -230,6 +322,105 @@ START_TEST(test_requeued_request_goes_first)
 	fake_complete_all(fd);
 	ck_assert_int_eq(tb[0].ended, 1);
 	ck_assert_int_eq(tb[1].ended, 1);
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* An elevator that leaves a mark in elv_priv and looks for it when the request completes. */
+struct stamp_data {
+	struct elv_fifo list;
+	unsigned int completed, intact;
+};
+
+static int stamp_init(struct elevator_queue *e)
+{
+	struct stamp_data *sd = calloc(1, sizeof(*sd));
+
+	if (!sd)
+		return -1;
+	TAILQ_INIT(&sd->list);
+	e->elevator_data = sd;
+	return 0;
+}
+
+static void stamp_exit(struct elevator_queue *e)
+{
+	free(e->elevator_data);
+}
+
+static void stamp_add(struct elevator_queue *e, struct request *rq)
+{
+	struct stamp_data *sd = e->elevator_data;
+
+	rq->elv_priv[0] = rq;
+	rq->elv_priv[1] = sd;
+	TAILQ_INSERT_TAIL(&sd->list, rq, queuelist);
+}
+
+static struct request *stamp_dispatch(struct elevator_queue *e, uint64_t now)
+{
+	struct stamp_data *sd = e->elevator_data;
+	struct request *rq = TAILQ_FIRST(&sd->list);
+
+	(void)now;
+	if (rq)
+		TAILQ_REMOVE(&sd->list, rq, queuelist);
+	return rq;
+}
+
+static bool stamp_has_work(const struct elevator_queue *e)
+{
+	const struct stamp_data *sd = e->elevator_data;
+
+	return !TAILQ_EMPTY(&sd->list);
+}
+
+static void stamp_completed(struct elevator_queue *e, struct request *rq)
+{
+	struct stamp_data *sd = e->elevator_data;
+
+	sd->completed++;
+	sd->intact += rq->elv_priv[0] == rq && rq->elv_priv[1] == sd;
+}
+
+static const struct elevator_type stamp_type = {
+	.size = sizeof(struct elevator_type),
+	.api_version = ELV_API_VERSION,
+	.elevator_name = "stamp",
+	.init_queue = stamp_init,
+	.exit_queue = stamp_exit,
+	.add_request = stamp_add,
+	.dispatch_request = stamp_dispatch,
+	.has_work = stamp_has_work,
+	.completed = stamp_completed,
+};
+
+/*
+ * elv_priv is the elevator's until its completed hook returns (cfq and as
+ * find a request's queue or process there): dispatch, a requeue and a
+ * completion in parts leave it as the elevator set it.
+ */
+START_TEST(test_elv_priv_kept_until_completed)
+{
+	struct fake_disk *fd = fake_disk_new("noop");
+	struct stamp_data *sd;
+	struct test_bio tb[3];
+
+	elevator_exit(fd->q->elevator);
+	fd->q->elevator = elevator_alloc(fd->q, &stamp_type);
+	ck_assert_ptr_nonnull(fd->q->elevator);
+	sd = fd->q->elevator->elevator_data;
+	for (int i = 0; i < 3; i++) {
+		tbio_init(&tb[i], REQ_OP_READ, 100 * (sector_t)i, 8, mem + 4096 * i);
+		submit_bio(fd->q, &tb[i].bio);
+	}
+	ck_assert_uint_eq(fd->nr_dispatched, 3);
+	requeue_first(fd);
+	fake_start(fd);
+	fake_complete(fd, fake_nth(fd, 0), 0, 3);
+	fake_complete_all(fd);
+	ck_assert_uint_eq(sd->completed, 3);
+	ck_assert_uint_eq(sd->intact, 3);
 	fake_disk_free(fd);
 }
 END_TEST
@@ -289,6 +480,9 @@ int main(void)
 
 	tcase_add_test(tc, test_sector_order_tells_every_request_apart);
 	tcase_add_test(tc, test_tree_searches_by_sector);
+	tcase_add_test(tc, test_tree_add_and_del);
+	tcase_add_test(tc, test_tree_reposition_after_front_merge);
+	tcase_add_test(tc, test_fifo_merge_keeps_the_earlier_deadline);
 	tcase_add_test(tc, test_partial_completion_in_uneven_parts);
 	tcase_add_test(tc, test_error_sticks_to_the_bios_it_touches);
 	tcase_add_test(tc, test_failing_the_rest);
@@ -296,6 +490,7 @@ int main(void)
 	tcase_add_test(tc, test_requests_in_flight_up_to_nr_requests);
 	tcase_add_test(tc, test_requeued_request_goes_first);
 	tcase_add_test(tc, test_disk_stats_are_exact);
+	tcase_add_test(tc, test_elv_priv_kept_until_completed);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

@@ -165,6 +165,7 @@ void elv_rqhash_reposition(struct request_queue *q, struct request *rq);
 struct request *elv_rqhash_find_end(struct request_queue *q, sector_t end, uint64_t epoch);
 struct request *elv_rqhash_find_start(struct request_queue *q, sector_t start, uint64_t epoch);
 void elv_insert(struct request_queue *q, struct request *rq);
+void elv_rb_reposition(struct request *rq);
 struct request *elv_next_request(struct request_queue *q, uint64_t now);
 int elv_tunable_store(struct elevator_queue *e, const char *name, const char *buf);
 int elv_tunable_show(const struct elevator_queue *e, const char *name, long long *value);

@@ -232,6 +232,9 @@ static bool blk_merge_bio(struct request_queue *q, struct request *rq, struct bi
 		return false;
 	elv_rqhash_reposition(q, rq);
 	blk_account_io_merge(&q->stats, rq);
+	/* rq's start moved: the elevator's sorted tree follows before the elevator hears of it */
+	if ((rq->rq_flags & RQF_ELVPRIV) && type == ELEVATOR_FRONT_MERGE)
+		elv_rb_reposition(rq);
 	if ((rq->rq_flags & RQF_ELVPRIV) && e->type->request_merged)
 		e->type->request_merged(e, rq, type);
 	q->last_merge = rq;
