@@ -146,6 +146,24 @@ static void blk_trace_note_process(struct request_queue *q, pid_t pid)
 	blk_trace_emit(bt, &t, comm);
 }
 
+void blk_add_trace_msg(struct request_queue *q, const char *text)
+{
+	struct blk_trace *bt = q->blk_trace;
+	size_t len = strnlen(text, 127);
+	struct blk_io_trace t = {
+		.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
+		.action = BLK_TN_MESSAGE,
+		.pid = (uint32_t)getpid(),
+		.device = BLK_TRACE_DEV,
+		.pdu_len = (uint16_t)len,
+	};
+
+	if (!bt)
+		return;
+	t.time = blk_trace_now(q);
+	blk_trace_emit(bt, &t, text);
+}
+
 /* The category bits of an I/O, as the kernel's blktrace sets them. */
 static uint32_t blk_trace_category(enum req_op op, unsigned int flags)
 {

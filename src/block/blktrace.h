@@ -43,6 +43,11 @@ int blk_trace_set_name(struct request_queue *q, const char *name);
  */
 void __blk_add_trace_bio(struct request_queue *q, const struct bio *bio, uint32_t what);
 void __blk_add_trace_rq(struct request_queue *q, const struct request *rq, uint32_t what);
+/*
+ * A message note (BLK_TN_MESSAGE): text, up to 127 bytes, as blkparse
+ * shows it.  Lock held; nothing while not tracing.
+ */
+void blk_add_trace_msg(struct request_queue *q, const char *text);
 void __blk_add_trace_split(struct request_queue *q, const struct bio *bio, sector_t at);
 
 static inline void blk_add_trace_bio(struct request_queue *q, const struct bio *bio,

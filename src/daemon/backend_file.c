@@ -375,6 +375,9 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 	fb->d = d;
 	fb->fd = uring_driver_fd(d);
 	dev->priv = fb;
+	/* punching holes and zeroing ranges, or writing zeros; the page cache and the disk's cache */
+	lim->discard = lim->write_zeroes = true;
+	lim->has_cache = true;
 	uring_driver_set_kick(d, file_kick, fb);
 	return 0;
 }

@@ -21,6 +21,8 @@ static int null_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 		     size_t whylen)
 {
 	dev->priv = dev->stack->host;
+	lim->discard = lim->write_zeroes = true; /* dropped, as writes are */
+	lim->has_cache = false;
 	return 0;
 }
 

@@ -1,9 +1,11 @@
 /* device.c - the stack below the queue: building it from specs, and the calls between its layers. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "blktrace.h"
 #include "device.h"
 
 static const struct dev_ops *const dev_filters[] = { &dev_model_ops, &dev_delay_ops };
@@ -356,4 +358,20 @@ int dev_parse_keys(const char *layer, const char *args, const struct dev_key *ke
 		s += len + (s[len] == ',');
 	}
 	return 0;
+}
+
+void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...)
+{
+	struct request_queue *q = dev->stack->q;
+	char text[128];
+	int n;
+	va_list ap;
+
+	if (!q || !q->blk_trace)
+		return;
+	n = snprintf(text, sizeof(text), "%s: ", dev->ops->name);
+	va_start(ap, fmt);
+	vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
+	va_end(ap);
+	blk_add_trace_msg(q, text);
 }

@@ -54,6 +54,19 @@
 struct blk_dev;
 struct dev_stack;
 
+/*
+ * A file in the layer's own directory of the control tree, device/NAME/
+ * (NAME.2, NAME.3 ... for a second and third layer of the same name).
+ * show writes the text, newline included, and returns its length; store
+ * takes what was written (a trailing newline stripped) and returns 0 or
+ * -errno (EINVAL for a bad value).  Both run with the queue lock held.
+ */
+struct dev_attr {
+	const char *name;
+	int (*show)(struct blk_dev *dev, char *buf, size_t len);
+	int (*store)(struct blk_dev *dev, const char *buf); /* NULL: read-only */
+};
+
 /* What a backend imposes on the queue above, and what filters may change. */
 struct dev_limits {
 	sector_t capacity;          /* sectors */
@@ -97,6 +110,8 @@ struct dev_ops {
 	void (*timer)(struct blk_dev *dev, uint64_t now);
 	/* The layer and its parameters, one line, for device/stack.  Optional. */
 	int (*describe)(const struct blk_dev *dev, char *buf, size_t len);
+	/* Its files in the control tree, ending with a NULL name.  Optional. */
+	const struct dev_attr *attrs;
 };
 
 /* One layer of a stack. */
@@ -167,6 +182,11 @@ bool dev_stack_run_timers(struct dev_stack *s, uint64_t now);
 
 /* A layer's side, lock held. */
 void dev_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors);
+/*
+ * A note in the queue's blktrace, when it is tracing: blkparse shows it as
+ * a message ("m N NAME: TEXT"), between the requests' own events.
+ */
+void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Call ops->timer at (0: never); a later call replaces an earlier one. */
 void dev_set_timer(struct blk_dev *dev, uint64_t at);
 uint64_t dev_now(const struct blk_dev *dev);
