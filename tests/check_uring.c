@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -1035,6 +1036,162 @@ START_TEST(test_null_does_no_io)
 }
 END_TEST
 
+/*
+ * A backend as libnbd's or librbd's would be: not io_uring-native.  Its
+ * requests go to a worker thread, which does them and says so on an
+ * eventfd; the loop polls the eventfd (dev_host_ops.watch_fd) and the
+ * backend ends what is done there, on the loop's own thread.
+ */
+struct evfd_backend {
+	struct blk_dev *dev;
+	int efd;
+	pthread_t worker, loop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct request *todo[64], *done[64];
+	unsigned int nr_todo, nr_done;
+	bool stop;
+	unsigned int ready_calls, ended, ended_off_loop;
+};
+
+static struct evfd_backend evb;
+
+static void *evfd_worker(void *arg)
+{
+	struct evfd_backend *b = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		while (!b->nr_todo && !b->stop)
+			pthread_cond_wait(&b->cond, &b->lock);
+		if (b->stop)
+			break;
+		pthread_mutex_unlock(&b->lock);
+		usleep(1000); /* the server's time */
+		pthread_mutex_lock(&b->lock);
+		while (b->nr_todo)
+			b->done[b->nr_done++] = b->todo[--b->nr_todo];
+		ck_assert_int_eq(write(b->efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+/* The eventfd fired: end, on the loop's thread, what the worker has done. */
+static void evfd_ready(void *arg)
+{
+	struct evfd_backend *b = arg;
+	struct request *done[64];
+	unsigned int n;
+	uint64_t v;
+
+	b->ready_calls++;
+	ck_assert_int_eq(read(b->efd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	pthread_mutex_lock(&b->lock);
+	n = b->nr_done;
+	memcpy(done, b->done, n * sizeof(done[0]));
+	b->nr_done = 0;
+	pthread_mutex_unlock(&b->lock);
+	for (unsigned int i = 0; i < n; i++) {
+		struct bio *bio;
+
+		if (!pthread_equal(pthread_self(), b->loop))
+			b->ended_off_loop++;
+		if (done[i]->cmd_op == REQ_OP_READ)
+			rq_for_each_bio(bio, done[i])
+				memset(bio->bi_io_vec[0].bv_base, 0x5e, bio->bi_io_vec[0].bv_len);
+		b->ended++;
+		dev_end(b->dev, done[i], 0, blk_rq_sectors(done[i]));
+	}
+}
+
+static int evfd_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		     size_t whylen)
+{
+	struct dev_stack *s = dev->stack;
+
+	memset(&evb, 0, sizeof(evb));
+	evb.dev = dev;
+	evb.loop = pthread_self();
+	evb.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(evb.efd, 0);
+	pthread_mutex_init(&evb.lock, NULL);
+	pthread_cond_init(&evb.cond, NULL);
+	ck_assert_int_eq(pthread_create(&evb.worker, NULL, evfd_worker, &evb), 0);
+	ck_assert_ptr_nonnull(s->host_ops);
+	return s->host_ops->watch_fd(s->host, evb.efd, evfd_ready, &evb);
+}
+
+static void evfd_close(struct blk_dev *dev)
+{
+	struct dev_stack *s = dev->stack;
+
+	s->host_ops->unwatch_fd(s->host, evb.efd);
+	pthread_mutex_lock(&evb.lock);
+	evb.stop = true;
+	pthread_cond_signal(&evb.cond);
+	pthread_mutex_unlock(&evb.lock);
+	pthread_join(evb.worker, NULL);
+	close(evb.efd);
+}
+
+static bool evfd_can_take(struct blk_dev *dev)
+{
+	return evb.nr_todo + evb.nr_done < 32; /* the loop alone adds: a look without the lock */
+}
+
+static void evfd_submit(struct blk_dev *dev, struct request *rq)
+{
+	pthread_mutex_lock(&evb.lock);
+	evb.todo[evb.nr_todo++] = rq;
+	pthread_cond_signal(&evb.cond);
+	pthread_mutex_unlock(&evb.lock);
+}
+
+static const struct dev_ops evfd_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "evfd",
+	.backend = true,
+	.open = evfd_open,
+	.close = evfd_close,
+	.can_take = evfd_can_take,
+	.submit = evfd_submit,
+};
+
+/* Sixteen reads under the model filter, over the eventfd backend: all end, on the loop's thread. */
+START_TEST(test_fd_backend_ends_on_the_loop)
+{
+	const char *filters[] = { "model:ssd:read_us=100" };
+	char *buf = mem_alloc(16 * 4 * KIB), why[256];
+	struct tbio tb[16];
+	struct disk k;
+
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), elevators[_i]);
+	disk_start(&k, 0);
+	ck_assert_msg(!uring_driver_set_stack(k.d, filters, (unsigned int)_i, &evfd_ops, NULL,
+					      DISK_SIZE >> SECTOR_SHIFT, why, sizeof(why)),
+		      "%s", why);
+	memset(buf, 0, 16 * 4 * KIB);
+	for (unsigned int i = 0; i < 16; i++) {
+		tbio_setup(&tb[i], &k, REQ_OP_READ, 0, 64 * i, 4 * KIB, buf + 4 * KIB * i);
+		disk_submit(&k, &tb[i]);
+	}
+	wait_ended(&k, 16);
+	for (unsigned int i = 0; i < 16; i++) {
+		ck_assert_int_eq(tb[i].ended, 1);
+		ck_assert_int_eq(tb[i].error, 0);
+	}
+	for (size_t i = 0; i < 16 * 4 * KIB; i++)
+		ck_assert_uint_eq((unsigned char)buf[i], 0x5e);
+	ck_assert_uint_ge(evb.ready_calls, 1);
+	ck_assert_uint_eq(evb.ended_off_loop, 0);
+	disk_close(&k);
+	ck_assert_uint_eq(evb.ended, 16); /* no merges: 64 sectors apart */
+	free(buf);
+}
+END_TEST
+
 /* A model still times a null device: four 30 ms reads one at a time take 120 ms. */
 START_TEST(test_null_keeps_the_model_time)
 {
@@ -1505,6 +1662,7 @@ int main(void)
 		return unavailable;
 	tcase_set_timeout(tc, 2 * WAIT_SECONDS);
 	tcase_add_loop_test(tc, test_write_then_read, 0, NR_ELEVATORS);
+	tcase_add_loop_test(tc, test_fd_backend_ends_on_the_loop, 0, 2);
 	tcase_add_loop_test(tc, test_unaligned_memory, 0, NR_ELEVATORS);
 	tcase_add_loop_test(tc, test_big_write_is_split, 0, NR_ELEVATORS);
 	tcase_add_loop_test(tc, test_flush_and_barrier, 0, NR_ELEVATORS);

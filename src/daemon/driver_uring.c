@@ -30,10 +30,28 @@ enum {
 	UD_TIMER = 1,    /* the elevator's or the stack's wake-up (IORING_OP_TIMEOUT) */
 	UD_TIMER_UPDATE, /* moving that wake-up earlier; the answer does not matter */
 	UD_POLL,         /* the event loop's watched file has input */
+	UD_POLL_REMOVE,  /* a backend's fd unwatched; the poll's own CQE frees it */
 	UD_RESERVED_END,
 };
 
 #define UD_WATCH_TAG 2ull /* an SQE of the watcher's own: the rest is its tag */
+
+/*
+ * An fd a backend that is not io_uring-native (libnbd, librbd) has the loop
+ * poll: a one-shot poll, armed again after each wake-up once ready has run.
+ */
+struct uring_fd_watch {
+	struct uring_op op; /* first: the poll's CQE comes here */
+	struct uring_driver *d;
+	LIST_ENTRY(uring_fd_watch) link;
+	int fd;
+	void (*ready)(void *arg);
+	void *arg;
+	bool armed;   /* a poll SQE is out */
+	bool removed; /* unwatched while armed: freed when its CQE comes */
+};
+
+LIST_HEAD(uring_fd_watch_list, uring_fd_watch);
 
 struct uring_driver {
 	struct io_uring ring; /* the loop thread's alone while it runs */
@@ -54,6 +72,7 @@ struct uring_driver {
 	bool watch_ready; /* serve runs in the next turn */
 	bool watch_input; /* the watched file may have input */
 	bool poll_armed;
+	struct uring_fd_watch_list fd_watches; /* a backend's fds (dev_host_ops.watch_fd) */
 	struct uring_driver_stats stats;
 };
 
@@ -190,6 +209,8 @@ static void uring_handle(struct uring_driver *d, uint64_t ud, int res)
 		return;
 	case UD_TIMER_UPDATE:
 		return; /* ENOENT only means the timer fired first */
+	case UD_POLL_REMOVE:
+		return; /* ENOENT only means the poll fired first */
 	case UD_POLL:
 		d->poll_armed = false;
 		d->watch_input = true;
@@ -238,6 +259,81 @@ static void uring_arm_poll(struct uring_driver *d, int fd)
 	d->poll_armed = true;
 }
 
+/* Lock held: poll every watched fd that has no poll out; one without SQ room waits a turn. */
+static void uring_arm_fd_watches(struct uring_driver *d)
+{
+	struct uring_fd_watch *w;
+	struct io_uring_sqe *sqe;
+
+	LIST_FOREACH(w, &d->fd_watches, link) {
+		if (w->armed || w->removed || !uring_sq_room(d, 1))
+			continue;
+		sqe = io_uring_get_sqe(&d->ring);
+		io_uring_prep_poll_add(sqe, w->fd, POLLIN);
+		uring_op_set(sqe, &w->op);
+		w->armed = true;
+	}
+}
+
+/* The poll's CQE, lock held: the backend reads what its fd has, on the loop's thread. */
+static void uring_fd_watch_done(struct uring_op *op, int res)
+{
+	struct uring_fd_watch *w = (struct uring_fd_watch *)op;
+
+	w->armed = false;
+	if (w->removed) {
+		LIST_REMOVE(w, link);
+		free(w);
+		return;
+	}
+	w->ready(w->arg);
+	uring_arm_fd_watches(w->d);
+}
+
+static int uring_watch_fd(void *host, int fd, void (*ready)(void *arg), void *arg)
+{
+	struct uring_driver *d = host;
+	struct uring_fd_watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	*w = (struct uring_fd_watch){ .op.done = uring_fd_watch_done, .d = d, .fd = fd,
+				      .ready = ready, .arg = arg };
+	LIST_INSERT_HEAD(&d->fd_watches, w, link);
+	uring_arm_fd_watches(d);
+	return 0;
+}
+
+/* An armed poll is cancelled and the watch freed with its CQE; the fd is the caller's still. */
+static void uring_unwatch_fd(void *host, int fd)
+{
+	struct uring_driver *d = host;
+	struct uring_fd_watch *w;
+	struct io_uring_sqe *sqe;
+
+	LIST_FOREACH(w, &d->fd_watches, link) {
+		if (w->fd != fd || w->removed)
+			continue;
+		if (!w->armed) {
+			LIST_REMOVE(w, link);
+			free(w);
+			return;
+		}
+		w->removed = true;
+		if (uring_sq_room(d, 1)) {
+			sqe = io_uring_get_sqe(&d->ring);
+			io_uring_prep_poll_remove(sqe, (uint64_t)(uintptr_t)&w->op);
+			io_uring_sqe_set_data64(sqe, UD_POLL_REMOVE);
+		}
+		return;
+	}
+}
+
+static const struct dev_host_ops uring_host_ops = {
+	.watch_fd = uring_watch_fd,
+	.unwatch_fd = uring_unwatch_fd,
+};
+
 /*
  * The queue is idle and the next input is due: run the ring's deferred
  * work and look for a completion until one comes or the watch's idle poll
@@ -278,6 +374,7 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 	blk_queue_lock(d->q);
 	if (st == URING_SERVE_DRAINED)
 		uring_arm_poll(d, w->fd);
+	uring_arm_fd_watches(d);
 	uring_submit(d);
 	blk_queue_unlock(d->q);
 	/* input still waiting, or nothing left to wait for: only reap what is there */
@@ -425,14 +522,17 @@ static int uring_setup_ring(struct uring_driver *d, unsigned int entries, char *
 
 /* The stack: the filters given, over the file backend or the null one. */
 static int uring_open_stack(struct uring_driver *d, const char *const *filters, unsigned int nr,
-			    const char *image, char *why, size_t whylen)
+			    const struct dev_ops *backend, const char *image, char *why,
+			    size_t whylen)
 {
 	struct dev_limits lim = { .capacity = d->capacity,
 				  .logical_block_size = d->q->limits.logical_block_size };
-	const struct dev_ops *backend = d->null ? &dev_null_ops : &dev_file_ops;
 	int ret;
 
+	if (!backend)
+		backend = d->null ? &dev_null_ops : &dev_file_ops;
 	d->stack.host = d;
+	d->stack.host_ops = &uring_host_ops;
 	ret = dev_stack_open(&d->stack, d->q, filters, nr, backend, image, &lim, why, whylen);
 	if (ret)
 		return ret;
@@ -465,9 +565,10 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	d->big_sqe = flags & URING_DRIVER_SQE128;
 	d->null = flags & URING_DRIVER_NULL;
 	d->creator = pthread_self();
+	LIST_INIT(&d->fd_watches);
 	ret = uring_setup_ring(d, entries ? entries : q->limits.nr_requests, why, whylen);
 	if (!ret) {
-		ret = uring_open_stack(d, NULL, 0, NULL, why, whylen);
+		ret = uring_open_stack(d, NULL, 0, NULL, NULL, why, whylen);
 		if (ret)
 			io_uring_queue_exit(&d->ring);
 	}
@@ -481,22 +582,29 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	return d;
 }
 
-int uring_driver_set_filters(struct uring_driver *d, const char *const *filters, unsigned int nr,
-			     sector_t capacity, const char *image, char *why, size_t whylen)
+int uring_driver_set_stack(struct uring_driver *d, const char *const *filters, unsigned int nr,
+			   const struct dev_ops *backend, const char *args, sector_t capacity,
+			   char *why, size_t whylen)
 {
 	int ret;
 
 	assert(!d->looping && blk_queue_idle(d->q));
 	dev_stack_close(&d->stack);
 	d->capacity = capacity;
-	ret = uring_open_stack(d, filters, nr, image, why, whylen);
-	if (ret) { /* the backend alone again, so that the driver stays whole */
+	ret = uring_open_stack(d, filters, nr, backend, args, why, whylen);
+	if (ret) { /* the default backend alone again, so that the driver stays whole */
 		char ignored[8];
 
-		if (uring_open_stack(d, NULL, 0, image, ignored, sizeof(ignored)))
+		if (uring_open_stack(d, NULL, 0, NULL, NULL, ignored, sizeof(ignored)))
 			abort(); /* it opened a moment ago; nothing but memory differs */
 	}
 	return ret;
+}
+
+int uring_driver_set_filters(struct uring_driver *d, const char *const *filters, unsigned int nr,
+			     sector_t capacity, const char *image, char *why, size_t whylen)
+{
+	return uring_driver_set_stack(d, filters, nr, NULL, image, capacity, why, whylen);
 }
 
 const struct dev_stack *uring_driver_stack(const struct uring_driver *d)
@@ -525,6 +633,12 @@ void uring_driver_free(struct uring_driver *d)
 	if (!d)
 		return;
 	dev_stack_close(&d->stack);
+	while (!LIST_EMPTY(&d->fd_watches)) { /* the ring's exit cancels their polls */
+		struct uring_fd_watch *w = LIST_FIRST(&d->fd_watches);
+
+		LIST_REMOVE(w, link);
+		free(w);
+	}
 	io_uring_queue_exit(&d->ring); /* cancels an armed timer */
 	if (d->q->queuedata == d) {
 		d->q->queuedata = NULL;

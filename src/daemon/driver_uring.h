@@ -44,6 +44,16 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 int uring_driver_set_filters(struct uring_driver *d, const char *const *filters, unsigned int nr,
 			     sector_t capacity, const char *image, char *why, size_t whylen);
 
+/*
+ * The same over another backend (NULL: the file or null one), opened with
+ * args: a backend that is not io_uring-native polls its fd or eventfd
+ * through the stack's host_ops (watch_fd), and its callbacks run on the
+ * loop's thread.
+ */
+int uring_driver_set_stack(struct uring_driver *d, const char *const *filters, unsigned int nr,
+			   const struct dev_ops *backend, const char *args, sector_t capacity,
+			   char *why, size_t whylen);
+
 /* The stack, for the control tree's device/stack. */
 const struct dev_stack *uring_driver_stack(const struct uring_driver *d);
 
