@@ -47,7 +47,11 @@ void replay_trace_free(struct replay_trace *t);
 
 struct replay_config {
 	const char *elevator;
-	const char *model; /* a --model spec: "none", "hdd:...", "ssd:..." */
+	/* a --model spec, "hdd:...", "ssd:...": the filter "model:SPEC", top; NULL or "none": none */
+	const char *model;
+	/* filter specs "NAME[:ARGS]" below it, top first (device.h); at most DEV_MAX_LAYERS - 2 */
+	const char *const *filters;
+	unsigned int nr_filters;
 	unsigned int depth; /* 0: issue at the trace's times; else keep this many out */
 	struct queue_limits limits;
 	sector_t capacity;  /* 0: the trace's */
