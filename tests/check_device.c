@@ -23,7 +23,8 @@ struct harness {
 	struct bio_vec vec[MAX_BIOS];
 	uint64_t ended_at[MAX_BIOS]; /* 0: not yet */
 	int error[MAX_BIOS];
-	unsigned int nr_bios;
+	unsigned int end_order[MAX_BIOS]; /* 1 for the first to end */
+	unsigned int nr_bios, nr_ended;
 	unsigned int max_below; /* requests handed down and not yet ended, at most */
 	void *buf;
 };
@@ -48,6 +49,7 @@ static void end_io(struct bio *bio, int error)
 	ck_assert_uint_eq(h->ended_at[i], 0);
 	h->ended_at[i] = h->clock.virtual_ns;
 	h->error[i] = error;
+	h->end_order[i] = ++h->nr_ended;
 }
 
 static void setup(struct harness *h, const char *const *specs, unsigned int nr,
@@ -357,6 +359,110 @@ START_TEST(error_after_a_good_prefix_through_the_model)
 }
 END_TEST
 
+/* A backend that ends the request it took n-th at timed_end[n]. */
+static uint64_t timed_end[MAX_BIOS];
+
+struct timed {
+	struct request *rq[MAX_BIOS];
+	uint64_t at[MAX_BIOS];
+	unsigned int taken;
+};
+
+static int timed_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		      size_t whylen)
+{
+	dev->priv = calloc(1, sizeof(struct timed));
+	ck_assert_ptr_nonnull(dev->priv);
+	lim->logical_block_size = SECTOR_SIZE;
+	return 0;
+}
+
+static void timed_close(struct blk_dev *dev)
+{
+	free(dev->priv);
+}
+
+static void timed_next(struct blk_dev *dev)
+{
+	struct timed *td = dev->priv;
+	uint64_t next = 0;
+
+	for (unsigned int i = 0; i < td->taken; i++)
+		if (td->rq[i] && (!next || td->at[i] < next))
+			next = td->at[i];
+	dev_set_timer(dev, next);
+}
+
+static void timed_submit(struct blk_dev *dev, struct request *rq)
+{
+	struct timed *td = dev->priv;
+
+	ck_assert_uint_lt(td->taken, MAX_BIOS);
+	td->rq[td->taken] = rq;
+	td->at[td->taken] = timed_end[td->taken];
+	td->taken++;
+	timed_next(dev);
+}
+
+static void timed_timer(struct blk_dev *dev, uint64_t now)
+{
+	struct timed *td = dev->priv;
+
+	for (unsigned int i = 0; i < td->taken; i++) {
+		struct request *rq = td->rq[i];
+
+		if (rq && td->at[i] <= now) {
+			td->rq[i] = NULL;
+			dev_end(dev, rq, 0, blk_rq_sectors(rq));
+		}
+	}
+	timed_next(dev);
+}
+
+static const struct dev_ops timed_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "timed",
+	.backend = true,
+	.open = timed_open,
+	.close = timed_close,
+	.submit = timed_submit,
+	.timer = timed_timer,
+};
+
+/*
+ * Timers run bottom up: at one time, what ends below reaches the model
+ * before the model's own timer passes up what it held, so that the model
+ * passes them up in its own time order.  B's model time is before A's, but
+ * B ends below only at A's time, while A waits in the model for it.
+ */
+START_TEST(timers_run_bottom_up)
+{
+	const char *spec = "model:ssd:channels=2,depth=2";
+	struct disk_model *m = model("ssd:channels=2,depth=2");
+	uint64_t at_a = serve(m, 0, 64, START_NS), at_b = serve(m, 100000, 8, START_NS);
+	struct harness h;
+	unsigned int a, b;
+
+	ck_assert_uint_lt(at_b, at_a); /* the model serves the small one sooner */
+	timed_end[0] = START_NS; /* A: at once, then held by the model */
+	timed_end[1] = at_a;     /* B: late, when A's time comes */
+	setup(&h, &spec, 1, &timed_ops);
+	blk_queue_lock(h.q);
+	blk_plug_device(h.q);
+	a = queue_bio(&h, REQ_OP_READ, 0, 64);
+	b = queue_bio(&h, REQ_OP_READ, 100000, 8);
+	__blk_unplug(h.q);
+	blk_queue_unlock(h.q);
+	run(&h);
+	ck_assert_uint_eq(h.ended_at[a], at_a);
+	ck_assert_uint_eq(h.ended_at[b], at_a);
+	ck_assert_msg(h.end_order[b] < h.end_order[a], "A (model time %llu) ended before B (%llu)",
+		      (unsigned long long)at_a, (unsigned long long)at_b);
+	teardown(&h);
+	disk_model_free(m);
+}
+END_TEST
+
 static Suite *device_suite(void)
 {
 	Suite *s = suite_create("device");
@@ -367,6 +473,7 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, filter_order_matters);
 	tcase_add_test(tc, bad_filter_specs_say_why);
 	tcase_add_test(tc, error_after_a_good_prefix_through_the_model);
+	tcase_add_test(tc, timers_run_bottom_up);
 	suite_add_tcase(s, tc);
 	return s;
 }
