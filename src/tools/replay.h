@@ -1,6 +1,7 @@
 /*
- * replay.h - a trace run through the queue, an elevator and a timing model
- * on a virtual clock: the same input gives the same numbers on every run.
+ * replay.h - a trace run through the queue, an elevator and a device stack
+ * (the timing model and other filters, device.h) on a virtual clock: the
+ * same input gives the same numbers on every run.
  */
 #ifndef RQDISK_REPLAY_H
 #define RQDISK_REPLAY_H
@@ -66,11 +67,11 @@ struct replay_lat {
 };
 
 struct replay_result {
-	uint64_t requests; /* dispatched to the device */
+	uint64_t requests; /* taken by the simulated disk below every filter */
 	uint64_t merges;
 	uint64_t bytes;    /* read and written */
 	uint64_t start_ns, end_ns; /* first submission, last completion */
-	uint64_t seek_sectors; /* head travel between consecutive data requests */
+	uint64_t seek_sectors; /* head travel between consecutive data requests it took */
 	uint64_t barriers;
 	uint64_t errors; /* I/Os the queue refused (-EINVAL) or failed: not in lat */
 	struct replay_lat lat[2]; /* reads, writes */
