@@ -1,4 +1,4 @@
-/* check_device.c - the device stack on a virtual clock: the model and delay filters over the simulated backend. */
+/* check_device.c - the device stack on a virtual clock: model and delay filters over a backend. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -242,7 +242,8 @@ START_TEST(bad_filter_specs_say_why)
 	char why[256] = "";
 
 	assert_refused("delay:x=1", "delay: no key 'x'");
-	assert_refused("delay:ms=abc", "delay: ms must be a whole number from 0 to 3600000, not 'abc'");
+	assert_refused("delay:ms=abc",
+		       "delay: ms must be a whole number from 0 to 3600000, not 'abc'");
 	assert_refused("delay:ms=3600001", "delay: ms must be a whole number");
 	assert_refused("delay:read=-1", "delay: read must be a whole number");
 	assert_refused("delay:ms", "delay: ms must be a whole number");

@@ -234,7 +234,8 @@ static int replay_stack_open(struct replay_state *st, sector_t capacity, char *w
 	if (cfg->model && strcmp(cfg->model, "none")) {
 		if ((size_t)snprintf(st->model_spec, sizeof(st->model_spec), "model:%s",
 				     cfg->model) >= sizeof(st->model_spec)) {
-			snprintf(why, whylen, "model: a spec of more than %d bytes", DEV_SPEC_MAX - 7);
+			snprintf(why, whylen, "model: a spec of more than %d bytes",
+				 DEV_SPEC_MAX - 7);
 			return -EINVAL;
 		}
 		specs[nr++] = st->model_spec;

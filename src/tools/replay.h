@@ -48,9 +48,9 @@ void replay_trace_free(struct replay_trace *t);
 
 struct replay_config {
 	const char *elevator;
-	/* a --model spec, "hdd:...", "ssd:...": the filter "model:SPEC", top; NULL or "none": none */
+	/* a --model spec, "hdd:...", "ssd:...": the filter "model:SPEC" on top; NULL, "none": none */
 	const char *model;
-	/* filter specs "NAME[:ARGS]" below it, top first (device.h); at most DEV_MAX_LAYERS - 2 */
+	/* filter specs "NAME[:ARGS]" below it, top first (device.h): DEV_MAX_LAYERS - 1 in all */
 	const char *const *filters;
 	unsigned int nr_filters;
 	unsigned int depth; /* 0: issue at the trace's times; else keep this many out */
