@@ -48,7 +48,10 @@ void replay_trace_free(struct replay_trace *t);
 
 struct replay_config {
 	const char *elevator;
-	/* a --model spec, "hdd:...", "ssd:...": the filter "model:SPEC" on top; NULL, "none": none */
+	/*
+	 * A --model spec, "hdd:...", "ssd:...": the filter "model:SPEC", on
+	 * top; NULL or "none": no model filter.
+	 */
 	const char *model;
 	/* filter specs "NAME[:ARGS]" below it, top first (device.h): DEV_MAX_LAYERS - 1 in all */
 	const char *const *filters;
