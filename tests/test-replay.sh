@@ -144,3 +144,49 @@ for opt in $(grep -oE -- '--[a-z-]+' "$tmp/help" | sort -u); do
 	grep -qF -- "${opt//-/\\-}" "$top_srcdir/man/rqdisk-replay.1" ||
 		fail "$opt is in --help but not in rqdisk-replay(1)"
 done
+
+say "--filter: the stack's order matters, and the same stack gives the same bytes"
+# 200 I/Os, one every 2 ms, on an ssd that takes one at a time, 100 ms of delay.
+write_iolog 200
+md="--filter model:ssd:depth=1 --filter delay:ms=100"
+dm="--filter delay:ms=100 --filter model:ssd:depth=1"
+for order in md dm; do
+	for run in 1 2; do
+		# shellcheck disable=SC2086
+		"$replay" -q --csv -e noop ${!order} --latencies "$tmp/$order-lat$run" \
+			"$tmp/job.iolog" >"$tmp/$order-$run.csv" || fail "--filter $order: status $?"
+	done
+	cmp "$tmp/$order-1.csv" "$tmp/$order-2.csv" || fail "two runs of $order differ"
+	cmp "$tmp/$order-lat1" "$tmp/$order-lat2" || fail "two runs of $order's latencies differ"
+done
+cmp -s "$tmp/md-1.csv" "$tmp/dm-1.csv" && fail "model over delay and delay over model agree"
+# The model over the delay keeps its one request below for 100 ms each: the
+# last of the 200 waits for nearly all the others, 20 s in all.
+awk -F, '$3 > m { m = $3 } END { exit !(m >= 19000) }' "$tmp/md-lat1" ||
+	fail "model over delay: the longest latency is below 19 s"
+# The delay over the model delays them all at once: each 100 ms, and at most
+# two more (a sync before it drains what came before, then its flush waits
+# 100 ms); the ssd's 80 us each hardly adds to it.
+awk -F, '$3 < 100 || $3 >= 400 { bad = 1 } END { exit bad }' "$tmp/dm-lat1" ||
+	fail "delay over model: a latency outside 100-400 ms"
+[ "$(wc -l <"$tmp/dm-lat1")" = "$(grep -cE ' (read|write) ' "$tmp/job.iolog")" ] ||
+	fail "delay over model: not every latency written"
+
+say "--model stands where it is given among the filters; the default model hdd is below them"
+"$replay" -e noop --filter delay:ms=5 "$tmp/job.iolog" | head -1 >"$tmp/head1"
+grep -q "; device delay:read=5 write=5 -> model:hdd .* -> sim$" "$tmp/head1" ||
+	fail "default model not below the filter: $(cat "$tmp/head1")"
+"$replay" -e noop --model ssd --filter delay:ms=5 "$tmp/job.iolog" | head -1 >"$tmp/head2"
+grep -q "; device model:ssd .* -> delay:read=5 write=5 -> sim$" "$tmp/head2" ||
+	fail "--model first is not the top: $(cat "$tmp/head2")"
+"$replay" -e noop --model none --filter delay:ms=5 "$tmp/job.iolog" | head -1 >"$tmp/head3"
+grep -q "; model none; device delay:read=5 write=5 -> sim$" "$tmp/head3" ||
+	fail "--model none still has a model: $(cat "$tmp/head3")"
+
+say "a bad --filter: one line, exit 2"
+expect_refusal "--filter: no filter 'nosuch' (there are: model, delay)" --filter nosuch "$tmp/job.iolog"
+expect_refusal "--filter: delay: no key 'x'" --filter delay:x=1 "$tmp/job.iolog"
+expect_refusal "--filter: delay: give ms=N" --filter delay "$tmp/job.iolog"
+expect_refusal "--filter: model: 'tape' is not none, hdd or ssd" --filter model:tape "$tmp/job.iolog"
+expect_refusal "--filter: more than 7 filters" $(printf -- '--filter delay:ms=1 %.0s' 1 2 3 4 5 6 7 8) \
+	"$tmp/job.iolog"

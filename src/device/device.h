@@ -212,6 +212,19 @@ int dev_parse_keys(const char *layer, const char *args, const struct dev_key *ke
 extern const struct dev_ops dev_model_ops;
 extern const struct dev_ops dev_delay_ops;
 
+/*
+ * rqdisk-replay's backend: it ends each request whole at the time it came
+ * (from its timer, set to now), and counts what the device was given.
+ */
+extern const struct dev_ops dev_sim_ops;
+
+struct dev_sim_stats {
+	uint64_t requests;     /* taken */
+	uint64_t seek_sectors; /* head travel between consecutive data requests */
+};
+
+const struct dev_sim_stats *dev_sim_stats(const struct blk_dev *dev);
+
 struct disk_model;
 /* The model filter's model, for queue/model and queue/rotational. */
 const struct disk_model *dev_model_of(const struct blk_dev *dev);

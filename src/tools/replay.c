@@ -1,31 +1,26 @@
 /*
  * replay.c - the replay engine: the trace's bios go through the real queue
- * and elevator; a driver hands what they dispatch to the timing model and
- * completes it when the model says, on a virtual clock.  One thread, no
- * FUSE, no io_uring: every run of the same input takes the same steps.
+ * and elevator; what they dispatch goes down the device stack (the model
+ * and other filters over a simulated backend), whose timers end it, on a
+ * virtual clock.  One thread, no FUSE, no io_uring: every run of the same
+ * input takes the same steps.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "device.h"
 #include "replay.h"
 
 #define REPLAY_START_NS 1000000000ull /* the clock's origin: 0 means "no time" to the core */
 #define NEVER UINT64_MAX
 /*
- * The clock stops here: a model's time past it is taken as it, so that the
- * clock never wraps and every elevator's "now + expire" still fits above it.
+ * The clock stops here: a trace's time past it is taken as it, as the model
+ * filter takes its own, so that the clock never wraps and every elevator's
+ * "now + expire" still fits above it.
  */
 #define REPLAY_CLOCK_MAX (1ull << 63)
 #define PROGRESS_EVERY 65536
-
-/* A request at the device, until the model's completion time. */
-struct replay_done {
-	uint64_t at;
-	uint64_t seq; /* dispatch order breaks ties: no two runs differ */
-	struct request *rq;
-};
 
 struct replay_bio {
 	struct bio bio;
@@ -40,12 +35,8 @@ struct replay_state {
 	struct replay_result *res;
 	struct request_queue *q;
 	struct blk_clock clock;
-	struct disk_model *model;
-	unsigned int device_depth;
-	struct replay_done *heap; /* min-heap on (at, seq) */
-	size_t heap_nr;
-	uint64_t dispatched;
-	sector_t head; /* where the last data request ended */
+	struct dev_stack stack; /* the filters over the simulated backend */
+	char model_spec[DEV_SPEC_MAX]; /* "model:" and cfg->model */
 	struct replay_bio *bios;
 	void *buf; /* every data bio points here: no data moves, only sectors */
 	size_t next; /* the next I/O of the trace to submit */
@@ -57,53 +48,10 @@ static uint64_t replay_now(const struct replay_state *st)
 	return st->clock.virtual_ns;
 }
 
-static bool done_before(const struct replay_done *a, const struct replay_done *b)
+/* A time on the clock: at most REPLAY_CLOCK_MAX. */
+static uint64_t clock_time(uint64_t ns)
 {
-	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
-}
-
-static void heap_swap(struct replay_done *a, struct replay_done *b)
-{
-	struct replay_done tmp = *a;
-
-	*a = *b;
-	*b = tmp;
-}
-
-static void heap_push(struct replay_state *st, struct replay_done d)
-{
-	size_t i = st->heap_nr++;
-
-	st->heap[i] = d;
-	while (i && done_before(&st->heap[i], &st->heap[(i - 1) / 2])) {
-		heap_swap(&st->heap[i], &st->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-}
-
-static struct replay_done heap_pop(struct replay_state *st)
-{
-	struct replay_done top = st->heap[0];
-	size_t i = 0;
-
-	st->heap[0] = st->heap[--st->heap_nr];
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < st->heap_nr && done_before(&st->heap[l], &st->heap[m]))
-			m = l;
-		if (r < st->heap_nr && done_before(&st->heap[r], &st->heap[m]))
-			m = r;
-		if (m == i)
-			return top;
-		heap_swap(&st->heap[i], &st->heap[m]);
-		i = m;
-	}
-}
-
-static uint64_t sector_distance(sector_t a, sector_t b)
-{
-	return a > b ? a - b : b - a;
+	return ns < REPLAY_CLOCK_MAX ? ns : REPLAY_CLOCK_MAX;
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -111,41 +59,14 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* A time on the clock: at most REPLAY_CLOCK_MAX. */
-static uint64_t clock_time(uint64_t ns)
-{
-	return ns < REPLAY_CLOCK_MAX ? ns : REPLAY_CLOCK_MAX;
-}
-
-static uint64_t replay_device_time(struct replay_state *st, const struct request *rq)
-{
-	struct model_io io = {
-		.op = rq->cmd_op,
-		.flags = rq->cmd_flags,
-		.sector = blk_rq_pos(rq),
-		.nr_sectors = blk_rq_sectors(rq),
-	};
-
-	if (op_has_data(rq->cmd_op)) {
-		st->res->seek_sectors =
-			add_sat(st->res->seek_sectors, sector_distance(st->head, io.sector));
-		st->head = io.sector + io.nr_sectors;
-	}
-	if (!st->model)
-		return replay_now(st);
-	return clock_time(disk_model_service(st->model, &io, replay_now(st)));
-}
-
-/* request_fn: the device takes what the queue lets out, up to its depth. */
+/* request_fn: the device takes what the queue lets out, as long as its top takes more. */
 static void replay_request_fn(struct request_queue *q)
 {
 	struct replay_state *st = q->queuedata;
 	struct request *rq;
 
-	while (st->heap_nr < st->device_depth && (rq = blk_fetch_request(q))) {
-		st->res->requests++;
-		heap_push(st, (struct replay_done){ replay_device_time(st, rq), st->dispatched++, rq });
-	}
+	while (dev_can_take(st->stack.top) && (rq = blk_fetch_request(q)))
+		dev_submit(st->stack.top, rq);
 }
 
 static int replay_lat_add(struct replay_lat *lat, uint64_t ns)
@@ -230,16 +151,20 @@ static void replay_submit_due(struct replay_state *st)
 	blk_queue_unlock(st->q);
 }
 
-static void replay_complete_due(struct replay_state *st)
+/*
+ * Run the device's timers due by now, again while one is (what a timer
+ * lets down ends at this time too): one completion step, as the queue
+ * sees it.  True if something reached the queue, which then runs once.
+ */
+static bool replay_device_due(struct replay_state *st)
 {
-	uint64_t now = replay_now(st);
+	uint64_t now = replay_now(st), ended = st->stack.ended, at;
 
-	while (st->heap_nr && st->heap[0].at <= now) {
-		struct request *rq = heap_pop(st).rq;
-
-		blk_end_request(rq, 0, blk_rq_sectors(rq));
-	}
-	blk_run_queue(st->q);
+	blk_queue_lock(st->q);
+	while ((at = dev_stack_next_timer(&st->stack)) && at <= now)
+		dev_stack_run_timers(&st->stack, now);
+	blk_queue_unlock(st->q);
+	return st->stack.ended != ended;
 }
 
 /* The elevator's wake-up, when it is idling for a request it expects. */
@@ -270,8 +195,9 @@ static int replay_loop(struct replay_state *st, char *why, size_t whylen)
 
 	while (st->next < st->t->nr || st->outstanding) {
 		uint64_t sub = replay_next_submit(st);
-		uint64_t done = st->heap_nr ? st->heap[0].at : NEVER;
-		uint64_t t = min3(sub, done, replay_next_timer(st));
+		uint64_t dev = dev_stack_next_timer(&st->stack);
+		uint64_t elv = replay_next_timer(st);
+		uint64_t t = min3(sub, dev ? dev : NEVER, elv);
 
 		if (t == NEVER) {
 			snprintf(why, whylen, "elevator %s stalled with %zu I/Os outstanding",
@@ -280,15 +206,47 @@ static int replay_loop(struct replay_state *st, char *why, size_t whylen)
 		}
 		if (t > replay_now(st))
 			st->clock.virtual_ns = t;
-		if (done == t)
-			replay_complete_due(st);
+		/*
+		 * At one time: what ends first, then what is submitted, then
+		 * the elevator's wake-up; the queue runs once per step, as a
+		 * second run could change what an elevator decides.  A device
+		 * step that ends nothing is no step to the queue.
+		 */
+		if (dev == t && replay_device_due(st))
+			blk_run_queue(st->q);
 		else if (sub == t)
 			replay_submit_due(st);
-		else
+		else if (elv == t)
 			blk_run_queue(st->q);
 		replay_progress(st, &steps);
 	}
 	return 0;
+}
+
+/* cfg->model's filter first, then cfg->filters, over the simulated backend. */
+static int replay_stack_open(struct replay_state *st, sector_t capacity, char *why, size_t whylen)
+{
+	const struct replay_config *cfg = st->cfg;
+	const char *specs[DEV_MAX_LAYERS];
+	struct dev_limits lim = { .capacity = capacity };
+	unsigned int nr = 0;
+
+	if (cfg->model && strcmp(cfg->model, "none")) {
+		if ((size_t)snprintf(st->model_spec, sizeof(st->model_spec), "model:%s",
+				     cfg->model) >= sizeof(st->model_spec)) {
+			snprintf(why, whylen, "model: a spec of more than %d bytes",
+				 DEV_SPEC_MAX - 7);
+			return -EINVAL;
+		}
+		specs[nr++] = st->model_spec;
+	}
+	if (cfg->nr_filters > DEV_MAX_LAYERS - 1 - nr) {
+		snprintf(why, whylen, "more than %d filters", DEV_MAX_LAYERS - 1);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < cfg->nr_filters; i++)
+		specs[nr++] = cfg->filters[i];
+	return dev_stack_open(&st->stack, st->q, specs, nr, &dev_sim_ops, NULL, &lim, why, whylen);
 }
 
 static int replay_setup(struct replay_state *st, char *why, size_t whylen)
@@ -314,15 +272,11 @@ static int replay_setup(struct replay_state *st, char *why, size_t whylen)
 	ret = blk_queue_set_limits(st->q, &st->cfg->limits, why, whylen);
 	if (ret)
 		return ret;
-	ret = disk_model_new(st->cfg->model, capacity ? capacity : 1, &st->model, why, whylen);
+	ret = replay_stack_open(st, capacity ? capacity : 1, why, whylen);
 	if (ret)
 		return ret;
-	st->device_depth = st->model ? disk_model_depth(st->model) : st->q->limits.nr_requests;
-	st->heap = calloc(st->device_depth, sizeof(*st->heap));
-	if (!st->heap) {
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
+	/* before the first request: each carries the stack's bytes */
+	blk_queue_set_pdu_size(st->q, dev_stack_pdu_size(&st->stack));
 	ret = elevator_init(st->q, st->cfg->elevator);
 	if (ret)
 		snprintf(why, whylen, "no elevator '%s'", st->cfg->elevator);
@@ -334,8 +288,7 @@ static void replay_teardown(struct replay_state *st)
 	/* a stalled run leaves requests behind: the process is about to exit anyway */
 	if (st->q && blk_queue_idle(st->q))
 		blk_cleanup_queue(st->q);
-	disk_model_free(st->model);
-	free(st->heap);
+	dev_stack_close(&st->stack);
 	free(st->bios);
 	free(st->buf);
 }
@@ -351,6 +304,10 @@ int replay_run(const struct replay_trace *t, const struct replay_config *cfg,
 	if (!ret)
 		ret = replay_loop(&st, why, whylen);
 	if (!ret) {
+		const struct dev_sim_stats *sim = dev_sim_stats(st.stack.bottom);
+
+		res->requests = sim->requests;
+		res->seek_sectors = sim->seek_sectors;
 		res->merges = 0;
 		for (int g = 0; g < NR_STAT_GROUPS; g++)
 			res->merges += st.q->stats.merges[g];

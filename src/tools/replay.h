@@ -1,6 +1,7 @@
 /*
- * replay.h - a trace run through the queue, an elevator and a timing model
- * on a virtual clock: the same input gives the same numbers on every run.
+ * replay.h - a trace run through the queue, an elevator and a device stack
+ * (the timing model and other filters, device.h) on a virtual clock: the
+ * same input gives the same numbers on every run.
  */
 #ifndef RQDISK_REPLAY_H
 #define RQDISK_REPLAY_H
@@ -47,7 +48,14 @@ void replay_trace_free(struct replay_trace *t);
 
 struct replay_config {
 	const char *elevator;
-	const char *model; /* a --model spec: "none", "hdd:...", "ssd:..." */
+	/*
+	 * A --model spec, "hdd:...", "ssd:...": the filter "model:SPEC", on
+	 * top; NULL or "none": no model filter.
+	 */
+	const char *model;
+	/* filter specs "NAME[:ARGS]" below it, top first (device.h): DEV_MAX_LAYERS - 1 in all */
+	const char *const *filters;
+	unsigned int nr_filters;
 	unsigned int depth; /* 0: issue at the trace's times; else keep this many out */
 	struct queue_limits limits;
 	sector_t capacity;  /* 0: the trace's */
@@ -62,11 +70,11 @@ struct replay_lat {
 };
 
 struct replay_result {
-	uint64_t requests; /* dispatched to the device */
+	uint64_t requests; /* taken by the simulated disk below every filter */
 	uint64_t merges;
 	uint64_t bytes;    /* read and written */
 	uint64_t start_ns, end_ns; /* first submission, last completion */
-	uint64_t seek_sectors; /* head travel between consecutive data requests */
+	uint64_t seek_sectors; /* head travel between consecutive data requests it took */
 	uint64_t barriers;
 	uint64_t errors; /* I/Os the queue refused (-EINVAL) or failed: not in lat */
 	struct replay_lat lat[2]; /* reads, writes */

@@ -7,14 +7,27 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "device.h"
 #include "model.h"
 #include "replay.h"
 
 #define PROG "rqdisk-replay"
 #define MAX_ELEVATORS 64
 
+/* The filters of the stack, top first: every --filter, and --model's where it stood. */
+struct replay_stack_opts {
+	const char *filters[DEV_MAX_LAYERS]; /* --filter, in the order given */
+	unsigned int nr_filters;
+	const char *model;     /* the last --model, or NULL */
+	unsigned int model_at; /* --filter options before it */
+	bool model_filter;     /* a --filter model:... stands for --model */
+	char model_spec[DEV_SPEC_MAX];
+	const char *specs[DEV_MAX_LAYERS]; /* the whole stack, what replay_run is given */
+};
+
 struct replay_options {
 	struct replay_config cfg;
+	struct replay_stack_opts stack;
 	const char *elevators;
 	const char *latencies;
 	const char *trace;
@@ -22,11 +35,19 @@ struct replay_options {
 	bool quiet;
 };
 
-enum { OPT_CSV = 256, OPT_LATENCIES, OPT_CAPACITY, OPT_NR_REQUESTS, OPT_MAX_SECTORS };
+enum {
+	OPT_CSV = 256,
+	OPT_LATENCIES,
+	OPT_CAPACITY,
+	OPT_NR_REQUESTS,
+	OPT_MAX_SECTORS,
+	OPT_FILTER,
+};
 
 static const struct option long_options[] = {
 	{ "elevator", required_argument, NULL, 'e' },
 	{ "model", required_argument, NULL, 'm' },
+	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "depth", required_argument, NULL, 'd' },
 	{ "capacity", required_argument, NULL, OPT_CAPACITY },
 	{ "nr-requests", required_argument, NULL, OPT_NR_REQUESTS },
@@ -49,6 +70,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -e, --elevator LIST     elevators, comma-separated, or all (default)\n"
 		"  -m, --model SPEC        none, hdd[:KEY=VALUE,...] or ssd[:...] (default hdd)\n"
+		"      --filter SPEC       NAME[:ARGS]: a filter of the device, top first\n"
+		"                          (model, delay); repeat it for a stack\n"
 		"  -d, --depth N           keep N I/Os outstanding instead of the trace's times\n"
 		"      --capacity SIZE     disk size (K, M, G, T; default: the trace's extent)\n"
 		"      --nr-requests N     requests the queue lets out at once (default 128)\n"
@@ -79,6 +102,25 @@ static int parse_capacity(const char *s, sector_t *out)
 	return 0;
 }
 
+/* A --filter checked on its own (the whole stack is, once the trace's size is known). */
+static int parse_filter(const char *spec, struct replay_stack_opts *so)
+{
+	char why[256];
+
+	if (so->nr_filters == DEV_MAX_LAYERS - 1) {
+		fprintf(stderr, PROG ": --filter: more than %d filters\n", DEV_MAX_LAYERS - 1);
+		return -EINVAL;
+	}
+	if (dev_check_filter(spec, why, sizeof(why))) {
+		fprintf(stderr, PROG ": --filter: %s\n", why);
+		return -EINVAL;
+	}
+	if (strcspn(spec, ":") == strlen("model") && !strncmp(spec, "model", strlen("model")))
+		so->model_filter = true;
+	so->filters[so->nr_filters++] = spec;
+	return 0;
+}
+
 static int parse_one(int opt, const char *arg, struct replay_options *o)
 {
 	unsigned long v;
@@ -86,7 +128,11 @@ static int parse_one(int opt, const char *arg, struct replay_options *o)
 
 	switch (opt) {
 	case 'e': o->elevators = arg; break;
-	case 'm': o->cfg.model = arg; break;
+	case 'm':
+		o->stack.model = arg;
+		o->stack.model_at = o->stack.nr_filters;
+		break;
+	case OPT_FILTER: ret = parse_filter(arg, &o->stack); break;
 	case 'q': o->quiet = true; break;
 	case OPT_CSV: o->csv = true; break;
 	case OPT_LATENCIES: o->latencies = arg; break;
@@ -116,7 +162,6 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->elevators = "all";
-	o->cfg.model = "hdd";
 	blk_set_default_limits(&o->cfg.limits);
 	while ((opt = cli_getopt(PROG, argc, argv, ":e:m:d:qhV", long_options)) != -1) {
 		if (opt == 'h' || opt == 'V') {
@@ -170,27 +215,100 @@ static void show_progress(void *arg, size_t done, size_t total)
 	fprintf(stderr, "\r" PROG ": %s %3zu%%", (const char *)arg, done * 100 / total);
 }
 
-/* The model checked once, up front, and described in the table's heading. */
-static int check_model(const struct replay_options *o, const struct replay_trace *t)
+/*
+ * The stack, top first: the --filter options in their order, with --model's
+ * filter where --model stood among them.  With neither --model nor a
+ * --filter model:..., it is as if --model hdd came last: the disk below
+ * the filters.  --model none adds none.
+ */
+static int build_stack(struct replay_options *o)
 {
-	sector_t capacity = o->cfg.capacity ? o->cfg.capacity : t->capacity;
-	struct disk_model *m;
-	char why[256], desc[512] = "none";
+	struct replay_stack_opts *so = &o->stack;
+	const char *model = so->model ? so->model : so->model_filter ? "none" : "hdd";
+	unsigned int at = so->model ? so->model_at : so->nr_filters, nr = 0;
+	bool with_model = strcmp(model, "none") != 0;
 
-	if (disk_model_new(o->cfg.model, capacity, &m, why, sizeof(why))) {
+	if (with_model && so->nr_filters == DEV_MAX_LAYERS - 1) {
+		fprintf(stderr, PROG ": --filter: more than %d filters with --model's\n",
+			DEV_MAX_LAYERS - 1);
+		return -EINVAL;
+	}
+	if (with_model && (size_t)snprintf(so->model_spec, sizeof(so->model_spec), "model:%s",
+					   model) >= sizeof(so->model_spec)) {
+		fprintf(stderr, PROG ": --model: longer than %d bytes\n", DEV_SPEC_MAX - 7);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i <= so->nr_filters; i++) {
+		if (i == at && with_model)
+			so->specs[nr++] = so->model_spec;
+		if (i < so->nr_filters)
+			so->specs[nr++] = so->filters[i];
+	}
+	o->cfg.model = NULL;
+	o->cfg.filters = so->specs;
+	o->cfg.nr_filters = nr;
+	return 0;
+}
+
+/* The model alone, as --model refused it before there were filters. */
+static int check_model_spec(const struct replay_options *o, sector_t capacity)
+{
+	struct disk_model *m;
+	char why[256];
+
+	if (!o->stack.model)
+		return 0;
+	if (disk_model_new(o->stack.model, capacity, &m, why, sizeof(why))) {
 		fprintf(stderr, PROG ": --model: %s\n", why);
 		return -EINVAL;
 	}
-	if (m)
-		disk_model_describe(m, desc, sizeof(desc));
 	disk_model_free(m);
+	return 0;
+}
+
+/* "model hdd rpm=..." (or "model none"), then the whole stack if it is more than that. */
+static void describe_device(const struct dev_stack *s, char *buf, size_t len)
+{
+	const struct blk_dev *model = dev_stack_find(s, "model");
+	int n = snprintf(buf, len, "model ");
+
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (model)
+		n += disk_model_describe(dev_model_of(model), buf + n, len - (size_t)n);
+	else
+		n += snprintf(buf + n, len - (size_t)n, "none");
+	if (n < 0 || (size_t)n >= len || s->nr_layers <= (model ? 2u : 1u))
+		return;
+	n += snprintf(buf + n, len - (size_t)n, "; device ");
+	if (n > 0 && (size_t)n < len)
+		dev_stack_describe(s, buf + n, len - (size_t)n);
+}
+
+/* The stack checked once, up front, on the disk's size, and described in the table's heading. */
+static int check_device(struct replay_options *o, const struct replay_trace *t)
+{
+	sector_t capacity = o->cfg.capacity ? o->cfg.capacity : t->capacity;
+	struct dev_limits lim = { .capacity = capacity ? capacity : 1 };
+	struct dev_stack s;
+	char why[256], desc[1024];
+
+	if (check_model_spec(o, capacity) || build_stack(o))
+		return -EINVAL;
+	if (dev_stack_open(&s, NULL, o->cfg.filters, o->cfg.nr_filters, &dev_sim_ops, NULL, &lim,
+			   why, sizeof(why))) {
+		fprintf(stderr, PROG ": --filter: %s\n", why);
+		return -EINVAL;
+	}
+	describe_device(&s, desc, sizeof(desc));
+	dev_stack_close(&s);
 	if (o->cfg.capacity && o->cfg.capacity < t->capacity) {
 		fprintf(stderr, PROG ": --capacity is below the trace's extent (%llu sectors)\n",
 			(unsigned long long)t->capacity);
 		return -EINVAL;
 	}
 	if (!o->csv)
-		printf("# %s: %zu I/Os, %s; model %s\n", o->trace, t->nr,
+		printf("# %s: %zu I/Os, %s; %s\n", o->trace, t->nr,
 		       o->cfg.depth ? "fixed depth" : "issued at the trace's times", desc);
 	return 0;
 }
@@ -236,7 +354,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", why);
 		return 2;
 	}
-	if (check_model(&o, &t) || (o.latencies && !(lat = fopen(o.latencies, "w")))) {
+	if (check_device(&o, &t) || (o.latencies && !(lat = fopen(o.latencies, "w")))) {
 		if (o.latencies && !lat)
 			fprintf(stderr, PROG ": %s: %s\n", o.latencies, strerror(errno));
 		replay_trace_free(&t);

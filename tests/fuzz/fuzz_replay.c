@@ -1,7 +1,8 @@
 /*
  * fuzz_replay.c - fuzz target: the replay engine on a small parsed trace.
  * The input is ELEVATOR, MODEL, DEPTH (a byte each) and then a fio iolog;
- * the models include extreme ones whose times run far out.  Every run must
+ * the models include extreme ones whose times run far out.  DEPTH / 9 picks
+ * delay filters below the model too.  Every run must
  * end (a hang is libFuzzer's timeout, or the standalone driver's), with
  * every I/O either timed or counted as an error.
  */
@@ -23,6 +24,14 @@ static const char *const models[] = {
     /* the slowest each model can be: an hdd's request takes up to about 1e19 ns */
     "hdd:rpm=1,cylinders=1e9,seek_knee=0,seek_c=1e4,seek_e=1e4,overhead=1e4,depth=4",
     "ssd:bandwidth=0.001,read_us=1e9,write_us=1e9,flush_us=1e9,channels=1",
+};
+
+/* Filters below the model's (replay_config.model is the top), by DEPTH / 9. */
+static const char *const below_model[][2] = {
+    {NULL, NULL},
+    {"delay:ms=1", NULL},
+    {"delay:read=0,write=5", NULL},
+    {"delay:ms=100", "delay:read=3,write=0"},
 };
 
 #define NR(a) (sizeof(a) / sizeof((a)[0]))
@@ -53,6 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.elevator = elevators[data[0] % NR(elevators)];
 	cfg.model = models[data[1] % NR(models)];
 	cfg.depth = data[2] % 9;
+	cfg.filters = below_model[data[2] / 9 % NR(below_model)];
+	cfg.nr_filters = (unsigned int)(!!cfg.filters[0] + !!cfg.filters[1]);
 	blk_set_default_limits(&cfg.limits);
 	f = fmemopen((void *)(uintptr_t)(data + 3), size - 3, "r");
 	if (!f)

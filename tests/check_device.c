@@ -1,0 +1,485 @@
+/* check_device.c - the device stack on a virtual clock: model and delay filters over a backend. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include "device.h"
+#include "fake_driver.h"
+#include "model.h"
+
+#define MS 1000000ull
+#define START_NS 1000000000ull
+#define CAPACITY (2ull * 1024 * 1024) /* 1 GiB in sectors */
+#define MAX_BIOS 32
+
+/* A real queue with the noop elevator, a stack below it, and every bio's end. */
+struct harness {
+	struct blk_clock clock;
+	struct request_queue *q;
+	struct dev_stack stack;
+	struct bio bio[MAX_BIOS];
+	struct bio_vec vec[MAX_BIOS];
+	uint64_t ended_at[MAX_BIOS]; /* 0: not yet */
+	int error[MAX_BIOS];
+	unsigned int end_order[MAX_BIOS]; /* 1 for the first to end */
+	unsigned int nr_bios, nr_ended;
+	unsigned int max_below; /* requests handed down and not yet ended, at most */
+	void *buf;
+};
+
+static void request_fn(struct request_queue *q)
+{
+	struct harness *h = q->queuedata;
+	struct request *rq;
+
+	while (dev_can_take(h->stack.top) && (rq = blk_fetch_request(q))) {
+		dev_submit(h->stack.top, rq);
+		if (q->in_flight > h->max_below)
+			h->max_below = q->in_flight;
+	}
+}
+
+static void end_io(struct bio *bio, int error)
+{
+	struct harness *h = bio->bi_private;
+	unsigned int i = (unsigned int)(bio - h->bio);
+
+	ck_assert_uint_eq(h->ended_at[i], 0);
+	h->ended_at[i] = h->clock.virtual_ns;
+	h->error[i] = error;
+	h->end_order[i] = ++h->nr_ended;
+}
+
+static void setup(struct harness *h, const char *const *specs, unsigned int nr,
+		  const struct dev_ops *backend)
+{
+	struct dev_limits lim = { .capacity = CAPACITY };
+	char why[256] = "";
+
+	memset(h, 0, sizeof(*h));
+	blk_virtual_clock_init(&h->clock, START_NS);
+	h->q = blk_init_queue(request_fn, NULL, &h->clock);
+	ck_assert_ptr_nonnull(h->q);
+	h->q->queuedata = h;
+	ck_assert_msg(dev_stack_open(&h->stack, h->q, specs, nr, backend, NULL, &lim, why,
+				     sizeof(why)) == 0,
+		      "%s", why);
+	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));
+	ck_assert_int_eq(elevator_init(h->q, "noop"), 0);
+	ck_assert_int_eq(posix_memalign(&h->buf, BLK_PAGE_SIZE, 1 << 20), 0);
+}
+
+static void teardown(struct harness *h)
+{
+	ck_assert(blk_queue_idle(h->q));
+	blk_cleanup_queue(h->q);
+	dev_stack_close(&h->stack);
+	free(h->buf);
+}
+
+/* Queue a bio (the queue lock held: several make one request while plugged). */
+static unsigned int queue_bio(struct harness *h, enum req_op op, sector_t sector,
+			      unsigned int nr_sectors)
+{
+	unsigned int i = h->nr_bios++;
+
+	ck_assert_uint_lt(i, MAX_BIOS);
+	h->vec[i] = (struct bio_vec){ h->buf, nr_sectors << SECTOR_SHIFT };
+	bio_init(&h->bio[i], op, sector, nr_sectors << SECTOR_SHIFT, &h->vec[i], 1);
+	h->bio[i].bi_end_io = end_io;
+	h->bio[i].bi_private = h;
+	__submit_bio(h->q, &h->bio[i]);
+	return i;
+}
+
+/* nr reads of 8 sectors, far apart (no merge), issued at once. */
+static void issue_reads(struct harness *h, unsigned int nr)
+{
+	blk_queue_lock(h->q);
+	blk_plug_device(h->q);
+	for (unsigned int i = 0; i < nr; i++)
+		queue_bio(h, REQ_OP_READ, (sector_t)i * 100000, 8);
+	__blk_unplug(h->q);
+	blk_queue_unlock(h->q);
+}
+
+/* The host's loop: from timer to timer until the stack has none, the queue run after each. */
+static void run(struct harness *h)
+{
+	uint64_t at;
+
+	while ((at = dev_stack_next_timer(&h->stack))) {
+		ck_assert_uint_ge(at, h->clock.virtual_ns);
+		h->clock.virtual_ns = at;
+		blk_queue_lock(h->q);
+		dev_stack_run_timers(&h->stack, at);
+		blk_queue_unlock(h->q);
+		blk_run_queue(h->q);
+	}
+	for (unsigned int i = 0; i < h->nr_bios; i++)
+		ck_assert_msg(h->ended_at[i], "bio %u never ended", i);
+}
+
+static struct disk_model *model(const char *spec)
+{
+	struct disk_model *m;
+	char why[256] = "";
+
+	ck_assert_msg(disk_model_new(spec, CAPACITY, &m, why, sizeof(why)) == 0, "%s", why);
+	return m;
+}
+
+static uint64_t serve(struct disk_model *m, sector_t sector, unsigned int n, uint64_t now)
+{
+	struct model_io io = { .op = REQ_OP_READ, .sector = sector, .nr_sectors = n };
+
+	return disk_model_service(m, &io, now);
+}
+
+/* One at a time: each goes down when the one before ends, and ends at the model's time. */
+START_TEST(model_ends_at_the_models_time)
+{
+	const char *specs[][1] = { { "model:hdd" }, { "model:ssd:depth=1" } };
+	struct harness h;
+
+	for (unsigned int s = 0; s < 2; s++) {
+		struct disk_model *m = model(specs[s][0] + strlen("model:"));
+		uint64_t now = START_NS;
+
+		setup(&h, specs[s], 1, &dev_sim_ops);
+		issue_reads(&h, 8);
+		run(&h);
+		for (unsigned int i = 0; i < 8; i++) {
+			now = serve(m, (sector_t)i * 100000, 8, now);
+			ck_assert_msg(h.ended_at[i] == now, "%s: read %u ended at %llu, not %llu",
+				      specs[s][0], i, (unsigned long long)h.ended_at[i],
+				      (unsigned long long)now);
+			ck_assert_int_eq(h.error[i], 0);
+		}
+		ck_assert_uint_eq(h.max_below, 1);
+		ck_assert_uint_eq(dev_sim_stats(h.stack.bottom)->requests, 8);
+		disk_model_free(m);
+		teardown(&h);
+	}
+}
+END_TEST
+
+/* Many at once up to the depth, never more; each no earlier than the model's time. */
+START_TEST(model_keeps_its_depth_below)
+{
+	const char *spec = "model:ssd:channels=2,depth=4";
+	struct harness h;
+
+	setup(&h, &spec, 1, &dev_sim_ops);
+	issue_reads(&h, 16);
+	ck_assert_uint_eq(h.max_below, 4); /* the first four went down at once */
+	run(&h);
+	ck_assert_uint_eq(h.max_below, 4);
+	for (unsigned int i = 1; i < 16; i++)
+		ck_assert_uint_ge(h.ended_at[i], h.ended_at[i - 1]);
+	ck_assert_uint_gt(h.ended_at[15], h.ended_at[0]);
+	ck_assert_uint_eq(dev_sim_stats(h.stack.bottom)->requests, 16);
+	teardown(&h);
+}
+END_TEST
+
+/*
+ * A model of depth 1 over a 100 ms delay holds its one slot through each
+ * delay: the delays add up.  The delay over the model delays all eight at
+ * once; then the model serves them one by one.
+ */
+START_TEST(filter_order_matters)
+{
+	const char *model_delay[] = { "model:ssd:depth=1", "delay:ms=100" };
+	const char *delay_model[] = { "delay:ms=100", "model:ssd:depth=1" };
+	struct disk_model *m = model("ssd:depth=1");
+	struct harness h;
+	uint64_t now = START_NS;
+
+	setup(&h, model_delay, 2, &dev_sim_ops);
+	issue_reads(&h, 8);
+	run(&h);
+	for (unsigned int i = 0; i < 8; i++) {
+		uint64_t at = serve(m, (sector_t)i * 100000, 8, now);
+
+		now = at > now + 100 * MS ? at : now + 100 * MS;
+		ck_assert_uint_eq(h.ended_at[i], now);
+	}
+	ck_assert_uint_eq(h.ended_at[7], START_NS + 800 * MS); /* the service is under 100 ms */
+	ck_assert_uint_eq(h.max_below, 1);
+	teardown(&h);
+	disk_model_free(m);
+
+	m = model("ssd:depth=1");
+	now = START_NS + 100 * MS;
+	setup(&h, delay_model, 2, &dev_sim_ops);
+	issue_reads(&h, 8);
+	ck_assert_uint_eq(h.max_below, 8); /* all held in the delay */
+	run(&h);
+	for (unsigned int i = 0; i < 8; i++) {
+		now = serve(m, (sector_t)i * 100000, 8, now);
+		ck_assert_uint_eq(h.ended_at[i], now);
+	}
+	ck_assert_uint_lt(h.ended_at[7], START_NS + 110 * MS); /* not 800 */
+	teardown(&h);
+	disk_model_free(m);
+}
+END_TEST
+
+static void assert_refused(const char *spec, const char *reason)
+{
+	char why[256] = "";
+
+	ck_assert_int_eq(dev_check_filter(spec, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, reason), "%s: '%s' lacks '%s'", spec, why, reason);
+	ck_assert_msg(!strchr(why, '\n'), "%s: '%s' is more than a line", spec, why);
+}
+
+START_TEST(bad_filter_specs_say_why)
+{
+	char why[256] = "";
+
+	assert_refused("delay:x=1", "delay: no key 'x'");
+	assert_refused("delay:ms=abc",
+		       "delay: ms must be a whole number from 0 to 3600000, not 'abc'");
+	assert_refused("delay:ms=3600001", "delay: ms must be a whole number");
+	assert_refused("delay:read=-1", "delay: read must be a whole number");
+	assert_refused("delay:ms", "delay: ms must be a whole number");
+	assert_refused("delay", "delay: give ms=N, or read=N and write=N");
+	assert_refused("delay:", "delay: give ms=N");
+	assert_refused("nosuch", "no filter 'nosuch' (there are: model, delay)");
+	assert_refused("nosuch:ms=1", "no filter 'nosuch' (there are: model, delay)");
+	assert_refused("model:tape", "model: 'tape' is not none, hdd or ssd");
+	assert_refused("model:none", "'none' is no model");
+	ck_assert_int_eq(dev_check_filter("delay:ms=0", why, sizeof(why)), 0);
+	ck_assert_int_eq(dev_check_filter("delay:read=1,write=2", why, sizeof(why)), 0);
+	ck_assert_int_eq(dev_check_filter("model:hdd:rpm=5400", why, sizeof(why)), 0);
+}
+END_TEST
+
+/* A backend that ends the first half of each request, then fails the rest with EIO. */
+struct halves {
+	TAILQ_HEAD(, halves_rq) fifo;
+	unsigned int taken;
+	unsigned int sectors; /* of the last request taken */
+};
+
+struct halves_rq {
+	TAILQ_ENTRY(halves_rq) link;
+	struct request *rq;
+};
+
+static int halves_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		       size_t whylen)
+{
+	struct halves *hv = calloc(1, sizeof(*hv));
+
+	ck_assert_ptr_nonnull(hv);
+	TAILQ_INIT(&hv->fifo);
+	lim->logical_block_size = SECTOR_SIZE;
+	dev->priv = hv;
+	return 0;
+}
+
+static void halves_close(struct blk_dev *dev)
+{
+	free(dev->priv);
+}
+
+static void halves_submit(struct blk_dev *dev, struct request *rq)
+{
+	struct halves *hv = dev->priv;
+	struct halves_rq *p = dev_rq_pdu(dev, rq);
+
+	hv->taken++;
+	hv->sectors = blk_rq_sectors(rq);
+	p->rq = rq;
+	TAILQ_INSERT_TAIL(&hv->fifo, p, link);
+	dev_set_timer(dev, dev_now(dev));
+}
+
+static void halves_timer(struct blk_dev *dev, uint64_t now)
+{
+	struct halves *hv = dev->priv;
+	struct halves_rq *p;
+
+	while ((p = TAILQ_FIRST(&hv->fifo))) {
+		struct request *rq = p->rq;
+		unsigned int n = blk_rq_sectors(rq);
+
+		TAILQ_REMOVE(&hv->fifo, p, link);
+		dev_end(dev, rq, 0, n / 2);
+		dev_end(dev, rq, -EIO, n - n / 2);
+	}
+}
+
+static const struct dev_ops halves_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "halves",
+	.backend = true,
+	.rq_pdu_size = sizeof(struct halves_rq),
+	.open = halves_open,
+	.close = halves_close,
+	.submit = halves_submit,
+	.timer = halves_timer,
+};
+
+/*
+ * Three bios of 8 sectors make one request of 24; the backend ends 12 good,
+ * then fails 12.  Through the model, the queue sees the first bio done, the
+ * second (4 good, 4 not) and the third failed, all at the model's time.
+ */
+START_TEST(error_after_a_good_prefix_through_the_model)
+{
+	const char *spec = "model:hdd";
+	struct disk_model *m = model("hdd");
+	struct harness h;
+	uint64_t at;
+
+	setup(&h, &spec, 1, &halves_ops);
+	blk_queue_lock(h.q);
+	blk_plug_device(h.q);
+	for (unsigned int i = 0; i < 3; i++)
+		queue_bio(&h, REQ_OP_READ, 800 + i * 8, 8);
+	__blk_unplug(h.q);
+	blk_queue_unlock(h.q);
+	run(&h);
+	at = serve(m, 800, 24, START_NS);
+	ck_assert_uint_eq(((struct halves *)h.stack.bottom->priv)->taken, 1);
+	ck_assert_uint_eq(((struct halves *)h.stack.bottom->priv)->sectors, 24);
+	ck_assert_int_eq(h.error[0], 0);
+	ck_assert_int_eq(h.error[1], -EIO);
+	ck_assert_int_eq(h.error[2], -EIO);
+	for (unsigned int i = 0; i < 3; i++)
+		ck_assert_uint_eq(h.ended_at[i], at);
+	ck_assert_uint_eq(h.bio[1].bi_done, 8 << SECTOR_SHIFT);
+	teardown(&h);
+	disk_model_free(m);
+}
+END_TEST
+
+/* A backend that ends the request it took n-th at timed_end[n]. */
+static uint64_t timed_end[MAX_BIOS];
+
+struct timed {
+	struct request *rq[MAX_BIOS];
+	uint64_t at[MAX_BIOS];
+	unsigned int taken;
+};
+
+static int timed_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		      size_t whylen)
+{
+	dev->priv = calloc(1, sizeof(struct timed));
+	ck_assert_ptr_nonnull(dev->priv);
+	lim->logical_block_size = SECTOR_SIZE;
+	return 0;
+}
+
+static void timed_close(struct blk_dev *dev)
+{
+	free(dev->priv);
+}
+
+static void timed_next(struct blk_dev *dev)
+{
+	struct timed *td = dev->priv;
+	uint64_t next = 0;
+
+	for (unsigned int i = 0; i < td->taken; i++)
+		if (td->rq[i] && (!next || td->at[i] < next))
+			next = td->at[i];
+	dev_set_timer(dev, next);
+}
+
+static void timed_submit(struct blk_dev *dev, struct request *rq)
+{
+	struct timed *td = dev->priv;
+
+	ck_assert_uint_lt(td->taken, MAX_BIOS);
+	td->rq[td->taken] = rq;
+	td->at[td->taken] = timed_end[td->taken];
+	td->taken++;
+	timed_next(dev);
+}
+
+static void timed_timer(struct blk_dev *dev, uint64_t now)
+{
+	struct timed *td = dev->priv;
+
+	for (unsigned int i = 0; i < td->taken; i++) {
+		struct request *rq = td->rq[i];
+
+		if (rq && td->at[i] <= now) {
+			td->rq[i] = NULL;
+			dev_end(dev, rq, 0, blk_rq_sectors(rq));
+		}
+	}
+	timed_next(dev);
+}
+
+static const struct dev_ops timed_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "timed",
+	.backend = true,
+	.open = timed_open,
+	.close = timed_close,
+	.submit = timed_submit,
+	.timer = timed_timer,
+};
+
+/*
+ * Timers run bottom up: at one time, what ends below reaches the model
+ * before the model's own timer passes up what it held, so that the model
+ * passes them up in its own time order.  B's model time is before A's, but
+ * B ends below only at A's time, while A waits in the model for it.
+ */
+START_TEST(timers_run_bottom_up)
+{
+	const char *spec = "model:ssd:channels=2,depth=2";
+	struct disk_model *m = model("ssd:channels=2,depth=2");
+	uint64_t at_a = serve(m, 0, 64, START_NS), at_b = serve(m, 100000, 8, START_NS);
+	struct harness h;
+	unsigned int a, b;
+
+	ck_assert_uint_lt(at_b, at_a); /* the model serves the small one sooner */
+	timed_end[0] = START_NS; /* A: at once, then held by the model */
+	timed_end[1] = at_a;     /* B: late, when A's time comes */
+	setup(&h, &spec, 1, &timed_ops);
+	blk_queue_lock(h.q);
+	blk_plug_device(h.q);
+	a = queue_bio(&h, REQ_OP_READ, 0, 64);
+	b = queue_bio(&h, REQ_OP_READ, 100000, 8);
+	__blk_unplug(h.q);
+	blk_queue_unlock(h.q);
+	run(&h);
+	ck_assert_uint_eq(h.ended_at[a], at_a);
+	ck_assert_uint_eq(h.ended_at[b], at_a);
+	ck_assert_msg(h.end_order[b] < h.end_order[a], "A (model time %llu) ended before B (%llu)",
+		      (unsigned long long)at_a, (unsigned long long)at_b);
+	teardown(&h);
+	disk_model_free(m);
+}
+END_TEST
+
+static Suite *device_suite(void)
+{
+	Suite *s = suite_create("device");
+	TCase *tc = tcase_create("stack");
+
+	tcase_add_test(tc, model_ends_at_the_models_time);
+	tcase_add_test(tc, model_keeps_its_depth_below);
+	tcase_add_test(tc, filter_order_matters);
+	tcase_add_test(tc, bad_filter_specs_say_why);
+	tcase_add_test(tc, error_after_a_good_prefix_through_the_model);
+	tcase_add_test(tc, timers_run_bottom_up);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return fake_run_suite(device_suite());
+}
