@@ -142,6 +142,8 @@ struct request {
 	/* Core-managed: the range first handed to the driver, which a completion covers. */
 	sector_t issue_sector;
 	unsigned int issue_nr_sectors;
+	/* Core-managed: the order requests were made in, for ties between equal sectors. */
+	uint64_t seq;
 };
 
 #define rq_for_each_bio(_bio, rq) \

@@ -190,3 +190,21 @@ expect_refusal "--filter: delay: give ms=N" --filter delay "$tmp/job.iolog"
 expect_refusal "--filter: model: 'tape' is not none, hdd or ssd" --filter model:tape "$tmp/job.iolog"
 expect_refusal "--filter: more than 7 filters" $(printf -- '--filter delay:ms=1 %.0s' 1 2 3 4 5 6 7 8) \
 	"$tmp/job.iolog"
+
+say "requests at the same sector sort the same in every run: each elevator alone as among all"
+# 400 4 KiB I/Os on five offsets, 32 at a time: the elevators' trees hold many ties
+awk 'BEGIN {
+	print "fio version 2 iolog"; print "/dev/x add"; print "/dev/x open"
+	split("0 4096 8192 65536 1048576", offs, " "); x = 7
+	for (i = 0; i < 400; i++) {
+		x = (x * 1103515245 + 12345) % 2147483648
+		printf "/dev/x %s %d 4096\n", (x % 2 ? "read" : "write"), offs[int(x / 2) % 5 + 1]
+	}
+	print "/dev/x close"
+}' >"$tmp/ties.iolog"
+"$replay" -q --csv -d 32 -e all "$tmp/ties.iolog" >"$tmp/ties-all" || fail "the ties trace failed"
+for e in noop deadline as cfq sstf clook; do
+	"$replay" -q --csv -d 32 -e "$e" "$tmp/ties.iolog" | tail -1 >"$tmp/ties-one"
+	grep -qxF -f "$tmp/ties-one" "$tmp/ties-all" ||
+		fail "$e alone: $(cat "$tmp/ties-one"); among all: $(grep "^$e," "$tmp/ties-all")"
+done

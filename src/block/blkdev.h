@@ -77,6 +77,7 @@ struct request_queue {
 	unsigned long bounced; /* bios copied through a bounce buffer */
 	unsigned long split;   /* bios split to fit the limits */
 	size_t rq_pdu_size;    /* bytes after each request for the device below (blk_rq_pdu) */
+	uint64_t rq_seq;       /* requests made so far: the next one's seq */
 };
 
 /*

@@ -242,6 +242,13 @@ static int elv_rq_sector_cmp(const struct request *a, const struct request *b)
 {
 	if (blk_rq_pos(a) != blk_rq_pos(b))
 		return blk_rq_pos(a) < blk_rq_pos(b) ? -1 : 1;
+	/*
+	 * Not by address: the same input must sort the same in every run.
+	 * Requests of one queue never share a seq; the address is only for
+	 * requests made by hand (tests), so that no two are ever equal.
+	 */
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
 	return a < b ? -1 : a > b;
 }
 

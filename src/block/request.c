@@ -19,6 +19,7 @@ struct request *blk_alloc_request(struct request_queue *q, struct bio *bio)
 	if (!rq)
 		return NULL;
 	rq->q = q;
+	rq->seq = q->rq_seq++;
 	rq->cmd_op = REQ_OP_FLUSH;
 	rq->epoch = q->submit_epoch;
 	rq->start_time_ns = blk_clock_now(q->clock);
