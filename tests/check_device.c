@@ -266,6 +266,9 @@ struct halves {
 	unsigned int sectors; /* of the last request taken */
 };
 
+/* What the second half ends with: -EIO, or 0 for a request that ends whole in two pieces. */
+static int halves_second_error = -EIO;
+
 struct halves_rq {
 	TAILQ_ENTRY(halves_rq) link;
 	struct request *rq;
@@ -311,7 +314,7 @@ static void halves_timer(struct blk_dev *dev, uint64_t now)
 
 		TAILQ_REMOVE(&hv->fifo, p, link);
 		dev_end(dev, rq, 0, n / 2);
-		dev_end(dev, rq, -EIO, n - n / 2);
+		dev_end(dev, rq, halves_second_error, n - n / 2);
 	}
 }
 
@@ -357,6 +360,32 @@ START_TEST(error_after_a_good_prefix_through_the_model)
 	ck_assert_uint_eq(h.bio[1].bi_done, 8 << SECTOR_SHIFT);
 	teardown(&h);
 	disk_model_free(m);
+}
+END_TEST
+
+/*
+ * A request that ends below in two good pieces, under the model: the
+ * model holds both until its time, and the delay between them must count
+ * the request gone at the second piece, not when the queue has seen it
+ * all.  Two requests at a time, eight in turn: a delay that lost count
+ * would take no more after the first two.
+ */
+START_TEST(delay_counts_a_request_ended_in_pieces)
+{
+	const char *specs[] = { "model:ssd:depth=8", "delay:ms=1" };
+	struct harness h;
+
+	halves_second_error = 0;
+	setup(&h, specs, 2, &halves_ops);
+	h.q->limits.nr_requests = 2;
+	issue_reads(&h, 8);
+	run(&h);
+	for (unsigned int i = 0; i < 8; i++)
+		ck_assert_int_eq(h.error[i], 0);
+	ck_assert_uint_eq(((struct halves *)h.stack.bottom->priv)->taken, 8);
+	ck_assert_uint_le(h.max_below, 2);
+	teardown(&h);
+	halves_second_error = -EIO;
 }
 END_TEST
 
@@ -474,6 +503,7 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, filter_order_matters);
 	tcase_add_test(tc, bad_filter_specs_say_why);
 	tcase_add_test(tc, error_after_a_good_prefix_through_the_model);
+	tcase_add_test(tc, delay_counts_a_request_ended_in_pieces);
 	tcase_add_test(tc, timers_run_bottom_up);
 	suite_add_tcase(s, tc);
 	return s;

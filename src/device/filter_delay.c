@@ -19,6 +19,7 @@ struct delay_rq {
 	TAILQ_ENTRY(delay_rq) link;
 	struct request *rq;
 	uint64_t due;
+	unsigned int left; /* sectors below not yet ended: a filter above may hold the ends */
 };
 
 TAILQ_HEAD(delay_list, delay_rq);
@@ -91,6 +92,7 @@ static void delay_release(struct blk_dev *dev, uint64_t now)
 		TAILQ_REMOVE(&df->held, d, link);
 		df->nr_held--;
 		df->nr_below++;
+		d->left = blk_rq_sectors(d->rq);
 		dev_submit(dev->lower, d->rq);
 	}
 	d = TAILQ_FIRST(&df->held);
@@ -120,7 +122,11 @@ static void delay_timer(struct blk_dev *dev, uint64_t now)
 static void delay_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors)
 {
 	struct delay_filter *df = dev->priv;
-	bool last = nr_sectors >= blk_rq_sectors(rq) || error;
+	struct delay_rq *d = dev_rq_pdu(dev, rq);
+	bool last;
+
+	d->left -= nr_sectors < d->left ? nr_sectors : d->left;
+	last = !d->left;
 
 	if (last)
 		df->nr_below--;
