@@ -20,18 +20,22 @@
  *
  * How the layers that come next use these ops, unchanged:
  *  - fault (fail at a sector, drop writes, corrupt bytes, delay): submit
- *    passes down or holds (a timer); end ends the good prefix with
- *    dev_end(.., 0, n) first, then the error for the rest; corrupts data by
- *    walking the request's bios (rq_for_each_bvec) in end before passing up.
+ *    passes down, or holds with a timer; end passes the good prefix up
+ *    with dev_end(.., 0, n) first, then the error for the rest; it
+ *    corrupts data by walking the request's bios (rq_for_each_bio) in end,
+ *    before passing up.
  *  - log-writes: submit sees each write's data and flags; end sees the
- *    completion order of flushes and FUA writes; it writes its log through
- *    a second backend it opens itself (dev_open_backend) and submits
- *    requests it builds to, with their own end callback (struct dev_io).
- *  - write-cache: has_cache in its limits; submit copies a write into its
- *    cache and ends it at once (from its timer set to now: no op ends a
- *    request from inside submit, where the queue is dispatching); writes back in its own order with dev_io requests; a flush
- *    or FUA write ends only when what it covers is durable below; a power
- *    cut (a control-tree write) drops what is not.
+ *    completion order of flushes and FUA writes.  It writes its log on a
+ *    second stack it opens itself on the same host (dev_stack_open with a
+ *    file backend), so its I/O runs through the same loop.
+ *  - write-cache: has_cache in its limits; it copies a write into its
+ *    cache in submit and ends it from its timer, set to now (no op ends a
+ *    request from inside submit, where the queue is dispatching).  It
+ *    writes back with requests of its own that it submits below and
+ *    recognises in end by its pdu (the pdu covers every layer of any
+ *    request of the queue); a flush or FUA write ends only when what it
+ *    covers is durable below; a power cut (a control-tree write, attrs)
+ *    drops what is not.
  *  - nbd, rbd backends: an async library; dev_host_ops.watch_fd polls its
  *    fd or eventfd in the host's loop and calls back on the loop's thread,
  *    where the backend ends requests: no hand-off per I/O.
@@ -198,7 +202,7 @@ static inline void *dev_rq_pdu(const struct blk_dev *dev, const struct request *
 
 /*
  * "key=value,key=value" for a layer that takes numbers: each key in keys,
- * each value a whole number in [min, max] (cli_number's forms).  Sets
+ * each value a whole decimal number in [min, max].  Sets
  * vals[i] for keys[i] given; others keep their value.
  */
 struct dev_key {
