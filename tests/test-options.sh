@@ -51,6 +51,7 @@ parsed()
 	shift 2
 	"$RQDISK" "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
 	echo "rqdisk $*: status $status: $(cat "$tmp/err")"
+	[ "$status" != 0 ] || _unmount "$tmp/mnt" # started after all: nothing left behind
 	[ "$status" = "$want" ] || fail "rqdisk $*: exit status $status, not $want"
 	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "rqdisk $*: not one line on stderr"
 	grep -Eq -- "$pattern" "$tmp/err" || fail "rqdisk $*: the message does not match '$pattern'"
