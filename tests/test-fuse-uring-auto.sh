@@ -117,15 +117,24 @@ done
 # The kernel turning the ring down after the start, as when enable_uring
 # goes off between the daemon's look and the mount: the daemon is made to
 # take the kernel's N for Y (RQDISK_TEST_FUSE_URING, tests only).
+# ringed: the daemon just run set up a ring (so that its quiet was the ring's).
+ringed()
+{
+	[ -n "$asan" ] || [ "$locked" -ge $((off_locked + 16 * 1024)) ] ||
+		fail "locked $locked kB, off $off_locked kB: no ring was set up"
+}
+
 say "no offer in the kernel's INIT: auto stays on /dev/fuse unsaid; on says so"
 RQDISK_TEST_FUSE_URING=available transport dev
 unsaid
+ringed
 RQDISK_TEST_FUSE_URING=available transport dev --fuse-uring=on
 grep -q "did not offer io_uring" "$tmp/err" || fail "--fuse-uring=on: the missing offer is unsaid"
 
 say "the ring's entries refused (EOPNOTSUPP): auto stays on /dev/fuse unsaid; on says so"
 RQDISK_TEST_FUSE_URING=offered transport dev
 unsaid
+ringed
 RQDISK_TEST_FUSE_URING=offered transport dev --fuse-uring=on
 grep -q "FUSE over io_uring: Operation not supported" "$tmp/err" ||
 	fail "--fuse-uring=on: the refused entries are unsaid"
