@@ -103,33 +103,43 @@ requires_fuse()
 	[ -x "$RQDISK" ] || fail "the daemon $RQDISK is not built"
 }
 
-# The kernel must carry FUSE requests on io_uring (Linux 6.14+): the fuse
-# module's enable_uring is turned on for the test and put back at exit.
-# Tests that use it take a lock, so none turns it off under another.
+# lock_fuse_uring: take the lock every test that turns the fuse module's
+# enable_uring takes, so that none turns it under another, and put its
+# value back at exit.  Skips where the kernel has no FUSE over io_uring.
 fuse_uring_param=/sys/module/fuse/parameters/enable_uring
-requires_fuse_uring()
+lock_fuse_uring()
 {
-	local was
-
 	[ -n "${_fuse_uring_lock:-}" ] && return 0
 	requires_root
 	requires flock
 	[ -e "$fuse_uring_param" ] || skip "this kernel has no FUSE over io_uring (Linux 6.14+)"
 	exec {_fuse_uring_lock}>"${TMPDIR:-/tmp}/rqdisk-fuse-uring.lock"
 	flock "$_fuse_uring_lock"
-	was=$(cat "$fuse_uring_param")
-	[ "$was" = Y ] && return 0
-	echo Y >"$fuse_uring_param" 2>/dev/null || skip "cannot turn on $fuse_uring_param"
-	cleanup_fn set_fuse_uring "$was"
+	cleanup_fn _restore_fuse_uring "$(cat "$fuse_uring_param")"
 }
 
-# requires_fuse_uring_if OPTIONS...: requires_fuse_uring if --fuse-uring is among them.
+_restore_fuse_uring()
+{
+	[ "$(cat "$fuse_uring_param")" = "$1" ] || set_fuse_uring "$1"
+}
+
+# The kernel must carry FUSE requests on io_uring (Linux 6.14+): the fuse
+# module's enable_uring is turned on for the test and put back at exit.
+requires_fuse_uring()
+{
+	lock_fuse_uring
+	[ "$(cat "$fuse_uring_param")" = Y ] && return 0
+	set_fuse_uring Y 2>/dev/null || skip "cannot turn on $fuse_uring_param"
+}
+
+# requires_fuse_uring_if OPTIONS...: requires_fuse_uring if they ask for
+# the ring whatever the kernel offers (--fuse-uring, --fuse-uring=on).
 requires_fuse_uring_if()
 {
 	local o
 
 	for o in "$@"; do
-		[ "$o" = --fuse-uring ] && requires_fuse_uring
+		case $o in --fuse-uring | --fuse-uring=on) requires_fuse_uring ;; esac
 	done
 	return 0
 }
@@ -242,6 +252,7 @@ _unmount()
 
 # ---------------------------------------------------------------- the daemon
 
+: "${RQDISK_TEST_OPTS=--fuse-uring=off}"
 rqdisk_pid=
 rqdisk_mnt=
 rqdisk_disk=
@@ -270,8 +281,10 @@ _reap_registered=
 # start_rqdisk [OPTIONS] IMAGE MOUNTPOINT: run the daemon in the foreground,
 # in the background of this shell, and return once the disk is mounted.
 # Sets rqdisk_pid, rqdisk_mnt and rqdisk_disk (the path of the disk file).
-# RQDISK_TEST_OPTS, if set, goes before OPTIONS: RQDISK_TEST_OPTS=--fuse-uring
-# make check runs every such daemon with FUSE requests on io_uring.
+# RQDISK_TEST_OPTS goes before OPTIONS (which win where they disagree).
+# Unset, it is --fuse-uring=off: a test means /dev/fuse whatever the
+# kernel offers.  RQDISK_TEST_OPTS=--fuse-uring make check runs every such
+# daemon with FUSE requests on io_uring, RQDISK_TEST_OPTS= with the default.
 start_rqdisk()
 {
 	local mnt=${!#} i extra=()

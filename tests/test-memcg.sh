@@ -15,7 +15,7 @@ requires_root
 requires_fuse
 requires_loop
 requires mkfs.ext4 e2fsck mountpoint dd
-RQDISK_TEST_OPTS= # not --fuse-uring, whatever the caller asks
+RQDISK_TEST_OPTS=--fuse-uring=off # never the ring, whatever the caller or the kernel says
 
 limit_mib=${MEMCG_LIMIT_MIB:-160}
 write_mb=${MEMCG_WRITE_MB:-1500}

@@ -8,7 +8,7 @@ source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
 requires dd cmp
-RQDISK_TEST_OPTS= # this test says itself when --fuse-uring is on
+RQDISK_TEST_OPTS=--fuse-uring=off # /dev/fuse, but where a part says --fuse-uring
 
 pool_mib=32 # FE_POOL_SIZE
 make_tmpdir tmp

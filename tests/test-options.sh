@@ -1,7 +1,8 @@
 #!/bin/bash
 # test-options.sh - --help (exit 0, every long option in it) and --version;
-# and each queue limit, elevator and option, alone and combined, still gives
-# a disk that reads back what was written.
+# --fuse-uring's values, a bad one refused in one line; and each queue
+# limit, elevator and option, alone and combined, still gives a disk that
+# reads back what was written.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -40,6 +41,35 @@ if [ -r "$top_srcdir/configure.ac" ]; then
 		fail "--version says '$version', configure.ac says $want"
 fi
 [ "$("$RQDISK" -V)" = "$version" ] || fail "-V differs from --version"
+
+# parsed STATUS PATTERN ARGS...: rqdisk ARGS exits with STATUS, saying one
+# line that matches PATTERN (extended), with no mount left.
+parsed()
+{
+	local want=$1 pattern=$2 status=0
+
+	shift 2
+	"$RQDISK" "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
+	echo "rqdisk $*: status $status: $(cat "$tmp/err")"
+	[ "$status" != 0 ] || _unmount "$tmp/mnt" # started after all: nothing left behind
+	[ "$status" = "$want" ] || fail "rqdisk $*: exit status $status, not $want"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "rqdisk $*: not one line on stderr"
+	grep -Eq -- "$pattern" "$tmp/err" || fail "rqdisk $*: the message does not match '$pattern'"
+	[ ! -s "$tmp/out" ] || fail "rqdisk $*: wrote to stdout"
+	no_mount_under "$tmp" || fail "rqdisk $*: left a mount"
+}
+
+say "--fuse-uring=auto|on|off, or bare (on): parsed, then the missing mount point refused (1)"
+truncate -s 1M "$tmp/small"
+for o in --fuse-uring=auto --fuse-uring=on --fuse-uring=off --fuse-uring; do
+	parsed 1 "^rqdisk: mount point .*/nope: No such file" "$o" "$tmp/small" "$tmp/nope"
+done
+say "--fuse-uring with another value: refused (2) in one line naming it"
+for bad in maybe ON yes 1 "" "auto " "on,off"; do
+	parsed 2 "^rqdisk: --fuse-uring: '$bad' is not auto, on or off\$" \
+		--fuse-uring="$bad" "$tmp/small" "$tmp/mnt"
+done
+parsed 2 "^rqdisk: too many arguments" --fuse-uring on "$tmp/small" "$tmp/mnt"
 
 # works OPTIONS...: the disk, run with OPTIONS, reads back an unaligned write
 # of 3 MiB and a few small ones, and the image holds them after unmount.
@@ -86,6 +116,8 @@ works --max-sectors 8 --max-segments 2 --max-segment-size 4096 --segment-boundar
 works --idle-poll 0
 works --idle-poll 1000000
 works --allow-other
+works --fuse-uring=off
+works --fuse-uring=auto
 start_rqdisk --allow-other "$tmp/img" "$tmp/mnt"
 [[ $(awk -v m="$tmp/mnt" '$2 == m' /proc/self/mounts) == *allow_other* ]] ||
 	fail "--allow-other: the mount has no allow_other"

@@ -46,6 +46,8 @@ enum ctl_ino {
 	CTL_TRACE_ENABLE,
 	CTL_DEVICE,
 	CTL_DEVICE_STACK,
+	CTL_FUSE,
+	CTL_FUSE_TRANSPORT,
 	CTL_INO_END,
 };
 
@@ -277,6 +279,12 @@ static int store_trace_enable(struct rqdisk *d, const char *buf)
 	return __blk_trace_setup(d->q, d->q->blk_trace_name, NULL, 0);
 }
 
+/* Not in sysfs: how FUSE requests reach the daemon, "uring" or "dev" (/dev/fuse). */
+static int show_fuse_transport(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s\n", d->fuse_on_ring ? "uring" : "dev");
+}
+
 static const struct ctl_node ctl_nodes[] = {
 	{ CTL_QUEUE, CTL_ROOT, "queue", NULL, NULL },
 	{ CTL_STAT, CTL_ROOT, "stat", show_stat, NULL },
@@ -303,6 +311,8 @@ static const struct ctl_node ctl_nodes[] = {
 	{ CTL_TRACE_ENABLE, CTL_TRACE, "enable", show_trace_enable, store_trace_enable },
 	{ CTL_DEVICE, CTL_ROOT, "device", NULL, NULL },
 	{ CTL_DEVICE_STACK, CTL_DEVICE, "stack", show_device_stack, NULL },
+	{ CTL_FUSE, CTL_ROOT, "fuse", NULL, NULL },
+	{ CTL_FUSE_TRANSPORT, CTL_FUSE, "transport", show_fuse_transport, NULL },
 };
 
 #define NR_CTL_NODES (sizeof(ctl_nodes) / sizeof(ctl_nodes[0]))

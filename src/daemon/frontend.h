@@ -44,6 +44,7 @@ struct rqdisk {
 	char *in;                     /* what FUSE requests are read into (fe_input) */
 	char *spare; /* an input buffer for when bufs has none: what the request needs fails */
 	struct fuse_ring *ring;       /* FUSE over io_uring, or NULL */
+	bool fuse_on_ring;            /* the ring has carried a request: fuse/transport */
 	/*
 	 * While a request is being handled: memory that stays its own until
 	 * it is answered (the ring entry's payload), or NULL.  A write's data

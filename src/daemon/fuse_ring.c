@@ -87,6 +87,7 @@ struct fuse_ring {
 	struct rqdisk *disk;
 	struct uring_driver *driver;
 	uint64_t init_unique;
+	unsigned int flags; /* FUSE_RING_* */
 	bool offered;  /* the kernel's INIT asked */
 	bool accepted; /* our INIT reply said yes */
 	bool started;  /* entries queued for registering */
@@ -306,8 +307,9 @@ void fuse_ring_saw_request(struct fuse_ring *r, const void *mem, size_t size)
 	if (size < sizeof(*ih) + sizeof(*in) || ih->opcode != FUSE_INIT)
 		return;
 	r->offered = (in->flags & FUSE_INIT_EXT) && (in->flags2 & FRING_OFFER);
+	r->offered |= !!(r->flags & FUSE_RING_ASSUME_OFFER);
 	r->init_unique = ih->unique;
-	if (!r->offered)
+	if (!r->offered && !(r->flags & FUSE_RING_QUIET))
 		fprintf(stderr, "rqdisk: --fuse-uring: the kernel did not offer io_uring; "
 				"requests come on /dev/fuse\n");
 }
@@ -365,10 +367,24 @@ void fuse_ring_serve(struct fuse_ring *r)
 }
 
 /*
- * A command ended.  0: the kernel handed the entry a request.  An error
- * ends the entry: the connection is going (ENOTCONN, ECONNABORTED) or the
- * ring is (ECANCELED); anything else the kernel answers by falling back
- * to /dev/fuse, and is said once.
+ * Whether an entry's error is worth a word: not when the connection is
+ * going (ENOTCONN, ECONNABORTED) or the ring is (ECANCELED), nor when a
+ * kernel that turns the ring down (EOPNOTSUPP: enable_uring went off
+ * before our INIT reply) meets a daemon that was told to take it only
+ * where offered.
+ */
+static bool fring_error_said(const struct fuse_ring *r, int res)
+{
+	if (res == -ENOTCONN || res == -ECONNABORTED || res == -ECANCELED)
+		return false;
+	return res != -EOPNOTSUPP || !(r->flags & FUSE_RING_QUIET);
+}
+
+/*
+ * A command ended.  0: the kernel handed the entry a request, and the
+ * ring carries them from now on.  An error ends the entry, and the kernel
+ * goes on with /dev/fuse; it is said once, unless fring_error_said() says
+ * otherwise.
  */
 void fuse_ring_complete(void *arg, void *tag, int res)
 {
@@ -377,10 +393,11 @@ void fuse_ring_complete(void *arg, void *tag, int res)
 
 	(void)arg;
 	if (!res) {
+		r->disk->fuse_on_ring = true;
 		STAILQ_INSERT_TAIL(&r->ready, e, link);
 		return;
 	}
-	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED && !r->said) {
+	if (fring_error_said(r, res) && !r->said) {
 		fprintf(stderr, "rqdisk: FUSE over io_uring: %s\n", strerror(-res));
 		r->said = true;
 	}
@@ -423,14 +440,16 @@ static int fring_alloc(struct fuse_ring *r)
 }
 
 struct fuse_ring *fuse_ring_new(struct fuse_session *se, int fd, struct rqdisk *disk,
-				struct uring_driver *driver)
+				struct uring_driver *driver, unsigned int flags)
 {
 	static const struct fuse_custom_io io = { .writev = fring_writev, .read = fring_read };
 	struct fuse_ring *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
-	*r = (struct fuse_ring){ .se = se, .fd = fd, .disk = disk, .driver = driver };
+	*r = (struct fuse_ring){
+		.se = se, .fd = fd, .disk = disk, .driver = driver, .flags = flags
+	};
 	STAILQ_INIT(&r->ready);
 	STAILQ_INIT(&r->unsent);
 	r->payload_sz = FE_MAX_IO;

@@ -16,13 +16,24 @@ struct fuse_ring;
  */
 int fuse_ring_available(char *why, size_t whylen);
 
+/* fuse_ring_new() flags */
+/*
+ * --fuse-uring=auto: a kernel that turns the ring down (no offer in its
+ * INIT, EOPNOTSUPP for the entries) is no error; requests stay on
+ * /dev/fuse and nothing is said.
+ */
+#define FUSE_RING_QUIET (1u << 0)
+/* For the tests: take the kernel's INIT as offering the ring, whatever it says. */
+#define FUSE_RING_ASSUME_OFFER (1u << 1)
+
 /*
  * A ring for session se on the FUSE device fd, whose requests go to disk.
  * Installs the session's reply path; call before the first request is
- * read.  The ring carries nothing until the kernel's INIT offers it.
+ * read.  The ring carries nothing until the kernel's INIT offers it;
+ * disk->fuse_on_ring says when it does.
  */
 struct fuse_ring *fuse_ring_new(struct fuse_session *se, int fd, struct rqdisk *disk,
-				struct uring_driver *driver);
+				struct uring_driver *driver, unsigned int flags);
 
 /* A request read from the FUSE device: the INIT among them is the offer. */
 void fuse_ring_saw_request(struct fuse_ring *r, const void *mem, size_t size);

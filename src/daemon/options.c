@@ -38,7 +38,7 @@ static const struct option long_options[] = {
 	{ "dma-alignment", required_argument, NULL, OPT_DMA_ALIGNMENT },
 	{ "nr-requests", required_argument, NULL, OPT_NR_REQUESTS },
 	{ "direct", no_argument, NULL, OPT_DIRECT },
-	{ "fuse-uring", no_argument, NULL, OPT_FUSE_URING },
+	{ "fuse-uring", optional_argument, NULL, OPT_FUSE_URING },
 	{ "null", no_argument, NULL, OPT_NULL },
 	{ "idle-poll", required_argument, NULL, OPT_IDLE_POLL },
 	{ "read-only", no_argument, NULL, 'r' },
@@ -70,8 +70,10 @@ static void usage(FILE *f)
 		"      --dma-alignment MASK     memory alignment, else bounced (default 511)\n"
 		"      --nr-requests N          requests in flight (default 128)\n"
 		"      --direct                 open IMAGE with O_DIRECT\n"
-		"      --fuse-uring             take FUSE requests on io_uring (Linux 6.14+,\n"
-		"                               fuse module enable_uring=Y)\n"
+		"      --fuse-uring[=WHEN]      FUSE requests on io_uring (Linux 6.14+, fuse\n"
+		"                               module enable_uring=Y): auto (the default)\n"
+		"                               where the kernel offers it, on (the bare\n"
+		"                               option) or refuse to start, off never\n"
 		"      --null                   no I/O on IMAGE: each request ends at once, as\n"
 		"                               on null_blk (reads undefined, writes dropped)\n"
 		"      --idle-poll USEC         with no I/O in flight, poll for the next\n"
@@ -197,6 +199,22 @@ static int parse_idle_poll(const char *arg, unsigned int *us)
 	return ret;
 }
 
+/* No argument is "on", as the option was before it took one. */
+static int parse_fuse_uring(const char *arg, enum fuse_uring_mode *mode)
+{
+	if (!arg || !strcmp(arg, "on"))
+		*mode = FUSE_URING_ON;
+	else if (!strcmp(arg, "auto"))
+		*mode = FUSE_URING_AUTO;
+	else if (!strcmp(arg, "off"))
+		*mode = FUSE_URING_OFF;
+	else {
+		fprintf(stderr, "rqdisk: --fuse-uring: '%s' is not auto, on or off\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 {
 	switch (opt) {
@@ -207,8 +225,7 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		o->direct = true;
 		return 0;
 	case OPT_FUSE_URING:
-		o->fuse_uring = true;
-		return 0;
+		return parse_fuse_uring(arg, &o->fuse_uring);
 	case OPT_NULL:
 		o->null = true;
 		return 0;
@@ -299,6 +316,7 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	o->model = "none";
 	o->model_filter = -1;
 	o->idle_poll_us = RQDISK_IDLE_POLL_US;
+	o->fuse_uring = FUSE_URING_AUTO;
 	blk_set_default_limits(&o->limits);
 	while ((opt = cli_getopt("rqdisk", argc, argv, "+:e:m:rfhV", long_options)) != -1) {
 		if (opt == 'h') {

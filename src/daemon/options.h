@@ -12,6 +12,13 @@
 #define RQDISK_IDLE_POLL_MAX_US 1000000
 #define RQDISK_MAX_FILTERS 7 /* DEV_MAX_LAYERS, less the backend */
 
+/* --fuse-uring[=WHEN]: FUSE requests on io_uring */
+enum fuse_uring_mode {
+	FUSE_URING_AUTO, /* where the kernel offers it; else /dev/fuse, unsaid */
+	FUSE_URING_ON,   /* or refuse to start; a failure later is said */
+	FUSE_URING_OFF,  /* never: /dev/fuse */
+};
+
 struct rqdisk_options {
 	const char *image;
 	const char *mountpoint;
@@ -21,7 +28,7 @@ struct rqdisk_options {
 	bool read_only;
 	bool allow_other;
 	bool foreground;
-	bool fuse_uring; /* FUSE requests on io_uring, not /dev/fuse reads and writes */
+	enum fuse_uring_mode fuse_uring;
 	bool null;       /* no I/O on the image: null_blk's instant device */
 	unsigned int idle_poll_us; /* poll for input this long before sleeping idle */
 	uint64_t create_size; /* 0: the image must exist */

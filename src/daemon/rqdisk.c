@@ -95,12 +95,37 @@ static int check_mountpoint(struct rqdisk_state *s)
 	return 0;
 }
 
-static int check_fuse_uring(const struct rqdisk_state *s)
+/*
+ * RQDISK_TEST_FUSE_URING, for the tests only: "available" (1) takes the
+ * kernel to offer FUSE over io_uring at start, whatever enable_uring
+ * says, and "offered" (2) in its INIT too.  What the kernel then does is
+ * what a daemon meets when enable_uring is turned off as it starts.
+ */
+static int test_fuse_uring(void)
+{
+	const char *test = getenv("RQDISK_TEST_FUSE_URING");
+
+	if (!test)
+		return 0;
+	return !strcmp(test, "offered") ? 2 : !strcmp(test, "available");
+}
+
+/*
+ * Which way FUSE requests come, decided before anything is mounted:
+ * auto takes the ring where the kernel offers it and is /dev/fuse,
+ * unsaid, where not; on refuses to start where not.
+ */
+static int check_fuse_uring(struct rqdisk_state *s)
 {
 	char why[160];
 
-	if (!s->opt.fuse_uring || fuse_ring_available(why, sizeof(why)))
+	if (s->opt.fuse_uring == FUSE_URING_OFF || fuse_ring_available(why, sizeof(why)) ||
+	    test_fuse_uring())
 		return 0;
+	if (s->opt.fuse_uring == FUSE_URING_AUTO) {
+		s->opt.fuse_uring = FUSE_URING_OFF;
+		return 0;
+	}
 	die_msg("--fuse-uring: %s", why);
 	return -1;
 }
@@ -210,7 +235,8 @@ static int open_image(struct rqdisk_state *s)
 
 static unsigned int driver_flags(const struct rqdisk_options *o)
 {
-	return (o->fuse_uring ? URING_DRIVER_SQE128 : 0) | (o->null ? URING_DRIVER_NULL : 0);
+	return (o->fuse_uring != FUSE_URING_OFF ? URING_DRIVER_SQE128 : 0) |
+	       (o->null ? URING_DRIVER_NULL : 0);
 }
 
 static int setup_queue(struct rqdisk_state *s)
@@ -371,6 +397,21 @@ static int finish_trace(struct rqdisk_state *s)
 	return ret ? -1 : 0;
 }
 
+/* The ring, to take the kernel's offer when its INIT comes; auto's is quiet if turned down. */
+static int setup_fuse_ring(struct rqdisk_state *s)
+{
+	unsigned int flags = s->opt.fuse_uring == FUSE_URING_AUTO ? FUSE_RING_QUIET : 0;
+
+	if (test_fuse_uring() == 2)
+		flags |= FUSE_RING_ASSUME_OFFER;
+	s->ring = fuse_ring_new(s->se, fuse_session_fd(s->se), &s->disk, s->driver, flags);
+	if (!s->ring) {
+		die_msg("--fuse-uring: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static int setup_fuse(struct rqdisk_state *s)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -396,13 +437,8 @@ static int setup_fuse(struct rqdisk_state *s)
 		return -1;
 	}
 	s->mounted = true;
-	if (s->opt.fuse_uring) {
-		s->ring = fuse_ring_new(s->se, fuse_session_fd(s->se), &s->disk, s->driver);
-		if (!s->ring) {
-			die_msg("--fuse-uring: out of memory");
-			return -1;
-		}
-	}
+	if (s->opt.fuse_uring != FUSE_URING_OFF && setup_fuse_ring(s))
+		return -1;
 	return fuse_set_signal_handlers(s->se) ? -1 : 0;
 }
 
