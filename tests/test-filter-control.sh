@@ -111,10 +111,10 @@ stop_rqdisk
 say "the trace: blkparse prints the changes as message notes; rqdisk-checkorder reads it"
 blkparse -i "$tmp/tr" >"$tmp/parsed" || fail "blkparse failed"
 grep -q " m  *N delay: read_ms 200 -> 0\$" "$tmp/parsed" ||
-	{ grep " m " "$tmp/parsed"; fail "blkparse shows no note of read_ms 200 -> 0"; }
+	fail "blkparse shows no note of read_ms 200 -> 0: $(grep " m " "$tmp/parsed" || true)"
 grep -q " m  *N delay: write_ms 200 -> 3600000\$" "$tmp/parsed" || fail "no note of write_ms"
 [ "$(grep -c " m  *N delay: " "$tmp/parsed")" = 3 ] ||
-	fail "not three notes (a refused value or a read made one?): $(grep " m " "$tmp/parsed")"
+	fail "not three notes (a refused value or a read made one?): $(grep " m " "$tmp/parsed" || true)"
 out=$("$checkorder" "$tmp/tr") || fail "rqdisk-checkorder failed on a trace with notes: $out"
 [[ $out =~ ([0-9]+)\ bios,\ [0-9]+\ barriers,\ order\ kept ]] && [ "${BASH_REMATCH[1]}" -ge 16 ] ||
 	fail "rqdisk-checkorder: $out"
