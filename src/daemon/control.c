@@ -475,8 +475,7 @@ static int ctl_lookup_layer(struct rqdisk *d, const char *name, struct stat *st)
 }
 
 /* device/NAME/ATTR: parent is a layer's directory, or not. */
-static int ctl_lookup_attr(struct rqdisk *d, fuse_ino_t parent, const char *name,
-			   struct stat *st)
+static int ctl_lookup_attr(struct rqdisk *d, fuse_ino_t parent, const char *name, struct stat *st)
 {
 	const struct dev_attr *a;
 	struct blk_dev *dev;
