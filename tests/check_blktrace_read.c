@@ -304,6 +304,52 @@ START_TEST(split_pdu_and_process_name)
 }
 END_TEST
 
+/*
+ * A message note (what a filter writes when its settings change): kept as
+ * a note with no comm, its text of any length passed over, so that the
+ * records after it read whole in either byte order.
+ */
+static void assert_message_skipped(bool swap)
+{
+	static const char text[] = "delay: read_ms 200 -> 0"; /* 23 bytes: no multiple of 8 */
+	struct scratch s;
+	struct bt_trace t;
+	FILE *f;
+
+	scratch_init(&s);
+	f = scratch_file(&s, "t.blktrace.0");
+	emit(f, wr(BLK_TA_QUEUE, 10, 0, 1, 100), NULL, swap);
+	emit(f,
+	     (struct blk_io_trace){ .action = BLK_TN_MESSAGE, .time = 15, .pid = 42,
+				    .pdu_len = sizeof(text) - 1 },
+	     text, swap);
+	emit(f, wr(BLK_TA_ISSUE, 20, 0, 2, 100), NULL, swap);
+	emit(f, wr(BLK_TA_COMPLETE, 30, 0, 3, 100), NULL, swap);
+	close_file(f);
+	load_ok(&s, s.name, &t);
+	ck_assert_uint_eq(t.nr, 4);
+	ck_assert(bt_is_notify(&t.ev[1]));
+	ck_assert_uint_eq(bt_act(&t.ev[1]), __BLK_TN_MESSAGE);
+	ck_assert_uint_eq(t.ev[1].time, 15);
+	ck_assert_uint_eq(t.ev[1].comm[0], '\0');
+	for (size_t i = 0; i < 4; i += i ? 1 : 2) {
+		ck_assert(!bt_is_notify(&t.ev[i]));
+		ck_assert_uint_eq(t.ev[i].sector, 100);
+		ck_assert_uint_eq(t.ev[i].bytes, 4096);
+	}
+	ck_assert_uint_eq(bt_act(&t.ev[2]), __BLK_TA_ISSUE);
+	ck_assert_uint_eq(bt_act(&t.ev[3]), __BLK_TA_COMPLETE);
+	bt_trace_free(&t);
+	scratch_free(&s);
+}
+
+START_TEST(message_note_is_passed_over)
+{
+	assert_message_skipped(false);
+	assert_message_skipped(true);
+}
+END_TEST
+
 /* Written on a host of the other byte order: every field comes back in ours. */
 START_TEST(byte_swapped_file_reads_in_host_order)
 {
@@ -462,6 +508,7 @@ static Suite *blktrace_read_suite(void)
 	tcase_add_test(tc, every_cpu_file_and_only_those);
 	tcase_add_test(tc, a_single_file_by_its_own_name);
 	tcase_add_test(tc, split_pdu_and_process_name);
+	tcase_add_test(tc, message_note_is_passed_over);
 	tcase_add_test(tc, byte_swapped_file_reads_in_host_order);
 	tcase_add_test(tc, cgroup_id_is_skipped);
 	tcase_add_test(tc, no_such_trace);

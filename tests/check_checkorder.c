@@ -411,6 +411,8 @@ START_TEST(other_records_are_ignored)
 	b.ev[0].sequence = 0;
 	add(&b, __BLK_TA_PLUG, 0, 0, 0);
 	Q(&b, W, 0, 8);
+	add(&b, __BLK_TN_MESSAGE, BLK_TC_NOTIFY, 0, 0); /* a filter's note */
+	b.ev[b.t.nr - 1].sequence = 0;
 	add(&b, __BLK_TA_UNPLUG_IO, 0, 0, 0);
 	add(&b, __BLK_TA_BOUNCE, W, 0, 8);
 	D(&b, W, 0, 8);

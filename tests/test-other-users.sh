@@ -27,7 +27,8 @@ done
 make_tmpdir tmp
 chmod 0755 "$tmp" # nobody must reach the mount point
 mkdir "$tmp/mnt"
-start_rqdisk --allow-other --create 16M "$tmp/img" "$tmp/mnt"
+# two filters: the layers' own files (device/delay/read_ms ...) are among the control files
+start_rqdisk --allow-other --filter delay:ms=0 --filter model:ssd --create 16M "$tmp/img" "$tmp/mnt"
 mnt=$tmp/mnt
 q=$mnt/queue
 
@@ -72,6 +73,7 @@ mapfile -t writable < <(cd "$mnt" &&
 	{ find . -path ./disk -prune -o -type f -perm -u+w -print; ls -d ./queue/iosched/*; } |
 	sort -u)
 [ ${#writable[@]} -ge 8 ] || fail "only ${#writable[@]} writable control files: ${writable[*]}"
+[[ " ${writable[*]} " == *" ./device/delay/read_ms "* ]] || fail "device/delay/read_ms is not writable"
 say "nobody opens no writable control file for writing: ${writable[*]}"
 for f in "${writable[@]}"; do
 	refused_open "$mnt/$f"
@@ -87,13 +89,16 @@ say "nobody writes nothing through handles the owner opened"
 nr=$(cat "$q/nr_requests")
 expire=$(cat "$q/iosched/read_expire")
 name=$(cat "$mnt/trace/name")
-exec 3>"$q/nr_requests" 4>"$q/iosched/read_expire" 5>"$mnt/trace/name" 6>"$q/scheduler"
+exec 3>"$q/nr_requests" 4>"$q/iosched/read_expire" 5>"$mnt/trace/name" 6>"$q/scheduler" \
+	8>"$mnt/device/delay/read_ms"
 refused_write 3 7
 refused_write 4 7
 refused_write 5 "$tmp/nobodys-trace"
 refused_write 6 "$modules/idler.so"
 refused_write 6 noop
-exec 3>&- 4>&- 5>&- 6>&-
+refused_write 8 7
+exec 3>&- 4>&- 5>&- 6>&- 8>&-
+[ "$(cat "$mnt/device/delay/read_ms")" = 0 ] || fail "device/delay/read_ms changed"
 [ "$(cat "$q/nr_requests")" = "$nr" ] || fail "nr_requests changed to $(cat "$q/nr_requests")"
 [ "$(cat "$q/iosched/read_expire")" = "$expire" ] || fail "read_expire changed"
 [ "$(cat "$mnt/trace/name")" = "$name" ] || fail "trace/name changed to $(cat "$mnt/trace/name")"
@@ -129,6 +134,8 @@ cmp -s "$tmp/before" "$mnt/disk" || fail "the disk changed"
 
 say "root still writes everything, and loads a shared object by path"
 echo 7 >"$q/nr_requests" && [ "$(cat "$q/nr_requests")" = 7 ] || fail "root cannot set nr_requests"
+echo 7 >"$mnt/device/delay/read_ms" && [ "$(cat "$mnt/device/delay/read_ms")" = 7 ] ||
+	fail "root cannot set device/delay/read_ms"
 echo "$tmp/roots-trace" >"$mnt/trace/name" || fail "root cannot name a trace"
 echo "$modules/idler.so" >"$q/scheduler" || fail "root cannot load idler.so"
 [[ "$(cat "$q/scheduler")" == *"[idler]"* ]] || fail "idler is not running"

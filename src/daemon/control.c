@@ -1,6 +1,7 @@
 /*
  * control.c - the control tree beside the disk, shaped like /sys/block/<dev>/:
- * queue limits, the scheduler and its tunables, and the disk statistics.
+ * queue limits, the scheduler and its tunables, the disk statistics, and
+ * the device stack with each layer's own files.
  * A file's text is made when it is opened, as sysfs does; a write is
  * parsed and applied at once, and a bad value is refused with EINVAL,
  * leaving the old one.  Only the mount's owner and root may write: the
@@ -317,6 +318,10 @@ static const struct ctl_node ctl_nodes[] = {
 
 #define NR_CTL_NODES (sizeof(ctl_nodes) / sizeof(ctl_nodes[0]))
 
+_Static_assert(CTL_INO_END <= CTL_INO_LAYER_BASE, "fixed nodes run into the layers' inodes");
+_Static_assert(CTL_INO_LAYER_BASE + DEV_MAX_LAYERS * CTL_LAYER_INOS <= CTL_INO_IOSCHED_BASE,
+	       "the layers' inodes run into the tunables'");
+
 static const struct ctl_node *ctl_node(fuse_ino_t ino)
 {
 	for (size_t i = 0; i < NR_CTL_NODES; i++)
@@ -365,9 +370,47 @@ static int ctl_tunable(struct rqdisk *d, fuse_ino_t ino, const struct elv_tunabl
 	return -ENOENT;
 }
 
+static bool ctl_is_layer_ino(fuse_ino_t ino)
+{
+	return ino >= CTL_INO_LAYER_BASE &&
+	       ino < CTL_INO_LAYER_BASE + DEV_MAX_LAYERS * CTL_LAYER_INOS;
+}
+
+/* The directory of the stack's layer i (k 0), or its attr k - 1. */
+static fuse_ino_t ctl_layer_ino(size_t i, size_t k)
+{
+	return CTL_INO_LAYER_BASE + i * CTL_LAYER_INOS + k;
+}
+
+/*
+ * The layer whose directory or file ino is, and the attr (NULL for the
+ * directory); -ENOENT if none.  A layer without attrs has no directory.
+ */
+static int ctl_layer(struct rqdisk *d, fuse_ino_t ino, struct blk_dev **devp,
+		     const struct dev_attr **ap)
+{
+	const struct dev_attr *a;
+	size_t i, k;
+
+	if (!ctl_is_layer_ino(ino) || !d->stack)
+		return -ENOENT;
+	i = (ino - CTL_INO_LAYER_BASE) / CTL_LAYER_INOS;
+	k = (ino - CTL_INO_LAYER_BASE) % CTL_LAYER_INOS;
+	if (i >= d->stack->nr_layers || !(a = d->stack->layers[i].ops->attrs))
+		return -ENOENT;
+	for (; k > 1 && a->name; k--)
+		a++;
+	if (k && !a->name)
+		return -ENOENT;
+	*devp = (struct blk_dev *)&d->stack->layers[i];
+	*ap = k ? a : NULL;
+	return 0;
+}
+
 bool ctl_is_node(fuse_ino_t ino)
 {
-	return (ino > CTL_DISK && ino < CTL_INO_END) || ino >= CTL_INO_IOSCHED_BASE;
+	return (ino > CTL_DISK && ino < CTL_INO_END) || ctl_is_layer_ino(ino) ||
+	       ino >= CTL_INO_IOSCHED_BASE;
 }
 
 static void ctl_attr(fuse_ino_t ino, bool dir, bool writable, const struct rqdisk *d,
@@ -387,10 +430,16 @@ int ctl_getattr(struct rqdisk *d, fuse_ino_t ino, struct stat *st)
 {
 	const struct ctl_node *n = ctl_node(ino);
 	const struct elv_tunable *t;
+	const struct dev_attr *a;
+	struct blk_dev *dev;
 	int ret;
 
 	if (n) {
 		ctl_attr(ino, !n->show, n->store, d, st);
+		return 0;
+	}
+	if (!ctl_layer(d, ino, &dev, &a)) {
+		ctl_attr(ino, !a, a && a->store, d, st);
 		return 0;
 	}
 	blk_queue_lock(d->q);
@@ -418,13 +467,48 @@ static int ctl_lookup_tunable(struct rqdisk *d, const char *name, struct stat *s
 	return ret;
 }
 
+/* device/NAME: a layer's directory, by the name dev_layer_name gives it. */
+static int ctl_lookup_layer(struct rqdisk *d, const char *name, struct stat *st)
+{
+	char lname[64];
+
+	for (size_t i = 0; d->stack && i < d->stack->nr_layers; i++) {
+		const struct blk_dev *dev = &d->stack->layers[i];
+
+		if (!dev->ops->attrs)
+			continue;
+		dev_layer_name(dev, lname, sizeof(lname));
+		if (!strcmp(lname, name))
+			return ctl_getattr(d, ctl_layer_ino(i, 0), st);
+	}
+	return -ENOENT;
+}
+
+/* device/NAME/ATTR: parent is a layer's directory, or not. */
+static int ctl_lookup_attr(struct rqdisk *d, fuse_ino_t parent, const char *name, struct stat *st)
+{
+	const struct dev_attr *a;
+	struct blk_dev *dev;
+
+	if (ctl_layer(d, parent, &dev, &a) || a)
+		return -ENOENT;
+	for (size_t k = 1; k < CTL_LAYER_INOS && dev->ops->attrs[k - 1].name; k++)
+		if (!strcmp(dev->ops->attrs[k - 1].name, name))
+			return ctl_getattr(d, parent + k, st);
+	return -ENOENT;
+}
+
 int ctl_lookup(struct rqdisk *d, fuse_ino_t parent, const char *name, struct stat *st)
 {
 	if (parent == CTL_IOSCHED)
 		return ctl_lookup_tunable(d, name, st);
+	if (ctl_is_layer_ino(parent))
+		return ctl_lookup_attr(d, parent, name, st);
 	for (size_t i = 0; i < NR_CTL_NODES; i++)
 		if (ctl_nodes[i].parent == parent && !strcmp(ctl_nodes[i].name, name))
 			return ctl_getattr(d, ctl_nodes[i].ino, st);
+	if (parent == CTL_DEVICE)
+		return ctl_lookup_layer(d, name, st);
 	return -ENOENT;
 }
 
@@ -432,11 +516,15 @@ static int ctl_show(struct rqdisk *d, fuse_ino_t ino, char *buf, size_t len)
 {
 	const struct ctl_node *n = ctl_node(ino);
 	const struct elv_tunable *t;
+	const struct dev_attr *a;
+	struct blk_dev *dev;
 	int ret = -ENOENT;
 
 	blk_queue_lock(d->q);
 	if (n && n->show)
 		ret = n->show(d, buf, len);
+	else if (!n && !ctl_layer(d, ino, &dev, &a))
+		ret = a && a->show ? a->show(dev, buf, len) : -ENOENT;
 	else if (!n && !(ret = ctl_tunable(d, ino, &t)))
 		ret = snprintf(buf, len, "%lld\n", t->get(d->q->elevator));
 	blk_queue_unlock(d->q);
@@ -447,13 +535,16 @@ int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi, bool o
 {
 	const struct ctl_node *n = ctl_node(ino);
 	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY;
+	const struct dev_attr *a = NULL;
+	struct blk_dev *dev;
+	bool layer = !n && !ctl_layer(d, ino, &dev, &a);
 	struct ctl_file *f;
 	int len;
 
-	if (n && !n->show)
+	if ((n && !n->show) || (layer && !a))
 		return -EISDIR;
 	/* as kernfs: no opening for writing what cannot be written, even for root */
-	if (writing && ((n && !n->store) || !owner))
+	if (writing && ((n && !n->store) || (layer && !a->store) || !owner))
 		return -EACCES;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -480,7 +571,7 @@ void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file
 	const struct elv_tunable *t;
 	int ret = 0;
 
-	if (!ctl_node(ino)) {
+	if (!ctl_node(ino) && !ctl_is_layer_ino(ino)) {
 		blk_queue_lock(d->q);
 		ret = ctl_tunable(d, ino, &t);
 		blk_queue_unlock(d->q);
@@ -497,10 +588,18 @@ static int ctl_store(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const cha
 {
 	const struct ctl_node *n = ctl_node(ino);
 	const struct elv_tunable *t;
+	const struct dev_attr *a;
+	struct blk_dev *dev;
 	int ret;
 
 	if (n && !n->store)
 		return -EACCES;
+	if (!n && !ctl_layer(d, ino, &dev, &a)) {
+		if (!a || !a->store)
+			return -EACCES;
+		ret = a->store(dev, val);
+		return ret < 0 ? ret : 0; /* answered here, whatever else it returned */
+	}
 	if (!n) {
 		ret = ctl_tunable(d, ino, &t);
 		return ret ? ret : elv_tunable_store(d->q->elevator, t->name, val);
@@ -575,13 +674,21 @@ static size_t ctl_dirent(fuse_req_t req, char *buf, size_t room, const char *nam
 	return fuse_add_direntry(req, buf, room, name, &st, next);
 }
 
-/* The entries of a control directory: ".", "..", then its nodes in table order. */
+/*
+ * The entries of a control directory: ".", "..", then its nodes in table
+ * order; then the tunables of iosched, the layers' directories of device,
+ * or a layer's attrs.
+ */
 static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *buf, size_t size,
 		       off_t off)
 {
 	const struct ctl_node *node = ctl_node(ino);
 	const struct elv_tunable *t = NULL;
+	const struct dev_attr *a = NULL;
+	struct blk_dev *dev = NULL;
+	bool layer = !node && !ctl_layer(d, ino, &dev, &a);
 	size_t used = 0, n;
+	char lname[64];
 	off_t i = 0;
 
 	if (ino == CTL_IOSCHED)
@@ -596,7 +703,7 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 		}                                                                       \
 	} while (0)
 	EMIT(".", ino, true);
-	EMIT("..", node ? node->parent : CTL_ROOT, true);
+	EMIT("..", node ? node->parent : layer ? CTL_DEVICE : CTL_ROOT, true);
 	if (ino == CTL_ROOT)
 		EMIT(RQDISK_DISK_NAME, CTL_DISK, false);
 	for (size_t k = 0; k < NR_CTL_NODES; k++)
@@ -604,17 +711,37 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 			EMIT(ctl_nodes[k].name, ctl_nodes[k].ino, !ctl_nodes[k].show);
 	for (size_t k = 0; t && t->name && k < CTL_TUNABLES_MAX; t++, k++)
 		EMIT(t->name, ctl_tunable_ino(d, k), false);
+	for (size_t k = 0; ino == CTL_DEVICE && d->stack && k < d->stack->nr_layers; k++) {
+		if (!d->stack->layers[k].ops->attrs)
+			continue;
+		dev_layer_name(&d->stack->layers[k], lname, sizeof(lname));
+		EMIT(lname, ctl_layer_ino(k, 0), true);
+	}
+	for (size_t k = 1; layer && k < CTL_LAYER_INOS && dev->ops->attrs[k - 1].name; k++)
+		EMIT(dev->ops->attrs[k - 1].name, ino + k, false);
 #undef EMIT
 	return used;
 }
 
-void ctl_readdir(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, size_t size, off_t off)
+static bool ctl_is_dir(struct rqdisk *d, fuse_ino_t ino)
 {
 	const struct ctl_node *node = ctl_node(ino);
+	const struct dev_attr *a;
+	struct blk_dev *dev;
+
+	if (ino == CTL_ROOT)
+		return true;
+	if (node)
+		return !node->show;
+	return !ctl_layer(d, ino, &dev, &a) && !a;
+}
+
+void ctl_readdir(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, size_t size, off_t off)
+{
 	char *buf;
 	size_t used;
 
-	if (ino != CTL_ROOT && !(node && !node->show)) {
+	if (!ctl_is_dir(d, ino)) {
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}

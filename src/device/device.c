@@ -234,6 +234,18 @@ struct blk_dev *dev_stack_find(const struct dev_stack *s, const char *name)
 	return NULL;
 }
 
+int dev_layer_name(const struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct dev_stack *s = dev->stack;
+	unsigned int nth = 1;
+
+	for (const struct blk_dev *l = s->layers; l < dev; l++)
+		nth += !strcmp(l->ops->name, dev->ops->name);
+	if (nth == 1)
+		return snprintf(buf, len, "%s", dev->ops->name);
+	return snprintf(buf, len, "%s.%u", dev->ops->name, nth);
+}
+
 bool dev_can_take(struct blk_dev *dev)
 {
 	while (dev && !dev->ops->can_take)
@@ -319,6 +331,16 @@ static int dev_parse_u64(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
+int dev_parse_value(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+
+	if (dev_parse_u64(s, strlen(s), &v) || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 static int dev_parse_key(const char *layer, const char *kv, size_t len, const struct dev_key *keys,
 			 uint64_t *vals, char *why, size_t whylen)
 {
@@ -363,13 +385,14 @@ int dev_parse_keys(const char *layer, const char *args, const struct dev_key *ke
 void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...)
 {
 	struct request_queue *q = dev->stack->q;
-	char text[128];
+	char name[64], text[128];
 	int n;
 	va_list ap;
 
 	if (!q || !q->blk_trace)
 		return;
-	n = snprintf(text, sizeof(text), "%s: ", dev->ops->name);
+	dev_layer_name(dev, name, sizeof(name));
+	n = snprintf(text, sizeof(text), "%s: ", name); /* under 66 of the 128 */
 	va_start(ap, fmt);
 	vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
 	va_end(ap);

@@ -175,6 +175,12 @@ size_t dev_stack_pdu_size(const struct dev_stack *s);
 int dev_stack_describe(const struct dev_stack *s, char *buf, size_t len);
 /* The layer of that name nearest the top, or NULL. */
 struct blk_dev *dev_stack_find(const struct dev_stack *s, const char *name);
+/*
+ * The layer's name in the control tree and in trace notes: NAME for the
+ * first layer of that name from the top, NAME.2 for the second, and so on.
+ * Returns what snprintf returns.
+ */
+int dev_layer_name(const struct blk_dev *dev, char *buf, size_t len);
 
 /* The host's side, lock held. */
 bool dev_can_take(struct blk_dev *dev);
@@ -211,6 +217,11 @@ struct dev_key {
 };
 int dev_parse_keys(const char *layer, const char *args, const struct dev_key *keys,
 		   uint64_t *vals, char *why, size_t whylen);
+/*
+ * One value as a key takes it: a whole number in [min, max], decimal,
+ * nothing before or after it (a store of a dev_attr).  0 or -EINVAL.
+ */
+int dev_parse_value(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /* The built-in filters. */
 extern const struct dev_ops dev_model_ops;

@@ -143,6 +143,59 @@ static int delay_describe(const struct blk_dev *dev, char *buf, size_t len)
 			(unsigned long long)(df->ns[1] / NSEC_PER_MS));
 }
 
+static int delay_show_ms(const struct blk_dev *dev, int dir, char *buf, size_t len)
+{
+	const struct delay_filter *df = dev->priv;
+
+	return snprintf(buf, len, "%llu\n", (unsigned long long)(df->ns[dir] / NSEC_PER_MS));
+}
+
+/*
+ * A new delay for one direction, from the control tree: requests that come
+ * after it wait the new time; those held keep the time they came with.  A
+ * change is noted in the trace, so a trace says which delay its requests saw.
+ */
+static int delay_store_ms(struct blk_dev *dev, int dir, const char *buf)
+{
+	struct delay_filter *df = dev->priv;
+	uint64_t ms, old = df->ns[dir] / NSEC_PER_MS;
+
+	if (dev_parse_value(buf, 0, DELAY_MAX_MS, &ms))
+		return -EINVAL;
+	df->ns[dir] = ms * NSEC_PER_MS;
+	if (ms != old)
+		dev_trace_msg(dev, "%s %llu -> %llu", dir ? "write_ms" : "read_ms",
+			      (unsigned long long)old, (unsigned long long)ms);
+	return 0;
+}
+
+static int delay_show_read_ms(struct blk_dev *dev, char *buf, size_t len)
+{
+	return delay_show_ms(dev, 0, buf, len);
+}
+
+static int delay_store_read_ms(struct blk_dev *dev, const char *buf)
+{
+	return delay_store_ms(dev, 0, buf);
+}
+
+static int delay_show_write_ms(struct blk_dev *dev, char *buf, size_t len)
+{
+	return delay_show_ms(dev, 1, buf, len);
+}
+
+static int delay_store_write_ms(struct blk_dev *dev, const char *buf)
+{
+	return delay_store_ms(dev, 1, buf);
+}
+
+/* device/delay/: the two delays, milliseconds, as the spec's read= and write= (ms= is both). */
+static const struct dev_attr delay_attrs[] = {
+	{ "read_ms", delay_show_read_ms, delay_store_read_ms },
+	{ "write_ms", delay_show_write_ms, delay_store_write_ms },
+	{ NULL, NULL, NULL },
+};
+
 const struct dev_ops dev_delay_ops = {
 	.api_version = DEV_API_VERSION,
 	.name = "delay",
@@ -154,4 +207,5 @@ const struct dev_ops dev_delay_ops = {
 	.end = delay_end,
 	.timer = delay_timer,
 	.describe = delay_describe,
+	.attrs = delay_attrs,
 };

@@ -206,6 +206,29 @@ static int model_describe(const struct blk_dev *dev, char *buf, size_t len)
 	return disk_model_describe(mf->model, buf, len);
 }
 
+/* Requests below it now: taken, not yet ended below.  With held, never more than depth. */
+static int model_show_in_flight(struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct model_filter *mf = dev->priv;
+
+	return snprintf(buf, len, "%u\n", mf->in_flight - mf->nr_held);
+}
+
+/* Ended below, waiting for the time the model gave them. */
+static int model_show_held(struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct model_filter *mf = dev->priv;
+
+	return snprintf(buf, len, "%u\n", mf->nr_held);
+}
+
+/* device/model/: what the modelled device holds now, read-only. */
+static const struct dev_attr model_attrs[] = {
+	{ "in_flight", model_show_in_flight, NULL },
+	{ "held", model_show_held, NULL },
+	{ NULL, NULL, NULL },
+};
+
 const struct disk_model *dev_model_of(const struct blk_dev *dev)
 {
 	const struct model_filter *mf = dev->priv;
@@ -224,4 +247,5 @@ const struct dev_ops dev_model_ops = {
 	.end = model_end,
 	.timer = model_timer,
 	.describe = model_describe,
+	.attrs = model_attrs,
 };
