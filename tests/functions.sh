@@ -28,7 +28,7 @@ if [ -z "${RQDISK:-}" ]; then
 	done
 fi
 RQDISK=$(realpath -m "$RQDISK")
-: "${top_builddir:=$(dirname "$RQDISK")/..}"
+: "${top_builddir:=$(dirname "$RQDISK")/../..}" # RQDISK is src/daemon/rqdisk
 : "${top_srcdir:=$(dirname "$0")/..}"
 export RQDISK top_builddir top_srcdir
 
