@@ -13,20 +13,6 @@ mkdir "$tmp/mnt"
 start_rqdisk --create 64M "$tmp/img" "$tmp/mnt"
 q=$tmp/mnt/queue
 
-# write_fails FILE VALUE: the write is refused with EINVAL.
-write_fails()
-{
-	python3 - "$1" "$2" <<'PY' || fail "writing '$2' to $1 was not refused with EINVAL"
-import errno, os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
-try:
-    os.write(fd, sys.argv[2].encode() + b"\n")
-except OSError as e:
-    sys.exit(0 if e.errno == errno.EINVAL else 1)
-sys.exit(1)
-PY
-}
-
 say "the tree has the sysfs layout"
 for f in disk stat inflight size ro queue/scheduler queue/iosched queue/max_sectors_kb \
 	queue/max_hw_sectors_kb queue/max_segments queue/max_segment_size \

@@ -48,20 +48,6 @@ sys.exit(1)
 PY
 }
 
-# write_fails FILE VALUE: writing VALUE and a newline is refused with EINVAL.
-write_fails()
-{
-	python3 - "$1" "$2" <<'PY' || fail "writing '$2' to $1 was not refused with EINVAL"
-import errno, os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
-try:
-    os.write(fd, sys.argv[2].encode() + b"\n")
-except OSError as e:
-    sys.exit(0 if e.errno == errno.EINVAL else 1)
-sys.exit(1)
-PY
-}
-
 # wait_for FILE VALUE: FILE shows VALUE within 3 s.
 wait_for()
 {

@@ -19,20 +19,6 @@ done
 api=$(sed -n 's/^#define ELV_API_VERSION \([0-9]*\)$/\1/p' "$top_srcdir/sched/elevator.h")
 [ -n "$api" ] || fail "no ELV_API_VERSION in sched/elevator.h"
 
-# write_fails FILE VALUE: the write is refused with EINVAL.
-write_fails()
-{
-	python3 - "$1" "$2" <<'PY' || fail "writing '$2' to $1 was not refused with EINVAL"
-import errno, os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
-try:
-    os.write(fd, sys.argv[2].encode() + b"\n")
-except OSError as e:
-    sys.exit(0 if e.errno == errno.EINVAL else 1)
-sys.exit(1)
-PY
-}
-
 say "contrib/elevator-example builds with its own Makefile against <rqdisk/elevator.h>"
 # the tree's sched/ stands for the installed $includedir/rqdisk
 ln -s "$(realpath "$top_srcdir/sched")" "$tmp/include/rqdisk"
