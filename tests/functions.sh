@@ -415,3 +415,14 @@ except OSError as e:
 sys.exit(1)
 PY
 }
+
+# no_uring_no_fuse PROGRAM: the program links neither liburing nor libfuse
+# (the tools promise "no FUSE, no io_uring"); skipped where ldd is missing.
+no_uring_no_fuse()
+{
+	local libs
+
+	command -v ldd >/dev/null || return 0
+	libs=$(ldd "$1") || fail "ldd $1 failed: not a dynamic program?"
+	! grep -E "liburing|libfuse" <<<"$libs" || fail "$1 links liburing or libfuse"
+}

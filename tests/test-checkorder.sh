@@ -8,6 +8,7 @@ source "$(dirname "$0")/functions.sh"
 checkorder=$top_builddir/src/tools/rqdisk-checkorder
 gen=$top_builddir/tests/bt-gen
 [ -x "$checkorder" ] || fail "$checkorder is not built"
+no_uring_no_fuse "$checkorder"
 [ -x "$gen" ] || fail "$gen is not built"
 
 make_tmpdir tmp

@@ -6,6 +6,7 @@ source "$(dirname "$0")/functions.sh"
 
 replay=$top_builddir/src/tools/rqdisk-replay
 [ -x "$replay" ] || fail "$replay is not built"
+no_uring_no_fuse "$replay"
 make_tmpdir tmp
 
 # A v3 iolog: NR random 4 KiB I/Os over 1 GiB, 7 in 10 reads, a sync every
