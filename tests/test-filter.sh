@@ -81,7 +81,8 @@ stop_rqdisk
 say "data stays whole under both filters"
 start_rqdisk --filter "$delay" --filter "$model" "$tmp/img" "$tmp/mnt"
 fio --name=v --filename="$rqdisk_disk" --rw=randwrite --bs=4k --size=1M --direct=1 \
-	--ioengine=io_uring --iodepth=8 --verify=crc32c --do_verify=1 \
+	--ioengine=io_uring --iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+	--verify_state_save=0 \
 	--output="$tmp/fio.out" || { cat "$tmp/fio.out"; fail "fio verify failed under two filters"; }
 stop_rqdisk
 
