@@ -389,6 +389,123 @@ START_TEST(delay_counts_a_request_ended_in_pieces)
 }
 END_TEST
 
+/* A backend the test ends by hand. */
+static struct request *manual_below[MAX_BIOS];
+static unsigned int manual_nr;
+static bool manual_refuse; /* can_take says no */
+
+static int manual_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		       size_t whylen)
+{
+	lim->logical_block_size = SECTOR_SIZE;
+	manual_nr = 0;
+	return 0;
+}
+
+static bool manual_can_take(struct blk_dev *dev)
+{
+	return !manual_refuse;
+}
+
+static void manual_submit(struct blk_dev *dev, struct request *rq)
+{
+	ck_assert_uint_lt(manual_nr, MAX_BIOS);
+	manual_below[manual_nr++] = rq;
+}
+
+static const struct dev_ops manual_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "manual",
+	.backend = true,
+	.open = manual_open,
+	.can_take = manual_can_take,
+	.submit = manual_submit,
+};
+
+/*
+ * A ends below early and waits for its model time; the host wakes late,
+ * and B's end reaches the model before A's timer has run.  B is due, but
+ * A's time comes first: A still ends first.
+ */
+START_TEST(model_ends_in_its_order_when_the_host_wakes_late)
+{
+	const char *spec = "model:ssd:read_us=1000,depth=4";
+	struct harness h;
+	uint64_t at_a;
+
+	setup(&h, &spec, 1, &manual_ops);
+	issue_reads(&h, 2);
+	ck_assert_uint_eq(manual_nr, 2);
+	blk_queue_lock(h.q);
+	dev_end(h.stack.bottom, manual_below[0], 0, 8);
+	at_a = dev_stack_next_timer(&h.stack);
+	ck_assert_uint_gt(at_a, START_NS);
+	h.clock.virtual_ns = at_a + 50 * MS;
+	dev_end(h.stack.bottom, manual_below[1], 0, 8);
+	dev_stack_run_timers(&h.stack, h.clock.virtual_ns);
+	blk_queue_unlock(h.q);
+	ck_assert_uint_eq(h.end_order[0], 1);
+	ck_assert_uint_eq(h.end_order[1], 2);
+	teardown(&h);
+}
+END_TEST
+
+/*
+ * The delay is over but the layer below cannot take the request, and
+ * nothing is below to end and make room: the delay looks again later.
+ */
+START_TEST(delay_retries_when_below_refuses_with_nothing_there)
+{
+	const char *spec = "delay:ms=1";
+	struct harness h;
+	uint64_t at;
+
+	setup(&h, &spec, 1, &manual_ops);
+	manual_refuse = true;
+	issue_reads(&h, 1);
+	at = dev_stack_next_timer(&h.stack);
+	ck_assert_uint_eq(at, START_NS + MS);
+	h.clock.virtual_ns = at;
+	blk_queue_lock(h.q);
+	dev_stack_run_timers(&h.stack, at);
+	blk_queue_unlock(h.q);
+	ck_assert_uint_eq(manual_nr, 0);
+	manual_refuse = false;
+	at = dev_stack_next_timer(&h.stack);
+	ck_assert_uint_gt(at, h.clock.virtual_ns);
+	h.clock.virtual_ns = at;
+	blk_queue_lock(h.q);
+	dev_stack_run_timers(&h.stack, at);
+	ck_assert_uint_eq(manual_nr, 1);
+	dev_end(h.stack.bottom, manual_below[0], 0, 8);
+	blk_queue_unlock(h.q);
+	ck_assert_uint_eq(h.nr_ended, 1);
+	teardown(&h);
+}
+END_TEST
+
+/* device/stack's text cut to any length: always NUL-ended, the full length returned. */
+START_TEST(stack_described_into_any_buffer)
+{
+	const char *specs[] = { "delay:ms=5", "model:ssd" };
+	char full[512], cut[512];
+	struct harness h;
+	int n;
+
+	setup(&h, specs, 2, &dev_sim_ops);
+	n = dev_stack_describe(&h.stack, full, sizeof(full));
+	ck_assert_int_eq(n, (int)strlen(full));
+	ck_assert_msg(!strncmp(full, "delay:read=5 write=5 -> model:ssd ", 34), "%s", full);
+	for (size_t len = 1; len <= (size_t)n; len++) {
+		memset(cut, 'x', sizeof(cut));
+		ck_assert_int_eq(dev_stack_describe(&h.stack, cut, len), n);
+		ck_assert_uint_eq(strlen(cut), len - 1);
+		ck_assert(!strncmp(cut, full, len - 1));
+	}
+	teardown(&h);
+}
+END_TEST
+
 /* A backend that ends the request it took n-th at timed_end[n]. */
 static uint64_t timed_end[MAX_BIOS];
 
@@ -504,6 +621,9 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, bad_filter_specs_say_why);
 	tcase_add_test(tc, error_after_a_good_prefix_through_the_model);
 	tcase_add_test(tc, delay_counts_a_request_ended_in_pieces);
+	tcase_add_test(tc, model_ends_in_its_order_when_the_host_wakes_late);
+	tcase_add_test(tc, delay_retries_when_below_refuses_with_nothing_there);
+	tcase_add_test(tc, stack_described_into_any_buffer);
 	tcase_add_test(tc, timers_run_bottom_up);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1055,6 +1055,7 @@ struct evfd_backend {
 };
 
 static struct evfd_backend evb;
+static bool evfd_unwatch_in_ready; /* the server hung up: ready stops watching, as a backend would */
 
 static void *evfd_worker(void *arg)
 {
@@ -1104,6 +1105,8 @@ static void evfd_ready(void *arg)
 		b->ended++;
 		dev_end(b->dev, done[i], 0, blk_rq_sectors(done[i]));
 	}
+	if (evfd_unwatch_in_ready && b->ended)
+		b->dev->stack->host_ops->unwatch_fd(b->dev->stack->host, b->efd);
 }
 
 static int evfd_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
@@ -1188,6 +1191,29 @@ START_TEST(test_fd_backend_ends_on_the_loop)
 	ck_assert_uint_eq(evb.ended_off_loop, 0);
 	disk_close(&k);
 	ck_assert_uint_eq(evb.ended, 16); /* no merges: 64 sectors apart */
+	free(buf);
+}
+END_TEST
+
+/* A backend that stops watching its fd from inside ready (a server that hung up). */
+START_TEST(test_fd_backend_unwatches_in_ready)
+{
+	char *buf = mem_alloc(4 * KIB), why[256];
+	struct tbio tb;
+	struct disk k;
+
+	evfd_unwatch_in_ready = true;
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
+	disk_start(&k, 0);
+	ck_assert_msg(!uring_driver_set_stack(k.d, NULL, 0, &evfd_ops, NULL,
+					      DISK_SIZE >> SECTOR_SHIFT, why, sizeof(why)),
+		      "%s", why);
+	tbio_setup(&tb, &k, REQ_OP_READ, 0, 0, 4 * KIB, buf);
+	disk_submit(&k, &tb);
+	wait_ended(&k, 1);
+	ck_assert_int_eq(tb.ended, 1);
+	disk_close(&k);
+	evfd_unwatch_in_ready = false;
 	free(buf);
 }
 END_TEST
@@ -1663,6 +1689,7 @@ int main(void)
 	tcase_set_timeout(tc, 2 * WAIT_SECONDS);
 	tcase_add_loop_test(tc, test_write_then_read, 0, NR_ELEVATORS);
 	tcase_add_loop_test(tc, test_fd_backend_ends_on_the_loop, 0, 2);
+	tcase_add_test(tc, test_fd_backend_unwatches_in_ready);
 	tcase_add_loop_test(tc, test_unaligned_memory, 0, NR_ELEVATORS);
 	tcase_add_loop_test(tc, test_big_write_is_split, 0, NR_ELEVATORS);
 	tcase_add_loop_test(tc, test_flush_and_barrier, 0, NR_ELEVATORS);

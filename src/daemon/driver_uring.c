@@ -279,6 +279,7 @@ static void uring_arm_fd_watches(struct uring_driver *d)
 static void uring_fd_watch_done(struct uring_op *op, int res)
 {
 	struct uring_fd_watch *w = (struct uring_fd_watch *)op;
+	struct uring_driver *d = w->d; /* ready may unwatch: w is gone after it */
 
 	w->armed = false;
 	if (w->removed) {
@@ -287,7 +288,7 @@ static void uring_fd_watch_done(struct uring_op *op, int res)
 		return;
 	}
 	w->ready(w->arg);
-	uring_arm_fd_watches(w->d);
+	uring_arm_fd_watches(d);
 }
 
 static int uring_watch_fd(void *host, int fd, void (*ready)(void *arg), void *arg)

@@ -1,4 +1,5 @@
 /* device.c - the stack below the queue: building it from specs, and the calls between its layers. */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -195,17 +196,14 @@ size_t dev_stack_pdu_size(const struct dev_stack *s)
 /* One layer as NAME or NAME:WHAT, where WHAT is its description or the args it was opened from. */
 static int dev_describe_layer(const struct blk_dev *dev, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s", dev->ops->name);
-	size_t used = (size_t)n < len ? (size_t)n : len;
+	bool what = dev->ops->describe || dev->args;
+	int n = snprintf(buf, len, "%s%s", dev->ops->name, what ? ":" : "");
+	size_t used = (size_t)n < len ? (size_t)n : len; /* cut short: NUL-ended already */
 
-	if (dev->ops->describe) {
-		if (used < len)
-			buf[used] = ':';
-		return n + 1 + dev->ops->describe(dev, used + 1 < len ? buf + used + 1 : buf + used,
-						  used + 1 < len ? len - used - 1 : 0);
-	}
+	if (dev->ops->describe)
+		return n + dev->ops->describe(dev, buf + used, len - used);
 	if (dev->args)
-		n += snprintf(buf + used, len - used, ":%s", dev->args);
+		return n + snprintf(buf + used, len - used, "%s", dev->args);
 	return n;
 }
 
@@ -277,6 +275,7 @@ void dev_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr
 
 void dev_set_timer(struct blk_dev *dev, uint64_t at)
 {
+	assert(!at || dev->ops->timer); /* a layer that sets a timer has a timer op */
 	dev->timer_at = at;
 }
 

@@ -14,6 +14,7 @@
 
 #define NSEC_PER_MS 1000000ull
 #define DELAY_MAX_MS 3600000ull /* an hour */
+#define DELAY_RETRY_NS 100000ull
 
 struct delay_rq {
 	TAILQ_ENTRY(delay_rq) link;
@@ -96,8 +97,14 @@ static void delay_release(struct blk_dev *dev, uint64_t now)
 		dev_submit(dev->lower, d->rq);
 	}
 	d = TAILQ_FIRST(&df->held);
-	/* one due but not taken waits for an end below, not for the timer */
-	dev_set_timer(dev, d && d->due > now ? d->due : 0);
+	if (!d)
+		dev_set_timer(dev, 0);
+	else if (d->due > now)
+		dev_set_timer(dev, d->due);
+	else if (df->nr_below)
+		dev_set_timer(dev, 0); /* due but not taken: the next end below brings it */
+	else /* nothing below will end: look again in a while (an SQ full of others' SQEs) */
+		dev_set_timer(dev, now + DELAY_RETRY_NS);
 }
 
 static void delay_submit(struct blk_dev *dev, struct request *rq)

@@ -169,6 +169,8 @@ static void model_pass_up(struct blk_dev *dev, struct request *rq)
 	dev_end(dev, rq, error, error ? total - moved : total);
 }
 
+static void model_timer(struct blk_dev *dev, uint64_t now);
+
 /* No sector ends above before the device would have ended the request. */
 static void model_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors)
 {
@@ -182,12 +184,15 @@ static void model_end(struct blk_dev *dev, struct request *rq, int error, unsign
 		p->moved += nr_sectors;
 	if (p->left)
 		return;
-	if (p->at <= dev_now(dev)) {
-		model_pass_up(dev, rq);
-		return;
-	}
 	held_push(mf, (struct model_held){ p->at, p->seq, rq });
-	dev_set_timer(dev, mf->heap[0].at);
+	/*
+	 * Due already: it goes up now, but after any held one the model ends
+	 * first, which a host that woke late has not timed out yet.
+	 */
+	if (mf->heap[0].at <= dev_now(dev))
+		model_timer(dev, dev_now(dev));
+	else
+		dev_set_timer(dev, mf->heap[0].at);
 }
 
 static void model_timer(struct blk_dev *dev, uint64_t now)

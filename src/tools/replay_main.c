@@ -290,7 +290,7 @@ static int check_device(struct replay_options *o, const struct replay_trace *t)
 {
 	sector_t capacity = o->cfg.capacity ? o->cfg.capacity : t->capacity;
 	struct dev_limits lim = { .capacity = capacity ? capacity : 1 };
-	struct dev_stack s;
+	struct dev_stack s = { 0 };
 	char why[256], desc[1024];
 
 	if (check_model_spec(o, capacity) || build_stack(o))
