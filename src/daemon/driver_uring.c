@@ -49,6 +49,7 @@ struct uring_fd_watch {
 	void *arg;
 	bool armed;   /* a poll SQE is out */
 	bool removed; /* unwatched while armed: freed when its CQE comes */
+	bool broken;  /* the poll failed (a closed fd): not armed again; ready hears it once */
 };
 
 LIST_HEAD(uring_fd_watch_list, uring_fd_watch);
@@ -266,7 +267,7 @@ static void uring_arm_fd_watches(struct uring_driver *d)
 	struct io_uring_sqe *sqe;
 
 	LIST_FOREACH(w, &d->fd_watches, link) {
-		if (w->armed || w->removed || !uring_sq_room(d, 1))
+		if (w->armed || w->removed || w->broken || !uring_sq_room(d, 1))
 			continue;
 		sqe = io_uring_get_sqe(&d->ring);
 		io_uring_prep_poll_add(sqe, w->fd, POLLIN);
@@ -287,6 +288,8 @@ static void uring_fd_watch_done(struct uring_op *op, int res)
 		free(w);
 		return;
 	}
+	/* an error that polling again would only repeat: the backend finds it on its fd */
+	w->broken = res < 0 && res != -EINTR && res != -ECANCELED && res != -EAGAIN;
 	w->ready(w->arg);
 	uring_arm_fd_watches(d);
 }
