@@ -243,7 +243,9 @@ static void uring_reap(struct uring_driver *d)
 	io_uring_cq_advance(&d->ring, seen);
 	if (d->kick)
 		d->kick(d->kick_arg);
-	dev_stack_run_timers(&d->stack, blk_clock_now(d->q->clock));
+	/* no clock read a reap for a stack with no timer set (no filter: never) */
+	if (dev_stack_next_timer(&d->stack))
+		dev_stack_run_timers(&d->stack, blk_clock_now(d->q->clock));
 	__blk_run_queue(d->q);
 }
 
