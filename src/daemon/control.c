@@ -498,8 +498,33 @@ static int ctl_lookup_attr(struct rqdisk *d, fuse_ino_t parent, const char *name
 	return -ENOENT;
 }
 
+/*
+ * The layer whose files also show at the top of the tree as name/ (its
+ * ops' ctl_dir): the one nearest the queue.  Its index, or -1.
+ */
+static int ctl_top_dir_layer(const struct rqdisk *d, const char *name)
+{
+	for (size_t i = 0; d->stack && i < d->stack->nr_layers; i++) {
+		const struct dev_ops *ops = d->stack->layers[i].ops;
+
+		if (ops->attrs && ops->ctl_dir && !strcmp(ops->ctl_dir, name))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Whether layer i is the one its ctl_dir names at the top of the tree. */
+static bool ctl_layer_has_top_dir(const struct rqdisk *d, size_t i)
+{
+	const char *dir = d->stack->layers[i].ops->ctl_dir;
+
+	return dir && d->stack->layers[i].ops->attrs && ctl_top_dir_layer(d, dir) == (int)i;
+}
+
 int ctl_lookup(struct rqdisk *d, fuse_ino_t parent, const char *name, struct stat *st)
 {
+	int top;
+
 	if (parent == CTL_IOSCHED)
 		return ctl_lookup_tunable(d, name, st);
 	if (ctl_is_layer_ino(parent))
@@ -509,6 +534,8 @@ int ctl_lookup(struct rqdisk *d, fuse_ino_t parent, const char *name, struct sta
 			return ctl_getattr(d, ctl_nodes[i].ino, st);
 	if (parent == CTL_DEVICE)
 		return ctl_lookup_layer(d, name, st);
+	if (parent == CTL_ROOT && (top = ctl_top_dir_layer(d, name)) >= 0)
+		return ctl_getattr(d, ctl_layer_ino((size_t)top, 0), st);
 	return -ENOENT;
 }
 
@@ -717,6 +744,9 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 		dev_layer_name(&d->stack->layers[k], lname, sizeof(lname));
 		EMIT(lname, ctl_layer_ino(k, 0), true);
 	}
+	for (size_t k = 0; ino == CTL_ROOT && d->stack && k < d->stack->nr_layers; k++)
+		if (ctl_layer_has_top_dir(d, k))
+			EMIT(d->stack->layers[k].ops->ctl_dir, ctl_layer_ino(k, 0), true);
 	for (size_t k = 1; layer && k < CTL_LAYER_INOS && dev->ops->attrs[k - 1].name; k++)
 		EMIT(dev->ops->attrs[k - 1].name, ino + k, false);
 #undef EMIT

@@ -116,6 +116,12 @@ struct dev_ops {
 	int (*describe)(const struct blk_dev *dev, char *buf, size_t len);
 	/* Its files in the control tree, ending with a NULL name.  Optional. */
 	const struct dev_attr *attrs;
+	/*
+	 * Where users look for those files besides device/NAME/: a directory
+	 * at the top of the control tree ("log", "power"), for the layer of
+	 * this name nearest the queue.  NULL: device/NAME/ only.
+	 */
+	const char *ctl_dir;
 };
 
 /* One layer of a stack. */

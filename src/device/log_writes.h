@@ -1,0 +1,50 @@
+/*
+ * log_writes.h - the on-disk format of a write log: dm-log-writes' format
+ * (the kernel's Documentation/admin-guide/device-mapper/log-writes.rst),
+ * so that xfstests' replay-log and rqdisk-crash read the same logs.
+ *
+ * Every field is little-endian.  The log is a sequence of blocks of
+ * sectorsize bytes (the disk's logical block size):
+ *
+ *   block 0      struct log_write_super, the rest zeroed
+ *   block 1      struct log_write_entry of entry 0; a MARK's name follows
+ *                the entry in the same block (data_len bytes, no NUL)
+ *   block 2...   a WRITE's data: nr_sectors blocks, when it has any
+ *   ...          the next entry, and so on, nr_entries of them
+ *
+ * sector and nr_sectors count sectorsize blocks, not 512-byte sectors.
+ * A FLUSH, a DISCARD and a MARK carry no data blocks.
+ */
+#ifndef RQDISK_LOG_WRITES_H
+#define RQDISK_LOG_WRITES_H
+
+#include <stdint.h>
+
+#define LOG_WRITES_MAGIC 0x6a736677736872ULL
+#define LOG_WRITES_VERSION 1ULL
+
+/* log_write_entry.flags */
+#define LOG_FLUSH_FLAG (1ULL << 0)    /* a flush completed: what came before is durable */
+#define LOG_FUA_FLAG (1ULL << 1)      /* a FUA write: durable when it completed */
+#define LOG_DISCARD_FLAG (1ULL << 2)  /* the range was discarded: no data */
+#define LOG_MARK_FLAG (1ULL << 3)     /* a name, set by the user */
+#define LOG_METADATA_FLAG (1ULL << 4) /* a write of file system metadata (REQ_META) */
+
+/* The mark dm-log-writes appends when the log is closed. */
+#define LOG_WRITES_END_MARK "dm-log-writes-end"
+
+struct log_write_super {
+	uint64_t magic;
+	uint64_t version;
+	uint64_t nr_entries;
+	uint32_t sectorsize;
+} __attribute__((packed));
+
+struct log_write_entry {
+	uint64_t sector;
+	uint64_t nr_sectors;
+	uint64_t flags;
+	uint64_t data_len;
+} __attribute__((packed));
+
+#endif
