@@ -9,7 +9,8 @@
 #include "blktrace.h"
 #include "device.h"
 
-static const struct dev_ops *const dev_filters[] = { &dev_model_ops, &dev_delay_ops };
+static const struct dev_ops *const dev_filters[] = { &dev_model_ops, &dev_delay_ops,
+						      &dev_log_writes_ops };
 #define NR_FILTERS (sizeof(dev_filters) / sizeof(dev_filters[0]))
 
 const struct dev_ops *dev_find_filter(const char *name, size_t len)
@@ -29,7 +30,7 @@ const char *const *dev_filter_names(void)
 	return names;
 }
 
-/* "model, delay": what --filter takes, for the refusal of another name. */
+/* "model, delay, log-writes": what --filter takes, for the refusal of another name. */
 static void dev_list_filters(char *buf, size_t len)
 {
 	size_t used = 0;

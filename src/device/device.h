@@ -232,6 +232,7 @@ int dev_parse_value(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* The built-in filters. */
 extern const struct dev_ops dev_model_ops;
 extern const struct dev_ops dev_delay_ops;
+extern const struct dev_ops dev_log_writes_ops;
 
 /*
  * rqdisk-replay's backend: it ends each request whole at the time it came

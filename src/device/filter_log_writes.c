@@ -1,0 +1,972 @@
+/*
+ * filter_log_writes.c - the log-writes filter: every write, discard and
+ * write-zeroes that completes below is recorded, data and all, in
+ * dm-log-writes' on-disk format and order (log_writes.h), so that
+ * xfstests' replay-log replays rqdisk's logs: "log-writes:file=LOG".
+ *
+ * The order is dm-log-writes': a write that completes goes on the
+ * unflushed list; a flush takes that list when it is issued and, when it
+ * completes, logs it followed by its FLUSH entry; writes that complete
+ * while a flush is in flight wait for the next one.  A FUA write is logged
+ * when it completes, ahead of the unflushed; a mark at once.  So for
+ * Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd the log is c,a,FLUSH,d,b...
+ *
+ * The ops run on the host's one thread and must not sleep: the log is
+ * written by a thread of the filter's own, from buffers handed to it in
+ * log order.  When more than LW_QUEUE_MAX bytes wait for it, can_take
+ * says no, and the writer wakes the host's loop through an eventfd when
+ * it has caught up (the host runs the queue after a watched fd fires).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "log_writes.h"
+
+/* Bytes handed to the writer and not yet written past which no request is taken. */
+#define LW_QUEUE_MAX (64u << 20)
+/* What a copy of the image moves at a time when it cannot clone it. */
+#define LW_COPY_CHUNK (1u << 20)
+
+#define LW_MARK_DISABLED "rqdisk-log-disabled"
+#define LW_MARK_ENABLED "rqdisk-log-enabled"
+
+/* One entry of the log, serialized: its entry block, then its data blocks. */
+struct lw_block {
+	TAILQ_ENTRY(lw_block) link;
+	uint64_t off; /* where in the log file: set when it is logged */
+	size_t len;   /* bytes, whole blocks */
+	unsigned char data[];
+};
+
+TAILQ_HEAD(lw_list, lw_block);
+
+/* What the filter keeps with each request. */
+struct lw_rq {
+	TAILQ_ENTRY(lw_rq) link; /* a flush, on the list of those in flight */
+	struct lw_list taken;    /* a flush: the writes it covers */
+	struct lw_block *blk;    /* a write: its entry, filled as its sectors end */
+	sector_t start;          /* 512-byte sectors, at submit */
+	unsigned int total;      /* sectors at submit */
+	unsigned int done;       /* ended below */
+	unsigned int good;       /* ended below without error, before any error */
+	bool logging;            /* logging was on at submit */
+};
+
+TAILQ_HEAD(lw_rq_list, lw_rq);
+
+/* Entry counts by kind, for log/stats. */
+struct lw_counts {
+	uint64_t writes, fua, discards, zeroes, flushes, marks;
+	uint64_t bytes;    /* of the log, super block included */
+	uint64_t not_logged; /* parts that failed below, or that found no memory */
+};
+
+struct lw_filter {
+	struct blk_dev *dev;
+	char *path, *base; /* absolute */
+	int fd, efd;
+	unsigned int ss;     /* the log's sectorsize: the disk's logical block size */
+	bool enabled;
+	bool stopped; /* a write of the log failed, or memory ran out: nothing more is logged */
+	uint64_t nr_entries;
+	uint64_t next_off;
+	struct lw_list unflushed;
+	uint64_t unflushed_bytes;
+	struct lw_rq_list flushes; /* in flight, oldest first */
+	struct lw_counts n;
+	char last_mark[256]; /* what log/mark shows */
+
+	/* Shared with the writer, under lock. */
+	pthread_t writer;
+	bool writer_running;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct lw_list queue;
+	uint64_t queued; /* bytes in queue and being written */
+	bool starved;    /* can_take said no: wake the loop when below the limit */
+	bool quit;
+	int error; /* errno of the first failed write, 0 */
+};
+
+static void lw_free_list(struct lw_list *l)
+{
+	struct lw_block *b;
+
+	while ((b = TAILQ_FIRST(l))) {
+		TAILQ_REMOVE(l, b, link);
+		free(b);
+	}
+}
+
+/* ------------------------------------------------------------ the writer */
+
+static int lw_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENOSPC;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* The writer's thread: pwrite what it is handed, in order; the first error stops the log. */
+static void *lw_writer(void *arg)
+{
+	struct lw_filter *lw = arg;
+	struct lw_block *b;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&lw->lock);
+	for (;;) {
+		bool wake = false;
+		int ret = 0;
+
+		while (!(b = TAILQ_FIRST(&lw->queue)) && !lw->quit)
+			pthread_cond_wait(&lw->wake, &lw->lock);
+		if (!b)
+			break;
+		TAILQ_REMOVE(&lw->queue, b, link);
+		if (!lw->error) {
+			pthread_mutex_unlock(&lw->lock);
+			ret = lw_pwrite_all(lw->fd, b->data, b->len, b->off);
+			pthread_mutex_lock(&lw->lock);
+		}
+		if (ret && !lw->error) {
+			lw->error = -ret;
+			fprintf(stderr, "rqdisk: log-writes: writing %s: %s; logging stops\n", lw->path,
+				strerror(-ret));
+		}
+		lw->queued -= b->len;
+		if (lw->starved && lw->queued <= LW_QUEUE_MAX) {
+			lw->starved = false;
+			wake = true;
+		}
+		pthread_mutex_unlock(&lw->lock);
+		free(b);
+		if (wake && write(lw->efd, &one, sizeof(one)) < 0) {
+			/* EAGAIN: the counter is full, the loop wakes all the same */
+		}
+		pthread_mutex_lock(&lw->lock);
+	}
+	pthread_mutex_unlock(&lw->lock);
+	return NULL;
+}
+
+/* The loop's side of the eventfd: empty it; the host runs the queue after this. */
+static void lw_ready(void *arg)
+{
+	struct lw_filter *lw = arg;
+	uint64_t v;
+
+	if (read(lw->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: read already */
+	}
+}
+
+/* Hand b to the writer at the end of the log; false if logging has stopped. */
+static bool lw_emit(struct lw_filter *lw, struct lw_block *b)
+{
+	pthread_mutex_lock(&lw->lock);
+	if (lw->error)
+		lw->stopped = true;
+	if (lw->stopped) {
+		pthread_mutex_unlock(&lw->lock);
+		free(b);
+		return false;
+	}
+	b->off = lw->next_off;
+	lw->next_off += b->len;
+	lw->n.bytes += b->len;
+	TAILQ_INSERT_TAIL(&lw->queue, b, link);
+	lw->queued += b->len;
+	pthread_cond_signal(&lw->wake);
+	pthread_mutex_unlock(&lw->lock);
+	return true;
+}
+
+/* -------------------------------------------------------------- entries */
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A block of one entry and nr_blocks of data, the entry filled in, all else zero. */
+static struct lw_block *lw_block_new(struct lw_filter *lw, uint64_t sector, uint64_t nr,
+				     uint64_t flags, uint64_t data_len, uint64_t nr_blocks)
+{
+	size_t len = (size_t)(1 + nr_blocks) * lw->ss;
+	struct lw_block *b = calloc(1, sizeof(*b) + len);
+
+	if (!b)
+		return NULL;
+	b->len = len;
+	put_le64(b->data + offsetof(struct log_write_entry, sector), sector);
+	put_le64(b->data + offsetof(struct log_write_entry, nr_sectors), nr);
+	put_le64(b->data + offsetof(struct log_write_entry, flags), flags);
+	put_le64(b->data + offsetof(struct log_write_entry, data_len), data_len);
+	return b;
+}
+
+static uint64_t lw_flags(const struct lw_block *b)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b->data[offsetof(struct log_write_entry, flags) + (size_t)i];
+	return v;
+}
+
+/* No memory for an entry: the log would miss it, so it stops here, as dm-log-writes does. */
+static void lw_out_of_memory(struct lw_filter *lw)
+{
+	if (!lw->stopped)
+		fprintf(stderr, "rqdisk: log-writes: out of memory; logging stops\n");
+	lw->stopped = true;
+	lw->n.not_logged++;
+}
+
+/* The super block with nr_entries as they are now: written after what it counts. */
+static void lw_log_super(struct lw_filter *lw)
+{
+	struct lw_block *b = calloc(1, sizeof(*b) + lw->ss);
+
+	if (!b) {
+		lw_out_of_memory(lw);
+		return;
+	}
+	b->len = lw->ss;
+	put_le64(b->data + offsetof(struct log_write_super, magic), LOG_WRITES_MAGIC);
+	put_le64(b->data + offsetof(struct log_write_super, version), LOG_WRITES_VERSION);
+	put_le64(b->data + offsetof(struct log_write_super, nr_entries), lw->nr_entries);
+	put_le32(b->data + offsetof(struct log_write_super, sectorsize), lw->ss);
+	pthread_mutex_lock(&lw->lock);
+	if (lw->error)
+		lw->stopped = true;
+	if (lw->stopped) {
+		pthread_mutex_unlock(&lw->lock);
+		free(b);
+		return;
+	}
+	b->off = 0;
+	TAILQ_INSERT_TAIL(&lw->queue, b, link);
+	lw->queued += b->len;
+	pthread_cond_signal(&lw->wake);
+	pthread_mutex_unlock(&lw->lock);
+}
+
+/* One entry into the log, next in order; counted by its kind. */
+static void lw_log(struct lw_filter *lw, struct lw_block *b)
+{
+	uint64_t flags = lw_flags(b);
+
+	if (!lw_emit(lw, b))
+		return;
+	lw->nr_entries++;
+	if (flags & LOG_MARK_FLAG)
+		lw->n.marks++;
+	else if (flags & LOG_FLUSH_FLAG)
+		lw->n.flushes++;
+	else if (flags & LOG_DISCARD_FLAG)
+		lw->n.discards++;
+	else
+		lw->n.writes++;
+	if (flags & LOG_FUA_FLAG)
+		lw->n.fua++;
+}
+
+static void lw_log_list(struct lw_filter *lw, struct lw_list *l)
+{
+	struct lw_block *b;
+
+	while ((b = TAILQ_FIRST(l))) {
+		TAILQ_REMOVE(l, b, link);
+		lw_log(lw, b);
+	}
+}
+
+/* A mark: the name in the entry's block, right after the entry, no NUL. */
+static int lw_log_mark(struct lw_filter *lw, const char *name)
+{
+	size_t len = strlen(name);
+	struct lw_block *b;
+
+	if (!len || len >= lw->ss - sizeof(struct log_write_entry) || strchr(name, '\n'))
+		return -EINVAL;
+	b = lw_block_new(lw, 0, 0, LOG_MARK_FLAG, len, 0);
+	if (!b) {
+		lw_out_of_memory(lw);
+		return -ENOMEM;
+	}
+	memcpy(b->data + sizeof(struct log_write_entry), name, len);
+	lw_log(lw, b);
+	lw_log_super(lw);
+	snprintf(lw->last_mark, sizeof(lw->last_mark), "%s", name);
+	dev_trace_msg(lw->dev, "mark %s", name);
+	return 0;
+}
+
+/* Every write that completed and is not yet logged: the unflushed, and those flushes in flight took. */
+static void lw_log_pending(struct lw_filter *lw)
+{
+	struct lw_rq *f;
+
+	TAILQ_FOREACH(f, &lw->flushes, link)
+		lw_log_list(lw, &f->taken);
+	lw_log_list(lw, &lw->unflushed);
+	lw->unflushed_bytes = 0;
+}
+
+/* ------------------------------------------------------------------ open */
+
+enum { LW_FILE, LW_BASE, LW_ENABLE, NR_LW_KEYS };
+
+static const char *const lw_keys[] = { "file", "base", "enable" };
+
+struct lw_args {
+	char *val[NR_LW_KEYS];
+	bool enabled;
+};
+
+static void lw_args_free(struct lw_args *a)
+{
+	for (int i = 0; i < NR_LW_KEYS; i++)
+		free(a->val[i]);
+}
+
+/* "file=LOG[,base=PATH][,enable=0|1]": every key checked before anything is made. */
+static int lw_parse(const char *args, struct lw_args *a, char *why, size_t whylen)
+{
+	const char *s = args ? args : "";
+
+	memset(a, 0, sizeof(*a));
+	a->enabled = true;
+	while (*s) {
+		size_t len = strcspn(s, ","), klen = strcspn(s, "=,");
+		int k;
+
+		for (k = 0; k < NR_LW_KEYS; k++)
+			if (strlen(lw_keys[k]) == klen && !strncmp(lw_keys[k], s, klen))
+				break;
+		if (k == NR_LW_KEYS) {
+			snprintf(why, whylen, "log-writes: no key '%.*s' (there are: file, base, enable)",
+				 (int)klen, s);
+			return -EINVAL;
+		}
+		if (klen == len || klen + 1 == len) {
+			snprintf(why, whylen, "log-writes: %s= needs a value", lw_keys[k]);
+			return -EINVAL;
+		}
+		free(a->val[k]);
+		a->val[k] = strndup(s + klen + 1, len - klen - 1);
+		if (!a->val[k]) {
+			snprintf(why, whylen, "out of memory");
+			return -ENOMEM;
+		}
+		s += len + (s[len] == ',');
+	}
+	if (!a->val[LW_FILE]) {
+		snprintf(why, whylen, "log-writes: give file=LOG, the file to log to");
+		return -EINVAL;
+	}
+	if (a->val[LW_ENABLE]) {
+		if (strcmp(a->val[LW_ENABLE], "0") && strcmp(a->val[LW_ENABLE], "1")) {
+			snprintf(why, whylen, "log-writes: enable must be 0 or 1, not '%s'",
+				 a->val[LW_ENABLE]);
+			return -EINVAL;
+		}
+		a->enabled = a->val[LW_ENABLE][0] == '1';
+	}
+	return 0;
+}
+
+/* path names the same file as image: it must not be made (truncated) over it. */
+static bool lw_same_file(const char *path, const char *image)
+{
+	struct stat a, b;
+
+	return image && !stat(path, &a) && !stat(image, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/* Copy the image as it is to base: a clone where the file system can, else copies. */
+static int lw_copy_image(const char *image, int to, char *why, size_t whylen)
+{
+	int from = open(image, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	off_t left;
+	char *buf = NULL;
+	int ret = 0;
+
+	if (from < 0 || fstat(from, &st)) {
+		ret = -errno;
+		snprintf(why, whylen, "log-writes: base: reading the image %s: %s", image,
+			 strerror(errno));
+		goto out;
+	}
+	if (!ioctl(to, FICLONE, from))
+		goto out;
+	for (left = st.st_size; left > 0;) {
+		ssize_t n = copy_file_range(from, NULL, to, NULL, (size_t)left, 0);
+
+		if (n <= 0)
+			break;
+		left -= n;
+	}
+	if (left > 0) { /* no copy_file_range here (or a short one): read and write the rest */
+		off_t off = st.st_size - left;
+
+		buf = malloc(LW_COPY_CHUNK);
+		if (!buf) {
+			ret = -ENOMEM;
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
+		while (left > 0) {
+			size_t want = left < LW_COPY_CHUNK ? (size_t)left : LW_COPY_CHUNK;
+			ssize_t n = pread(from, buf, want, off);
+
+			if (n <= 0 || lw_pwrite_all(to, buf, (size_t)n, (uint64_t)off)) {
+				ret = n < 0 ? -errno : -EIO;
+				snprintf(why, whylen, "log-writes: base: copying the image: %s",
+					 n < 0 ? strerror(errno) : "short read or write");
+				goto out;
+			}
+			off += n;
+			left -= n;
+		}
+	}
+	if (ftruncate(to, st.st_size)) {
+		ret = -errno;
+		snprintf(why, whylen, "log-writes: base: %s", strerror(errno));
+	}
+out:
+	free(buf);
+	if (from >= 0)
+		close(from);
+	return ret;
+}
+
+/* Create (truncate) path, mode 0600, and say where it is. */
+static int lw_create(const char *what, const char *path, char **abs, char *why, size_t whylen)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		snprintf(why, whylen, "log-writes: %s=%s: %s", what, path, strerror(errno));
+		return -errno;
+	}
+	*abs = realpath(path, NULL);
+	if (!*abs) {
+		snprintf(why, whylen, "log-writes: %s=%s: %s", what, path, strerror(errno));
+		close(fd);
+		unlink(path);
+		return -ENOMEM;
+	}
+	return fd;
+}
+
+/* The checks that need the stack below: nothing is made if one fails. */
+static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const char *image,
+			  struct dev_limits *lim, char *why, size_t whylen)
+{
+	const struct blk_dev *backend = &dev->stack->layers[dev->stack->nr_layers - 1];
+
+	if (!strcmp(backend->ops->name, "sim")) {
+		snprintf(why, whylen, "log-writes: the sim backend has no data to log");
+		return -EINVAL;
+	}
+	if (!dev->stack->host_ops || !dev->stack->host_ops->watch_fd) {
+		snprintf(why, whylen, "log-writes: this host cannot watch the writer's eventfd");
+		return -EINVAL;
+	}
+	if (a->val[LW_BASE] && !image) {
+		snprintf(why, whylen, "log-writes: base= needs an image to copy (the %s backend has none)",
+			 backend->ops->name);
+		return -EINVAL;
+	}
+	for (int k = LW_FILE; k <= LW_BASE; k++) {
+		if (a->val[k] && lw_same_file(a->val[k], image)) {
+			snprintf(why, whylen, "log-writes: %s=%s is the image itself", lw_keys[k],
+				 a->val[k]);
+			return -EINVAL;
+		}
+	}
+	if (a->val[LW_BASE] && (!strcmp(a->val[LW_BASE], a->val[LW_FILE]) ||
+				lw_same_file(a->val[LW_BASE], a->val[LW_FILE]))) {
+		snprintf(why, whylen, "log-writes: file= and base= are the same file");
+		return -EINVAL;
+	}
+	if (lim->logical_block_size < SECTOR_SIZE ||
+	    lim->logical_block_size & (lim->logical_block_size - 1)) {
+		snprintf(why, whylen, "log-writes: logical block size %u is no power of two",
+			 lim->logical_block_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void lw_destroy(struct lw_filter *lw)
+{
+	if (lw->writer_running) {
+		pthread_mutex_lock(&lw->lock);
+		lw->quit = true;
+		pthread_cond_signal(&lw->wake);
+		pthread_mutex_unlock(&lw->lock);
+		pthread_join(lw->writer, NULL);
+	}
+	lw_free_list(&lw->queue);
+	lw_free_list(&lw->unflushed);
+	pthread_mutex_destroy(&lw->lock);
+	pthread_cond_destroy(&lw->wake);
+	if (lw->efd >= 0)
+		close(lw->efd);
+	if (lw->fd >= 0)
+		close(lw->fd);
+	free(lw->path);
+	free(lw->base);
+	free(lw);
+}
+
+/* The files, the writer and the watch, after every check passed: undone (unlinked) on failure. */
+static int lw_start(struct lw_filter *lw, const struct lw_args *a, const char *image, char *why,
+		    size_t whylen)
+{
+	const struct dev_stack *s = lw->dev->stack;
+	int basefd = -1, ret;
+
+	ret = lw_create("file", a->val[LW_FILE], &lw->path, why, whylen);
+	if (ret < 0)
+		return ret;
+	lw->fd = ret;
+	if (a->val[LW_BASE]) {
+		ret = lw_create("base", a->val[LW_BASE], &lw->base, why, whylen);
+		if (ret < 0)
+			goto fail;
+		basefd = ret;
+		ret = lw_copy_image(image, basefd, why, whylen);
+		if (!ret && fsync(basefd)) {
+			ret = -errno;
+			snprintf(why, whylen, "log-writes: base: %s", strerror(errno));
+		}
+		close(basefd);
+		if (ret)
+			goto fail;
+	}
+	lw->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (lw->efd < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "log-writes: eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	ret = -pthread_create(&lw->writer, NULL, lw_writer, lw);
+	if (ret) {
+		snprintf(why, whylen, "log-writes: starting the writer: %s", strerror(-ret));
+		goto fail;
+	}
+	lw->writer_running = true;
+	ret = s->host_ops->watch_fd(s->host, lw->efd, lw_ready, lw);
+	if (ret) {
+		snprintf(why, whylen, "log-writes: watching the eventfd: %s", strerror(-ret));
+		goto fail;
+	}
+	lw_log_super(lw); /* an empty log, readable from now on */
+	return 0;
+fail:
+	unlink(lw->path);
+	if (lw->base)
+		unlink(lw->base);
+	return ret;
+}
+
+static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		   size_t whylen)
+{
+	const struct dev_stack *s = dev->stack;
+	const char *image = s->layers[s->nr_layers - 1].args;
+	struct lw_filter *lw;
+	struct lw_args a;
+	int ret = lw_parse(args, &a, why, whylen);
+
+	/* no queue: dev_check_filter checks the spec before any disk is there; nothing is made */
+	if (!ret && s->q)
+		ret = lw_check_stack(dev, &a, image, lim, why, whylen);
+	if (ret || !s->q) {
+		lw_args_free(&a);
+		return ret;
+	}
+	lw = calloc(1, sizeof(*lw));
+	if (!lw) {
+		lw_args_free(&a);
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	lw->dev = dev;
+	lw->fd = lw->efd = -1;
+	lw->ss = lim->logical_block_size;
+	lw->enabled = a.enabled;
+	lw->next_off = lw->ss; /* block 0 is the super block */
+	lw->n.bytes = lw->ss;
+	TAILQ_INIT(&lw->unflushed);
+	TAILQ_INIT(&lw->flushes);
+	TAILQ_INIT(&lw->queue);
+	pthread_mutex_init(&lw->lock, NULL);
+	pthread_cond_init(&lw->wake, NULL);
+	ret = lw_start(lw, &a, image, why, whylen);
+	lw_args_free(&a);
+	if (ret) {
+		lw_destroy(lw);
+		return ret;
+	}
+	dev->priv = lw;
+	return 0;
+}
+
+/* The stack is idle: the unflushed, the end mark, the super block; then all on disk. */
+static void lw_close(struct blk_dev *dev)
+{
+	struct lw_filter *lw = dev->priv;
+	const struct dev_stack *s = dev->stack;
+
+	if (!lw)
+		return;
+	lw_log_pending(lw);
+	lw_log_mark(lw, LOG_WRITES_END_MARK);
+	pthread_mutex_lock(&lw->lock);
+	lw->quit = true;
+	pthread_cond_signal(&lw->wake);
+	pthread_mutex_unlock(&lw->lock);
+	pthread_join(lw->writer, NULL);
+	lw->writer_running = false;
+	if (!lw->error && fsync(lw->fd))
+		fprintf(stderr, "rqdisk: log-writes: syncing %s: %s\n", lw->path, strerror(errno));
+	s->host_ops->unwatch_fd(s->host, lw->efd);
+	lw_destroy(lw);
+	dev->priv = NULL;
+}
+
+/* ---------------------------------------------------------------- the I/O */
+
+static bool lw_can_take(struct blk_dev *dev)
+{
+	struct lw_filter *lw = dev->priv;
+	bool room;
+
+	pthread_mutex_lock(&lw->lock);
+	room = lw->queued <= LW_QUEUE_MAX;
+	if (!room)
+		lw->starved = true;
+	pthread_mutex_unlock(&lw->lock);
+	return room && dev_can_take(dev->lower);
+}
+
+static void lw_submit(struct blk_dev *dev, struct request *rq)
+{
+	struct lw_filter *lw = dev->priv;
+	struct lw_rq *p = dev_rq_pdu(dev, rq);
+
+	TAILQ_INIT(&p->taken);
+	p->start = blk_rq_pos(rq);
+	p->total = blk_rq_sectors(rq);
+	p->logging = lw->enabled && !lw->stopped;
+	if (rq->cmd_op == REQ_OP_FLUSH && p->logging) {
+		/* the flush covers what completed before it was issued, no more */
+		TAILQ_CONCAT(&p->taken, &lw->unflushed, link);
+		lw->unflushed_bytes = 0;
+		TAILQ_INSERT_TAIL(&lw->flushes, p, link);
+	}
+	dev_submit(dev->lower, rq);
+}
+
+/* n sectors of the request's data from sector skip past its completion position, into dst. */
+static void lw_copy_data(const struct request *rq, size_t skip, size_t n, unsigned char *dst)
+{
+	size_t off = skip << SECTOR_SHIFT, want = n << SECTOR_SHIFT;
+	const struct bio *bio;
+
+	rq_for_each_bio(bio, rq) {
+		off += bio == rq->bio ? bio->bi_done : 0;
+		for (unsigned short i = 0; i < bio->bi_vcnt && want; i++) {
+			const struct bio_vec *v = &bio->bi_io_vec[i];
+			size_t take;
+
+			if (off >= v->bv_len) {
+				off -= v->bv_len;
+				continue;
+			}
+			take = v->bv_len - off < want ? v->bv_len - off : want;
+			memcpy(dst, (const char *)v->bv_base + off, take);
+			dst += take;
+			want -= take;
+			off = 0;
+		}
+		if (!want)
+			return;
+	}
+}
+
+/* A write's entry, with room for all its data, at its first good part. */
+static struct lw_block *lw_write_block(struct lw_filter *lw, const struct request *rq,
+				       const struct lw_rq *p)
+{
+	uint64_t shift = lw->ss >> SECTOR_SHIFT;
+	uint64_t flags = rq->cmd_flags & REQ_FUA ? LOG_FUA_FLAG : 0;
+
+	if (rq->cmd_op == REQ_OP_DISCARD)
+		return lw_block_new(lw, p->start / shift, p->total / shift, flags | LOG_DISCARD_FLAG,
+				    0, 0);
+	/* a write's data_len is 0, as dm-log-writes has it: the data is the blocks that follow */
+	return lw_block_new(lw, p->start / shift, p->total / shift, flags, 0, p->total / shift);
+}
+
+/*
+ * The write is over below (all ended, or an error ended the good part):
+ * its entry goes on the unflushed list, or into the log now if it is FUA.
+ * An error after a good prefix: the prefix is logged, in whole blocks, as
+ * what reached the disk; the failed part is not (dm-log-writes logs a
+ * failed write whole; replaying one that never reached the disk would
+ * make an image that never was).
+ */
+static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq *p)
+{
+	struct lw_block *b = p->blk;
+	uint64_t blocks = p->good / (lw->ss >> SECTOR_SHIFT);
+
+	p->blk = NULL;
+	if (!b)
+		return;
+	if (blocks < p->total / (lw->ss >> SECTOR_SHIFT)) {
+		lw->n.not_logged++;
+		if (!blocks) {
+			free(b);
+			return;
+		}
+		put_le64(b->data + offsetof(struct log_write_entry, nr_sectors), blocks);
+		if (!(lw_flags(b) & LOG_DISCARD_FLAG))
+			b->len = (size_t)(1 + blocks) * lw->ss;
+	}
+	if (rq->cmd_op == REQ_OP_WRITE_ZEROES)
+		lw->n.zeroes++;
+	if (lw_flags(b) & LOG_FUA_FLAG) {
+		lw_log(lw, b);
+		lw_log_super(lw);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&lw->unflushed, b, link);
+	lw->unflushed_bytes += b->len;
+}
+
+/*
+ * A flush completed: what it took is on disk, then the flush itself.  A
+ * failed flush made nothing durable: what it took goes back ahead of the
+ * unflushed, for the next flush to cover, and no FLUSH entry is logged.
+ */
+static void lw_flush_done(struct lw_filter *lw, struct lw_rq *p, int error)
+{
+	struct lw_block *b;
+
+	TAILQ_REMOVE(&lw->flushes, p, link);
+	if (error) {
+		TAILQ_FOREACH(b, &p->taken, link)
+			lw->unflushed_bytes += b->len;
+		TAILQ_CONCAT(&p->taken, &lw->unflushed, link);
+		TAILQ_CONCAT(&lw->unflushed, &p->taken, link);
+		return;
+	}
+	lw_log_list(lw, &p->taken);
+	b = lw_block_new(lw, 0, 0, LOG_FLUSH_FLAG, 0, 0);
+	if (!b) {
+		lw_out_of_memory(lw);
+		return;
+	}
+	lw_log(lw, b);
+	lw_log_super(lw);
+}
+
+/*
+ * The data is copied here, as each part ends below and before it goes up:
+ * the queue may give the memory back once the part is ended above.
+ */
+static void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors)
+{
+	struct lw_filter *lw = dev->priv;
+	struct lw_rq *p = dev_rq_pdu(dev, rq);
+	unsigned int n = nr_sectors < p->total - p->done ? nr_sectors : p->total - p->done;
+	bool log = p->logging && lw->enabled && !lw->stopped;
+
+	if (rq->cmd_op == REQ_OP_FLUSH) {
+		if (p->logging && log) {
+			lw_flush_done(lw, p, error);
+		} else if (p->logging) { /* turned off since: what it took is logged already */
+			TAILQ_REMOVE(&lw->flushes, p, link);
+			lw_free_list(&p->taken);
+		}
+		dev_end(dev, rq, error, nr_sectors);
+		return;
+	}
+	if (rq->cmd_op == REQ_OP_READ || !log) {
+		free(p->blk); /* logging stopped or turned off while it was below */
+		p->blk = NULL;
+		p->done += n;
+		dev_end(dev, rq, error, nr_sectors);
+		return;
+	}
+	if (error && p->good == p->done && !p->blk && n)
+		lw->n.not_logged++; /* failed from its first sector: nothing to log */
+	if (!error && p->good == p->done && n) {
+		if (!p->blk && !p->done)
+			p->blk = lw_write_block(lw, rq, p);
+		if (!p->blk && !p->done)
+			lw_out_of_memory(lw);
+		else if (p->blk && rq->cmd_op == REQ_OP_WRITE) /* zeroes: calloc's */
+			lw_copy_data(rq, p->start + p->done - blk_rq_pos(rq), n,
+				     p->blk->data + lw->ss + ((size_t)p->done << SECTOR_SHIFT));
+		p->good += n;
+	}
+	p->done += n;
+	if (p->blk && (error || p->done == p->total))
+		lw_write_done(lw, rq, p);
+	dev_end(dev, rq, error, nr_sectors);
+}
+
+/* ------------------------------------------------------- the control tree */
+
+static int lw_describe(const struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct lw_filter *lw = dev->priv;
+
+	if (!lw) /* a spec only checked */
+		return snprintf(buf, len, "%s", dev->args ? dev->args : "");
+	return snprintf(buf, len, "file=%s%s%s enable=%d", lw->path, lw->base ? " base=" : "",
+			lw->base ? lw->base : "", lw->enabled);
+}
+
+static int lw_show_mark(struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct lw_filter *lw = dev->priv;
+
+	return snprintf(buf, len, "%s\n", lw->last_mark);
+}
+
+static int lw_store_mark(struct blk_dev *dev, const char *buf)
+{
+	struct lw_filter *lw = dev->priv;
+
+	if (lw->stopped || lw->error)
+		return -EIO;
+	return lw_log_mark(lw, buf);
+}
+
+static int lw_show_enable(struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct lw_filter *lw = dev->priv;
+
+	return snprintf(buf, len, "%d\n", lw->enabled);
+}
+
+/*
+ * Off: what completed is logged first, then a mark that says a gap
+ * begins; what completes after is not logged.  On: a mark that says it
+ * ended.  A reader of the log knows where writes are missing.
+ */
+static int lw_store_enable(struct blk_dev *dev, const char *buf)
+{
+	struct lw_filter *lw = dev->priv;
+	uint64_t v;
+
+	if (dev_parse_value(buf, 0, 1, &v))
+		return -EINVAL;
+	if (v == lw->enabled)
+		return 0;
+	if (!v) {
+		lw_log_pending(lw);
+		lw_log_mark(lw, LW_MARK_DISABLED);
+	}
+	lw->enabled = v;
+	if (v)
+		lw_log_mark(lw, LW_MARK_ENABLED);
+	return 0;
+}
+
+static int lw_show_entries(struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct lw_filter *lw = dev->priv;
+
+	return snprintf(buf, len, "%llu\n", (unsigned long long)lw->nr_entries);
+}
+
+static int lw_show_stats(struct blk_dev *dev, char *buf, size_t len)
+{
+	struct lw_filter *lw = dev->priv;
+	uint64_t queued;
+	int error;
+
+	pthread_mutex_lock(&lw->lock);
+	queued = lw->queued;
+	error = lw->error;
+	pthread_mutex_unlock(&lw->lock);
+	return snprintf(buf, len,
+			"entries %llu\nwrites %llu\nfua %llu\ndiscards %llu\nzeroes %llu\n"
+			"flushes %llu\nmarks %llu\nbytes %llu\nunflushed_bytes %llu\n"
+			"pending_bytes %llu\nnot_logged %llu\nerror %s\n",
+			(unsigned long long)lw->nr_entries, (unsigned long long)lw->n.writes,
+			(unsigned long long)lw->n.fua, (unsigned long long)lw->n.discards,
+			(unsigned long long)lw->n.zeroes, (unsigned long long)lw->n.flushes,
+			(unsigned long long)lw->n.marks, (unsigned long long)lw->n.bytes,
+			(unsigned long long)lw->unflushed_bytes, (unsigned long long)queued,
+			(unsigned long long)lw->n.not_logged,
+			error ? strerror(error) : lw->stopped ? "stopped" : "none");
+}
+
+/* device/log-writes/, and log/ at the top of the tree. */
+static const struct dev_attr lw_attrs[] = {
+	{ "mark", lw_show_mark, lw_store_mark },
+	{ "enable", lw_show_enable, lw_store_enable },
+	{ "entries", lw_show_entries, NULL },
+	{ "stats", lw_show_stats, NULL },
+	{ NULL, NULL, NULL },
+};
+
+const struct dev_ops dev_log_writes_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "log-writes",
+	.rq_pdu_size = sizeof(struct lw_rq),
+	.open = lw_open,
+	.close = lw_close,
+	.can_take = lw_can_take,
+	.submit = lw_submit,
+	.end = lw_end,
+	.describe = lw_describe,
+	.attrs = lw_attrs,
+	.ctl_dir = "log",
+};
