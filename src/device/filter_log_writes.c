@@ -477,11 +477,18 @@ out:
 	return ret;
 }
 
-/* Create (truncate) path, mode 0600, and say where it is. */
-static int lw_create(const char *what, const char *path, char **abs, char *why, size_t whylen)
+/*
+ * Create (or truncate) path, mode 0600, and say where it is.  *made: it
+ * was not there before, and is taken away again if the open fails later.
+ */
+static int lw_create(const char *what, const char *path, char **abs, bool *made, char *why,
+		     size_t whylen)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
+	*made = fd >= 0;
+	if (fd < 0 && errno == EEXIST) /* a file of the user's, or a block device */
+		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, whylen, "log-writes: %s=%s: %s", what, path, strerror(errno));
 		return -errno;
@@ -490,7 +497,8 @@ static int lw_create(const char *what, const char *path, char **abs, char *why, 
 	if (!*abs) {
 		snprintf(why, whylen, "log-writes: %s=%s: %s", what, path, strerror(errno));
 		close(fd);
-		unlink(path);
+		if (*made)
+			unlink(path);
 		return -ENOMEM;
 	}
 	return fd;
@@ -563,14 +571,15 @@ static int lw_start(struct lw_filter *lw, const struct lw_args *a, const char *i
 		    size_t whylen)
 {
 	const struct dev_stack *s = lw->dev->stack;
+	bool made_log = false, made_base = false;
 	int basefd = -1, ret;
 
-	ret = lw_create("file", a->val[LW_FILE], &lw->path, why, whylen);
+	ret = lw_create("file", a->val[LW_FILE], &lw->path, &made_log, why, whylen);
 	if (ret < 0)
 		return ret;
 	lw->fd = ret;
 	if (a->val[LW_BASE]) {
-		ret = lw_create("base", a->val[LW_BASE], &lw->base, why, whylen);
+		ret = lw_create("base", a->val[LW_BASE], &lw->base, &made_base, why, whylen);
 		if (ret < 0)
 			goto fail;
 		basefd = ret;
@@ -603,8 +612,9 @@ static int lw_start(struct lw_filter *lw, const struct lw_args *a, const char *i
 	lw_log_super(lw); /* an empty log, readable from now on */
 	return 0;
 fail:
-	unlink(lw->path);
-	if (lw->base)
+	if (made_log)
+		unlink(lw->path);
+	if (made_base)
 		unlink(lw->base);
 	return ret;
 }
