@@ -657,7 +657,8 @@ void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	if (!size || size >= sizeof(val)) {
+	/* a NUL inside would cut the value short unseen (a mark's name): refused */
+	if (!size || size >= sizeof(val) || memchr(buf, 0, size)) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}

@@ -399,6 +399,10 @@ static int lw_parse(const char *args, struct lw_args *a, char *why, size_t whyle
 		snprintf(why, whylen, "log-writes: give file=LOG, the file to log to");
 		return -EINVAL;
 	}
+	if (a->val[LW_BASE] && !strcmp(a->val[LW_BASE], a->val[LW_FILE])) {
+		snprintf(why, whylen, "log-writes: file= and base= are the same file");
+		return -EINVAL;
+	}
 	if (a->val[LW_ENABLE]) {
 		if (strcmp(a->val[LW_ENABLE], "0") && strcmp(a->val[LW_ENABLE], "1")) {
 			snprintf(why, whylen, "log-writes: enable must be 0 or 1, not '%s'",
@@ -530,8 +534,7 @@ static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const ch
 			return -EINVAL;
 		}
 	}
-	if (a->val[LW_BASE] && (!strcmp(a->val[LW_BASE], a->val[LW_FILE]) ||
-				lw_same_file(a->val[LW_BASE], a->val[LW_FILE]))) {
+	if (a->val[LW_BASE] && lw_same_file(a->val[LW_BASE], a->val[LW_FILE])) {
 		snprintf(why, whylen, "log-writes: file= and base= are the same file");
 		return -EINVAL;
 	}

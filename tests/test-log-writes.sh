@@ -1,0 +1,129 @@
+#!/bin/bash
+# test-log-writes.sh - the log-writes filter on a mounted disk: writes with
+# O_DIRECT, an fsync, a mark through log/mark, more writes; after the daemon
+# stops, tests/log-writes-dump (a reader written from the format alone)
+# finds the entries and flags dm-log-writes would log, the mark, the end
+# mark last; replaying the whole log onto the base copy gives the final
+# image, replaying up to the mark the image as it was then.  mkfs.ext4 on
+# a loop device over the disk: the replayed log is a file system e2fsck
+# finds clean.  Bad arguments: one line, no log file made.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires dd cmp python3
+
+dump=$top_builddir/tests/log-writes-dump
+[ -x "$dump" ] || fail "$dump is not built"
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+truncate -s 64M "$tmp/img"
+random_file "$tmp/head" $((1024 * 1024))
+write_at "$tmp/head" "$tmp/img" 0 # a base image that is not all zeros
+cp "$tmp/img" "$tmp/img.before"
+
+say "bad arguments: one line naming the problem, status 2, no log file"
+# refused STATUS PATTERN FILTER: rqdisk --filter FILTER is refused so
+refused()
+{
+	local status=0
+
+	timeout 15 "$RQDISK" -f --filter "$3" "$tmp/img" "$tmp/mnt" 2>"$tmp/err" || status=$?
+	echo "--filter $3: status $status: $(cat "$tmp/err")"
+	[ "$status" = "$1" ] || fail "--filter $3: status $status, not $1"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "--filter $3: not one line: $(cat "$tmp/err")"
+	grep -Eq "$2" "$tmp/err" || fail "--filter $3: '$(cat "$tmp/err")' lacks '$2'"
+	is_mounted "$tmp/mnt" && fail "--filter $3 mounted the disk"
+	[ ! -e "$tmp/bad.log" ] || fail "--filter $3 left $tmp/bad.log behind"
+	[ ! -e "$tmp/bad.base" ] || fail "--filter $3 left $tmp/bad.base behind"
+}
+refused 2 "log-writes: give file=LOG" log-writes
+refused 2 "log-writes: no key 'fil'" "log-writes:fil=$tmp/bad.log"
+refused 2 "log-writes: enable must be 0 or 1, not 'yes'" "log-writes:file=$tmp/bad.log,enable=yes"
+refused 2 "log-writes: file= and base= are the same file" \
+	"log-writes:file=$tmp/bad.log,base=$tmp/bad.log"
+refused 1 "log-writes: base=$tmp/no/such/dir/base: No such file or directory" \
+	"log-writes:file=$tmp/bad.log,base=$tmp/no/such/dir/base"
+refused 1 "log-writes: file=$tmp/img is the image itself" "log-writes:file=$tmp/img"
+cmp -s "$tmp/img" "$tmp/img.before" || fail "a refused filter changed the image"
+
+say "writes, an fsync, a mark, more writes"
+start_rqdisk --filter "log-writes:file=$tmp/log,base=$tmp/base" "$tmp/img" "$tmp/mnt"
+stack=$(cat "$tmp/mnt/device/stack")
+[[ $stack == "log-writes:file=$tmp/log base=$tmp/base enable=1 -> file:"* ]] ||
+	fail "device/stack is '$stack'"
+cmp "$tmp/base" "$tmp/img.before" || fail "base= is not the image as it was"
+[ "$(stat -c %a "$tmp/log")" = 600 ] || fail "the log has mode $(stat -c %a "$tmp/log")"
+random_file "$tmp/a" $((64 * 1024))
+random_file "$tmp/b" $((128 * 1024))
+random_file "$tmp/c" 4096
+dd if="$tmp/a" of="$rqdisk_disk" bs=64k seek=16 oflag=direct conv=notrunc,fsync status=none ||
+	fail "dd of a failed"
+echo first >"$tmp/mnt/log/mark" || fail "writing log/mark failed"
+[ "$(cat "$tmp/mnt/log/mark")" = first ] || fail "log/mark shows '$(cat "$tmp/mnt/log/mark")'"
+cp "$rqdisk_disk" "$tmp/at-mark"
+dd if="$tmp/b" of="$rqdisk_disk" bs=128k seek=32 oflag=direct conv=notrunc status=none ||
+	fail "dd of b failed"
+dd if="$tmp/c" of="$rqdisk_disk" bs=4k seek=7 oflag=direct conv=notrunc status=none ||
+	fail "dd of c failed"
+# one write each, as a program makes it: a newline or a NUL inside, or nothing but a newline
+python3 - "$tmp/mnt/log/mark" <<'PY' || fail "log/mark took a bad name"
+import errno, os, sys
+for bad in (b"two\nlines\n", b"nul\0inside\n", b"\n"):
+    fd = os.open(sys.argv[1], os.O_WRONLY)
+    try:
+        os.write(fd, bad)
+        sys.exit("took %r" % bad)
+    except OSError as e:
+        if e.errno != errno.EINVAL:
+            raise
+    finally:
+        os.close(fd)
+PY
+grep -qx "marks 1" "$tmp/mnt/log/stats" || fail "log/stats: $(cat "$tmp/mnt/log/stats")"
+grep -qx "error none" "$tmp/mnt/device/log-writes/stats" || fail "log/stats has an error"
+entries=$(cat "$tmp/mnt/log/entries")
+[ "$entries" -ge 3 ] || fail "log/entries is $entries after a write, a flush and a mark"
+cp "$rqdisk_disk" "$tmp/final"
+stop_rqdisk
+cmp -s "$tmp/final" "$tmp/img" || fail "the image is not what the disk showed"
+
+say "the log, as a reader of the format finds it"
+"$dump" "$tmp/log" >"$tmp/dump" || fail "log-writes-dump refused the log"
+cat "$tmp/dump"
+# a's 64 KiB (in requests of at most max_sectors_kb), its flush, the mark, then b and c unflushed
+awk 'NR > 1 { print $2 }' "$tmp/dump" | uniq >"$tmp/kinds"
+[ "$(tr '\n' ' ' <"$tmp/kinds")" = "WRITE FLUSH MARK WRITE MARK " ] ||
+	fail "entries are $(tr '\n' ' ' <"$tmp/kinds")"
+awk 'NR > 1 && $2 == "FLUSH" { exit } NR > 1 && $2 == "WRITE" { n += $4 } END { exit n != 128 }' \
+	"$tmp/dump" ||
+	fail "a's writes do not cover 128 sectors before the flush"
+grep -q "^[0-9]* MARK 0 0 first$" "$tmp/dump" || fail "no mark 'first'"
+[ "$(tail -n 1 "$tmp/dump" | cut -d' ' -f2-)" = "MARK 0 0 dm-log-writes-end" ] ||
+	fail "the last entry is not the end mark"
+[ "$(grep -c MARK "$tmp/dump")" = 2 ] || fail "marks other than first and the end mark"
+
+say "replayed onto the base: the whole log gives the final image, up to the mark the image then"
+cp "$tmp/base" "$tmp/replay"
+"$dump" replay "$tmp/log" "$tmp/replay" || fail "replaying the log failed"
+cmp "$tmp/replay" "$tmp/final" || fail "the replayed log is not the final image"
+cp "$tmp/base" "$tmp/replay"
+"$dump" replay "$tmp/log" "$tmp/replay" @first || fail "replaying up to the mark failed"
+cmp "$tmp/replay" "$tmp/at-mark" || fail "the log replayed to the mark is not the image then"
+cmp -s "$tmp/replay" "$tmp/final" && fail "the log replayed to the mark is the final image"
+
+say "mkfs.ext4 through a loop device: the replayed log is a clean file system"
+requires_loop
+requires mkfs.ext4 e2fsck
+truncate -s 128M "$tmp/fs.img"
+start_rqdisk --filter "log-writes:file=$tmp/fs.log,base=$tmp/fs.base" "$tmp/fs.img" "$tmp/mnt"
+loop_attach dev "$rqdisk_disk"
+mkfs.ext4 -q -F "$dev" || fail "mkfs.ext4 failed"
+sync
+loop_detach "$dev"
+stop_rqdisk
+"$dump" "$tmp/fs.log" | awk 'NR > 1 { print $2 }' | sort | uniq -c
+cp "$tmp/fs.base" "$tmp/fs.replay"
+"$dump" replay "$tmp/fs.log" "$tmp/fs.replay" || fail "replaying the mkfs log failed"
+e2fsck -fn "$tmp/fs.replay" || fail "e2fsck finds the replayed file system broken"
+cmp "$tmp/fs.replay" "$tmp/fs.img" || fail "the replayed mkfs log is not the image"
