@@ -13,7 +13,14 @@
  *   ...          the next entry, and so on, nr_entries of them
  *
  * sector and nr_sectors count sectorsize blocks, not 512-byte sectors.
- * A FLUSH, a DISCARD and a MARK carry no data blocks.
+ * A FLUSH, a DISCARD and a MARK carry no data blocks: a reader skips
+ * nr_sectors blocks after an entry unless it is a DISCARD (a FLUSH and a
+ * MARK have nr_sectors 0).  data_len is the MARK's name length and 0 for
+ * every other entry, a write's included.  Past the entry (and a name) the
+ * block is zero: replay-log refuses an entry whose block is not, and one
+ * with neither flags nor sectors.  nr_entries is rewritten as the log
+ * grows (after FUA writes, flushes and marks), so a log cut short is
+ * read up to the last super block written.
  */
 #ifndef RQDISK_LOG_WRITES_H
 #define RQDISK_LOG_WRITES_H
