@@ -47,8 +47,20 @@ refused 1 "log-writes: base=$tmp/no/such/dir/base: No such file or directory" \
 refused 1 "log-writes: file=$tmp/img is the image itself" "log-writes:file=$tmp/img"
 cmp -s "$tmp/img" "$tmp/img.before" || fail "a refused filter changed the image"
 
+say "rqdisk-replay refuses it: its backend has no data"
+printf 'fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n1 /dev/x write 0 4096\n2 /dev/x close\n' \
+	>"$tmp/job.iolog"
+status=0
+"$top_builddir/src/tools/rqdisk-replay" --filter "log-writes:file=$tmp/bad.log" "$tmp/job.iolog" \
+	>"$tmp/out" 2>"$tmp/err" || status=$?
+[ "$status" = 2 ] || fail "rqdisk-replay --filter log-writes: status $status"
+[ "$(cat "$tmp/err")" = "rqdisk-replay: --filter: log-writes: the sim backend has no data to log" ] ||
+	fail "rqdisk-replay --filter log-writes said '$(cat "$tmp/err")'"
+[ ! -s "$tmp/out" ] && [ ! -e "$tmp/bad.log" ] || fail "rqdisk-replay wrote a table or a log"
+
 say "writes, an fsync, a mark, more writes"
-start_rqdisk --filter "log-writes:file=$tmp/log,base=$tmp/base" "$tmp/img" "$tmp/mnt"
+start_rqdisk --trace "$tmp/trace" --filter "log-writes:file=$tmp/log,base=$tmp/base" "$tmp/img" \
+	"$tmp/mnt"
 stack=$(cat "$tmp/mnt/device/stack")
 [[ $stack == "log-writes:file=$tmp/log base=$tmp/base enable=1 -> file:"* ]] ||
 	fail "device/stack is '$stack'"
@@ -87,6 +99,10 @@ entries=$(cat "$tmp/mnt/log/entries")
 cp "$rqdisk_disk" "$tmp/final"
 stop_rqdisk
 cmp -s "$tmp/final" "$tmp/img" || fail "the image is not what the disk showed"
+if command -v blkparse >/dev/null; then
+	blkparse -i "$tmp/trace" >"$tmp/parsed" || fail "blkparse failed"
+	grep -q " m   N log-writes: mark first$" "$tmp/parsed" || fail "the trace has no note of the mark"
+fi
 
 say "the log, as a reader of the format finds it"
 "$dump" "$tmp/log" >"$tmp/dump" || fail "log-writes-dump refused the log"

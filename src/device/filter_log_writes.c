@@ -514,10 +514,6 @@ static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const ch
 {
 	const struct blk_dev *backend = &dev->stack->layers[dev->stack->nr_layers - 1];
 
-	if (!strcmp(backend->ops->name, "sim")) {
-		snprintf(why, whylen, "log-writes: the sim backend has no data to log");
-		return -EINVAL;
-	}
 	if (!dev->stack->host_ops || !dev->stack->host_ops->watch_fd) {
 		snprintf(why, whylen, "log-writes: this host cannot watch the writer's eventfd");
 		return -EINVAL;
@@ -631,7 +627,11 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 	struct lw_args a;
 	int ret = lw_parse(args, &a, why, whylen);
 
-	/* no queue: dev_check_filter checks the spec before any disk is there; nothing is made */
+	if (!ret && !strcmp(s->layers[s->nr_layers - 1].ops->name, "sim")) {
+		snprintf(why, whylen, "log-writes: the sim backend has no data to log");
+		ret = -EINVAL;
+	}
+	/* no queue: the spec is only checked (dev_check_filter, rqdisk-replay); nothing is made */
 	if (!ret && s->q)
 		ret = lw_check_stack(dev, &a, image, lim, why, whylen);
 	if (ret || !s->q) {
