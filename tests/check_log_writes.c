@@ -456,6 +456,34 @@ START_TEST(discard_and_write_zeroes)
 }
 END_TEST
 
+/*
+ * Write-zeroes' zeros are not held in memory (a request may zero 4 GiB):
+ * the log is made long enough for them, readable as soon as the super
+ * block counts the entry, here a FUA one that is last in the log.
+ */
+START_TEST(write_zeroes_last_in_a_running_log)
+{
+	struct rig *r = rig_open("");
+	static const unsigned char zeros[BUF_SECTORS * SECTOR_SIZE];
+	unsigned int z;
+	struct log l;
+
+	z = issue(r, REQ_OP_WRITE_ZEROES, REQ_FUA, 4096, BUF_SECTORS, 0);
+	complete_all(r, z);
+	for (int i = 0; i < 500 && super_entries(r->log) != 1; i++)
+		usleep(10000); /* the writer is a thread: 5 s at most */
+	log_read(r->log, &l);
+	ck_assert_uint_eq(l.nr_entries, 1);
+	assert_flag(&l, 0, LOG_FUA_FLAG);
+	ck_assert_uint_eq(l.e[0].sector, 4096);
+	ck_assert_uint_eq(l.e[0].nr, BUF_SECTORS);
+	ck_assert(!memcmp(l.e[0].data, zeros, sizeof(zeros)));
+	log_free(&l);
+	rig_close(r);
+	rig_free(r);
+}
+END_TEST
+
 /* A mark goes in at once, ahead of what is not flushed; bad names are refused. */
 START_TEST(marks)
 {
@@ -724,6 +752,7 @@ static Suite *log_writes_suite(void)
 	tcase_add_test(tc, fua_goes_ahead_of_the_unflushed);
 	tcase_add_test(tc, failed_flush_gives_its_writes_to_the_next);
 	tcase_add_test(tc, discard_and_write_zeroes);
+	tcase_add_test(tc, write_zeroes_last_in_a_running_log);
 	tcase_add_test(tc, marks);
 	tcase_add_test(tc, enable_leaves_marked_gaps);
 	tcase_add_test(tc, partial_completion);

@@ -47,6 +47,7 @@ struct lw_block {
 	TAILQ_ENTRY(lw_block) link;
 	uint64_t off; /* where in the log file: set when it is logged */
 	size_t len;   /* bytes, whole blocks */
+	uint64_t zeros; /* bytes of zeros after them in the log: write-zeroes' data, not in memory */
 	unsigned char data[];
 };
 
@@ -132,6 +133,33 @@ static int lw_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/*
+ * bytes of zeros at off: a regular file is only made long enough (a hole
+ * reads zeros), a block device is written.
+ */
+static int lw_write_zeros(int fd, uint64_t off, uint64_t bytes)
+{
+	static const unsigned char zero[64 * 1024];
+	struct stat st;
+	int ret = 0;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		if ((uint64_t)st.st_size < off + bytes && ftruncate(fd, (off_t)(off + bytes)))
+			return -errno;
+		return 0;
+	}
+	while (bytes && !ret) {
+		size_t n = bytes < sizeof(zero) ? (size_t)bytes : sizeof(zero);
+
+		ret = lw_pwrite_all(fd, zero, n, off);
+		off += n;
+		bytes -= n;
+	}
+	return ret;
+}
+
 /* The writer's thread: pwrite what it is handed, in order; the first error stops the log. */
 static void *lw_writer(void *arg)
 {
@@ -152,6 +180,8 @@ static void *lw_writer(void *arg)
 		if (!lw->error) {
 			pthread_mutex_unlock(&lw->lock);
 			ret = lw_pwrite_all(lw->fd, b->data, b->len, b->off);
+			if (!ret && b->zeros)
+				ret = lw_write_zeros(lw->fd, b->off + b->len, b->zeros);
 			pthread_mutex_lock(&lw->lock);
 		}
 		if (ret && !lw->error) {
@@ -198,8 +228,8 @@ static bool lw_emit(struct lw_filter *lw, struct lw_block *b)
 		return false;
 	}
 	b->off = lw->next_off;
-	lw->next_off += b->len;
-	lw->n.bytes += b->len;
+	lw->next_off += b->len + b->zeros;
+	lw->n.bytes += b->len + b->zeros;
 	TAILQ_INSERT_TAIL(&lw->queue, b, link);
 	lw->queued += b->len;
 	pthread_cond_signal(&lw->wake);
@@ -754,10 +784,18 @@ static struct lw_block *lw_write_block(struct lw_filter *lw, const struct reques
 {
 	uint64_t shift = lw->ss >> SECTOR_SHIFT;
 	uint64_t flags = rq->cmd_flags & REQ_FUA ? LOG_FUA_FLAG : 0;
+	struct lw_block *b;
 
 	if (rq->cmd_op == REQ_OP_DISCARD)
 		return lw_block_new(lw, p->start / shift, p->total / shift, flags | LOG_DISCARD_FLAG,
 				    0, 0);
+	if (rq->cmd_op == REQ_OP_WRITE_ZEROES) {
+		/* a write of zeros, up to 4 GiB in one request: the zeros are the writer's */
+		b = lw_block_new(lw, p->start / shift, p->total / shift, flags, 0, 0);
+		if (b)
+			b->zeros = (uint64_t)p->total << SECTOR_SHIFT;
+		return b;
+	}
 	/* a write's data_len is 0, as dm-log-writes has it: the data is the blocks that follow */
 	return lw_block_new(lw, p->start / shift, p->total / shift, flags, 0, p->total / shift);
 }
@@ -785,7 +823,9 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
 			return;
 		}
 		put_le64(b->data + offsetof(struct log_write_entry, nr_sectors), blocks);
-		if (!(lw_flags(b) & LOG_DISCARD_FLAG))
+		if (b->zeros)
+			b->zeros = blocks * lw->ss;
+		else if (!(lw_flags(b) & LOG_DISCARD_FLAG))
 			b->len = (size_t)(1 + blocks) * lw->ss;
 	}
 	if (rq->cmd_op == REQ_OP_WRITE_ZEROES)
@@ -861,7 +901,7 @@ static void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned 
 			p->blk = lw_write_block(lw, rq, p);
 		if (!p->blk && !p->done)
 			lw_out_of_memory(lw);
-		else if (p->blk && rq->cmd_op == REQ_OP_WRITE) /* zeroes: calloc's */
+		else if (p->blk && rq->cmd_op == REQ_OP_WRITE) /* zeroes: the writer's */
 			lw_copy_data(rq, p->start + p->done - blk_rq_pos(rq), n,
 				     p->blk->data + lw->ss + ((size_t)p->done << SECTOR_SHIFT));
 		p->good += n;
