@@ -241,7 +241,7 @@ static void log_read(const char *path, struct log *l)
 			ck_assert_int_eq(pread(fd, e->name, e->data_len, off + (off_t)sizeof(le)),
 					 (ssize_t)e->data_len);
 		} else {
-			ck_assert_uint_eq(e->data_len, 0); /* as dm-log-writes: the data is blocks */
+			ck_assert_uint_eq(e->data_len, 0); /* as dm-log-writes: data is blocks */
 		}
 		off += l->ss;
 		if (!(e->flags & LOG_DISCARD_FLAG) && e->nr) {

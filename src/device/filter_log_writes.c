@@ -47,7 +47,7 @@ struct lw_block {
 	TAILQ_ENTRY(lw_block) link;
 	uint64_t off; /* where in the log file: set when it is logged */
 	size_t len;   /* bytes, whole blocks */
-	uint64_t zeros; /* bytes of zeros after them in the log: write-zeroes' data, not in memory */
+	uint64_t zeros; /* zeros after them in the log: write-zeroes' data, never in memory */
 	unsigned char data[];
 };
 
@@ -186,8 +186,8 @@ static void *lw_writer(void *arg)
 		}
 		if (ret && !lw->error) {
 			lw->error = -ret;
-			fprintf(stderr, "rqdisk: log-writes: writing %s: %s; logging stops\n", lw->path,
-				strerror(-ret));
+			fprintf(stderr, "rqdisk: log-writes: writing %s: %s; logging stops\n",
+				lw->path, strerror(-ret));
 		}
 		lw->queued -= b->len;
 		if (lw->starved && lw->queued <= LW_QUEUE_MAX) {
@@ -366,7 +366,7 @@ static int lw_log_mark(struct lw_filter *lw, const char *name)
 	return 0;
 }
 
-/* Every write that completed and is not yet logged: the unflushed, and those flushes in flight took. */
+/* Every completed write not yet logged: the unflushed, and what flushes in flight took. */
 static void lw_log_pending(struct lw_filter *lw)
 {
 	struct lw_rq *f;
@@ -409,8 +409,9 @@ static int lw_parse(const char *args, struct lw_args *a, char *why, size_t whyle
 			if (strlen(lw_keys[k]) == klen && !strncmp(lw_keys[k], s, klen))
 				break;
 		if (k == NR_LW_KEYS) {
-			snprintf(why, whylen, "log-writes: no key '%.*s' (there are: file, base, enable)",
-				 (int)klen, s);
+			snprintf(why, whylen,
+				 "log-writes: no key '%.*s' (there are: file, base, enable)", (int)klen,
+				 s);
 			return -EINVAL;
 		}
 		if (klen == len || klen + 1 == len) {
@@ -549,7 +550,8 @@ static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const ch
 		return -EINVAL;
 	}
 	if (a->val[LW_BASE] && !image) {
-		snprintf(why, whylen, "log-writes: base= needs an image to copy (the %s backend has none)",
+		snprintf(why, whylen,
+			 "log-writes: base= needs an image to copy (the %s backend has none)",
 			 backend->ops->name);
 		return -EINVAL;
 	}
@@ -787,8 +789,8 @@ static struct lw_block *lw_write_block(struct lw_filter *lw, const struct reques
 	struct lw_block *b;
 
 	if (rq->cmd_op == REQ_OP_DISCARD)
-		return lw_block_new(lw, p->start / shift, p->total / shift, flags | LOG_DISCARD_FLAG,
-				    0, 0);
+		return lw_block_new(lw, p->start / shift, p->total / shift,
+				    flags | LOG_DISCARD_FLAG, 0, 0);
 	if (rq->cmd_op == REQ_OP_WRITE_ZEROES) {
 		/* a write of zeros, up to 4 GiB in one request: the zeros are the writer's */
 		b = lw_block_new(lw, p->start / shift, p->total / shift, flags, 0, 0);
