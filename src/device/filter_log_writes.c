@@ -936,8 +936,12 @@ static int lw_show_mark(struct blk_dev *dev, char *buf, size_t len)
 static int lw_store_mark(struct blk_dev *dev, const char *buf)
 {
 	struct lw_filter *lw = dev->priv;
+	bool stopped;
 
-	if (lw->stopped || lw->error)
+	pthread_mutex_lock(&lw->lock); /* the writer sets error */
+	stopped = lw->stopped || lw->error;
+	pthread_mutex_unlock(&lw->lock);
+	if (stopped)
 		return -EIO;
 	return lw_log_mark(lw, buf);
 }
