@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -603,6 +604,7 @@ static int lw_start(struct lw_filter *lw, const struct lw_args *a, const char *i
 {
 	const struct dev_stack *s = lw->dev->stack;
 	bool made_log = false, made_base = false;
+	sigset_t all, old;
 	int basefd = -1, ret;
 
 	ret = lw_create("file", a->val[LW_FILE], &lw->path, &made_log, why, whylen);
@@ -629,7 +631,11 @@ static int lw_start(struct lw_filter *lw, const struct lw_args *a, const char *i
 		snprintf(why, whylen, "log-writes: eventfd: %s", strerror(errno));
 		goto fail;
 	}
+	/* signals are the loop's (SIGTERM ends the session): none for the writer */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = -pthread_create(&lw->writer, NULL, lw_writer, lw);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		snprintf(why, whylen, "log-writes: starting the writer: %s", strerror(-ret));
 		goto fail;
