@@ -128,6 +128,26 @@ cp "$tmp/base" "$tmp/replay"
 cmp "$tmp/replay" "$tmp/at-mark" || fail "the log replayed to the mark is not the image then"
 cmp -s "$tmp/replay" "$tmp/final" && fail "the log replayed to the mark is the final image"
 
+say "a daemon killed: its log is read up to the last super block, the mark in it"
+cp "$tmp/img.before" "$tmp/img2"
+start_rqdisk --filter "log-writes:file=$tmp/log2,base=$tmp/base2" "$tmp/img2" "$tmp/mnt"
+dd if="$tmp/a" of="$rqdisk_disk" bs=64k seek=3 oflag=direct conv=notrunc,fsync status=none ||
+	fail "dd of a failed"
+echo before-kill >"$tmp/mnt/log/mark" || fail "writing log/mark failed"
+cp "$rqdisk_disk" "$tmp/at-kill-mark"
+for ((i = 0; i < 50; i++)); do # the log's own thread writes it: 5 s at most
+	"$dump" "$tmp/log2" 2>/dev/null | grep -q " MARK 0 0 before-kill$" && break
+	sleep 0.1
+done
+kill -KILL "$rqdisk_pid"
+_reap_rqdisk
+"$dump" "$tmp/log2" >"$tmp/dump2" || fail "log-writes-dump refused the log of a killed daemon"
+grep -q " MARK 0 0 before-kill$" "$tmp/dump2" || fail "the killed daemon's log lacks its mark"
+grep -q "dm-log-writes-end" "$tmp/dump2" && fail "a killed daemon's log has the end mark"
+cp "$tmp/base2" "$tmp/replay2"
+"$dump" replay "$tmp/log2" "$tmp/replay2" @before-kill || fail "replaying the killed log failed"
+cmp "$tmp/replay2" "$tmp/at-kill-mark" || fail "the killed log replayed to its mark is not the image"
+
 say "mkfs.ext4 through a loop device: the replayed log is a clean file system"
 requires_loop
 requires mkfs.ext4 e2fsck
