@@ -24,10 +24,11 @@
  *    with dev_end(.., 0, n) first, then the error for the rest; it
  *    corrupts data by walking the request's bios (rq_for_each_bio) in end,
  *    before passing up.
- *  - log-writes: submit sees each write's data and flags; end sees the
- *    completion order of flushes and FUA writes.  It writes its log on a
- *    second stack it opens itself on the same host (dev_stack_open with a
- *    file backend), so its I/O runs through the same loop.
+ *  - log-writes: submit sees when a flush is issued; end sees each
+ *    write's data and the completion order of writes, flushes and FUA
+ *    writes.  A thread of its own writes the log; can_take says no while
+ *    too much waits for it, and it wakes the loop through an eventfd
+ *    (dev_host_ops.watch_fd) when it has caught up.
  *  - write-cache: has_cache in its limits; it copies a write into its
  *    cache in submit and ends it from its timer, set to now (no op ends a
  *    request from inside submit, where the queue is dispatching).  It
