@@ -128,6 +128,22 @@ cp "$tmp/base" "$tmp/replay"
 cmp "$tmp/replay" "$tmp/at-mark" || fail "the log replayed to the mark is not the image then"
 cmp -s "$tmp/replay" "$tmp/final" && fail "the log replayed to the mark is the final image"
 
+say "4 KiB logical blocks: the log counts them, as the kernel counts the device's"
+cp "$tmp/img.before" "$tmp/img4k"
+start_rqdisk --logical-block-size 4096 --filter "log-writes:file=$tmp/log4k,base=$tmp/base4k" \
+	"$tmp/img4k" "$tmp/mnt"
+dd if="$tmp/b" of="$rqdisk_disk" bs=128k seek=5 oflag=direct conv=notrunc,fsync status=none ||
+	fail "dd of b failed"
+stop_rqdisk
+"$dump" "$tmp/log4k" >"$tmp/dump4k" || fail "log-writes-dump refused the 4 KiB log"
+head -n 1 "$tmp/dump4k" | grep -q "^sectorsize 4096 " || fail "the 4 KiB log: $(head -n 1 "$tmp/dump4k")"
+awk 'NR > 1 && $2 == "WRITE" { if (!first) first = $3; n += $4 }
+	END { exit !(first == 160 && n == 32) }' "$tmp/dump4k" ||
+	fail "b is not 32 blocks of 4 KiB from block 160: $(cat "$tmp/dump4k")"
+cp "$tmp/base4k" "$tmp/replay4k"
+"$dump" replay "$tmp/log4k" "$tmp/replay4k" || fail "replaying the 4 KiB log failed"
+cmp "$tmp/replay4k" "$tmp/img4k" || fail "the replayed 4 KiB log is not the image"
+
 say "a daemon killed: its log is read up to the last super block, the mark in it"
 cp "$tmp/img.before" "$tmp/img2"
 start_rqdisk --filter "log-writes:file=$tmp/log2,base=$tmp/base2" "$tmp/img2" "$tmp/mnt"
