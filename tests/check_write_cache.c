@@ -679,23 +679,42 @@ START_TEST(full_cache_makes_writes_wait)
 
 	setup(&h, "write-cache:size=1,expire=0,depth=2");
 	the_mem->hold = true;
-	for (unsigned int i = 0; i < 16; i++) /* 16 x 64 KiB: 1 MiB */
-		ck_assert(h.ended[wr(&h, (sector_t)i * 256, 128, 0x10 + (int)i)]);
+	for (unsigned int i = 0; i < 16; i++) /* 16 x 62 KiB: 992 KiB of 1 MiB */
+		ck_assert(h.ended[wr(&h, (sector_t)i * 256, 124, 0x10 + (int)i)]);
 	/* over half full: writeback began, no more than depth at once */
 	ck_assert_uint_eq(the_mem->nr_pending, 2);
-	last = wr(&h, 4096, 8, 0x99);
+	last = wr(&h, 4096, 128, 0x99); /* 64 KiB: 32 too many */
 	ck_assert(!h.ended[last]);
 	complete_nth(&h, 0);
 	ck_assert(h.ended[last]);
 	ck_assert_int_eq(h.error[last], 0);
 	complete_all(&h);
-	complete_all(&h);
 	flush(&h);
 	complete_all(&h);
-	complete_all(&h);
 	for (unsigned int i = 0; i < 16; i++)
-		ck_assert(medium_is((sector_t)i * 256, 128, 0x10 + (int)i));
-	ck_assert(medium_is(4096, 8, 0x99));
+		ck_assert(medium_is((sector_t)i * 256, 124, 0x10 + (int)i));
+	ck_assert(medium_is(4096, 128, 0x99));
+	teardown(&h);
+}
+END_TEST
+
+/* What was below when the power went ends with -EIO: the device lost power with it. */
+START_TEST(cut_fails_what_is_below)
+{
+	struct harness h;
+	unsigned int r, w;
+
+	setup(&h, "write-cache:expire=0");
+	the_mem->hold = true;
+	r = rd(&h, 0, 8);
+	w = submit(&h, REQ_OP_WRITE, REQ_FUA, 64, 8, 0x66);
+	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	attr_store(&h, "cut", "all", 0);
+	ck_assert(!h.ended[r] && !h.ended[w]);
+	complete_all(&h);
+	ck_assert_int_eq(h.error[r], -EIO);
+	ck_assert_int_eq(h.error[w], -EIO);
+	ck_assert(medium_is(64, 8, 0x66)); /* it was in the device's hands: it landed */
 	teardown(&h);
 }
 END_TEST
@@ -770,6 +789,7 @@ static Suite *write_cache_suite(void)
 	tcase_add_test(tc, cut_torn_keeps_a_prefix_at_the_unit);
 	tcase_add_test(tc, expire_writes_back_on_time);
 	tcase_add_test(tc, full_cache_makes_writes_wait);
+	tcase_add_test(tc, cut_fails_what_is_below);
 	tcase_add_test(tc, discard_goes_through);
 	tcase_add_test(tc, refusals_say_why);
 	tcase_add_test(tc, describes_its_parameters);
