@@ -1,0 +1,143 @@
+#!/bin/bash
+# test-write-cache.sh - the write-cache filter on a mounted disk: a write not flushed
+# is lost when the power is cut (echo all > power/cut, or SIGPWR), I/O fails with EIO
+# until "echo 1 > power/restore", a write flushed before the cut is on the image, and
+# the cache's data reaches the image when the disk is unmounted.  queue/write_cache
+# says "write back" over a cache or the page cache, "write through" with --direct
+# and no cache.  Bad keys are refused with one line and exit 2.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires dd cmp head
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+truncate -s 64M "$tmp/img"
+head -c 1M /dev/urandom >"$tmp/pat"
+pw=$tmp/mnt/power
+MiB=1048576
+
+# image_has OFFSET_MIB: the image holds the pattern at that MiB.
+image_has()
+{
+	cmp -s -n $MiB "$tmp/pat" "$tmp/img" 0 $(($1 * MiB))
+}
+
+# image_zero OFFSET_MIB: the image holds zeros there.
+image_zero()
+{
+	cmp -s -n $MiB /dev/zero "$tmp/img" 0 $(($1 * MiB))
+}
+
+# write_pattern OFFSET_MIB [DD_ARGS]: the pattern onto the disk, O_DIRECT (no page cache above).
+write_pattern()
+{
+	local at=$1
+
+	shift
+	dd if="$tmp/pat" of="$rqdisk_disk" bs=64k seek=$((at * 16)) oflag=direct conv=notrunc \
+		status=none "$@"
+}
+
+# io_fails: a read and a write of the disk both fail with EIO.
+io_fails()
+{
+	dd if="$rqdisk_disk" of=/dev/null bs=4k count=1 iflag=direct status=none 2>"$tmp/err" &&
+		fail "a read worked with the power off"
+	grep -q "Input/output error" "$tmp/err" || fail "the read failed otherwise: $(cat "$tmp/err")"
+	dd if=/dev/zero of="$rqdisk_disk" bs=4k count=1 seek=100 oflag=direct conv=notrunc \
+		status=none 2>"$tmp/err" && fail "a write worked with the power off"
+	grep -q "Input/output error" "$tmp/err" || fail "the write failed otherwise: $(cat "$tmp/err")"
+}
+
+# wait_state S: power/state shows S within 5 s.
+wait_state()
+{
+	local i
+
+	for ((i = 0; i < 50; i++)); do
+		[ "$(cat "$pw/state")" = "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "power/state is $(cat "$pw/state"), not $1"
+}
+
+say "write-cache:expire=0: power/ and device/write-cache/, write back"
+start_rqdisk --filter write-cache:expire=0 "$tmp/img" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/queue/write_cache")" = "write back" ] ||
+	fail "queue/write_cache is $(cat "$tmp/mnt/queue/write_cache")"
+[ "$(echo $(ls "$pw"))" = "cut dirty restore state stats" ] || fail "power/ holds: $(ls "$pw")"
+[ -d "$tmp/mnt/device/write-cache" ] || fail "no device/write-cache/"
+grep -q "^write-cache:size=64 expire=0 seed=1 depth=4 atomic=512 -> file" \
+	"$tmp/mnt/device/stack" || fail "device/stack: $(cat "$tmp/mnt/device/stack")"
+[ "$(cat "$pw/state")" = on ] || fail "state is $(cat "$pw/state")"
+
+say "a write not flushed is lost with the power"
+write_pattern 0 || fail "the write failed"
+[ "$(cat "$pw/dirty")" = $MiB ] || fail "dirty is $(cat "$pw/dirty"), not $MiB"
+image_zero 0 || fail "the data reached the image before any flush"
+echo all >"$pw/cut" || fail "the cut failed"
+[ "$(cat "$pw/state")" = off ] || fail "state is $(cat "$pw/state") after the cut"
+io_fails
+image_zero 0 || fail "the image holds data that was never flushed"
+grep -q "^dropped $MiB$" "$pw/stats" || fail "stats: $(cat "$pw/stats")"
+echo 2 >"$pw/restore" 2>/dev/null && fail "restore took 2"
+echo 1 >"$pw/restore" || fail "restore failed"
+[ "$(cat "$pw/state")" = on ] || fail "state is $(cat "$pw/state") after restore"
+cmp -s -n $MiB /dev/zero "$rqdisk_disk" || fail "the disk does not read as the image"
+
+say "a write flushed before the cut survives it"
+write_pattern 0 conv=fsync || fail "the write failed"
+image_has 0 || fail "fsync did not bring the data to the image"
+echo all >"$pw/cut"
+image_has 0 || fail "the cut took flushed data"
+echo 1 >"$pw/restore"
+cmp -s -n $MiB "$tmp/pat" "$rqdisk_disk" || fail "the disk lost flushed data"
+
+say "SIGPWR cuts the power as well"
+write_pattern 1 || fail "the write failed"
+kill -PWR "$rqdisk_pid"
+wait_state off
+io_fails
+image_zero 1 || fail "the image holds data that was never flushed, after SIGPWR"
+echo 1 >"$pw/restore"
+
+say "unmounted, the cache's data goes to the image"
+write_pattern 2 || fail "the write failed"
+image_zero 2 || fail "the data reached the image before any flush"
+stop_rqdisk
+image_has 2 || fail "the cache's data did not reach the image at unmount"
+
+say "without the filter: write back over the page cache, write through with --direct"
+start_rqdisk "$tmp/img" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/queue/write_cache")" = "write back" ] ||
+	fail "queue/write_cache is $(cat "$tmp/mnt/queue/write_cache") over the page cache"
+[ ! -e "$pw" ] || fail "power/ without a write cache"
+stop_rqdisk
+make_odirect_tmpdir dtmp
+if [ -n "$dtmp" ]; then
+	truncate -s 16M "$dtmp/img"
+	start_rqdisk --direct "$dtmp/img" "$tmp/mnt"
+	[ "$(cat "$tmp/mnt/queue/write_cache")" = "write through" ] ||
+		fail "queue/write_cache is $(cat "$tmp/mnt/queue/write_cache") with --direct"
+	stop_rqdisk
+	start_rqdisk --direct --filter write-cache "$dtmp/img" "$tmp/mnt"
+	[ "$(cat "$tmp/mnt/queue/write_cache")" = "write back" ] ||
+		fail "queue/write_cache is $(cat "$tmp/mnt/queue/write_cache") over a write cache"
+	stop_rqdisk
+else
+	say "no file system here takes O_DIRECT: --direct not tried"
+fi
+
+say "bad keys: one line, exit 2, nothing left behind"
+for spec in write-cache:size=0 write-cache:depth=0 write-cache:expire=x write-cache:colour=1 \
+	write-cache:atomic=1000; do
+	status=0
+	"$RQDISK" --create 8M --filter "$spec" "$tmp/new.img" "$tmp/mnt" 2>"$tmp/err" || status=$?
+	[ "$status" = 2 ] || fail "--filter $spec: exit $status, not 2"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "--filter $spec: not one line: $(cat "$tmp/err")"
+	say "--filter $spec: $(cat "$tmp/err")"
+	! is_mounted "$tmp/mnt" || fail "--filter $spec left a mount"
+	[ ! -e "$tmp/new.img" ] || fail "--filter $spec left an image"
+done
+exit 0
