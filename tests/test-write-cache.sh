@@ -1,10 +1,11 @@
 #!/bin/bash
 # test-write-cache.sh - the write-cache filter on a mounted disk: a write not flushed
 # is lost when the power is cut (echo all > power/cut, or SIGPWR), I/O fails with EIO
-# until "echo 1 > power/restore", a write flushed before the cut is on the image, and
-# the cache's data reaches the image when the disk is unmounted.  queue/write_cache
-# says "write back" over a cache or the page cache, "write through" with --direct
-# and no cache.  Bad keys are refused with one line and exit 2.
+# until "echo 1 > power/restore", a write flushed before the cut is on the image, a
+# random cut keeps some writes whole and drops the others, and the cache's data
+# reaches the image when the disk is unmounted.  queue/write_cache says "write back"
+# over a cache or the page cache, "write through" with --direct and no cache.  Bad
+# keys are refused with one line and exit 2.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -101,6 +102,26 @@ wait_state off
 io_fails
 image_zero 1 || fail "the image holds data that was never flushed, after SIGPWR"
 echo 1 >"$pw/restore"
+
+say "cut random: each 64 KiB write there whole or not at all, some of each"
+write_pattern 3 || fail "the write failed"
+echo random >"$pw/cut" || fail "the cut failed"
+wait_state off
+io_fails
+echo 1 >"$pw/restore" || fail "restore failed"
+kept=0
+for ((i = 0; i < 16; i++)); do
+	if cmp -s -n 65536 "$tmp/pat" "$tmp/img" $((i * 65536)) $((3 * MiB + i * 65536)); then
+		kept=$((kept + 1))
+	else
+		cmp -s -n 65536 /dev/zero "$tmp/img" 0 $((3 * MiB + i * 65536)) ||
+			fail "write $i of the random cut is on the image in part"
+	fi
+done
+say "the random cut kept $kept of 16 writes"
+[ $kept -gt 0 ] && [ $kept -lt 16 ] || fail "the random cut kept $kept of 16 writes"
+cmp -s -n $MiB "$tmp/img" "$rqdisk_disk" $((3 * MiB)) $((3 * MiB)) ||
+	fail "the disk does not read as the image after the random cut"
 
 say "unmounted, the cache's data goes to the image"
 write_pattern 2 || fail "the write failed"

@@ -321,7 +321,6 @@ static bool wc_cache_write(struct blk_dev *dev, struct wc_rq *w, uint64_t now, b
 	}
 	wc_copy(w->rq, 0, e->buf, bytes, false);
 	wc_map_insert(&wc->map, e);
-	wc->need_room = false;
 	wc_fifo_remove(wc, w);
 	dev_end(dev, w->rq, 0, nr);
 	return true;
@@ -362,7 +361,6 @@ static bool wc_send_flush(struct blk_dev *dev, struct wc_rq *w)
 	}
 	if (!dev_can_take(dev->lower))
 		return false;
-	wc->need_flush = false;
 	wc_fifo_remove(wc, w);
 	w->kind = WC_RQ_FLUSH;
 	w->left = 0;
@@ -406,6 +404,7 @@ static void wc_take(struct blk_dev *dev, uint64_t now)
 	struct wc_filter *wc = dev->priv;
 	struct wc_rq *w;
 
+	wc->need_room = wc->need_flush = false; /* the head that waits says so again */
 	while ((w = TAILQ_FIRST(&wc->fifo)) && wc_take_one(dev, w, now))
 		;
 }
@@ -507,8 +506,8 @@ static void wc_arm(struct blk_dev *dev, uint64_t now)
 	    !wc_expired(wc, oldest, now))
 		at = oldest->dirtied_at + wc->expire_ns;
 	/* blocked, and nothing below will end to bring the next look */
-	if ((!TAILQ_EMPTY(&wc->fifo) || (oldest && wc->power == WC_ON)) && !wc_below(wc)) {
-		bool stuck = !TAILQ_EMPTY(&wc->fifo) || wc->need_room || wc->need_flush ||
+	if ((!TAILQ_EMPTY(&wc->fifo) || (oldest && wc->power != WC_OFF)) && !wc_below(wc)) {
+		bool stuck = !TAILQ_EMPTY(&wc->fifo) || wc->power == WC_CUTTING ||
 			     wc->map.dirty_bytes * 2 > wc->size || wc_expired(wc, oldest, now);
 
 		if (stuck && (!at || now + WC_RETRY_NS < at))
