@@ -39,6 +39,7 @@ struct mem {
 	TAILQ_HEAD(, mem_rq) fifo;
 	unsigned int nr_pending;
 	bool hold;            /* end only when the test says; else at once, from the timer */
+	bool fail_writes;     /* writes end with -EIO, and change nothing */
 	struct mem_op log[MAX_LOG]; /* what came, in order */
 	unsigned int nr_log;
 	unsigned int writes_done, flushes_done;
@@ -141,6 +142,10 @@ static void mem_finish(struct blk_dev *dev, struct mem_rq *p)
 		free(p->snap);
 		break;
 	case REQ_OP_WRITE:
+		if (m->fail_writes) {
+			dev_end(dev, rq, -EIO, blk_rq_sectors(rq));
+			return;
+		}
 		mem_copy(rq, at, false);
 		m->writes_done++;
 		break;
@@ -719,6 +724,47 @@ START_TEST(cut_fails_what_is_below)
 }
 END_TEST
 
+/* A failed writeback fails the next flush, once; its data is counted as dropped. */
+START_TEST(failed_writeback_fails_the_flush)
+{
+	struct harness h;
+	unsigned int f;
+
+	setup(&h, "write-cache:expire=0");
+	wr(&h, 0, 8, 0x12);
+	the_mem->fail_writes = true;
+	f = flush(&h);
+	ck_assert(h.ended[f]);
+	ck_assert_int_eq(h.error[f], -EIO);
+	ck_assert(strstr(attr_show(&h, "stats"), "dropped 4096\n"));
+	the_mem->fail_writes = false;
+	f = flush(&h);
+	ck_assert_int_eq(h.error[f], 0);
+	teardown(&h);
+}
+END_TEST
+
+/* A cut that keeps writes is "cutting" until they land: restore waits for that. */
+START_TEST(restore_waits_for_the_cut)
+{
+	struct harness h;
+
+	setup(&h, "write-cache:expire=0,seed=7");
+	the_mem->hold = true;
+	for (unsigned int i = 0; i < 8; i++)
+		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
+	attr_store(&h, "cut", "random", 0);
+	ck_assert_uint_gt(the_mem->nr_pending, 0);
+	ck_assert_str_eq(attr_show(&h, "state"), "cutting\n");
+	attr_store(&h, "restore", "1", -EBUSY);
+	complete_all(&h);
+	ck_assert_str_eq(attr_show(&h, "state"), "off\n");
+	attr_store(&h, "restore", "1", 0);
+	ck_assert_str_eq(attr_show(&h, "state"), "on\n");
+	teardown(&h);
+}
+END_TEST
+
 /* A discard goes through once the cached data of its range is gone: none lands after it. */
 START_TEST(discard_goes_through)
 {
@@ -790,6 +836,8 @@ static Suite *write_cache_suite(void)
 	tcase_add_test(tc, expire_writes_back_on_time);
 	tcase_add_test(tc, full_cache_makes_writes_wait);
 	tcase_add_test(tc, cut_fails_what_is_below);
+	tcase_add_test(tc, failed_writeback_fails_the_flush);
+	tcase_add_test(tc, restore_waits_for_the_cut);
 	tcase_add_test(tc, discard_goes_through);
 	tcase_add_test(tc, refusals_say_why);
 	tcase_add_test(tc, describes_its_parameters);
