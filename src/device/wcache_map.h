@@ -53,7 +53,7 @@ void wc_map_set_state(struct wc_map *m, struct wc_extent *e, enum wc_state state
 struct wc_extent *wc_map_first(struct wc_map *m, sector_t start, sector_t end);
 /* The next extent by sector, or NULL. */
 struct wc_extent *wc_map_next(struct wc_extent *e);
-/* Whether any extent in [start, end) is in writeback (or of state, if not NULL). */
+/* Whether an extent in that state overlaps [start, end). */
 bool wc_map_has(struct wc_map *m, sector_t start, sector_t end, enum wc_state state);
 /*
  * Take [start, end) out of every extent that overlaps it: none may be in
