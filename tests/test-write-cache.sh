@@ -150,6 +150,31 @@ else
 	say "no file system here takes O_DIRECT: --direct not tried"
 fi
 
+# fio_verify NAME FILE EXTRA...: random writes of 512 B to 128 KiB, then every block's
+# crc32c read back and checked.
+fio_verify()
+{
+	local name=$1 file=$2
+
+	shift 2
+	(cd "$tmp" && fio --name="$name" --size=32M --rw=randwrite --bsrange=512-128k \
+		--verify=crc32c --verify_fatal=1 --verify_state_save=0 --filename="$file" \
+		--output="$tmp/$name.out" "$@") || { cat "$tmp/$name.out"; fail "fio $name failed"; }
+}
+
+if command -v fio >/dev/null && fio --enghelp 2>/dev/null | grep -qw io_uring; then
+	say "fio through a 1 MiB cache: writes wait for room, reads see the cache; the image verifies"
+	truncate -s 0 "$tmp/img"
+	truncate -s 64M "$tmp/img"
+	start_rqdisk --filter write-cache:size=1,expire=10,depth=2 "$tmp/img" "$tmp/mnt"
+	fio_verify cached "$rqdisk_disk" --ioengine=io_uring --direct=1 --iodepth=32 --do_verify=1
+	grep -q "^written_back [1-9]" "$pw/stats" || fail "nothing written back: $(cat "$pw/stats")"
+	stop_rqdisk
+	fio_verify image "$tmp/img" --ioengine=psync --verify_only
+else
+	say "no fio with io_uring: the fio run is left out"
+fi
+
 say "bad keys: one line, exit 2, nothing left behind"
 for spec in write-cache:size=0 write-cache:depth=0 write-cache:expire=x write-cache:colour=1 \
 	write-cache:atomic=1000; do
