@@ -724,6 +724,38 @@ START_TEST(cut_fails_what_is_below)
 }
 END_TEST
 
+/* The sectors of the writebacks a flush makes of 16 writes, in the order they went down. */
+static void writeback_order(const char *spec, sector_t *order)
+{
+	struct harness h;
+
+	setup(&h, spec);
+	for (unsigned int i = 0; i < 16; i++)
+		wr(&h, (sector_t)i * 16, 8, 0x60 + (int)i);
+	flush(&h);
+	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 16);
+	for (unsigned int i = 0; i < 16; i++)
+		order[i] = the_mem->log[i].sector;
+	teardown(&h);
+}
+
+/* Writeback goes in an order of the cache's own: the same for a seed, another for another. */
+START_TEST(writeback_order_comes_from_the_seed)
+{
+	sector_t a[16], b[16], c[16];
+	bool sorted = true;
+
+	writeback_order("write-cache:expire=0,seed=5,depth=1", a);
+	writeback_order("write-cache:expire=0,seed=5,depth=1", b);
+	writeback_order("write-cache:expire=0,seed=6,depth=1", c);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	ck_assert(memcmp(a, c, sizeof(a)));
+	for (unsigned int i = 1; i < 16; i++)
+		sorted &= a[i] > a[i - 1];
+	ck_assert(!sorted); /* not simply the order they came in */
+}
+END_TEST
+
 /* A failed writeback fails the next flush, once; its data is counted as dropped. */
 START_TEST(failed_writeback_fails_the_flush)
 {
@@ -836,6 +868,7 @@ static Suite *write_cache_suite(void)
 	tcase_add_test(tc, expire_writes_back_on_time);
 	tcase_add_test(tc, full_cache_makes_writes_wait);
 	tcase_add_test(tc, cut_fails_what_is_below);
+	tcase_add_test(tc, writeback_order_comes_from_the_seed);
 	tcase_add_test(tc, failed_writeback_fails_the_flush);
 	tcase_add_test(tc, restore_waits_for_the_cut);
 	tcase_add_test(tc, discard_goes_through);

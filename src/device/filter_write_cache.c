@@ -438,21 +438,58 @@ static bool wc_may_write(const struct wc_filter *wc, const struct wc_extent *e)
 	return !wc_list_overlaps(&wc->through, e->start, wc_end(e));
 }
 
-/* A dirty extent to write back, at random (seeded) among those that may go; NULL: none. */
-static struct wc_extent *wc_pick(struct wc_filter *wc, bool any, uint64_t now)
+#define WC_PICK_TRIES 8
+
+/*
+ * Any dirty extent, at random: a few draws from the vector, then (writes
+ * through below in the way of each) a count of those that may go.
+ */
+static struct wc_extent *wc_pick_any(struct wc_filter *wc)
+{
+	size_t n = wc->map.nr_dirty, ok = 0, pick;
+	struct wc_extent *e;
+
+	for (int i = 0; i < WC_PICK_TRIES; i++) {
+		e = wc_map_dirty_at(&wc->map, wc_rand(&wc->rng) % n);
+		if (wc_may_write(wc, e))
+			return e;
+	}
+	for (size_t i = 0; i < n; i++)
+		ok += wc_may_write(wc, wc_map_dirty_at(&wc->map, i));
+	if (!ok)
+		return NULL;
+	pick = wc_rand(&wc->rng) % ok;
+	for (size_t i = 0; i < n; i++) {
+		e = wc_map_dirty_at(&wc->map, i);
+		if (wc_may_write(wc, e) && !pick--)
+			return e;
+	}
+	return NULL;
+}
+
+/* An expired one, at random among them: they lead the dirty list, oldest first. */
+static struct wc_extent *wc_pick_expired(struct wc_filter *wc, uint64_t now)
 {
 	struct wc_extent *e;
 	uint64_t n = 0, pick;
 
-	TAILQ_FOREACH(e, &wc->map.dirty, link)
-		n += (any || wc_expired(wc, e, now)) && wc_may_write(wc, e);
+	for (e = TAILQ_FIRST(&wc->map.dirty); e && wc_expired(wc, e, now); e = TAILQ_NEXT(e, link))
+		n += wc_may_write(wc, e);
 	if (!n)
 		return NULL;
 	pick = wc_rand(&wc->rng) % n;
-	TAILQ_FOREACH(e, &wc->map.dirty, link)
-		if ((any || wc_expired(wc, e, now)) && wc_may_write(wc, e) && !pick--)
+	for (e = TAILQ_FIRST(&wc->map.dirty); e && wc_expired(wc, e, now); e = TAILQ_NEXT(e, link))
+		if (wc_may_write(wc, e) && !pick--)
 			return e;
 	return NULL;
+}
+
+/* A dirty extent to write back, seeded random among those that may go; NULL: none. */
+static struct wc_extent *wc_pick(struct wc_filter *wc, bool any, uint64_t now)
+{
+	if (!wc->map.nr_dirty)
+		return NULL;
+	return any ? wc_pick_any(wc) : wc_pick_expired(wc, now);
 }
 
 static bool wc_start_writeback(struct blk_dev *dev, struct wc_extent *e)

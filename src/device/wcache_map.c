@@ -19,6 +19,47 @@ void wc_map_init(struct wc_map *m)
 	TAILQ_INIT(&m->dirty);
 	TAILQ_INIT(&m->clean);
 	m->bytes = m->dirty_bytes = 0;
+	m->vec = NULL;
+	m->nr_dirty = m->vec_cap = 0;
+}
+
+/* Room in the dirty vector for n more. */
+static int wc_map_reserve(struct wc_map *m, size_t n)
+{
+	size_t cap = m->vec_cap ? m->vec_cap : 64;
+	struct wc_extent **vec;
+
+	if (m->nr_dirty + n <= m->vec_cap)
+		return 0;
+	while (cap < m->nr_dirty + n)
+		cap *= 2;
+	vec = realloc(m->vec, cap * sizeof(*vec));
+	if (!vec)
+		return -ENOMEM;
+	m->vec = vec;
+	m->vec_cap = cap;
+	return 0;
+}
+
+/* Onto the dirty list's tail (or after prev) and into the vector, reserved before. */
+static void wc_dirty_add(struct wc_map *m, struct wc_extent *e, struct wc_extent *prev)
+{
+	if (prev)
+		TAILQ_INSERT_AFTER(&m->dirty, prev, e, link);
+	else
+		TAILQ_INSERT_TAIL(&m->dirty, e, link);
+	e->dirty_idx = m->nr_dirty;
+	m->vec[m->nr_dirty++] = e;
+}
+
+/* Off both: the vector's last one takes its place. */
+static void wc_dirty_del(struct wc_map *m, struct wc_extent *e)
+{
+	struct wc_extent *last = m->vec[--m->nr_dirty];
+
+	TAILQ_REMOVE(&m->dirty, e, link);
+	m->vec[e->dirty_idx] = last;
+	last->dirty_idx = e->dirty_idx;
 }
 
 struct wc_extent *wc_extent_new(sector_t start, unsigned int nr, uint64_t now)
@@ -44,11 +85,6 @@ static void wc_extent_free(struct wc_extent *e)
 	free(e);
 }
 
-static struct wc_list *wc_list_of(struct wc_map *m, enum wc_state state)
-{
-	return state == WC_DIRTY ? &m->dirty : state == WC_CLEAN ? &m->clean : NULL;
-}
-
 static uint64_t wc_bytes(const struct wc_extent *e)
 {
 	return (uint64_t)e->nr << SECTOR_SHIFT;
@@ -57,7 +93,7 @@ static uint64_t wc_bytes(const struct wc_extent *e)
 void wc_map_insert(struct wc_map *m, struct wc_extent *e)
 {
 	RB_INSERT(wc_tree, &m->tree, e);
-	TAILQ_INSERT_TAIL(&m->dirty, e, link);
+	wc_dirty_add(m, e, NULL);
 	m->bytes += wc_bytes(e);
 	m->dirty_bytes += wc_bytes(e);
 }
@@ -65,10 +101,10 @@ void wc_map_insert(struct wc_map *m, struct wc_extent *e)
 /* Out of the list of its state, with its bytes. */
 static void wc_unlist(struct wc_map *m, struct wc_extent *e)
 {
-	struct wc_list *l = wc_list_of(m, e->state);
-
-	if (l)
-		TAILQ_REMOVE(l, e, link);
+	if (e->state == WC_DIRTY)
+		wc_dirty_del(m, e);
+	else if (e->state == WC_CLEAN)
+		TAILQ_REMOVE(&m->clean, e, link);
 	if (e->state != WC_CLEAN)
 		m->dirty_bytes -= wc_bytes(e);
 }
@@ -81,16 +117,15 @@ void wc_map_drop(struct wc_map *m, struct wc_extent *e)
 	wc_extent_free(e);
 }
 
+/* Out of writeback only: an extent never becomes dirty again, so the vector needs no room. */
 void wc_map_set_state(struct wc_map *m, struct wc_extent *e, enum wc_state state)
 {
-	struct wc_list *l = wc_list_of(m, state);
-
 	wc_unlist(m, e);
 	e->state = state;
 	if (state != WC_CLEAN)
 		m->dirty_bytes += wc_bytes(e);
-	if (l)
-		TAILQ_INSERT_TAIL(l, e, link);
+	if (state == WC_CLEAN)
+		TAILQ_INSERT_TAIL(&m->clean, e, link);
 }
 
 struct wc_extent *wc_map_first(struct wc_map *m, sector_t start, sector_t end)
@@ -155,8 +190,10 @@ static int wc_map_split(struct wc_map *m, struct wc_extent *e, sector_t start, s
 	m->bytes += wc_bytes(tail);
 	if (tail->state != WC_CLEAN)
 		m->dirty_bytes += wc_bytes(tail);
-	if (wc_list_of(m, tail->state)) /* beside e: as old as it */
-		TAILQ_INSERT_AFTER(wc_list_of(m, tail->state), e, tail, link);
+	if (tail->state == WC_DIRTY) /* beside e: as old as it */
+		wc_dirty_add(m, tail, e);
+	else
+		TAILQ_INSERT_AFTER(&m->clean, e, tail, link);
 	return 0;
 }
 
@@ -164,6 +201,8 @@ int wc_map_carve(struct wc_map *m, sector_t start, sector_t end)
 {
 	struct wc_extent *e = wc_map_first(m, start, end), *next;
 
+	if (wc_map_reserve(m, 2)) /* a split's tail, and the extent that comes in */
+		return -ENOMEM;
 	if (e && e->start < start && wc_end(e) > end)
 		return wc_map_split(m, e, start, end);
 	for (; e && e->start < end; e = next) {
@@ -184,4 +223,7 @@ void wc_map_clear(struct wc_map *m)
 
 	while ((e = RB_MIN(wc_tree, &m->tree)))
 		wc_map_drop(m, e);
+	free(m->vec);
+	m->vec = NULL;
+	m->vec_cap = 0;
 }

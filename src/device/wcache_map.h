@@ -22,6 +22,7 @@ struct wc_extent {
 	char *buf;       /* nr sectors of data, page-aligned (O_DIRECT below) */
 	uint64_t dirtied_at;
 	enum wc_state state;
+	size_t dirty_idx; /* its place in the map's dirty vector, while dirty */
 };
 
 RB_HEAD(wc_tree, wc_extent);
@@ -30,6 +31,8 @@ TAILQ_HEAD(wc_list, wc_extent);
 struct wc_map {
 	struct wc_tree tree;
 	struct wc_list dirty; /* oldest first */
+	struct wc_extent **vec; /* the dirty ones again, in no order: one drawn at random is O(1) */
+	size_t nr_dirty, vec_cap;
 	struct wc_list clean;
 	uint64_t bytes;       /* of every extent */
 	uint64_t dirty_bytes; /* dirty or in writeback */
@@ -57,13 +60,20 @@ struct wc_extent *wc_map_next(struct wc_extent *e);
 bool wc_map_has(struct wc_map *m, sector_t start, sector_t end, enum wc_state state);
 /*
  * Take [start, end) out of every extent that overlaps it: none may be in
- * writeback.  An extent cut in two gives its tail a buffer of its own:
- * 0, or -ENOMEM with the map as it was.
+ * writeback.  An extent cut in two gives its tail a buffer of its own.
+ * Leaves room for one more dirty extent (wc_map_insert): 0, or -ENOMEM
+ * with the map as it was.
  */
 int wc_map_carve(struct wc_map *m, sector_t start, sector_t end);
+/* The dirty extent at i of the dirty vector, i below nr_dirty. */
+static inline struct wc_extent *wc_map_dirty_at(const struct wc_map *m, size_t i)
+{
+	return m->vec[i];
+}
+
 /* Keep only the first nr sectors of e. */
 void wc_map_truncate(struct wc_map *m, struct wc_extent *e, unsigned int nr);
-/* Every extent freed. */
+/* Every extent freed, and the vector. */
 void wc_map_clear(struct wc_map *m);
 
 #endif
