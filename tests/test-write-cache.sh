@@ -134,6 +134,11 @@ start_rqdisk "$tmp/img" "$tmp/mnt"
 [ "$(cat "$tmp/mnt/queue/write_cache")" = "write back" ] ||
 	fail "queue/write_cache is $(cat "$tmp/mnt/queue/write_cache") over the page cache"
 [ ! -e "$pw" ] || fail "power/ without a write cache"
+kill -PWR "$rqdisk_pid"
+sleep 0.5
+kill -0 "$rqdisk_pid" 2>/dev/null || fail "SIGPWR without a write cache ended the daemon"
+dd if="$rqdisk_disk" of=/dev/null bs=4k count=1 iflag=direct status=none ||
+	fail "SIGPWR without a write cache broke the disk"
 stop_rqdisk
 make_odirect_tmpdir dtmp
 if [ -n "$dtmp" ]; then
