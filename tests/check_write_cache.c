@@ -192,6 +192,7 @@ struct harness {
 	bool ended[MAX_BIOS];
 	int error[MAX_BIOS];
 	unsigned int nr_bios;
+	bool in_submit; /* inside dev_submit: no request may end there */
 };
 
 static void request_fn(struct request_queue *q)
@@ -199,8 +200,11 @@ static void request_fn(struct request_queue *q)
 	struct harness *h = q->queuedata;
 	struct request *rq;
 
-	while (dev_can_take(h->stack.top) && (rq = blk_fetch_request(q)))
+	while (dev_can_take(h->stack.top) && (rq = blk_fetch_request(q))) {
+		h->in_submit = true;
 		dev_submit(h->stack.top, rq);
+		h->in_submit = false;
+	}
 }
 
 static void end_io(struct bio *bio, int error)
@@ -209,6 +213,7 @@ static void end_io(struct bio *bio, int error)
 	unsigned int i = (unsigned int)(bio - h->bio);
 
 	ck_assert(!h->ended[i]);
+	ck_assert_msg(!h->in_submit, "bio %u ended from inside submit", i);
 	h->ended[i] = true;
 	h->error[i] = error;
 }

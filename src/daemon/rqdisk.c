@@ -52,7 +52,7 @@ struct rqdisk_state {
 };
 
 /* Where the SIGPWR handler says it came: the loop reads it on its thread. */
-static volatile int power_signal_fd = -1;
+static volatile sig_atomic_t power_signal_fd = -1;
 
 /*
  * FUSE requests read in one turn of the loop before its completions are
