@@ -802,6 +802,33 @@ START_TEST(restore_waits_for_the_cut)
 }
 END_TEST
 
+/* A flush while the cut writes back what it keeps waits for all of it, then fails. */
+START_TEST(flush_during_a_cut_waits_for_its_writebacks)
+{
+	struct harness h;
+	unsigned int f;
+
+	setup(&h, "write-cache:expire=0,seed=12,depth=1");
+	the_mem->hold = true;
+	for (unsigned int i = 0; i < 8; i++)
+		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
+	attr_store(&h, "cut", "random", 0);
+	ck_assert_ptr_nonnull(strstr(attr_show(&h, "stats"), "dropped 16384\n")); /* 4 kept */
+	f = flush(&h);
+	for (unsigned int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(the_mem->nr_pending, 1);
+		complete_nth(&h, 0);
+		ck_assert(!h.ended[f]);
+	}
+	complete_nth(&h, 0);
+	ck_assert(h.ended[f]);
+	ck_assert_int_eq(h.error[f], -EIO);
+	ck_assert_uint_eq(the_mem->nr_pending, 0);
+	ck_assert_str_eq(attr_show(&h, "state"), "off\n");
+	teardown(&h);
+}
+END_TEST
+
 /* A discard goes through once the cached data of its range is gone: none lands after it. */
 START_TEST(discard_goes_through)
 {
@@ -876,6 +903,7 @@ static Suite *write_cache_suite(void)
 	tcase_add_test(tc, writeback_order_comes_from_the_seed);
 	tcase_add_test(tc, failed_writeback_fails_the_flush);
 	tcase_add_test(tc, restore_waits_for_the_cut);
+	tcase_add_test(tc, flush_during_a_cut_waits_for_its_writebacks);
 	tcase_add_test(tc, discard_goes_through);
 	tcase_add_test(tc, refusals_say_why);
 	tcase_add_test(tc, describes_its_parameters);

@@ -411,7 +411,8 @@ static void wc_take(struct blk_dev *dev, uint64_t now)
 
 /*
  * Power off: everything from above ends with -EIO, a flush only once the
- * writebacks below have landed (at exit it is what the daemon waits on).
+ * cut's writebacks have all landed (at exit the daemon waits on it, and
+ * must not leave one below).
  */
 static void wc_fail(struct blk_dev *dev)
 {
@@ -420,7 +421,7 @@ static void wc_fail(struct blk_dev *dev)
 
 	for (w = TAILQ_FIRST(&wc->fifo); w; w = next) {
 		next = TAILQ_NEXT(w, link);
-		if (w->rq->cmd_op == REQ_OP_FLUSH && wc->nr_wb)
+		if (w->rq->cmd_op == REQ_OP_FLUSH && (wc->nr_wb || wc->power == WC_CUTTING))
 			continue;
 		wc_fifo_remove(wc, w);
 		dev_end(dev, w->rq, -EIO, blk_rq_sectors(w->rq));
@@ -564,11 +565,14 @@ static void wc_timer(struct blk_dev *dev, uint64_t now)
 {
 	struct wc_filter *wc = dev->priv;
 
-	if (wc->power == WC_ON)
-		wc_take(dev, now);
-	else
+	if (wc->power == WC_ON) {
+		wc_take(dev, now); /* first: what waits at its head says what to write back */
+		wc_writeback(dev, now);
+	} else {
+		wc_writeback(dev, now);
+		wc_power_settle(wc);
 		wc_fail(dev);
-	wc_writeback(dev, now);
+	}
 	wc_power_settle(wc);
 	wc_arm(dev, now);
 }
