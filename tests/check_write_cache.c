@@ -40,6 +40,7 @@ struct mem {
 	unsigned int nr_pending;
 	bool hold;            /* end only when the test says; else at once, from the timer */
 	bool fail_writes;     /* writes end with -EIO, and change nothing */
+	bool refuse;          /* takes nothing (can_take false) */
 	struct mem_op log[MAX_LOG]; /* what came, in order */
 	unsigned int nr_log;
 	unsigned int writes_done, flushes_done;
@@ -161,6 +162,13 @@ static void mem_finish(struct blk_dev *dev, struct mem_rq *p)
 	dev_end(dev, rq, 0, blk_rq_sectors(rq));
 }
 
+static bool mem_can_take(struct blk_dev *dev)
+{
+	struct mem *m = dev->priv;
+
+	return !m->refuse;
+}
+
 static void mem_timer(struct blk_dev *dev, uint64_t now)
 {
 	struct mem *m = dev->priv;
@@ -176,6 +184,7 @@ static const struct dev_ops mem_ops = {
 	.rq_pdu_size = sizeof(struct mem_rq),
 	.open = mem_open,
 	.close = mem_close,
+	.can_take = mem_can_take,
 	.submit = mem_submit,
 	.timer = mem_timer,
 };
@@ -812,9 +821,14 @@ START_TEST(flush_during_a_cut_waits_for_its_writebacks)
 	the_mem->hold = true;
 	for (unsigned int i = 0; i < 8; i++)
 		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
+	the_mem->refuse = true; /* the cut's writebacks wait: none below for a moment */
 	attr_store(&h, "cut", "random", 0);
 	ck_assert_ptr_nonnull(strstr(attr_show(&h, "stats"), "dropped 16384\n")); /* 4 kept */
 	f = flush(&h);
+	ck_assert(!h.ended[f]);
+	ck_assert_uint_eq(the_mem->nr_pending, 0);
+	the_mem->refuse = false;
+	run_until(&h, START_NS + MS); /* the filter looks again */
 	for (unsigned int i = 0; i < 3; i++) {
 		ck_assert_uint_eq(the_mem->nr_pending, 1);
 		complete_nth(&h, 0);
