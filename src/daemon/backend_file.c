@@ -360,6 +360,7 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 	struct uring_driver *d = dev->stack->host;
 	struct request_queue *q = dev->stack->q;
 	struct file_backend *fb = calloc(1, sizeof(*fb));
+	int fl;
 
 	if (fb) {
 		TAILQ_INIT(&fb->free);
@@ -375,9 +376,11 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 	fb->d = d;
 	fb->fd = uring_driver_fd(d);
 	dev->priv = fb;
-	/* punching holes and zeroing ranges, or writing zeros; the page cache and the disk's cache */
+	/* punching holes and zeroing ranges, or writing zeros */
 	lim->discard = lim->write_zeroes = true;
-	lim->has_cache = true;
+	/* the page cache, unless --direct goes around it */
+	fl = fcntl(fb->fd, F_GETFL);
+	lim->has_cache = fl < 0 || !(fl & O_DIRECT);
 	uring_driver_set_kick(d, file_kick, fb);
 	return 0;
 }

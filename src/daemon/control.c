@@ -239,11 +239,16 @@ static int show_device_stack(struct rqdisk *d, char *buf, size_t len)
 	return n + snprintf(buf + n, len - (size_t)n, "\n");
 }
 
-/* Writes are durable only after a flush: a volatile write cache. */
+/*
+ * "write back" when writes are durable only after a flush: a layer of the
+ * stack keeps a volatile cache (write-cache), or the image is written
+ * through the page cache (not --direct).  "write through" otherwise.
+ */
 static int show_write_cache(struct rqdisk *d, char *buf, size_t len)
 {
-	(void)d;
-	return snprintf(buf, len, "write back\n");
+	bool cache = d->stack && d->stack->limits.has_cache;
+
+	return snprintf(buf, len, "%s\n", cache ? "write back" : "write through");
 }
 
 static int show_trace_name(struct rqdisk *d, char *buf, size_t len)

@@ -88,8 +88,9 @@ static void usage(FILE *f)
 		"                               (default), hdd[:KEY=V,...], ssd[:KEY=V,...];\n"
 		"                               short for --filter model:SPEC\n"
 		"      --filter NAME[:ARGS]     stack a filter below the queue: model:SPEC,\n"
-		"                               delay:ms=N, log-writes:file=LOG (repeatable;\n"
-		"                               the first is nearest the queue)\n"
+		"                               delay:ms=N, write-cache[:size=MIB,...],\n"
+		"                               log-writes:file=LOG (repeatable; the first is\n"
+		"                               nearest the queue)\n"
 		"  -f, --foreground             stay in the foreground\n"
 		"  -h, --help                   show this help\n"
 		"  -V, --version                show the version\n");

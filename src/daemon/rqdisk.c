@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -45,7 +46,13 @@ struct rqdisk_state {
 	bool blocked; /* serve waits for requests to end before reading more */
 	int ready_fd; /* the waiting parent's pipe, or -1 */
 	int serve_error; /* why reading the FUSE device stopped, or 0 */
+	int power_fd;    /* SIGPWR's eventfd, watched by the loop, or -1 */
+	struct bio exit_flush; /* the write cache's, before the loop ends */
+	bool exit_flushed;
 };
+
+/* Where the SIGPWR handler says it came: the loop reads it on its thread. */
+static volatile sig_atomic_t power_signal_fd = -1;
 
 /*
  * FUSE requests read in one turn of the loop before its completions are
@@ -280,6 +287,81 @@ static int setup_queue(struct rqdisk_state *s)
 	s->disk.stack = uring_driver_stack(s->driver);
 	model = dev_stack_find(s->disk.stack, "model");
 	s->disk.model = model ? dev_model_of(model) : NULL;
+	return 0;
+}
+
+/* The layer that shows its files as power/ (write-cache), or NULL. */
+static struct blk_dev *power_layer(const struct dev_stack *st)
+{
+	for (unsigned int i = 0; i < st->nr_layers; i++) {
+		const char *dir = st->layers[i].ops->ctl_dir;
+
+		if (dir && !strcmp(dir, "power"))
+			return (struct blk_dev *)&st->layers[i];
+	}
+	return NULL;
+}
+
+static void power_signal(int sig)
+{
+	uint64_t one = 1;
+	int saved = errno;
+
+	(void)sig;
+	if (write(power_signal_fd, &one, sizeof(one)) < 0) { /* full: a cut is on its way */
+	}
+	errno = saved;
+}
+
+/* On the loop's thread, lock held: SIGPWR is "all" written to power/cut. */
+static void power_ready(void *arg)
+{
+	struct rqdisk_state *s = arg;
+	struct blk_dev *dev = power_layer(s->disk.stack);
+	const struct dev_attr *a = dev ? dev->ops->attrs : NULL;
+	uint64_t n;
+
+	if (read(s->power_fd, &n, sizeof(n)) != sizeof(n))
+		return;
+	while (a && a->name && strcmp(a->name, "cut"))
+		a++;
+	if (!a || !a->name || !a->store) {
+		fprintf(stderr, "rqdisk: SIGPWR: no write-cache filter: no power to cut\n");
+		return;
+	}
+	fprintf(stderr, "rqdisk: SIGPWR: the power is cut\n");
+	a->store(dev, "all");
+}
+
+/*
+ * SIGPWR cuts the power as "echo all > power/cut" does: the handler only
+ * writes to an eventfd, which the loop watches and reads on its thread,
+ * with the queue lock held.
+ */
+static int setup_power(struct rqdisk_state *s)
+{
+	const struct dev_stack *st = s->disk.stack;
+	struct sigaction sa = { .sa_handler = power_signal, .sa_flags = SA_RESTART };
+	int ret;
+
+	s->power_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->power_fd < 0) {
+		die_msg("eventfd: %s", strerror(errno));
+		return -1;
+	}
+	power_signal_fd = s->power_fd;
+	blk_queue_lock(s->disk.q);
+	ret = st->host_ops->watch_fd(st->host, s->power_fd, power_ready, s);
+	blk_queue_unlock(s->disk.q);
+	if (ret) {
+		die_msg("SIGPWR: %s", strerror(-ret));
+		return -1;
+	}
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPWR, &sa, NULL)) {
+		die_msg("SIGPWR: %s", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -521,6 +603,11 @@ static void teardown(struct rqdisk_state *s, bool failed)
 	fe_buffers_free(&s->disk);
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->power_fd >= 0) {
+		signal(SIGPWR, SIG_IGN); /* no handler writes to the fd number once it is closed */
+		power_signal_fd = -1;
+		close(s->power_fd);
+	}
 	if (failed && s->created)
 		unlink(s->opt.image);
 }
@@ -545,6 +632,30 @@ static int serve_one(struct rqdisk_state *s)
 		fuse_ring_saw_request(s->ring, mem, (size_t)n);
 	fuse_session_process_buf(s->se, &(struct fuse_buf){ .size = (size_t)n, .mem = mem });
 	return 1;
+}
+
+static void exit_flush_done(struct bio *bio, int error)
+{
+	if (error)
+		die_msg("the write cache's flush at exit: %s", strerror(-error));
+}
+
+/*
+ * The mount is gone: a write cache's data goes to the image, as a system
+ * flushes a disk's cache when it shuts down.  The loop ends only once the
+ * queue is idle, so it waits for the flush, and for the writebacks the
+ * flush waits for.
+ */
+static void flush_at_exit(struct rqdisk_state *s)
+{
+	if (s->exit_flushed || s->opt.read_only || !power_layer(s->disk.stack))
+		return;
+	s->exit_flushed = true;
+	bio_init(&s->exit_flush, REQ_OP_FLUSH, 0, 0, NULL, 0);
+	s->exit_flush.bi_flags = REQ_SYNC;
+	s->exit_flush.bi_end_io = exit_flush_done;
+	s->exit_flush.bi_private = s;
+	submit_bio(s->disk.q, &s->exit_flush);
 }
 
 /*
@@ -588,6 +699,7 @@ static enum uring_serve serve_fuse(void *arg)
 				s->serve_error = n;
 			}
 			fuse_session_exit(s->se);
+			flush_at_exit(s);
 			return URING_SERVE_DONE;
 		}
 	}
@@ -651,8 +763,8 @@ static int start(struct rqdisk_state *s)
 	}
 	if (!s->opt.foreground && daemonize_start(s))
 		return -1;
-	if (open_image(s) || setup_queue(s) || setup_memory(s) || setup_trace(s) ||
-	    setup_fuse(s))
+	if (open_image(s) || setup_queue(s) || setup_power(s) || setup_memory(s) ||
+	    setup_trace(s) || setup_fuse(s))
 		return -1;
 	lock_memory(s);
 	/* our own reclaim must not wait on the writeback of a loop device on this disk */
@@ -667,7 +779,7 @@ static int start(struct rqdisk_state *s)
 
 int main(int argc, char **argv)
 {
-	struct rqdisk_state s = { .fd = -1, .ready_fd = -1 };
+	struct rqdisk_state s = { .fd = -1, .ready_fd = -1, .power_fd = -1 };
 	int ret;
 
 	switch (rqdisk_parse_options(argc, argv, &s.opt)) {

@@ -10,7 +10,7 @@
 #include "device.h"
 
 static const struct dev_ops *const dev_filters[] = { &dev_model_ops, &dev_delay_ops,
-						      &dev_log_writes_ops };
+						      &dev_write_cache_ops, &dev_log_writes_ops };
 #define NR_FILTERS (sizeof(dev_filters) / sizeof(dev_filters[0]))
 
 const struct dev_ops *dev_find_filter(const char *name, size_t len)
@@ -272,6 +272,42 @@ void dev_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr
 	}
 	dev->stack->ended++;
 	__blk_end_request(rq, error, nr_sectors);
+}
+
+/* The request, the queue's pdu after it (blk_rq_pdu), then the bio and its one segment. */
+struct request *dev_alloc_request(struct blk_dev *dev, enum req_op op, unsigned int flags,
+				  sector_t sector, void *buf, unsigned int len)
+{
+	struct request_queue *q = dev->stack->q;
+	size_t pdu = (q->rq_pdu_size + 15) & ~(size_t)15;
+	struct request *rq = calloc(1, sizeof(*rq) + pdu + sizeof(struct bio) +
+					      sizeof(struct bio_vec));
+	struct bio *bio;
+	struct bio_vec *bv;
+
+	if (!rq)
+		return NULL;
+	bio = (struct bio *)((char *)(rq + 1) + pdu);
+	bv = (struct bio_vec *)(bio + 1);
+	*bv = (struct bio_vec){ buf, len };
+	bio_init(bio, op, sector, len, bv, op_has_data(op) ? 1 : 0);
+	bio->bi_flags = flags;
+	bio->bi_remaining = 1;
+	rq->q = q;
+	rq->cmd_op = op;
+	rq->cmd_flags = flags;
+	rq->sector = rq->hard_sector = rq->issue_sector = sector;
+	rq->nr_sectors = rq->hard_nr_sectors = rq->issue_nr_sectors = len >> SECTOR_SHIFT;
+	rq->bio = rq->biotail = bio;
+	rq->nr_phys_segments = rq->nr_hw_segments = op_has_data(op) ? 1 : 0;
+	rq->start_time_ns = rq->io_start_time_ns = dev_now(dev);
+	blk_rq_init_walk(rq);
+	return rq;
+}
+
+void dev_free_request(struct request *rq)
+{
+	free(rq);
 }
 
 void dev_set_timer(struct blk_dev *dev, uint64_t at)

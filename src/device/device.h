@@ -208,6 +208,20 @@ void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...) __attribute__((for
 void dev_set_timer(struct blk_dev *dev, uint64_t at);
 uint64_t dev_now(const struct blk_dev *dev);
 
+/*
+ * A request of a layer's own for the layers below it (a write cache's
+ * writeback), as blk-mq's internal requests: op over len bytes at buf
+ * (len 0 and buf NULL for a flush), from sector, in one bio, with room
+ * for the queue's pdu.  It is no request of the queue's: nothing counts
+ * it, no elevator or trace sees it, and it never ends through the queue.
+ * The layer submits it with dev_submit(dev->lower, ..), knows it in its
+ * end by what it put in its own pdu, never passes it up, and frees it
+ * with dev_free_request once its sectors have all ended.  NULL: no memory.
+ */
+struct request *dev_alloc_request(struct blk_dev *dev, enum req_op op, unsigned int flags,
+				  sector_t sector, void *buf, unsigned int len);
+void dev_free_request(struct request *rq);
+
 static inline void *dev_rq_pdu(const struct blk_dev *dev, const struct request *rq)
 {
 	return (char *)blk_rq_pdu(rq) + dev->pdu_offset;
@@ -233,6 +247,7 @@ int dev_parse_value(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* The built-in filters. */
 extern const struct dev_ops dev_model_ops;
 extern const struct dev_ops dev_delay_ops;
+extern const struct dev_ops dev_write_cache_ops;
 extern const struct dev_ops dev_log_writes_ops;
 
 /*

@@ -1,0 +1,931 @@
+/*
+ * check_write_cache.c - the write-cache filter over a memory backend whose
+ * requests end when the test says, on a virtual clock: when writes, reads,
+ * flushes and FUA writes end, what reaches the backend and in what order,
+ * and what a power cut leaves there.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include "device.h"
+#include "fake_driver.h"
+
+#define MS 1000000ull
+#define START_NS 1000000000ull
+#define CAPACITY 16384u /* sectors: 8 MiB */
+#define MAX_BIOS 64
+#define MAX_LOG 256
+
+/* The memory backend: the medium is an array; requests wait until the test ends them. */
+struct mem_rq {
+	TAILQ_ENTRY(mem_rq) link;
+	struct request *rq;
+	char *snap; /* a read's data, taken when it came: the device read it then */
+};
+
+struct mem_op {
+	enum req_op op;
+	unsigned int flags;
+	sector_t sector;
+	unsigned int nr;
+	uint64_t at;
+};
+
+struct mem {
+	char *data;
+	TAILQ_HEAD(, mem_rq) fifo;
+	unsigned int nr_pending;
+	bool hold;            /* end only when the test says; else at once, from the timer */
+	bool fail_writes;     /* writes end with -EIO, and change nothing */
+	bool refuse;          /* takes nothing (can_take false) */
+	struct mem_op log[MAX_LOG]; /* what came, in order */
+	unsigned int nr_log;
+	unsigned int writes_done, flushes_done;
+	unsigned int writes_done_at_flush; /* when the last flush came */
+};
+
+static struct mem *the_mem;
+
+/* Copy between the medium and a request's data, from its first sector on. */
+static void mem_copy(struct request *rq, char *medium, bool to_rq)
+{
+	struct bio *bio;
+
+	rq_for_each_bio(bio, rq) {
+		for (unsigned short i = 0; i < bio->bi_vcnt; i++) {
+			struct bio_vec *bv = &bio->bi_io_vec[i];
+
+			if (to_rq)
+				memcpy(bv->bv_base, medium, bv->bv_len);
+			else
+				memcpy(medium, bv->bv_base, bv->bv_len);
+			medium += bv->bv_len;
+		}
+	}
+}
+
+static bool ranges_meet(sector_t a, unsigned int na, sector_t b, unsigned int nb)
+{
+	return a < b + nb && b < a + na;
+}
+
+static int mem_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		    size_t whylen)
+{
+	struct mem *m = calloc(1, sizeof(*m));
+
+	ck_assert_ptr_nonnull(m);
+	m->data = calloc(CAPACITY, SECTOR_SIZE);
+	ck_assert_ptr_nonnull(m->data);
+	TAILQ_INIT(&m->fifo);
+	lim->logical_block_size = SECTOR_SIZE;
+	lim->discard = lim->write_zeroes = true;
+	dev->priv = m;
+	the_mem = m;
+	return 0;
+}
+
+static void mem_close(struct blk_dev *dev)
+{
+	struct mem *m = dev->priv;
+
+	free(m->data);
+	free(m);
+	the_mem = NULL;
+}
+
+/* Two writes to the same sectors are never below at once: their order would be the device's. */
+static void mem_submit(struct blk_dev *dev, struct request *rq)
+{
+	struct mem *m = dev->priv;
+	struct mem_rq *p = dev_rq_pdu(dev, rq), *o;
+
+	if (rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH)
+		TAILQ_FOREACH(o, &m->fifo, link)
+			ck_assert_msg(o->rq->cmd_op == REQ_OP_READ || o->rq->cmd_op == REQ_OP_FLUSH ||
+					      !ranges_meet(blk_rq_pos(rq), blk_rq_sectors(rq),
+							   blk_rq_pos(o->rq), blk_rq_sectors(o->rq)),
+				      "overlapping writes below at once at %llu",
+				      (unsigned long long)blk_rq_pos(rq));
+	ck_assert_uint_lt(m->nr_log, MAX_LOG);
+	m->log[m->nr_log++] = (struct mem_op){ rq->cmd_op, rq->cmd_flags, blk_rq_pos(rq),
+					       blk_rq_sectors(rq), dev_now(dev) };
+	if (rq->cmd_op == REQ_OP_FLUSH)
+		m->writes_done_at_flush = m->writes_done;
+	p->rq = rq;
+	p->snap = NULL;
+	if (rq->cmd_op == REQ_OP_READ) {
+		p->snap = malloc((size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
+		ck_assert_ptr_nonnull(p->snap);
+		memcpy(p->snap, m->data + (blk_rq_pos(rq) << SECTOR_SHIFT),
+		       (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
+	}
+	TAILQ_INSERT_TAIL(&m->fifo, p, link);
+	m->nr_pending++;
+	if (!m->hold)
+		dev_set_timer(dev, dev_now(dev));
+}
+
+static void mem_finish(struct blk_dev *dev, struct mem_rq *p)
+{
+	struct mem *m = dev->priv;
+	struct request *rq = p->rq;
+	char *at = m->data + (blk_rq_pos(rq) << SECTOR_SHIFT);
+
+	TAILQ_REMOVE(&m->fifo, p, link);
+	m->nr_pending--;
+	switch (rq->cmd_op) {
+	case REQ_OP_READ:
+		mem_copy(rq, p->snap, true);
+		free(p->snap);
+		break;
+	case REQ_OP_WRITE:
+		if (m->fail_writes) {
+			dev_end(dev, rq, -EIO, blk_rq_sectors(rq));
+			return;
+		}
+		mem_copy(rq, at, false);
+		m->writes_done++;
+		break;
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		memset(at, 0, (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
+		m->writes_done++;
+		break;
+	case REQ_OP_FLUSH:
+		m->flushes_done++;
+		break;
+	}
+	dev_end(dev, rq, 0, blk_rq_sectors(rq));
+}
+
+static bool mem_can_take(struct blk_dev *dev)
+{
+	struct mem *m = dev->priv;
+
+	return !m->refuse;
+}
+
+static void mem_timer(struct blk_dev *dev, uint64_t now)
+{
+	struct mem *m = dev->priv;
+
+	while (!m->hold && !TAILQ_EMPTY(&m->fifo))
+		mem_finish(dev, TAILQ_FIRST(&m->fifo));
+}
+
+static const struct dev_ops mem_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "mem",
+	.backend = true,
+	.rq_pdu_size = sizeof(struct mem_rq),
+	.open = mem_open,
+	.close = mem_close,
+	.can_take = mem_can_take,
+	.submit = mem_submit,
+	.timer = mem_timer,
+};
+
+/* A queue with noop over write-cache over mem, and each bio's buffer and end. */
+struct harness {
+	struct blk_clock clock;
+	struct request_queue *q;
+	struct dev_stack stack;
+	struct blk_dev *wc;
+	struct bio bio[MAX_BIOS];
+	struct bio_vec vec[MAX_BIOS];
+	char *buf[MAX_BIOS];
+	bool ended[MAX_BIOS];
+	int error[MAX_BIOS];
+	unsigned int nr_bios;
+	bool in_submit; /* inside dev_submit: no request may end there */
+};
+
+static void request_fn(struct request_queue *q)
+{
+	struct harness *h = q->queuedata;
+	struct request *rq;
+
+	while (dev_can_take(h->stack.top) && (rq = blk_fetch_request(q))) {
+		h->in_submit = true;
+		dev_submit(h->stack.top, rq);
+		h->in_submit = false;
+	}
+}
+
+static void end_io(struct bio *bio, int error)
+{
+	struct harness *h = bio->bi_private;
+	unsigned int i = (unsigned int)(bio - h->bio);
+
+	ck_assert(!h->ended[i]);
+	ck_assert_msg(!h->in_submit, "bio %u ended from inside submit", i);
+	h->ended[i] = true;
+	h->error[i] = error;
+}
+
+static void setup(struct harness *h, const char *spec)
+{
+	struct dev_limits lim = { .capacity = CAPACITY };
+	char why[256] = "";
+
+	memset(h, 0, sizeof(*h));
+	blk_virtual_clock_init(&h->clock, START_NS);
+	h->q = blk_init_queue(request_fn, NULL, &h->clock);
+	ck_assert_ptr_nonnull(h->q);
+	h->q->queuedata = h;
+	ck_assert_msg(dev_stack_open(&h->stack, h->q, &spec, 1, &mem_ops, NULL, &lim, why,
+				     sizeof(why)) == 0,
+		      "%s", why);
+	ck_assert(lim.has_cache);
+	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));
+	ck_assert_int_eq(elevator_init(h->q, "noop"), 0);
+	h->wc = h->stack.top;
+}
+
+static void teardown(struct harness *h)
+{
+	ck_assert(blk_queue_idle(h->q));
+	blk_cleanup_queue(h->q);
+	dev_stack_close(&h->stack);
+	for (unsigned int i = 0; i < h->nr_bios; i++)
+		free(h->buf[i]);
+}
+
+/* Run every timer due by now, and the queue after it. */
+static void kick(struct harness *h)
+{
+	while (dev_stack_next_timer(&h->stack) && dev_stack_next_timer(&h->stack) <= h->clock.virtual_ns) {
+		blk_queue_lock(h->q);
+		dev_stack_run_timers(&h->stack, h->clock.virtual_ns);
+		blk_queue_unlock(h->q);
+		blk_run_queue(h->q);
+	}
+	blk_run_queue(h->q);
+}
+
+/* On to time t, every timer on the way at its time. */
+static void run_until(struct harness *h, uint64_t t)
+{
+	uint64_t at;
+
+	kick(h);
+	while ((at = dev_stack_next_timer(&h->stack)) && at <= t) {
+		h->clock.virtual_ns = at;
+		kick(h);
+	}
+	h->clock.virtual_ns = t;
+	kick(h);
+}
+
+/* A bio of nr sectors at sector, its buffer filled with byte fill; returns its index. */
+static unsigned int submit(struct harness *h, enum req_op op, unsigned int flags, sector_t sector,
+			   unsigned int nr, int fill)
+{
+	unsigned int i = h->nr_bios++;
+	size_t len = (size_t)nr << SECTOR_SHIFT;
+
+	ck_assert_uint_lt(i, MAX_BIOS);
+	if (len) {
+		ck_assert_int_eq(posix_memalign((void **)&h->buf[i], BLK_PAGE_SIZE, len), 0);
+		memset(h->buf[i], fill, len);
+	}
+	h->vec[i] = (struct bio_vec){ h->buf[i], len };
+	bio_init(&h->bio[i], op, sector, op == REQ_OP_FLUSH ? 0 : (unsigned int)len, &h->vec[i],
+		 op_has_data(op) ? 1 : 0);
+	h->bio[i].bi_flags = flags;
+	h->bio[i].bi_end_io = end_io;
+	h->bio[i].bi_private = h;
+	submit_bio(h->q, &h->bio[i]);
+	kick(h);
+	return i;
+}
+
+static unsigned int wr(struct harness *h, sector_t sector, unsigned int nr, int fill)
+{
+	return submit(h, REQ_OP_WRITE, 0, sector, nr, fill);
+}
+
+static unsigned int rd(struct harness *h, sector_t sector, unsigned int nr)
+{
+	return submit(h, REQ_OP_READ, 0, sector, nr, 0xee);
+}
+
+static unsigned int flush(struct harness *h)
+{
+	return submit(h, REQ_OP_FLUSH, REQ_SYNC, 0, 0, 0);
+}
+
+/* End the backend's nth pending request (0: the oldest). */
+static void complete_nth(struct harness *h, unsigned int n)
+{
+	struct mem_rq *p = TAILQ_FIRST(&the_mem->fifo);
+
+	while (p && n--)
+		p = TAILQ_NEXT(p, link);
+	ck_assert_ptr_nonnull(p);
+	blk_queue_lock(h->q);
+	mem_finish(h->stack.bottom, p);
+	blk_queue_unlock(h->q);
+	kick(h);
+}
+
+static void complete_all(struct harness *h)
+{
+	while (the_mem->nr_pending)
+		complete_nth(h, 0);
+}
+
+/* Whether nr sectors of the medium from sector are all byte b. */
+static bool medium_is(sector_t sector, unsigned int nr, int b)
+{
+	const unsigned char *p = (unsigned char *)the_mem->data + (sector << SECTOR_SHIFT);
+
+	for (size_t i = 0; i < (size_t)nr << SECTOR_SHIFT; i++)
+		if (p[i] != (unsigned char)b)
+			return false;
+	return true;
+}
+
+static bool buf_is(const char *buf, size_t off, size_t len, int b)
+{
+	for (size_t i = off; i < off + len; i++)
+		if ((unsigned char)buf[i] != (unsigned char)b)
+			return false;
+	return true;
+}
+
+static unsigned int log_count(enum req_op op)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < the_mem->nr_log; i++)
+		n += the_mem->log[i].op == op;
+	return n;
+}
+
+static void attr_store(struct harness *h, const char *name, const char *val, int want)
+{
+	const struct dev_attr *a = h->wc->ops->attrs;
+
+	while (a->name && strcmp(a->name, name))
+		a++;
+	ck_assert_ptr_nonnull(a->name);
+	blk_queue_lock(h->q);
+	ck_assert_int_eq(a->store(h->wc, val), want);
+	blk_queue_unlock(h->q);
+	kick(h);
+}
+
+static const char *attr_show(struct harness *h, const char *name)
+{
+	static char buf[256];
+	const struct dev_attr *a = h->wc->ops->attrs;
+
+	while (a->name && strcmp(a->name, name))
+		a++;
+	ck_assert_ptr_nonnull(a->name);
+	blk_queue_lock(h->q);
+	a->show(h->wc, buf, sizeof(buf));
+	blk_queue_unlock(h->q);
+	return buf;
+}
+
+/* A write ends once in the cache, before the backend sees a thing; a read then gets it. */
+START_TEST(write_ends_before_the_backend_and_reads_back)
+{
+	struct harness h;
+	unsigned int w, r;
+
+	setup(&h, "write-cache:expire=0");
+	w = wr(&h, 8, 8, 0xa1);
+	ck_assert(h.ended[w]);
+	ck_assert_int_eq(h.error[w], 0);
+	ck_assert_uint_eq(the_mem->nr_log, 0);
+	ck_assert(medium_is(8, 8, 0));
+	ck_assert_str_eq(attr_show(&h, "dirty"), "4096\n");
+
+	/* sectors 0-23: the medium's zeros, the cache's 8-15, zeros again */
+	r = rd(&h, 0, 24);
+	ck_assert(h.ended[r]);
+	ck_assert(buf_is(h.buf[r], 0, 4096, 0));
+	ck_assert(buf_is(h.buf[r], 4096, 4096, 0xa1));
+	ck_assert(buf_is(h.buf[r], 8192, 4096, 0));
+	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 0);
+	ck_assert(strstr(attr_show(&h, "stats"), "read_hits 1\n"));
+
+	/* and the data stays the cache's: nothing is written back, with no reason to */
+	run_until(&h, START_NS + 3600 * 1000 * MS);
+	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 0);
+	attr_store(&h, "cut", "all", 0); /* what teardown leaves: nothing dirty */
+	teardown(&h);
+}
+END_TEST
+
+/* A flush ends only once the backend has the data and then took a flush itself. */
+START_TEST(flush_ends_after_writeback_and_a_flush_below)
+{
+	struct harness h;
+	unsigned int w, f;
+
+	setup(&h, "write-cache:expire=0");
+	the_mem->hold = true;
+	w = wr(&h, 0, 8, 0xb2);
+	ck_assert(h.ended[w]);
+	f = flush(&h);
+	ck_assert(!h.ended[f]);
+	ck_assert_uint_eq(the_mem->nr_log, 1); /* the writeback, not yet the flush */
+	ck_assert_int_eq(the_mem->log[0].op, REQ_OP_WRITE);
+	complete_nth(&h, 0);
+	ck_assert(medium_is(0, 8, 0xb2));
+	ck_assert(!h.ended[f]);
+	ck_assert_uint_eq(the_mem->nr_log, 2);
+	ck_assert_int_eq(the_mem->log[1].op, REQ_OP_FLUSH);
+	ck_assert_uint_eq(the_mem->writes_done_at_flush, 1);
+	complete_nth(&h, 0);
+	ck_assert(h.ended[f]);
+	ck_assert_int_eq(h.error[f], 0);
+	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
+	teardown(&h);
+}
+END_TEST
+
+/*
+ * A FUA write ends only when the backend has it, with FUA; the older cached
+ * data of its range never lands after it, even when its writeback is below.
+ */
+START_TEST(fua_write_goes_through_after_older_data)
+{
+	struct harness h;
+	unsigned int w1, w2, f;
+
+	setup(&h, "write-cache:expire=10");
+	the_mem->hold = true;
+	w1 = wr(&h, 0, 8, 0x11);
+	ck_assert(h.ended[w1]);
+	run_until(&h, START_NS + 10 * MS); /* expired: its writeback goes down */
+	ck_assert_uint_eq(the_mem->nr_pending, 1);
+	w2 = submit(&h, REQ_OP_WRITE, REQ_FUA, 4, 8, 0x22);
+	ck_assert(!h.ended[w2]);
+	ck_assert_uint_eq(the_mem->nr_pending, 1); /* waits for the writeback of 0-7 */
+	complete_nth(&h, 0);
+	ck_assert_uint_eq(the_mem->nr_pending, 1);
+	ck_assert_int_eq(the_mem->log[1].op, REQ_OP_WRITE);
+	ck_assert(the_mem->log[1].flags & REQ_FUA);
+	ck_assert(!h.ended[w2]);
+	complete_nth(&h, 0);
+	ck_assert(h.ended[w2]);
+	ck_assert(medium_is(0, 4, 0x11));
+	ck_assert(medium_is(4, 8, 0x22));
+
+	/* cached data under a FUA write is superseded: it never lands */
+	wr(&h, 16, 8, 0x33);
+	w2 = submit(&h, REQ_OP_WRITE, REQ_FUA, 16, 8, 0x44);
+	complete_all(&h);
+	ck_assert(h.ended[w2]);
+	f = flush(&h);
+	complete_all(&h);
+	ck_assert(h.ended[f]);
+	ck_assert(medium_is(16, 8, 0x44));
+	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 3); /* the writeback, and the two FUA writes */
+	ck_assert_uint_eq(the_mem->log[2].sector, 16);
+	ck_assert(the_mem->log[2].flags & REQ_FUA);
+	teardown(&h);
+}
+END_TEST
+
+/* Overlapping writes keep their order: the last one is what the backend has. */
+START_TEST(overlapping_writes_last_wins)
+{
+	struct harness h;
+	unsigned int w3, f;
+
+	setup(&h, "write-cache:expire=10,depth=4");
+	the_mem->hold = true;
+	wr(&h, 0, 16, 0xa0);
+	wr(&h, 4, 4, 0xb0);
+	wr(&h, 6, 4, 0xc0);
+	run_until(&h, START_NS + 10 * MS); /* every extent expired: written back at once */
+	ck_assert_uint_eq(the_mem->nr_pending, 4); /* 0-3, 4-5, 6-9, 10-15 */
+	/* a newer write over one in writeback waits for it, then lands after it */
+	w3 = wr(&h, 0, 16, 0xd0);
+	ck_assert(!h.ended[w3]);
+	complete_all(&h);
+	ck_assert(h.ended[w3]);
+	ck_assert(medium_is(0, 4, 0xa0));
+	ck_assert(medium_is(4, 2, 0xb0));
+	ck_assert(medium_is(6, 4, 0xc0));
+	ck_assert(medium_is(10, 6, 0xa0));
+	f = flush(&h);
+	complete_all(&h);
+	complete_all(&h);
+	ck_assert(h.ended[f]);
+	ck_assert(medium_is(0, 16, 0xd0));
+	teardown(&h);
+}
+END_TEST
+
+/* A read below while the data it overlaps is written back still gets the cache's data. */
+START_TEST(read_racing_a_writeback_gets_the_newer_data)
+{
+	struct harness h;
+	unsigned int r;
+
+	setup(&h, "write-cache:expire=10");
+	the_mem->hold = true;
+	wr(&h, 0, 8, 0x5a);
+	r = rd(&h, 0, 8); /* the device reads the old zeros now */
+	run_until(&h, START_NS + 10 * MS);
+	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	complete_nth(&h, 1); /* the writeback lands first */
+	ck_assert(medium_is(0, 8, 0x5a));
+	complete_nth(&h, 0);
+	ck_assert(h.ended[r]);
+	ck_assert(buf_is(h.buf[r], 0, 4096, 0x5a));
+	teardown(&h);
+}
+END_TEST
+
+/* cut all: what was not flushed is not on the backend, and I/O fails until restore. */
+START_TEST(cut_all_drops_and_fails_until_restore)
+{
+	struct harness h;
+	unsigned int f, w, r;
+
+	setup(&h, "write-cache:expire=0");
+	wr(&h, 0, 8, 0x01);
+	f = flush(&h);
+	ck_assert(h.ended[f]);
+	wr(&h, 8, 8, 0x02);
+	wr(&h, 0, 4, 0x03);
+	ck_assert_str_eq(attr_show(&h, "state"), "on\n");
+	attr_store(&h, "cut", "all", 0);
+	ck_assert_str_eq(attr_show(&h, "state"), "off\n");
+	ck_assert(medium_is(0, 8, 0x01));
+	ck_assert(medium_is(8, 8, 0));
+	ck_assert(strstr(attr_show(&h, "stats"), "dropped 6144\n"));
+	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
+
+	unsigned int before = the_mem->nr_log;
+
+	w = wr(&h, 32, 8, 0x04);
+	r = rd(&h, 0, 8);
+	f = flush(&h);
+	ck_assert(h.ended[w] && h.ended[r] && h.ended[f]);
+	ck_assert_int_eq(h.error[w], -EIO);
+	ck_assert_int_eq(h.error[r], -EIO);
+	ck_assert_int_eq(h.error[f], -EIO);
+	ck_assert_uint_eq(the_mem->nr_log, before); /* nothing reached the backend */
+
+	attr_store(&h, "restore", "2", -EINVAL);
+	attr_store(&h, "cut", "some", -EINVAL);
+	attr_store(&h, "restore", "1", 0);
+	ck_assert_str_eq(attr_show(&h, "state"), "on\n");
+	w = wr(&h, 32, 8, 0x05);
+	r = rd(&h, 0, 8);
+	f = flush(&h);
+	ck_assert_int_eq(h.error[w], 0);
+	ck_assert_int_eq(h.error[r], 0);
+	ck_assert_int_eq(h.error[f], 0);
+	ck_assert(buf_is(h.buf[r], 0, 4096, 0x01));
+	ck_assert(medium_is(32, 8, 0x05));
+	teardown(&h);
+}
+END_TEST
+
+/* 32 writes of 8 sectors, 16 apart, each its own byte; a cut; the medium afterwards. */
+static void cut_after_writes(struct harness *h, const char *spec, const char *how, char *out)
+{
+	setup(h, spec);
+	for (unsigned int i = 0; i < 32; i++)
+		wr(h, (sector_t)i * 16, 8, 0x40 + (int)i);
+	attr_store(h, "cut", how, 0);
+	ck_assert_str_eq(attr_show(h, "state"), "off\n"); /* the persisted ones landed first */
+	memcpy(out, the_mem->data, 32 * 16 * SECTOR_SIZE);
+	attr_store(h, "restore", "1", 0);
+}
+
+/* random: each write all there or not at all, some of each, the same for the same seed. */
+START_TEST(cut_random_is_a_reproducible_subset)
+{
+	static char a[32 * 16 * SECTOR_SIZE], b[32 * 16 * SECTOR_SIZE], c[32 * 16 * SECTOR_SIZE];
+	struct harness h;
+	unsigned int kept = 0;
+
+	cut_after_writes(&h, "write-cache:expire=0,seed=7", "random", a);
+	teardown(&h);
+	cut_after_writes(&h, "write-cache:expire=0,seed=7", "random", b);
+	teardown(&h);
+	cut_after_writes(&h, "write-cache:expire=0,seed=8", "random", c);
+	teardown(&h);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	ck_assert(memcmp(a, c, sizeof(a))); /* another seed, another crash */
+	for (unsigned int i = 0; i < 32; i++) {
+		const char *w = a + (size_t)i * 16 * SECTOR_SIZE;
+		bool there = buf_is(w, 0, 8 * SECTOR_SIZE, 0x40 + (int)i);
+
+		ck_assert_msg(there || buf_is(w, 0, 8 * SECTOR_SIZE, 0), "write %u in part", i);
+		ck_assert(buf_is(w, 8 * SECTOR_SIZE, 8 * SECTOR_SIZE, 0));
+		kept += there;
+	}
+	ck_assert_uint_gt(kept, 0);
+	ck_assert_uint_lt(kept, 32);
+}
+END_TEST
+
+/* torn: as random, and one kept write only in part: a prefix of whole units. */
+static void check_torn(const char *spec, unsigned int unit_sectors)
+{
+	static char a[32 * 16 * SECTOR_SIZE];
+	struct harness h;
+	unsigned int torn = 0;
+
+	cut_after_writes(&h, spec, "torn", a);
+	for (unsigned int i = 0; i < 32; i++) {
+		const char *w = a + (size_t)i * 16 * SECTOR_SIZE;
+		unsigned int n = 0;
+
+		while (n < 8 && buf_is(w, (size_t)n * SECTOR_SIZE, SECTOR_SIZE, 0x40 + (int)i))
+			n++;
+		ck_assert_msg(buf_is(w, (size_t)n * SECTOR_SIZE, (size_t)(16 - n) * SECTOR_SIZE, 0),
+			      "write %u: not a prefix", i);
+		if (n && n < 8) {
+			ck_assert_uint_eq(n % unit_sectors, 0);
+			torn++;
+		}
+	}
+	ck_assert_uint_eq(torn, 1);
+	ck_assert_ptr_nonnull(strstr(attr_show(&h, "stats"), "torn "));
+	ck_assert_ptr_null(strstr(attr_show(&h, "stats"), "torn 0\n"));
+	teardown(&h);
+}
+
+START_TEST(cut_torn_keeps_a_prefix_at_the_unit)
+{
+	check_torn("write-cache:expire=0,seed=3", 1);
+	check_torn("write-cache:expire=0,seed=3,atomic=2048", 4);
+}
+END_TEST
+
+/* expire on the virtual clock: written back at the expiry, not a nanosecond before. */
+START_TEST(expire_writes_back_on_time)
+{
+	struct harness h;
+
+	setup(&h, "write-cache:expire=50");
+	the_mem->hold = true;
+	wr(&h, 0, 8, 0x77);
+	run_until(&h, START_NS + 50 * MS - 1);
+	ck_assert_uint_eq(the_mem->nr_log, 0);
+	run_until(&h, START_NS + 50 * MS);
+	ck_assert_uint_eq(the_mem->nr_log, 1);
+	ck_assert_uint_eq(the_mem->log[0].at, START_NS + 50 * MS);
+	complete_all(&h);
+	ck_assert(medium_is(0, 8, 0x77));
+	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
+	teardown(&h);
+}
+END_TEST
+
+/* A full cache: the next write waits until writeback frees room. */
+START_TEST(full_cache_makes_writes_wait)
+{
+	struct harness h;
+	unsigned int last;
+
+	setup(&h, "write-cache:size=1,expire=0,depth=2");
+	the_mem->hold = true;
+	for (unsigned int i = 0; i < 16; i++) /* 16 x 62 KiB: 992 KiB of 1 MiB */
+		ck_assert(h.ended[wr(&h, (sector_t)i * 256, 124, 0x10 + (int)i)]);
+	/* over half full: writeback began, no more than depth at once */
+	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	last = wr(&h, 4096, 128, 0x99); /* 64 KiB: 32 too many */
+	ck_assert(!h.ended[last]);
+	complete_nth(&h, 0);
+	ck_assert(h.ended[last]);
+	ck_assert_int_eq(h.error[last], 0);
+	complete_all(&h);
+	flush(&h);
+	complete_all(&h);
+	for (unsigned int i = 0; i < 16; i++)
+		ck_assert(medium_is((sector_t)i * 256, 124, 0x10 + (int)i));
+	ck_assert(medium_is(4096, 128, 0x99));
+	teardown(&h);
+}
+END_TEST
+
+/* What was below when the power went ends with -EIO: the device lost power with it. */
+START_TEST(cut_fails_what_is_below)
+{
+	struct harness h;
+	unsigned int r, w;
+
+	setup(&h, "write-cache:expire=0");
+	the_mem->hold = true;
+	r = rd(&h, 0, 8);
+	w = submit(&h, REQ_OP_WRITE, REQ_FUA, 64, 8, 0x66);
+	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	attr_store(&h, "cut", "all", 0);
+	ck_assert(!h.ended[r] && !h.ended[w]);
+	complete_all(&h);
+	ck_assert_int_eq(h.error[r], -EIO);
+	ck_assert_int_eq(h.error[w], -EIO);
+	ck_assert(medium_is(64, 8, 0x66)); /* it was in the device's hands: it landed */
+	teardown(&h);
+}
+END_TEST
+
+/* The sectors of the writebacks a flush makes of 16 writes, in the order they went down. */
+static void writeback_order(const char *spec, sector_t *order)
+{
+	struct harness h;
+
+	setup(&h, spec);
+	for (unsigned int i = 0; i < 16; i++)
+		wr(&h, (sector_t)i * 16, 8, 0x60 + (int)i);
+	flush(&h);
+	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 16);
+	for (unsigned int i = 0; i < 16; i++)
+		order[i] = the_mem->log[i].sector;
+	teardown(&h);
+}
+
+/* Writeback goes in an order of the cache's own: the same for a seed, another for another. */
+START_TEST(writeback_order_comes_from_the_seed)
+{
+	sector_t a[16], b[16], c[16];
+	bool sorted = true;
+
+	writeback_order("write-cache:expire=0,seed=5,depth=1", a);
+	writeback_order("write-cache:expire=0,seed=5,depth=1", b);
+	writeback_order("write-cache:expire=0,seed=6,depth=1", c);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	ck_assert(memcmp(a, c, sizeof(a)));
+	for (unsigned int i = 1; i < 16; i++)
+		sorted &= a[i] > a[i - 1];
+	ck_assert(!sorted); /* not simply the order they came in */
+}
+END_TEST
+
+/* A failed writeback fails the next flush, once; its data is counted as dropped. */
+START_TEST(failed_writeback_fails_the_flush)
+{
+	struct harness h;
+	unsigned int f;
+
+	setup(&h, "write-cache:expire=0");
+	wr(&h, 0, 8, 0x12);
+	the_mem->fail_writes = true;
+	f = flush(&h);
+	ck_assert(h.ended[f]);
+	ck_assert_int_eq(h.error[f], -EIO);
+	ck_assert(strstr(attr_show(&h, "stats"), "dropped 4096\n"));
+	the_mem->fail_writes = false;
+	f = flush(&h);
+	ck_assert_int_eq(h.error[f], 0);
+	teardown(&h);
+}
+END_TEST
+
+/* A cut that keeps writes is "cutting" until they land: restore waits for that. */
+START_TEST(restore_waits_for_the_cut)
+{
+	struct harness h;
+
+	setup(&h, "write-cache:expire=0,seed=7");
+	the_mem->hold = true;
+	for (unsigned int i = 0; i < 8; i++)
+		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
+	attr_store(&h, "cut", "random", 0);
+	ck_assert_uint_gt(the_mem->nr_pending, 0);
+	ck_assert_str_eq(attr_show(&h, "state"), "cutting\n");
+	attr_store(&h, "restore", "1", -EBUSY);
+	complete_all(&h);
+	ck_assert_str_eq(attr_show(&h, "state"), "off\n");
+	attr_store(&h, "restore", "1", 0);
+	ck_assert_str_eq(attr_show(&h, "state"), "on\n");
+	teardown(&h);
+}
+END_TEST
+
+/* A flush while the cut writes back what it keeps waits for all of it, then fails. */
+START_TEST(flush_during_a_cut_waits_for_its_writebacks)
+{
+	struct harness h;
+	unsigned int f;
+
+	setup(&h, "write-cache:expire=0,seed=12,depth=1");
+	the_mem->hold = true;
+	for (unsigned int i = 0; i < 8; i++)
+		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
+	the_mem->refuse = true; /* the cut's writebacks wait: none below for a moment */
+	attr_store(&h, "cut", "random", 0);
+	ck_assert_ptr_nonnull(strstr(attr_show(&h, "stats"), "dropped 16384\n")); /* 4 kept */
+	f = flush(&h);
+	ck_assert(!h.ended[f]);
+	ck_assert_uint_eq(the_mem->nr_pending, 0);
+	the_mem->refuse = false;
+	run_until(&h, START_NS + MS); /* the filter looks again */
+	for (unsigned int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(the_mem->nr_pending, 1);
+		complete_nth(&h, 0);
+		ck_assert(!h.ended[f]);
+	}
+	complete_nth(&h, 0);
+	ck_assert(h.ended[f]);
+	ck_assert_int_eq(h.error[f], -EIO);
+	ck_assert_uint_eq(the_mem->nr_pending, 0);
+	ck_assert_str_eq(attr_show(&h, "state"), "off\n");
+	teardown(&h);
+}
+END_TEST
+
+/* A discard goes through once the cached data of its range is gone: none lands after it. */
+START_TEST(discard_goes_through)
+{
+	struct harness h;
+	unsigned int d, f;
+
+	setup(&h, "write-cache:expire=0");
+	wr(&h, 0, 16, 0x31);
+	flush(&h);
+	wr(&h, 0, 8, 0x32);
+	d = submit(&h, REQ_OP_DISCARD, 0, 0, 16, 0);
+	ck_assert(h.ended[d]);
+	f = flush(&h);
+	ck_assert(h.ended[f]);
+	ck_assert(medium_is(0, 16, 0));
+	teardown(&h);
+}
+END_TEST
+
+START_TEST(refusals_say_why)
+{
+	struct dev_stack s = { 0 };
+	struct dev_limits lim = { .capacity = CAPACITY };
+	const char *spec = "write-cache";
+	char why[256] = "";
+
+	ck_assert_int_eq(dev_stack_open(&s, NULL, &spec, 1, &dev_sim_ops, NULL, &lim, why,
+					sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, "write-cache: the sim backend moves no data"), "%s", why);
+	ck_assert_int_eq(dev_check_filter("write-cache:size=0", why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "size must be a whole number from 1"), "%s", why);
+	ck_assert_int_eq(dev_check_filter("write-cache:colour=1", why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "no key 'colour'"), "%s", why);
+	ck_assert_int_eq(dev_check_filter("write-cache:atomic=1000", why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "atomic must be a multiple"), "%s", why);
+	ck_assert_int_eq(dev_check_filter("write-cache:depth=0", why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(dev_check_filter("write-cache:size=8,expire=0,seed=3,depth=2", why,
+					  sizeof(why)),
+			 0);
+}
+END_TEST
+
+START_TEST(describes_its_parameters)
+{
+	struct harness h;
+	char buf[256];
+
+	setup(&h, "write-cache:size=8,seed=5");
+	dev_stack_describe(&h.stack, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "write-cache:size=8 expire=30000 seed=5 depth=4 atomic=512 -> mem");
+	teardown(&h);
+}
+END_TEST
+
+static Suite *write_cache_suite(void)
+{
+	Suite *s = suite_create("write-cache");
+	TCase *tc = tcase_create("cache");
+
+	tcase_add_test(tc, write_ends_before_the_backend_and_reads_back);
+	tcase_add_test(tc, flush_ends_after_writeback_and_a_flush_below);
+	tcase_add_test(tc, fua_write_goes_through_after_older_data);
+	tcase_add_test(tc, overlapping_writes_last_wins);
+	tcase_add_test(tc, read_racing_a_writeback_gets_the_newer_data);
+	tcase_add_test(tc, cut_all_drops_and_fails_until_restore);
+	tcase_add_test(tc, cut_random_is_a_reproducible_subset);
+	tcase_add_test(tc, cut_torn_keeps_a_prefix_at_the_unit);
+	tcase_add_test(tc, expire_writes_back_on_time);
+	tcase_add_test(tc, full_cache_makes_writes_wait);
+	tcase_add_test(tc, cut_fails_what_is_below);
+	tcase_add_test(tc, writeback_order_comes_from_the_seed);
+	tcase_add_test(tc, failed_writeback_fails_the_flush);
+	tcase_add_test(tc, restore_waits_for_the_cut);
+	tcase_add_test(tc, flush_during_a_cut_waits_for_its_writebacks);
+	tcase_add_test(tc, discard_goes_through);
+	tcase_add_test(tc, refusals_say_why);
+	tcase_add_test(tc, describes_its_parameters);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return fake_run_suite(write_cache_suite());
+}
