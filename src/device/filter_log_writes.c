@@ -36,7 +36,9 @@
 #include "log_writes.h"
 
 /* Bytes handed to the writer and not yet written past which no request is taken. */
+#ifndef LW_QUEUE_MAX /* a test sets its own */
 #define LW_QUEUE_MAX (64u << 20)
+#endif
 /* What a copy of the image moves at a time when it cannot clone it. */
 #define LW_COPY_CHUNK (1u << 20)
 
