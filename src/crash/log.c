@@ -90,7 +90,8 @@ static int log_entry(struct crash_log *log, size_t i, uint64_t *pos, char *why, 
 	const char *bad;
 
 	if (log->map_len - *pos < ss)
-		return log_error(why, whylen, "entry %zu: the log ends before it", i);
+		return log_error(why, whylen, "entry %zu: the log ends before it (nr_entries says %zu)",
+				 i, log->nr);
 	sector = get64(p + offsetof(struct log_write_entry, sector));
 	nr_sectors = get64(p + offsetof(struct log_write_entry, nr_sectors));
 	e->flags = get64(p + offsetof(struct log_write_entry, flags));
@@ -154,7 +155,7 @@ static int log_index(struct crash_log *log)
 int crash_log_parse(const uint8_t *buf, size_t len, uint64_t image_size, struct crash_log *log,
 		    char *why, size_t whylen)
 {
-	uint64_t nr_entries = 0, pos;
+	uint64_t nr_entries = 0, pos, cap;
 	int ret;
 
 	memset(log, 0, sizeof(*log));
@@ -164,12 +165,13 @@ int crash_log_parse(const uint8_t *buf, size_t len, uint64_t image_size, struct 
 	ret = log_super(log, &nr_entries, why, whylen);
 	if (ret)
 		return ret;
-	/* every entry takes a block: a count past that is a lie, found without allocating it */
-	if (nr_entries > len / log->sectorsize - 1)
-		return log_error(why, whylen,
-				 "entry %zu: the log ends before it (nr_entries says %llu)",
-				 (size_t)(len / log->sectorsize - 1), (unsigned long long)nr_entries);
-	log->e = calloc(nr_entries ? nr_entries : 1, sizeof(*log->e));
+	/*
+	 * Every entry takes a block at least: a count past what the file can
+	 * hold is not allocated, and the loop below stops at the entry the
+	 * file ends before.
+	 */
+	cap = len / log->sectorsize - 1;
+	log->e = calloc(nr_entries < cap ? nr_entries + 1 : cap + 1, sizeof(*log->e));
 	if (!log->e)
 		return -ENOMEM;
 	log->nr = nr_entries;
