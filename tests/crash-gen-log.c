@@ -11,6 +11,8 @@
  *
  *   write SECTOR COUNT PATTERN [fua] [flush] [meta]
  *                        block i of the write holds bytes (PATTERN + i) & 0xff
+ *   writefile SECTOR FILE
+ *                        FILE's bytes (zero-padded to whole blocks)
  *   flush                an empty flush
  *   discard SECTOR COUNT
  *   mark NAME
@@ -31,6 +33,7 @@
 struct cmd {
 	uint64_t sector, count, flags;
 	int pattern;
+	uint8_t *data; /* writefile's, or NULL */
 	char name[256];
 };
 
@@ -66,6 +69,20 @@ static void parse_line(char *line)
 		w = strtok(NULL, "\n");
 		c.flags = LOG_MARK_FLAG;
 		snprintf(c.name, sizeof(c.name), "%s", w ? w : "");
+	} else if (!strcmp(word, "writefile")) {
+		char *sec = strtok(NULL, " \t\n"), *path = strtok(NULL, " \t\n");
+		FILE *f = path ? fopen(path, "rb") : NULL;
+		long size;
+
+		if (!sec || !f || fseek(f, 0, SEEK_END) || (size = ftell(f)) <= 0)
+			die("writefile needs SECTOR and a FILE that is not empty");
+		rewind(f);
+		c.sector = strtoull(sec, NULL, 0);
+		c.count = ((uint64_t)size + ss - 1) / ss;
+		c.data = calloc(c.count, ss);
+		if (!c.data || fread(c.data, 1, (size_t)size, f) != (size_t)size)
+			die("writefile: cannot read the FILE");
+		fclose(f);
 	} else if (!strcmp(word, "write") || !strcmp(word, "discard")) {
 		char *s = strtok(NULL, " \t\n"), *n = strtok(NULL, " \t\n");
 
@@ -113,7 +130,10 @@ static void put_block_padded(const void *p, size_t n)
 
 static void fill(uint8_t *buf, const struct cmd *c, uint64_t block)
 {
-	memset(buf, (c->pattern + (int)block) & 0xff, ss);
+	if (c->data)
+		memcpy(buf, c->data + block * ss, ss);
+	else
+		memset(buf, (c->pattern + (int)block) & 0xff, ss);
 }
 
 static void write_log(void)
