@@ -267,6 +267,48 @@ START_TEST(volatile_sets_follow_the_flushes)
 }
 END_TEST
 
+/* A write that carries the flush (PREFLUSH): what came before is durable, not the write itself. */
+START_TEST(a_flush_with_data_is_volatile_unless_fua)
+{
+	struct crash_log log;
+	struct tlog t;
+	char why[256];
+	size_t v[16];
+
+	tlog_init(&t, 512);
+	tlog_entry(&t, 0, 1, W, NULL, 1);
+	tlog_entry(&t, 1, 1, F, NULL, 2);     /* 1: PREFLUSH write */
+	tlog_entry(&t, 2, 1, W, NULL, 3);
+	tlog_entry(&t, 3, 1, F | U, NULL, 4); /* 3: PREFLUSH|FUA write */
+	tlog_entry(&t, 4, 1, W, NULL, 5);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ck_assert_uint_eq(crash_volatile(&log, 3, v), 2);
+	ck_assert_uint_eq(v[0], 1);
+	ck_assert_uint_eq(v[1], 2);
+	ck_assert_uint_eq(crash_volatile(&log, 5, v), 1);
+	ck_assert_uint_eq(v[0], 4);
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+START_TEST(torn_lengths_are_one_half_and_all_but_one)
+{
+	uint64_t ks[3];
+
+	ck_assert_uint_eq(crash_torn_ks(0, ks), 0);
+	ck_assert_uint_eq(crash_torn_ks(1, ks), 0);
+	ck_assert_uint_eq(crash_torn_ks(2, ks), 1);
+	ck_assert_uint_eq(ks[0], 1);
+	ck_assert_uint_eq(crash_torn_ks(3, ks), 2);
+	ck_assert_uint_eq(ks[1], 2);
+	ck_assert_uint_eq(crash_torn_ks(8, ks), 3);
+	ck_assert_uint_eq(ks[0], 1);
+	ck_assert_uint_eq(ks[1], 4);
+	ck_assert_uint_eq(ks[2], 7);
+}
+END_TEST
+
 static uint64_t choose(uint64_t n, uint64_t k)
 {
 	uint64_t c = 1;
@@ -689,6 +731,8 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, bad_logs_are_refused_naming_the_entry);
 	tcase_add_test(tc, points_for_each_at);
 	tcase_add_test(tc, volatile_sets_follow_the_flushes);
+	tcase_add_test(tc, a_flush_with_data_is_volatile_unless_fua);
+	tcase_add_test(tc, torn_lengths_are_one_half_and_all_but_one);
 	tcase_add_test(tc, drop_subsets_are_counted);
 	tcase_add_test(tc, samples_are_reproducible_under_a_seed);
 	tcase_add_test(tc, ids_round_trip);
