@@ -426,7 +426,7 @@ START_TEST(ids_round_trip)
 	};
 	const char *bad[] = {
 		"", "flush", "flush:0", "flush:01", "flush:-1", "fua:", "entry:x", "end:1",
-		"mark:a#1", "mark:a#", "mark:a b", "mark:%zz", "flush:1+drop:", "flush:1+drop:3,3",
+		"mark:a#1", "mark:a#", "mark:a b", "mark:%zz", "mark:%61", "mark:%2b", "flush:1+drop:", "flush:1+drop:3,3",
 		"flush:1+drop:4,2", "flush:1+torn:1@512", "flush:1+torn:1/2", "end+", "end ",
 		"flush:1+torn:1@512/1+drop:2", "flush:99999999999999999999",
 	};
@@ -439,6 +439,9 @@ START_TEST(ids_round_trip)
 		round_trip(good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		id_refused(bad[i]);
+	/* a refusal quotes the ID as a line can show it */
+	ck_assert_int_eq(crash_id_parse("mark:\n\x01", &back, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "bad state ID 'mark:??' at '??'");
 	/* any bytes in a mark's name */
 	text = crash_id_format(&id);
 	ck_assert_str_eq(text, "mark:a%0A%00%2B");

@@ -144,7 +144,8 @@ static int take_name(const char **p, struct crash_id *id)
 		if (*s == '%') {
 			int hi = hexval(s[1]), lo = hi < 0 ? -1 : hexval(s[2]);
 
-			if (lo < 0)
+			/* one spelling per name: a byte that may stand as itself must */
+			if (lo < 0 || name_plain((unsigned char)(hi << 4 | lo)))
 				return -EINVAL;
 			id->name[n++] = (char)(hi << 4 | lo);
 			s += 3;
@@ -214,8 +215,20 @@ static int take_torn(const char **p, struct crash_id *id)
 	return 0;
 }
 
+/* At most max bytes of s for a message: what a terminal or a log line would mangle as '?'. */
+static const char *printable(const char *s, size_t max, char *out)
+{
+	size_t n = 0;
+
+	for (; s[n] && n < max; n++)
+		out[n] = s[n] > ' ' && s[n] < 0x7f ? s[n] : '?';
+	out[n] = '\0';
+	return out;
+}
+
 int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen)
 {
+	char whole[65], at[17];
 	const char *p = s;
 	int ret;
 
@@ -230,8 +243,8 @@ int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen)
 	if (ret == -ENOMEM)
 		snprintf(why, whylen, "out of memory");
 	else if (ret)
-		id_error(why, whylen, "bad state ID '%.64s%s' at '%.16s'", s,
-			 strlen(s) > 64 ? "..." : "", p);
+		id_error(why, whylen, "bad state ID '%s%s' at '%s'", printable(s, 64, whole),
+			 strlen(s) > 64 ? "..." : "", printable(p, 16, at));
 	if (ret)
 		crash_id_free(id);
 	return ret;
