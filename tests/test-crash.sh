@@ -93,6 +93,29 @@ for via in fuse copy; do
 	nothing_left
 done
 
+say "--progress: a line on stderr"
+run progress --progress --drop 1 "$tmp/base" "$tmp/log" -- true
+[ "$status" = 0 ] || fail "--progress: status $status"
+grep -qx "rqdisk-crash: 9 of 9 states checked, 0 failed" "$tmp/progress.err" ||
+	fail "--progress: no final progress line"
+
+if command -v unshare >/dev/null; then
+	say "no FUSE: one line says so, and the states are copies"
+	status=0
+	unshare -m bash -c 'mount --bind /dev/null /dev/fuse && exec "$@"' _ \
+		"$crash" -j 2 --drop 1 "$tmp/base" "$tmp/log" -- "$tmp/check" {} "$tmp/t/expected" \
+		>"$tmp/nofuse.out" 2>"$tmp/nofuse.err" || status=$?
+	cat "$tmp/nofuse.out" "$tmp/nofuse.err"
+	[ "$status" = 0 ] || fail "no FUSE: status $status"
+	[ "$(wc -l <"$tmp/nofuse.err")" = 1 ] || fail "no FUSE: not one line on stderr"
+	grep -q "FUSE is not available (.*): states are written as copies" "$tmp/nofuse.err" ||
+		fail "no FUSE: the fallback is not said"
+	grep -q "states via copy" "$tmp/nofuse.out" || fail "no FUSE: not via copy"
+	nothing_left
+	run fuseonly --via fuse "$tmp/base" "$tmp/log" -- true
+	[ "$status" = 0 ] || fail "--via fuse where FUSE works: status $status"
+fi
+
 say "a checker that finds a state wrong: exit 1, the IDs and its last lines printed"
 cat >"$tmp/picky" <<'EOS'
 #!/bin/bash

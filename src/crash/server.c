@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <linux/falloc.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +337,27 @@ static const struct fuse_lowlevel_ops srv_ops = {
 	.statfs = srv_statfs,
 };
 
+/*
+ * libfuse's own messages: kept while mounting, so that a mount that fails
+ * is told in the one line that says why; said on stderr after that.
+ */
+static char srv_log_last[256];
+static bool srv_log_keep;
+
+static void srv_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	char msg[sizeof(srv_log_last)];
+
+	if (level > FUSE_LOG_ERR)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	if (srv_log_keep)
+		memcpy(srv_log_last, msg, sizeof(msg));
+	else
+		fprintf(stderr, "rqdisk-crash: %s\n", msg);
+}
+
 static void *srv_loop(void *arg)
 {
 	struct crash_server *s = arg;
@@ -359,18 +381,26 @@ static int srv_mount(struct crash_server *s, char *why, size_t whylen)
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	fuse_set_log_func(srv_log);
+	srv_log_keep = true;
+	srv_log_last[0] = '\0';
 	s->se = fuse_session_new(&args, &srv_ops, sizeof(srv_ops), s);
 	fuse_opt_free_args(&args);
 	if (!s->se) {
-		snprintf(why, whylen, "cannot set up a FUSE session");
+		snprintf(why, whylen, "cannot set up a FUSE session%s%s",
+			 srv_log_last[0] ? ": " : "", srv_log_last);
+		srv_log_keep = false;
 		return -EIO;
 	}
 	if (fuse_session_mount(s->se, s->mnt)) {
-		snprintf(why, whylen, "cannot mount FUSE on %s", s->mnt);
+		snprintf(why, whylen, "cannot mount FUSE%s%s", srv_log_last[0] ? ": " : "",
+			 srv_log_last);
+		srv_log_keep = false;
 		fuse_session_destroy(s->se);
 		s->se = NULL;
 		return -EIO;
 	}
+	srv_log_keep = false;
 	return 0;
 }
 
