@@ -141,7 +141,7 @@ echo $! >"$1"
 case $RQDISK_CRASH_STATE in flush:1) sleep 300 ;; esac
 EOS
 chmod +x "$tmp/hang"
-run hang --timeout 1 "$tmp/base" "$tmp/log" -- "$tmp/hang" "$tmp/sleeper"
+run hang --timeout 3 "$tmp/base" "$tmp/log" -- "$tmp/hang" "$tmp/sleeper"
 [ "$status" = 1 ] || fail "a hung checker: status $status, not 1"
 grep -qxF "failed: flush:1 (timeout)" "$tmp/hang.out" || fail "the timeout is not reported"
 [ "$(count hang prefix 4)" = 1 ] || fail "not one state failed"
