@@ -422,13 +422,14 @@ START_TEST(ids_round_trip)
 	const char *good[] = {
 		"flush:1", "fua:3", "entry:0", "entry:12", "end", "mark:a", "mark:a#2",
 		"mark:x%2By%25%23%2C%20", "mark:", "flush:2+drop:4", "flush:2+drop:4,6,7",
-		"end+torn:9@512/1", "flush:1+drop:0+torn:1@4096/3",
+		"end+torn:9@512/1", "flush:1+drop:0+torn:1@4096/3", "entry:4611686018427387904",
 	};
 	const char *bad[] = {
 		"", "flush", "flush:0", "flush:01", "flush:-1", "fua:", "entry:x", "end:1",
 		"mark:a#1", "mark:a#", "mark:a b", "mark:%zz", "mark:%61", "mark:%2b", "flush:1+drop:", "flush:1+drop:3,3",
 		"flush:1+drop:4,2", "flush:1+torn:1@512", "flush:1+torn:1/2", "end+", "end ",
-		"flush:1+torn:1@512/1+drop:2", "flush:99999999999999999999",
+		"flush:1+torn:1@512/1+drop:2", "flush:99999999999999999999", "flush:2255555555555555555555",
+		"entry:4611686018427387905",
 	};
 	struct crash_id id = { .kind = PT_MARK, .k = 1, .name = (char[]){ 'a', '\n', 0, '+' },
 			       .name_len = 4 };

@@ -113,9 +113,12 @@ static bool take_number(const char **p, uint64_t *out)
 	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
 		return false;
 	for (; *s >= '0' && *s <= '9'; s++) {
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > ID_NUMBER_MAX)
+		uint64_t d = (uint64_t)(*s - '0');
+
+		/* checked before the multiplication, which would wrap */
+		if (v > (ID_NUMBER_MAX - d) / 10)
 			return false;
+		v = v * 10 + d;
 	}
 	*p = s;
 	*out = v;
