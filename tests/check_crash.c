@@ -428,7 +428,7 @@ START_TEST(ids_round_trip)
 		"", "flush", "flush:0", "flush:01", "flush:-1", "fua:", "entry:x", "end:1",
 		"mark:a#1", "mark:a#", "mark:a b", "mark:%zz", "mark:%61", "mark:%2b", "flush:1+drop:", "flush:1+drop:3,3",
 		"flush:1+drop:4,2", "flush:1+torn:1@512", "flush:1+torn:1/2", "end+", "end ",
-		"flush:1+torn:1@512/1+drop:2", "flush:99999999999999999999", "flush:2255555555555555555555",
+		"flush:1+torn:1@512/1+drop:2", "flush:99999999999999999999", "flush:225555555555555555555",
 		"entry:4611686018427387905",
 	};
 	struct crash_id id = { .kind = PT_MARK, .k = 1, .name = (char[]){ 'a', '\n', 0, '+' },
