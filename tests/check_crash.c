@@ -607,6 +607,7 @@ START_TEST(overlay_reads_equal_a_naive_replay)
 	size_t states = 0;
 
 	for (unsigned int seed = 1; seed <= 200; seed++) {
+		struct ovl_layer *durable = NULL;
 		struct crash_log log;
 		struct crash_gen g;
 		struct crash_id id;
@@ -631,7 +632,13 @@ START_TEST(overlay_reads_equal_a_naive_replay)
 			ck_assert_int_eq(crash_resolve(&log, &id, &spec, why, sizeof(why)), 0);
 			memcpy(want, base, sizeof(base));
 			naive(&log, &spec, want);
-			ck_assert_int_eq(ovl_build(&ov, &log, &spec, fd, sizeof(base)), 0);
+			ck_assert_int_eq(ovl_build(&ov, &log, &spec, fd, sizeof(base), NULL), 0);
+			compare(&ov, want, seed, text);
+			ovl_free(&ov);
+			/* the same on the durable layer states share, as rqdisk-crash builds them */
+			ck_assert_int_eq(ovl_layer_advance(&durable, &log, spec.pos), 0);
+			ck_assert_int_eq(ovl_build(&ov, &log, &spec, fd, sizeof(base), durable), 0);
+			ck_assert_ptr_eq(ov.durable, durable);
 			compare(&ov, want, seed, text);
 			ovl_free(&ov);
 			free(text);
@@ -639,6 +646,8 @@ START_TEST(overlay_reads_equal_a_naive_replay)
 			states++;
 		}
 		crash_gen_free(&g);
+		ovl_layer_put(durable);
+		durable = NULL;
 		crash_log_free(&log);
 		close(fd);
 		free(t.buf);
@@ -665,8 +674,8 @@ START_TEST(cow_writes_stay_in_their_state)
 	tlog_sample(&t);
 	ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
 	spec.pos = log.nr;
-	ck_assert_int_eq(ovl_build(&a, &log, &spec, fd, sizeof(base)), 0);
-	ck_assert_int_eq(ovl_build(&b, &log, &spec, fd, sizeof(base)), 0);
+	ck_assert_int_eq(ovl_build(&a, &log, &spec, fd, sizeof(base), NULL), 0);
+	ck_assert_int_eq(ovl_build(&b, &log, &spec, fd, sizeof(base), NULL), 0);
 	memcpy(want, base, sizeof(base));
 	naive(&log, &spec, want);
 	/* unaligned, across blocks: the rest of each block is kept */
@@ -691,6 +700,7 @@ END_TEST
 START_TEST(whole_images_are_written)
 {
 	uint8_t base[IMG_SECTORS * 512], want[sizeof(base)], got[sizeof(base)];
+	struct ovl_layer *durable = NULL;
 	struct crash_id id;
 	struct crash_spec spec;
 	struct crash_log log;
@@ -712,7 +722,10 @@ START_TEST(whole_images_are_written)
 	ck_assert_int_eq(crash_resolve(&log, &id, &spec, why, sizeof(why)), 0);
 	memcpy(want, base, sizeof(base));
 	naive(&log, &spec, want);
-	ck_assert_int_eq(ovl_build(&o, &log, &spec, fd, sizeof(base)), 0);
+	ck_assert_int_eq(ovl_layer_advance(&durable, &log, spec.pos), 0);
+	ck_assert_uint_eq(durable->upto, 8);
+	ck_assert_int_eq(ovl_build(&o, &log, &spec, fd, sizeof(base), durable), 0);
+	ovl_layer_put(durable);
 	ck_assert_int_eq(ovl_write_image(&o, out), 0);
 	ck_assert_int_eq(pread(out, got, sizeof(got), 0), (ssize_t)sizeof(got));
 	ck_assert(!memcmp(got, want, sizeof(got)));

@@ -265,6 +265,7 @@ struct run {
 	struct crash_gen gen;
 	struct crash_id single; /* --state */
 	bool single_done;
+	struct ovl_layer *durable; /* the entries before the current point's last flush */
 	struct crash_server *srv; /* NULL: copies */
 	char *tmpdir, *mnt;
 	uint64_t serial;
@@ -288,7 +289,8 @@ static int next_state(void *ctx, struct crash_id *id, enum crash_class *cls)
 	return crash_id_copy(id, &r->single) ? -ENOMEM : 1;
 }
 
-static int build_ovl(struct run *r, const struct crash_id *id, struct ovl *ovl)
+/* The state as an overlay; shared says to build on (and advance) the run's durable layer. */
+static int build_ovl(struct run *r, const struct crash_id *id, struct ovl *ovl, bool shared)
 {
 	struct crash_spec spec;
 	char why[512];
@@ -298,7 +300,10 @@ static int build_ovl(struct run *r, const struct crash_id *id, struct ovl *ovl)
 		fprintf(stderr, PROG ": %s\n", why);
 		return ret;
 	}
-	ret = ovl_build(ovl, &r->log, &spec, r->base_fd, r->size);
+	ret = shared ? ovl_layer_advance(&r->durable, &r->log, spec.pos) : 0;
+	if (!ret)
+		ret = ovl_build(ovl, &r->log, &spec, r->base_fd, r->size,
+				shared ? r->durable : NULL);
 	if (ret)
 		fprintf(stderr, PROG ": out of memory\n");
 	return ret;
@@ -316,7 +321,7 @@ static int build_state(void *ctx, const struct crash_id *id, char *path, size_t 
 	uint64_t handle;
 	int fd, ret;
 
-	if (!ovl || build_ovl(r, id, ovl)) {
+	if (!ovl || build_ovl(r, id, ovl, true)) {
 		free(ovl);
 		return -ENOMEM;
 	}
@@ -470,7 +475,7 @@ static int write_output(struct run *r)
 	struct ovl ovl;
 	int fd, ret;
 
-	if (build_ovl(r, &r->single, &ovl))
+	if (build_ovl(r, &r->single, &ovl, false))
 		return -EINVAL;
 	fd = open(r->o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ret = fd < 0 ? -errno : ovl_write_image(&ovl, fd);
@@ -544,6 +549,8 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 	}
 	rep->read_ns = r->srv ? server_read_ns(r->srv) : 0;
 	cleanup(r);
+	ovl_layer_put(r->durable);
+	r->durable = NULL;
 	crash_gen_free(&r->gen);
 	free((char *)co.exe);
 	if (ret > 0) {

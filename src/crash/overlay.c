@@ -32,12 +32,13 @@ static struct ovl_extent *extent_from(struct ovl_extents *t, uint64_t off)
 }
 
 /* [start, end) now reads src: what it covered of other extents is cut away. */
-static int extent_put(struct ovl *o, uint64_t start, uint64_t end, const uint8_t *src)
+static int extent_put(struct ovl_extents *t, size_t *nr, uint64_t start, uint64_t end,
+		      const uint8_t *src)
 {
-	struct ovl_extent *x = extent_from(&o->extents, start), *next, *n;
+	struct ovl_extent *x = extent_from(t, start), *next, *n;
 
 	for (; x && x->start < end; x = next) {
-		next = RB_NEXT(ovl_extents, &o->extents, x);
+		next = RB_NEXT(ovl_extents, t, x);
 		if (x->start < start && x->end > end) {
 			/* the new range falls inside x: x's tail becomes an extent of its own */
 			n = malloc(sizeof(*n));
@@ -47,8 +48,8 @@ static int extent_put(struct ovl *o, uint64_t start, uint64_t end, const uint8_t
 			n->end = x->end;
 			n->src = x->src ? x->src + (end - x->start) : NULL;
 			x->end = start;
-			RB_INSERT(ovl_extents, &o->extents, n);
-			o->nr_extents++;
+			RB_INSERT(ovl_extents, t, n);
+			++*nr;
 			break;
 		} else if (x->start < start) {
 			x->end = start;
@@ -57,8 +58,8 @@ static int extent_put(struct ovl *o, uint64_t start, uint64_t end, const uint8_t
 			x->src = x->src ? x->src + (end - x->start) : NULL;
 			x->start = end;
 		} else {
-			RB_REMOVE(ovl_extents, &o->extents, x);
-			o->nr_extents--;
+			RB_REMOVE(ovl_extents, t, x);
+			--*nr;
 			free(x);
 		}
 	}
@@ -68,8 +69,79 @@ static int extent_put(struct ovl *o, uint64_t start, uint64_t end, const uint8_t
 	n->start = start;
 	n->end = end;
 	n->src = src;
-	RB_INSERT(ovl_extents, &o->extents, n);
-	o->nr_extents++;
+	RB_INSERT(ovl_extents, t, n);
+	++*nr;
+	return 0;
+}
+
+static void extents_free(struct ovl_extents *t)
+{
+	struct ovl_extent *x, *xn;
+
+	RB_FOREACH_SAFE(x, ovl_extents, t, xn) {
+		RB_REMOVE(ovl_extents, t, x);
+		free(x);
+	}
+}
+
+void ovl_layer_put(struct ovl_layer *l)
+{
+	if (l && atomic_fetch_sub(&l->refs, 1) == 1) {
+		extents_free(&l->extents);
+		free(l);
+	}
+}
+
+/* A copy of prev (or nothing) with entries [prev->upto, upto) applied. */
+static struct ovl_layer *layer_build(struct ovl_layer *prev, const struct crash_log *log,
+				     size_t upto)
+{
+	struct ovl_layer *l = calloc(1, sizeof(*l));
+	struct ovl_extent *x;
+	size_t from = prev ? prev->upto : 0;
+	int ret = 0;
+
+	if (!l)
+		return NULL;
+	RB_INIT(&l->extents);
+	atomic_init(&l->refs, 1);
+	if (prev) {
+		/* in order, each past the last: extent_put only ever appends */
+		RB_FOREACH(x, ovl_extents, &prev->extents) {
+			ret = extent_put(&l->extents, &l->nr_extents, x->start, x->end, x->src);
+			if (ret)
+				break;
+		}
+	}
+	for (size_t i = from; i < upto && !ret; i++) {
+		const struct crash_entry *e = &log->e[i];
+
+		if (crash_entry_changes(e))
+			ret = extent_put(&l->extents, &l->nr_extents, e->off, e->off + e->len,
+					 e->data);
+	}
+	l->upto = upto;
+	if (ret) {
+		ovl_layer_put(l);
+		return NULL;
+	}
+	return l;
+}
+
+int ovl_layer_advance(struct ovl_layer **cur, const struct crash_log *log, size_t pos)
+{
+	long lf = crash_log_last_flush(log, pos);
+	size_t upto = lf < 0 ? 0 : (size_t)lf;
+	struct ovl_layer *prev = *cur, *l;
+
+	if (prev && prev->upto == upto)
+		return 0;
+	/* states come in log order; one that goes back starts afresh */
+	l = layer_build(prev && prev->upto < upto ? prev : NULL, log, upto);
+	if (!l)
+		return -ENOMEM;
+	ovl_layer_put(prev);
+	*cur = l;
 	return 0;
 }
 
@@ -81,10 +153,11 @@ static bool dropped(const struct crash_spec *spec, size_t *next_drop, size_t i)
 }
 
 int ovl_build(struct ovl *o, const struct crash_log *log, const struct crash_spec *spec,
-	      int base_fd, uint64_t size)
+	      int base_fd, uint64_t size, struct ovl_layer *durable)
 {
-	size_t d = 0;
+	size_t d = 0, from = 0;
 	int ret = 0;
+	long lf;
 
 	memset(o, 0, sizeof(*o));
 	RB_INIT(&o->extents);
@@ -92,7 +165,14 @@ int ovl_build(struct ovl *o, const struct crash_log *log, const struct crash_spe
 	o->base_fd = base_fd;
 	o->size = size;
 	pthread_rwlock_init(&o->lock, NULL);
-	for (size_t i = 0; i < spec->pos && !ret; i++) {
+	lf = crash_log_last_flush(log, spec->pos);
+	/* what the state may drop or tear lies from its last flush on: the layer stops before */
+	if (durable && durable->upto <= (lf < 0 ? 0 : (size_t)lf)) {
+		atomic_fetch_add(&durable->refs, 1);
+		o->durable = durable;
+		from = durable->upto;
+	}
+	for (size_t i = from; i < spec->pos && !ret; i++) {
 		const struct crash_entry *e = &log->e[i];
 		uint64_t len = e->len;
 
@@ -100,7 +180,7 @@ int ovl_build(struct ovl *o, const struct crash_log *log, const struct crash_spe
 			continue;
 		if ((long)i == spec->torn_e && spec->torn_bytes < len)
 			len = spec->torn_bytes;
-		ret = extent_put(o, e->off, e->off + len, e->data);
+		ret = extent_put(&o->extents, &o->nr_extents, e->off, e->off + len, e->data);
 	}
 	if (ret)
 		ovl_free(o);
@@ -109,13 +189,11 @@ int ovl_build(struct ovl *o, const struct crash_log *log, const struct crash_spe
 
 void ovl_free(struct ovl *o)
 {
-	struct ovl_extent *x, *xn;
 	struct ovl_cow *c, *cn;
 
-	RB_FOREACH_SAFE(x, ovl_extents, &o->extents, xn) {
-		RB_REMOVE(ovl_extents, &o->extents, x);
-		free(x);
-	}
+	extents_free(&o->extents);
+	ovl_layer_put(o->durable);
+	o->durable = NULL;
 	RB_FOREACH_SAFE(c, ovl_cows, &o->cows, cn) {
 		RB_REMOVE(ovl_cows, &o->cows, c);
 		free(c->data);
@@ -145,18 +223,21 @@ static ssize_t base_read(struct ovl *o, uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* The state below the COW map: extents over BASE.  len is inside the image. */
-static ssize_t lower_read(struct ovl *o, uint8_t *buf, size_t len, uint64_t off)
+/* Bytes of layer t, its gaps from below: the durable layer (when t is the state's own), or BASE. */
+static ssize_t layer_read(struct ovl *o, struct ovl_extents *t, uint8_t *buf, size_t len,
+			  uint64_t off)
 {
+	struct ovl_extents *below = t == &o->extents && o->durable ? &o->durable->extents : NULL;
 	uint64_t end = off + len, at = off;
 	struct ovl_extent *x;
 	ssize_t ret;
 
-	for (x = extent_from(&o->extents, off); at < end; x = RB_NEXT(ovl_extents, &o->extents, x)) {
+	for (x = extent_from(t, off); at < end; x = RB_NEXT(ovl_extents, t, x)) {
 		uint64_t upto = x && x->start < end ? x->start : end;
 
 		if (upto > at) {
-			ret = base_read(o, buf + (at - off), upto - at, at);
+			ret = below ? layer_read(o, below, buf + (at - off), upto - at, at)
+				    : base_read(o, buf + (at - off), upto - at, at);
 			if (ret)
 				return ret;
 			at = upto;
@@ -171,6 +252,12 @@ static ssize_t lower_read(struct ovl *o, uint8_t *buf, size_t len, uint64_t off)
 		at = upto;
 	}
 	return 0;
+}
+
+/* The state below the COW map.  len is inside the image. */
+static ssize_t lower_read(struct ovl *o, uint8_t *buf, size_t len, uint64_t off)
+{
+	return layer_read(o, &o->extents, buf, len, off);
 }
 
 static size_t clip(const struct ovl *o, size_t len, uint64_t off)
@@ -325,21 +412,32 @@ static int write_zeros(int fd, uint64_t off, uint64_t len)
 	return ret;
 }
 
-int ovl_write_image(struct ovl *o, int fd)
+static int extents_write(struct ovl_extents *t, int fd)
 {
 	struct ovl_extent *x;
+	int ret = 0;
+
+	RB_FOREACH(x, ovl_extents, t) {
+		ret = x->src ? write_all(fd, x->src, x->end - x->start, x->start)
+			     : write_zeros(fd, x->start, x->end - x->start);
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
+int ovl_write_image(struct ovl *o, int fd)
+{
 	struct ovl_cow *c;
 	int ret;
 
 	if (ftruncate(fd, 0) || ftruncate(fd, (off_t)o->size))
 		return -errno;
 	ret = copy_base(o, fd);
-	RB_FOREACH(x, ovl_extents, &o->extents) {
-		if (ret)
-			break;
-		ret = x->src ? write_all(fd, x->src, x->end - x->start, x->start)
-			     : write_zeros(fd, x->start, x->end - x->start);
-	}
+	if (!ret && o->durable)
+		ret = extents_write(&o->durable->extents, fd);
+	if (!ret)
+		ret = extents_write(&o->extents, fd);
 	RB_FOREACH(c, ovl_cows, &o->cows) {
 		size_t len = clip(o, OVL_COW_BLOCK, c->blk * OVL_COW_BLOCK);
 

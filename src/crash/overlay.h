@@ -8,6 +8,7 @@
 #define RQDISK_CRASH_OVERLAY_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -33,9 +34,22 @@ struct ovl_cow {
 };
 RB_HEAD(ovl_cows, ovl_cow);
 
+/*
+ * The entries before a flush, applied: no state drops or tears them, so
+ * every state after that flush shares one, built once (refcounted: a
+ * state's last reader may be a FUSE thread).
+ */
+struct ovl_layer {
+	struct ovl_extents extents;
+	size_t nr_extents;
+	size_t upto; /* entries [0, upto) */
+	_Atomic int refs;
+};
+
 struct ovl {
 	int base_fd;
 	uint64_t size;
+	struct ovl_layer *durable; /* under the state's own extents, or NULL */
 	struct ovl_extents extents;
 	size_t nr_extents;
 	pthread_rwlock_t lock; /* the COW map: reads share it, writes hold it alone */
@@ -43,9 +57,21 @@ struct ovl {
 	size_t nr_cows;
 };
 
-/* The state spec names in log over BASE (base_fd, size bytes): 0 or -ENOMEM. */
+/*
+ * The state spec names in log over BASE (base_fd, size bytes): 0 or -ENOMEM.
+ * durable (or NULL) holds entries [0, durable->upto) applied, no more than
+ * the state's point has before its last flush; the state takes a reference.
+ */
 int ovl_build(struct ovl *o, const struct crash_log *log, const struct crash_spec *spec,
-	      int base_fd, uint64_t size);
+	      int base_fd, uint64_t size, struct ovl_layer *durable);
+
+/*
+ * The shared layer for a state at pos: *cur is advanced (a new layer, the
+ * old one's reference dropped) when pos's last flush is past it; states
+ * taken in log order copy it once per flush.  0 or -ENOMEM (*cur kept).
+ */
+int ovl_layer_advance(struct ovl_layer **cur, const struct crash_log *log, size_t pos);
+void ovl_layer_put(struct ovl_layer *l);
 void ovl_free(struct ovl *o);
 
 /* Bytes of the state, clipped at its end: the count read, or -errno. */
