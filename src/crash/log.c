@@ -1,0 +1,258 @@
+/* log.c - reads a dm-log-writes log: every field checked, since anyone may hand us the file. */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define SECTORSIZE_MIN 512u
+#define SECTORSIZE_MAX 65536u
+
+static int log_error(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+static int log_super(struct crash_log *log, uint64_t *nr_entries, char *why, size_t whylen)
+{
+	const uint8_t *p = log->map;
+	uint32_t ss;
+
+	if (log->map_len < sizeof(struct log_write_super))
+		return log_error(why, whylen, "%zu bytes, too short for a log superblock",
+				 log->map_len);
+	if (get64(p + offsetof(struct log_write_super, magic)) != LOG_WRITES_MAGIC)
+		return log_error(why, whylen, "not a dm-log-writes log (bad magic)");
+	if (get64(p + offsetof(struct log_write_super, version)) != LOG_WRITES_VERSION)
+		return log_error(why, whylen, "log version %llu, only %llu is known",
+				 (unsigned long long)get64(p + 8), LOG_WRITES_VERSION);
+	memcpy(&ss, p + offsetof(struct log_write_super, sectorsize), sizeof(ss));
+	ss = le32toh(ss);
+	if (ss < SECTORSIZE_MIN || ss > SECTORSIZE_MAX || (ss & (ss - 1)))
+		return log_error(why, whylen, "sectorsize %u is not a power of two from %u to %u",
+				 ss, SECTORSIZE_MIN, SECTORSIZE_MAX);
+	if (log->map_len < ss)
+		return log_error(why, whylen, "%zu bytes, shorter than its superblock's sector of %u",
+				 log->map_len, ss);
+	log->sectorsize = ss;
+	*nr_entries = get64(p + offsetof(struct log_write_super, nr_entries));
+	return 0;
+}
+
+/* The flag combinations dm-log-writes can write; anything else is a damaged log. */
+static const char *bad_flags(uint64_t flags, uint64_t nr_sectors, uint64_t data_len,
+			     uint32_t ss)
+{
+	if (flags & ~(uint64_t)LOG_KNOWN_FLAGS)
+		return "unknown flags";
+	if (flags & LOG_MARK_FLAG) {
+		if (flags & ~(uint64_t)(LOG_MARK_FLAG | LOG_METADATA_FLAG))
+			return "a mark with other flags";
+		if (nr_sectors)
+			return "a mark with sectors";
+		if (data_len > ss - sizeof(struct log_write_entry))
+			return "a mark longer than its block";
+		return NULL;
+	}
+	if ((flags & LOG_DISCARD_FLAG) && (flags & LOG_FUA_FLAG))
+		return "a FUA discard";
+	if (!nr_sectors && !(flags & LOG_FLUSH_FLAG))
+		return "no sectors and no flush";
+	return NULL;
+}
+
+/* Reads entry i at *pos; moves *pos past it and its data. */
+static int log_entry(struct crash_log *log, size_t i, uint64_t *pos, char *why, size_t whylen)
+{
+	struct crash_entry *e = &log->e[i];
+	const uint8_t *p = log->map + *pos;
+	uint64_t ss = log->sectorsize, sector, nr_sectors, data_len, bytes;
+	const char *bad;
+
+	if (log->map_len - *pos < ss)
+		return log_error(why, whylen, "entry %zu: the log ends before it (nr_entries says %zu)",
+				 i, log->nr);
+	sector = get64(p + offsetof(struct log_write_entry, sector));
+	nr_sectors = get64(p + offsetof(struct log_write_entry, nr_sectors));
+	e->flags = get64(p + offsetof(struct log_write_entry, flags));
+	data_len = get64(p + offsetof(struct log_write_entry, data_len));
+	bad = bad_flags(e->flags, nr_sectors, data_len, log->sectorsize);
+	if (bad)
+		return log_error(why, whylen, "entry %zu: %s (flags 0x%llx)", i, bad,
+				 (unsigned long long)e->flags);
+	*pos += ss;
+	if (e->flags & LOG_MARK_FLAG) {
+		e->mark = (const char *)p + sizeof(struct log_write_entry);
+		e->mark_len = data_len;
+		if (memchr(e->mark, '\0', e->mark_len))
+			return log_error(why, whylen, "entry %zu: a mark name holding a NUL", i);
+		return 0;
+	}
+	if (nr_sectors > log->image_size / ss || sector > log->image_size / ss - nr_sectors)
+		return log_error(why, whylen,
+				 "entry %zu: sectors %llu+%llu end past the image's %llu bytes", i,
+				 (unsigned long long)sector, (unsigned long long)nr_sectors,
+				 (unsigned long long)log->image_size);
+	e->off = sector * ss;
+	e->len = bytes = nr_sectors * ss;
+	if (e->flags & LOG_DISCARD_FLAG || !bytes)
+		return 0;
+	if (bytes > log->map_len - *pos)
+		return log_error(why, whylen, "entry %zu: its %llu bytes of data end past the log", i,
+				 (unsigned long long)bytes);
+	e->data = log->map + *pos;
+	*pos += bytes;
+	return 0;
+}
+
+static int push(size_t **v, size_t *nr, size_t x)
+{
+	size_t *n;
+
+	if (!(*nr & (*nr - 1)) || !*nr) {
+		n = realloc(*v, (*nr ? 2 * *nr : 16) * sizeof(**v));
+		if (!n)
+			return -ENOMEM;
+		*v = n;
+	}
+	(*v)[(*nr)++] = x;
+	return 0;
+}
+
+static int log_index(struct crash_log *log)
+{
+	for (size_t i = 0; i < log->nr; i++) {
+		uint64_t f = log->e[i].flags;
+
+		if (((f & LOG_FLUSH_FLAG) && push(&log->flushes, &log->nr_flushes, i)) ||
+		    ((f & LOG_FUA_FLAG) && push(&log->fuas, &log->nr_fuas, i)) ||
+		    ((f & LOG_MARK_FLAG) && push(&log->marks, &log->nr_marks, i)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int crash_log_parse(const uint8_t *buf, size_t len, uint64_t image_size, struct crash_log *log,
+		    char *why, size_t whylen)
+{
+	uint64_t nr_entries = 0, pos, cap;
+	int ret;
+
+	memset(log, 0, sizeof(*log));
+	log->map = buf;
+	log->map_len = len;
+	log->image_size = image_size;
+	ret = log_super(log, &nr_entries, why, whylen);
+	if (ret)
+		return ret;
+	/*
+	 * Every entry takes a block at least: a count past what the file can
+	 * hold is not allocated, and the loop below stops at the entry the
+	 * file ends before.
+	 */
+	cap = len / log->sectorsize - 1;
+	log->e = calloc(nr_entries < cap ? nr_entries + 1 : cap + 1, sizeof(*log->e));
+	if (!log->e)
+		return -ENOMEM;
+	log->nr = nr_entries;
+	pos = log->sectorsize;
+	for (size_t i = 0; i < log->nr && !ret; i++)
+		ret = log_entry(log, i, &pos, why, whylen);
+	if (!ret && log_index(log))
+		ret = -ENOMEM;
+	if (ret == -ENOMEM)
+		snprintf(why, whylen, "out of memory");
+	if (ret)
+		crash_log_free(log);
+	return ret;
+}
+
+int crash_log_open(const char *path, uint64_t image_size, struct crash_log *log, char *why,
+		   size_t whylen)
+{
+	struct stat st;
+	void *map;
+	char sub[256];
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "%s: not a regular file", path);
+		ret = -EINVAL;
+		goto out;
+	}
+	if (!st.st_size) {
+		snprintf(why, whylen, "%s: empty, not a log", path);
+		ret = -EINVAL;
+		goto out;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		snprintf(why, whylen, "%s: mmap: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = crash_log_parse(map, (size_t)st.st_size, image_size, log, sub, sizeof(sub));
+	if (ret) {
+		munmap(map, (size_t)st.st_size);
+		snprintf(why, whylen, "%s: %s", path, sub);
+	} else {
+		log->mapped = true;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+void crash_log_free(struct crash_log *log)
+{
+	if (log->mapped)
+		munmap((void *)(uintptr_t)log->map, log->map_len);
+	free(log->e);
+	free(log->flushes);
+	free(log->fuas);
+	free(log->marks);
+	memset(log, 0, sizeof(*log));
+}
+
+long crash_log_last_flush(const struct crash_log *log, size_t pos)
+{
+	size_t lo = 0, hi = log->nr_flushes;
+
+	/* the number of flushes before pos, by bisection */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (log->flushes[mid] < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (long)log->flushes[lo - 1] : -1;
+}

@@ -1,0 +1,60 @@
+/* log.h - a dm-log-writes log read and checked whole: its entries, indexed as replay-log numbers them. */
+#ifndef RQDISK_CRASH_LOG_H
+#define RQDISK_CRASH_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log_writes.h"
+
+/* Every flag this reader knows; any other bit refuses the log. */
+#define LOG_KNOWN_FLAGS                                                                            \
+	(LOG_FLUSH_FLAG | LOG_FUA_FLAG | LOG_DISCARD_FLAG | LOG_MARK_FLAG | LOG_METADATA_FLAG)
+
+/* One entry, in bytes of the image; its data points into the log, never copied. */
+struct crash_entry {
+	uint64_t off, len;   /* the range written or discarded; 0, 0 for a flush or a mark */
+	uint64_t flags;      /* LOG_*_FLAG */
+	const uint8_t *data; /* a write's len bytes in the log, or NULL */
+	const char *mark;    /* a mark's name (mark_len bytes, no NUL), or NULL */
+	size_t mark_len;
+};
+
+struct crash_log {
+	const uint8_t *map; /* the whole log, mapped read-only (or the caller's buffer) */
+	size_t map_len;
+	bool mapped;
+	uint32_t sectorsize;
+	uint64_t image_size;
+	size_t nr;
+	struct crash_entry *e;
+	size_t *flushes, nr_flushes; /* indices of FLUSH entries, in order */
+	size_t *fuas, nr_fuas;       /* of FUA entries */
+	size_t *marks, nr_marks;     /* of MARK entries */
+};
+
+/* A write or a discard: an entry that changes the image. */
+static inline bool crash_entry_changes(const struct crash_entry *e)
+{
+	return e->len && !(e->flags & LOG_MARK_FLAG);
+}
+
+/*
+ * Checks and indexes the log in buf (kept by the caller while log is used)
+ * for an image of image_size bytes.  0, or -EINVAL with one line in why
+ * naming the entry ("entry 7: ..."), or -ENOMEM.
+ */
+int crash_log_parse(const uint8_t *buf, size_t len, uint64_t image_size, struct crash_log *log,
+		    char *why, size_t whylen);
+
+/* The same on a file, mapped: why starts with the path. */
+int crash_log_open(const char *path, uint64_t image_size, struct crash_log *log, char *why,
+		   size_t whylen);
+
+void crash_log_free(struct crash_log *log);
+
+/* The index of the last FLUSH entry before pos, or -1 when there is none. */
+long crash_log_last_flush(const struct crash_log *log, size_t pos);
+
+#endif

@@ -1,0 +1,621 @@
+/* main.c - rqdisk-crash: the crash states a power failure could leave, each checked. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checker.h"
+#include "cli.h"
+#include "log.h"
+#include "overlay.h"
+#include "report.h"
+#include "server.h"
+#include "state.h"
+
+#define PROG "rqdisk-crash"
+
+enum { EXIT_CONSISTENT = 0, EXIT_FAILED = 1, EXIT_TROUBLE = 2 };
+enum via { VIA_AUTO, VIA_FUSE, VIA_COPY };
+
+#define DEFAULT_TIMEOUT_S 60
+#define MAX_JOBS 256
+
+struct options {
+	struct crash_at at;
+	struct crash_gen_opts gen;
+	bool atomic_set;
+	const char *state;
+	const char *output;
+	const char *csv;
+	enum via via;
+	unsigned int jobs, timeout_s;
+	bool progress;
+	const char *base, *log;
+	char **check; /* NULL: none */
+};
+
+enum {
+	OPT_AT = 256,
+	OPT_DROP,
+	OPT_SAMPLE,
+	OPT_SEED,
+	OPT_TORN,
+	OPT_ATOMIC,
+	OPT_STATE,
+	OPT_VIA,
+	OPT_TIMEOUT,
+	OPT_PROGRESS,
+	OPT_CSV,
+};
+
+static const struct option long_options[] = {
+	{ "at", required_argument, NULL, OPT_AT },
+	{ "drop", required_argument, NULL, OPT_DROP },
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "torn", no_argument, NULL, OPT_TORN },
+	{ "atomic", required_argument, NULL, OPT_ATOMIC },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "via", required_argument, NULL, OPT_VIA },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: " PROG " [OPTIONS] BASE LOG -- CHECK [ARGS...]\n"
+		"       " PROG " [OPTIONS] --state ID [-o FILE] BASE LOG [-- CHECK [ARGS...]]\n"
+		"Build the states a power failure could leave of BASE after the writes of LOG\n"
+		"(dm-log-writes' format) and run CHECK on each: {} in ARGS is the state's\n"
+		"path, RQDISK_CRASH_STATE its ID; exit 0 means consistent.\n"
+		"\n"
+		"  --at flush|fua|mark:NAME|N  points: before each flush, after each FUA write,\n"
+		"                        after each mark NAME, every N entries (default flush;\n"
+		"                        repeatable); the end of the log always\n"
+		"  --drop K              also every subset of up to K volatile writes lost\n"
+		"  --sample N            also N random subsets lost per point (--seed S)\n"
+		"  --seed S              the seed of --sample (default 1)\n"
+		"  --torn                also each volatile write torn after 1, n/2, n-1 units\n"
+		"  --atomic BYTES        the atomic unit of --torn (default: the log's sectorsize)\n"
+		"  --state ID            that state alone; -o FILE writes it as a whole image\n"
+		"  -o, --output FILE     with --state: where the image goes\n"
+		"  --via fuse|copy|auto  states as files of a FUSE mount, or as copies (auto)\n"
+		"  -j, --jobs N          checkers at a time (default 1)\n"
+		"  --timeout SEC         a checker running longer fails (default 60)\n"
+		"  --progress            a progress line on stderr (default: when it is a tty)\n"
+		"  --csv FILE            one row per state: id,class,result,exit,seconds\n"
+		"  -h, --help            show this help\n"
+		"  -V, --version         show the version\n"
+		"\n"
+		"Exit status: 0 every state consistent, 1 some failed, 2 bad usage or input.\n");
+}
+
+static int parse_at(struct options *o, const char *s)
+{
+	unsigned long n;
+
+	if (!strcmp(s, "flush")) {
+		o->at.kinds |= AT_FLUSH;
+	} else if (!strcmp(s, "fua")) {
+		o->at.kinds |= AT_FUA;
+	} else if (!strncmp(s, "mark:", 5)) {
+		char **m = realloc(o->at.marks, (o->at.nr_marks + 1) * sizeof(*m));
+		size_t *l = realloc(o->at.mark_lens, (o->at.nr_marks + 1) * sizeof(*l));
+
+		if (m)
+			o->at.marks = m;
+		if (l)
+			o->at.mark_lens = l;
+		if (!m || !l)
+			return -ENOMEM;
+		m[o->at.nr_marks] = (char *)s + 5;
+		l[o->at.nr_marks++] = strlen(s + 5);
+	} else if (s[0] >= '0' && s[0] <= '9') {
+		if (cli_number(PROG, "--at", s, 1, 1ul << 40, &n))
+			return -EINVAL;
+		o->at.every = n;
+	} else {
+		cli_usage_error(PROG, "--at takes flush, fua, mark:NAME or a number, not", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_via(struct options *o, const char *s)
+{
+	if (!strcmp(s, "fuse"))
+		o->via = VIA_FUSE;
+	else if (!strcmp(s, "copy"))
+		o->via = VIA_COPY;
+	else if (!strcmp(s, "auto"))
+		o->via = VIA_AUTO;
+	else {
+		cli_usage_error(PROG, "--via takes fuse, copy or auto, not", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One option: 0, 1 when main should exit 0 (help, version), <0 bad usage (said). */
+static int parse_one(struct options *o, int opt, const char *arg)
+{
+	unsigned long n;
+	int ret = 0;
+
+	switch (opt) {
+	case OPT_AT:
+		return parse_at(o, arg);
+	case OPT_DROP:
+		ret = cli_number(PROG, "--drop", arg, 0, 64, &n);
+		o->gen.drop = (unsigned int)n;
+		break;
+	case OPT_SAMPLE:
+		ret = cli_number(PROG, "--sample", arg, 0, 1000000, &n);
+		o->gen.sample = (unsigned int)n;
+		break;
+	case OPT_SEED:
+		ret = cli_number(PROG, "--seed", arg, 0, ~0ul, &n);
+		o->gen.seed = n;
+		break;
+	case OPT_TORN:
+		o->gen.torn = true;
+		break;
+	case OPT_ATOMIC:
+		ret = cli_number(PROG, "--atomic", arg, 512, 65536, &n);
+		if (!ret && (n & (n - 1))) {
+			cli_usage_error(PROG, "--atomic must be a power of two, not", arg);
+			ret = -EINVAL;
+		}
+		o->gen.atomic = (uint32_t)n;
+		o->atomic_set = true;
+		break;
+	case OPT_STATE:
+		o->state = arg;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_VIA:
+		return parse_via(o, arg);
+	case 'j':
+		ret = cli_number(PROG, "--jobs", arg, 1, MAX_JOBS, &n);
+		o->jobs = (unsigned int)n;
+		break;
+	case OPT_TIMEOUT:
+		ret = cli_number(PROG, "--timeout", arg, 1, 1u << 24, &n);
+		o->timeout_s = (unsigned int)n;
+		break;
+	case OPT_PROGRESS:
+		o->progress = true;
+		break;
+	case OPT_CSV:
+		o->csv = arg;
+		break;
+	case 'h':
+		usage(stdout);
+		return 1;
+	case 'V':
+		printf(PROG " %s\n", PACKAGE_VERSION);
+		return 1;
+	default:
+		return -EINVAL;
+	}
+	return ret;
+}
+
+/* Options before "--", CHECK after it.  0, 1 (exit 0) or <0 (exit 2; said). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int end = 1, opt, ret;
+
+	while (end < argc && strcmp(argv[end], "--"))
+		end++;
+	if (end < argc && end + 1 < argc)
+		o->check = argv + end + 1;
+	else if (end < argc) {
+		cli_usage_error(PROG, "a CHECK is needed after --", NULL);
+		return -EINVAL;
+	}
+	while ((opt = cli_getopt(PROG, end, argv, ":j:o:hV", long_options)) != -1) {
+		ret = parse_one(o, opt, optarg);
+		if (ret)
+			return ret;
+	}
+	if (end - optind != 2) {
+		cli_usage_error(PROG, end - optind < 2 ? "BASE and LOG are needed" :
+				"only BASE and LOG before --, not", end - optind < 2 ? NULL :
+				argv[optind + 2]);
+		return -EINVAL;
+	}
+	o->base = argv[optind];
+	o->log = argv[optind + 1];
+	if (!o->check && !(o->state && o->output)) {
+		cli_usage_error(PROG, "a CHECK is needed (after --)", NULL);
+		return -EINVAL;
+	}
+	if (o->output && !o->state) {
+		cli_usage_error(PROG, "-o needs --state", NULL);
+		return -EINVAL;
+	}
+	if (!o->at.kinds && !o->at.nr_marks && !o->at.every)
+		o->at.kinds = AT_FLUSH;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the states as files */
+
+struct run {
+	const struct options *o;
+	struct crash_log log;
+	int base_fd;
+	uint64_t size;
+	struct crash_gen gen;
+	struct crash_id single; /* --state */
+	bool single_done;
+	struct ovl_layer *durable; /* the entries before the current point's last flush */
+	struct crash_server *srv; /* NULL: copies */
+	char *tmpdir, *mnt;
+	uint64_t serial;
+};
+
+static int next_state(void *ctx, struct crash_id *id, enum crash_class *cls)
+{
+	struct run *r = ctx;
+	int ret;
+
+	if (!r->o->state) {
+		ret = crash_gen_next(&r->gen, id, cls);
+		if (ret < 0)
+			fprintf(stderr, PROG ": out of memory\n");
+		return ret;
+	}
+	if (r->single_done)
+		return 0;
+	r->single_done = true;
+	*cls = r->single.torn ? CLASS_TORN : r->single.nr_drop ? CLASS_DROP : CLASS_PREFIX;
+	return crash_id_copy(id, &r->single) ? -ENOMEM : 1;
+}
+
+/* The state as an overlay; shared says to build on (and advance) the run's durable layer. */
+static int build_ovl(struct run *r, const struct crash_id *id, struct ovl *ovl, bool shared)
+{
+	struct crash_spec spec;
+	char why[512];
+	int ret = crash_resolve(&r->log, id, &spec, why, sizeof(why));
+
+	if (ret) {
+		fprintf(stderr, PROG ": %s\n", why);
+		return ret;
+	}
+	ret = shared ? ovl_layer_advance(&r->durable, &r->log, spec.pos) : 0;
+	if (!ret)
+		ret = ovl_build(ovl, &r->log, &spec, r->base_fd, r->size,
+				shared ? r->durable : NULL);
+	if (ret)
+		fprintf(stderr, PROG ": out of memory\n");
+	return ret;
+}
+
+struct copy_state {
+	char path[4096];
+};
+
+static int build_state(void *ctx, const struct crash_id *id, char *path, size_t pathlen, void **st)
+{
+	struct run *r = ctx;
+	struct ovl *ovl = malloc(sizeof(*ovl));
+	struct copy_state *c;
+	uint64_t handle;
+	int fd, ret;
+
+	if (!ovl || build_ovl(r, id, ovl, true)) {
+		free(ovl);
+		return -ENOMEM;
+	}
+	if (r->srv) {
+		ret = server_add(r->srv, ovl, path, pathlen, &handle);
+		if (ret) {
+			ovl_free(ovl);
+			free(ovl);
+			return ret;
+		}
+		*st = (void *)(uintptr_t)handle;
+		return 0;
+	}
+	c = malloc(sizeof(*c));
+	ret = c ? 0 : -ENOMEM;
+	if (c) {
+		snprintf(c->path, sizeof(c->path), "%s/state.%llu", r->tmpdir,
+			 (unsigned long long)r->serial++);
+		fd = open(c->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		ret = fd < 0 ? -errno : ovl_write_image(ovl, fd);
+		if (fd >= 0 && close(fd) && !ret)
+			ret = -errno;
+		if (ret) {
+			fprintf(stderr, PROG ": %s: %s\n", c->path, strerror(-ret));
+			unlink(c->path);
+			free(c);
+		}
+	}
+	ovl_free(ovl);
+	free(ovl);
+	if (ret)
+		return ret;
+	snprintf(path, pathlen, "%s", c->path);
+	*st = c;
+	return 0;
+}
+
+static void release_state(void *ctx, void *st)
+{
+	struct run *r = ctx;
+	struct copy_state *c = st;
+
+	if (r->srv) {
+		server_remove(r->srv, (uint64_t)(uintptr_t)st);
+		return;
+	}
+	unlink(c->path);
+	free(c);
+}
+
+/* ------------------------------------------------------------ setting up */
+
+static int open_base(struct run *r, const char *path)
+{
+	struct stat st;
+
+	r->base_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->base_fd < 0 || fstat(r->base_fd, &st)) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(r->base_fd, BLKGETSIZE64, &r->size)) {
+			fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+			return -errno;
+		}
+	} else if (S_ISREG(st.st_mode)) {
+		r->size = (uint64_t)st.st_size;
+	} else {
+		fprintf(stderr, PROG ": %s: not a file or a block device\n", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int make_tmpdir(struct run *r)
+{
+	const char *t = getenv("TMPDIR");
+
+	if (asprintf(&r->tmpdir, "%s/rqdisk-crash.XXXXXX", t && *t ? t : "/tmp") < 0) {
+		r->tmpdir = NULL;
+		return -ENOMEM;
+	}
+	if (!mkdtemp(r->tmpdir)) {
+		fprintf(stderr, PROG ": cannot make a directory %s: %s\n", r->tmpdir,
+			strerror(errno));
+		free(r->tmpdir);
+		r->tmpdir = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+/* The FUSE mount, or copies: auto falls back to copies, saying so in one line. */
+static int start_via(struct run *r, const char **via)
+{
+	char why[512];
+	int ret, fd;
+
+	*via = "copy";
+	if (r->o->via == VIA_COPY)
+		return 0;
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "/dev/fuse: %s", strerror(errno));
+		ret = -ENODEV;
+	} else {
+		close(fd);
+		ret = asprintf(&r->mnt, "%s/mnt", r->tmpdir) < 0 ? -ENOMEM : 0;
+		if (ret)
+			r->mnt = NULL;
+		else if (mkdir(r->mnt, 0700))
+			ret = -errno;
+		if (!ret)
+			ret = server_start(&r->srv, r->mnt, r->size, why, sizeof(why));
+	}
+	if (!ret) {
+		*via = "fuse";
+		return 0;
+	}
+	if (r->o->via == VIA_FUSE) {
+		fprintf(stderr, PROG ": --via fuse: %s\n", why);
+		return ret;
+	}
+	fprintf(stderr, PROG ": FUSE is not available (%s): states are written as copies (--via copy)\n",
+		why);
+	return 0;
+}
+
+static void cleanup(struct run *r)
+{
+	if (r->srv)
+		server_stop(r->srv);
+	r->srv = NULL;
+	if (r->mnt) {
+		rmdir(r->mnt);
+		free(r->mnt);
+		r->mnt = NULL;
+	}
+	if (r->tmpdir) {
+		if (rmdir(r->tmpdir))
+			fprintf(stderr, PROG ": cannot remove %s: %s\n", r->tmpdir, strerror(errno));
+		free(r->tmpdir);
+		r->tmpdir = NULL;
+	}
+}
+
+/* --state ID -o FILE: the state as a whole image. */
+static int write_output(struct run *r)
+{
+	struct ovl ovl;
+	int fd, ret;
+
+	if (build_ovl(r, &r->single, &ovl, false))
+		return -EINVAL;
+	fd = open(r->o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ret = fd < 0 ? -errno : ovl_write_image(&ovl, fd);
+	if (fd >= 0 && close(fd) && !ret)
+		ret = -errno;
+	ovl_free(&ovl);
+	if (ret)
+		fprintf(stderr, PROG ": %s: %s\n", r->o->output, strerror(-ret));
+	return ret;
+}
+
+static int load(struct run *r)
+{
+	char why[512];
+	int ret;
+
+	ret = open_base(r, r->o->base);
+	if (ret)
+		return ret;
+	ret = crash_log_open(r->o->log, r->size, &r->log, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, PROG ": %s\n", why);
+		return ret;
+	}
+	if (r->o->state) {
+		struct crash_spec spec;
+
+		ret = crash_id_parse(r->o->state, &r->single, why, sizeof(why));
+		if (!ret)
+			ret = crash_resolve(&r->log, &r->single, &spec, why, sizeof(why));
+		if (ret)
+			fprintf(stderr, PROG ": %s\n", why);
+	}
+	return ret;
+}
+
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
+
+static int run_checks(struct run *r, struct report *rep, int *sig)
+{
+	struct check_opts co = {
+		.args = r->o->check,
+		.jobs = r->o->jobs,
+		.timeout_s = r->o->timeout_s,
+	};
+	struct check_source src = { r, next_state, build_state, release_state };
+	struct crash_gen_opts g = r->o->gen;
+	const char *via = "copy";
+	int ret;
+
+	co.exe = check_find(r->o->check[0]);
+	if (!co.exe) {
+		fprintf(stderr, PROG ": %s: no such program\n", r->o->check[0]);
+		return -EINVAL;
+	}
+	if (!r->o->atomic_set)
+		g.atomic = r->log.sectorsize;
+	ret = r->o->state ? 0 : crash_gen_init(&r->gen, &r->log, &r->o->at, &g);
+	if (!ret)
+		ret = make_tmpdir(r);
+	if (!ret)
+		ret = start_via(r, &via);
+	if (!ret) {
+		co.tmpdir = r->tmpdir;
+		rep->total = r->o->state ? 1 : crash_gen_total(&r->gen);
+		rep->progress = rep->progress || r->o->progress;
+		ret = check_run(&co, &src, rep);
+	}
+	rep->read_ns = r->srv ? server_read_ns(r->srv) : 0;
+	cleanup(r);
+	ovl_layer_put(r->durable);
+	r->durable = NULL;
+	crash_gen_free(&r->gen);
+	free((char *)co.exe);
+	if (ret > 0) {
+		*sig = ret;
+		return 0;
+	}
+	if (!ret && report_print(rep, stdout, via, co.jobs)) {
+		fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));
+		return -EIO;
+	}
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .jobs = 1, .timeout_s = DEFAULT_TIMEOUT_S, .gen.seed = 1 };
+	struct run r = { .o = &o, .base_fd = -1 };
+	struct report rep;
+	FILE *csv = NULL;
+	sigset_t set;
+	int ret, sig = 0, status = EXIT_TROUBLE;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? EXIT_CONSISTENT : EXIT_TROUBLE;
+	/* every thread (the FUSE server's) inherits the mask: the main thread alone takes them */
+	check_signals(&set);
+	signal(SIGCHLD, noop_handler);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (load(&r))
+		goto out;
+	if (o.output && write_output(&r))
+		goto out;
+	if (!o.check) {
+		status = EXIT_CONSISTENT;
+		goto out;
+	}
+	if (o.csv && !(csv = fopen(o.csv, "w"))) {
+		fprintf(stderr, PROG ": %s: %s\n", o.csv, strerror(errno));
+		goto out;
+	}
+	if (report_init(&rep, csv)) {
+		fprintf(stderr, PROG ": %s: %s\n", o.csv, strerror(errno));
+		goto out;
+	}
+	ret = run_checks(&r, &rep, &sig);
+	if (!ret && !sig)
+		status = report_nr_failed(&rep) ? EXIT_FAILED : EXIT_CONSISTENT;
+	report_free(&rep);
+out:
+	if (csv && fclose(csv) && status != EXIT_TROUBLE) {
+		fprintf(stderr, PROG ": %s: %s\n", o.csv, strerror(errno));
+		status = EXIT_TROUBLE;
+	}
+	crash_id_free(&r.single);
+	crash_log_free(&r.log);
+	if (r.base_fd >= 0)
+		close(r.base_fd);
+	free(o.at.marks);
+	free(o.at.mark_lens);
+	if (sig) {
+		/* stopped by a signal: say so the way the shell expects, as the signal */
+		signal(sig, SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+	}
+	return status;
+}

@@ -1,0 +1,768 @@
+/* state.c - the crash states of a log: points, lost and torn writes, and the IDs naming them. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+const char *const crash_class_names[NR_CLASSES] = { "prefix", "drop", "torn", "sample" };
+
+static const char *const point_names[] = { "flush", "fua", "mark", "entry", "end" };
+
+/* A number past this is refused: no log holds as many entries, no unit is as big. */
+#define ID_NUMBER_MAX (1ULL << 62)
+#define ATOMIC_MIN 512u
+#define ATOMIC_MAX 65536u
+
+static int id_error(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* ------------------------------------------------------------ the text */
+
+static bool name_plain(unsigned char c)
+{
+	return c > ' ' && c < 0x7f && !strchr("%+#,", c);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+struct text {
+	char *s;
+	size_t len, alloc;
+	bool oom;
+};
+
+static void text_add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		if (t->oom)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->alloc - t->len : 0, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && t->s && (size_t)n < t->alloc - t->len) {
+			t->len += (size_t)n;
+			return;
+		}
+		t->alloc = 2 * (t->alloc + (size_t)(n > 0 ? n : 0)) + 64;
+		char *s = realloc(t->s, t->alloc);
+		if (!s) {
+			t->oom = true;
+			free(t->s);
+			t->s = NULL;
+			return;
+		}
+		t->s = s;
+	}
+}
+
+char *crash_id_format(const struct crash_id *id)
+{
+	struct text t = { 0 };
+
+	text_add(&t, "%s", point_names[id->kind]);
+	switch (id->kind) {
+	case PT_MARK:
+		text_add(&t, ":");
+		for (size_t i = 0; i < id->name_len; i++) {
+			unsigned char c = (unsigned char)id->name[i];
+
+			text_add(&t, name_plain(c) ? "%c" : "%%%02X", c);
+		}
+		if (id->k > 1)
+			text_add(&t, "#%llu", (unsigned long long)id->k);
+		break;
+	case PT_END:
+		break;
+	default:
+		text_add(&t, ":%llu", (unsigned long long)id->k);
+	}
+	for (size_t i = 0; i < id->nr_drop; i++)
+		text_add(&t, "%s%llu", i ? "," : "+drop:", (unsigned long long)id->drop[i]);
+	if (id->torn)
+		text_add(&t, "+torn:%llu@%llu/%llu", (unsigned long long)id->torn_e,
+			 (unsigned long long)id->torn_a, (unsigned long long)id->torn_k);
+	return t.s;
+}
+
+/* A decimal number at *p, no sign, no leading zero, at most ID_NUMBER_MAX. */
+static bool take_number(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+
+		/* checked before the multiplication, which would wrap */
+		if (v > (ID_NUMBER_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*p = s;
+	*out = v;
+	return true;
+}
+
+static bool take_word(const char **p, const char *w)
+{
+	size_t n = strlen(w);
+
+	if (strncmp(*p, w, n))
+		return false;
+	*p += n;
+	return true;
+}
+
+static int take_name(const char **p, struct crash_id *id)
+{
+	const char *s = *p;
+	size_t n = 0;
+
+	id->name = malloc(strlen(s) + 1);
+	if (!id->name)
+		return -ENOMEM;
+	while (*s && *s != '+' && *s != '#') {
+		if (*s == '%') {
+			int hi = hexval(s[1]), lo = hi < 0 ? -1 : hexval(s[2]);
+
+			/* one spelling per name: a byte that may stand as itself must */
+			if (lo < 0 || name_plain((unsigned char)(hi << 4 | lo)))
+				return -EINVAL;
+			id->name[n++] = (char)(hi << 4 | lo);
+			s += 3;
+		} else if (name_plain((unsigned char)*s)) {
+			id->name[n++] = *s++;
+		} else {
+			return -EINVAL;
+		}
+	}
+	id->name[n] = '\0';
+	id->name_len = n;
+	*p = s;
+	return 0;
+}
+
+static int take_point(const char **p, struct crash_id *id)
+{
+	int ret;
+
+	for (int kind = PT_FLUSH; kind <= PT_END; kind++) {
+		if (!take_word(p, point_names[kind]))
+			continue;
+		id->kind = (enum crash_point_kind)kind;
+		if (kind == PT_END)
+			return 0;
+		if (!take_word(p, ":"))
+			return -EINVAL;
+		if (kind != PT_MARK)
+			return take_number(p, &id->k) && (kind == PT_ENTRY || id->k) ? 0 : -EINVAL;
+		ret = take_name(p, id);
+		if (ret)
+			return ret;
+		id->k = 1;
+		if (take_word(p, "#") && (!take_number(p, &id->k) || id->k < 2))
+			return -EINVAL;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int take_drops(const char **p, struct crash_id *id)
+{
+	size_t alloc = 0;
+	uint64_t v;
+
+	do {
+		if (!take_number(p, &v) || (id->nr_drop && v <= id->drop[id->nr_drop - 1]))
+			return -EINVAL;
+		if (id->nr_drop == alloc) {
+			uint64_t *d = realloc(id->drop, (alloc = 2 * alloc + 4) * sizeof(*d));
+
+			if (!d)
+				return -ENOMEM;
+			id->drop = d;
+		}
+		id->drop[id->nr_drop++] = v;
+	} while (take_word(p, ","));
+	return 0;
+}
+
+static int take_torn(const char **p, struct crash_id *id)
+{
+	id->torn = true;
+	if (!take_number(p, &id->torn_e) || !take_word(p, "@") || !take_number(p, &id->torn_a) ||
+	    !take_word(p, "/") || !take_number(p, &id->torn_k))
+		return -EINVAL;
+	return 0;
+}
+
+/* At most max bytes of s for a message: what a terminal or a log line would mangle as '?'. */
+static const char *printable(const char *s, size_t max, char *out)
+{
+	size_t n = 0;
+
+	for (; s[n] && n < max; n++)
+		out[n] = s[n] > ' ' && s[n] < 0x7f ? s[n] : '?';
+	out[n] = '\0';
+	return out;
+}
+
+int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen)
+{
+	char whole[65], at[17];
+	const char *p = s;
+	int ret;
+
+	memset(id, 0, sizeof(*id));
+	ret = take_point(&p, id);
+	if (!ret && take_word(&p, "+drop:"))
+		ret = take_drops(&p, id);
+	if (!ret && take_word(&p, "+torn:"))
+		ret = take_torn(&p, id);
+	if (!ret && *p)
+		ret = -EINVAL;
+	if (ret == -ENOMEM)
+		snprintf(why, whylen, "out of memory");
+	else if (ret)
+		id_error(why, whylen, "bad state ID '%s%s' at '%s'", printable(s, 64, whole),
+			 strlen(s) > 64 ? "..." : "", printable(p, 16, at));
+	if (ret)
+		crash_id_free(id);
+	return ret;
+}
+
+void crash_id_free(struct crash_id *id)
+{
+	free(id->name);
+	free(id->drop);
+	memset(id, 0, sizeof(*id));
+}
+
+int crash_id_copy(struct crash_id *dst, const struct crash_id *src)
+{
+	*dst = *src;
+	dst->name = NULL;
+	dst->drop = NULL;
+	if (src->name && !(dst->name = strdup(src->name)))
+		goto oom;
+	if (src->nr_drop && !(dst->drop = malloc(src->nr_drop * sizeof(*src->drop))))
+		goto oom;
+	if (src->nr_drop)
+		memcpy(dst->drop, src->drop, src->nr_drop * sizeof(*src->drop));
+	return 0;
+oom:
+	crash_id_free(dst);
+	return -ENOMEM;
+}
+
+/* ------------------------------------------------------------ against a log */
+
+static bool is_volatile(const struct crash_log *log, long lf, size_t pos, uint64_t i)
+{
+	const struct crash_entry *e;
+
+	if (i >= pos || (lf >= 0 && i < (uint64_t)lf))
+		return false;
+	e = &log->e[i];
+	return crash_entry_changes(e) && !(e->flags & LOG_FUA_FLAG);
+}
+
+size_t crash_volatile(const struct crash_log *log, size_t pos, size_t *out)
+{
+	long lf = crash_log_last_flush(log, pos);
+	size_t n = 0;
+
+	/* a FLUSH entry's own data (a PREFLUSH write) is not covered by its flush */
+	for (size_t i = lf < 0 ? 0 : (size_t)lf; i < pos; i++)
+		if (is_volatile(log, lf, pos, i))
+			out[n++] = i;
+	return n;
+}
+
+static int mark_pos(const struct crash_log *log, const char *name, size_t len, uint64_t k,
+		    size_t *pos)
+{
+	for (size_t i = 0; i < log->nr_marks; i++) {
+		const struct crash_entry *e = &log->e[log->marks[i]];
+
+		if (e->mark_len == len && !memcmp(e->mark, name, len) && !--k) {
+			*pos = log->marks[i] + 1;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int point_pos(const struct crash_log *log, const struct crash_id *id, size_t *pos)
+{
+	switch (id->kind) {
+	case PT_FLUSH:
+		if (id->k > log->nr_flushes)
+			return -EINVAL;
+		*pos = log->flushes[id->k - 1];
+		return 0;
+	case PT_FUA:
+		if (id->k > log->nr_fuas)
+			return -EINVAL;
+		*pos = log->fuas[id->k - 1] + 1;
+		return 0;
+	case PT_MARK:
+		return mark_pos(log, id->name, id->name_len, id->k, pos);
+	case PT_ENTRY:
+		if (id->k > log->nr)
+			return -EINVAL;
+		*pos = id->k;
+		return 0;
+	case PT_END:
+		*pos = log->nr;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static uint64_t units(uint64_t len, uint64_t a)
+{
+	return len / a + !!(len % a);
+}
+
+static int resolve_torn(const struct crash_log *log, const struct crash_id *id, long lf,
+			struct crash_spec *spec)
+{
+	const struct crash_entry *e;
+
+	if (id->torn_a < ATOMIC_MIN || id->torn_a > ATOMIC_MAX || (id->torn_a & (id->torn_a - 1)))
+		return -EINVAL;
+	if (!is_volatile(log, lf, spec->pos, id->torn_e))
+		return -EINVAL;
+	e = &log->e[id->torn_e];
+	if (!e->data)
+		return -EINVAL; /* a discard is not torn: it leaves no data */
+	if (!id->torn_k || id->torn_k >= units(e->len, id->torn_a))
+		return -EINVAL;
+	for (size_t i = 0; i < id->nr_drop; i++)
+		if (id->drop[i] == id->torn_e)
+			return -EINVAL;
+	spec->torn_e = (long)id->torn_e;
+	spec->torn_bytes = id->torn_k * id->torn_a;
+	return 0;
+}
+
+int crash_resolve(const struct crash_log *log, const struct crash_id *id, struct crash_spec *spec,
+		  char *why, size_t whylen)
+{
+	char *text = crash_id_format(id);
+	const char *what = NULL;
+	long lf;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->torn_e = -1;
+	if (point_pos(log, id, &spec->pos)) {
+		what = "no such point in the log";
+		goto out;
+	}
+	lf = crash_log_last_flush(log, spec->pos);
+	for (size_t i = 0; i < id->nr_drop; i++)
+		if (!is_volatile(log, lf, spec->pos, id->drop[i]))
+			what = "a dropped entry is not a volatile write at that point";
+	spec->drop = id->drop;
+	spec->nr_drop = id->nr_drop;
+	if (!what && id->torn && resolve_torn(log, id, lf, spec))
+		what = "the torn write is not a volatile write of more than K atomic units there";
+out:
+	if (what)
+		id_error(why, whylen, "state %s: %s", text ? text : "?", what);
+	free(text);
+	return what ? -EINVAL : 0;
+}
+
+size_t crash_torn_ks(uint64_t n, uint64_t ks[3])
+{
+	uint64_t want[3] = { 1, n / 2, n - 1 };
+	size_t nr = 0;
+
+	if (n < 2)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (want[i] > 0 && want[i] < n && (!nr || want[i] > ks[nr - 1]))
+			ks[nr++] = want[i];
+	return nr;
+}
+
+/* ------------------------------------------------------------ points */
+
+static bool at_mark(const struct crash_at *at, const struct crash_entry *e)
+{
+	for (size_t i = 0; i < at->nr_marks; i++)
+		if (at->mark_lens[i] == e->mark_len && !memcmp(at->marks[i], e->mark, e->mark_len))
+			return true;
+	return false;
+}
+
+/* Which occurrence of its name the mark at entry idx is (from 1). */
+static uint64_t mark_occurrence(const struct crash_log *log, size_t idx)
+{
+	const struct crash_entry *e = &log->e[idx];
+	uint64_t k = 1;
+
+	for (size_t i = 0; i < log->nr_marks && log->marks[i] < idx; i++) {
+		const struct crash_entry *o = &log->e[log->marks[i]];
+
+		k += o->mark_len == e->mark_len && !memcmp(o->mark, e->mark, e->mark_len);
+	}
+	return k;
+}
+
+/* Claims position pos for a point unless an earlier kind holds it already. */
+static void add_point(struct crash_point *by_pos, enum crash_point_kind kind, uint64_t k, size_t pos,
+		      const struct crash_entry *mark)
+{
+	struct crash_point *p = &by_pos[pos];
+
+	if ((int)p->kind <= (int)kind && p->pos != SIZE_MAX)
+		return;
+	p->kind = kind;
+	p->k = k;
+	p->pos = pos;
+	p->name = mark ? mark->mark : NULL;
+	p->name_len = mark ? mark->mark_len : 0;
+}
+
+int crash_points(const struct crash_log *log, const struct crash_at *at, struct crash_point **out,
+		 size_t *nr)
+{
+	struct crash_point *by_pos = malloc((log->nr + 1) * sizeof(*by_pos));
+	size_t n = 0;
+
+	if (!by_pos)
+		return -ENOMEM;
+	for (size_t i = 0; i <= log->nr; i++)
+		by_pos[i].pos = SIZE_MAX;
+	for (size_t i = 0; (at->kinds & AT_FLUSH) && i < log->nr_flushes; i++)
+		add_point(by_pos, PT_FLUSH, i + 1, log->flushes[i], NULL);
+	for (size_t i = 0; (at->kinds & AT_FUA) && i < log->nr_fuas; i++)
+		add_point(by_pos, PT_FUA, i + 1, log->fuas[i] + 1, NULL);
+	for (size_t i = 0; i < log->nr_marks; i++) {
+		const struct crash_entry *e = &log->e[log->marks[i]];
+
+		if (at_mark(at, e))
+			add_point(by_pos, PT_MARK, mark_occurrence(log, log->marks[i]),
+				  log->marks[i] + 1, e);
+	}
+	for (uint64_t p = at->every; at->every && p < log->nr; p += at->every)
+		add_point(by_pos, PT_ENTRY, p, (size_t)p, NULL);
+	add_point(by_pos, PT_END, 0, log->nr, NULL);
+	for (size_t i = 0; i <= log->nr; i++)
+		if (by_pos[i].pos != SIZE_MAX)
+			by_pos[n++] = by_pos[i];
+	*out = by_pos;
+	*nr = n;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the generator */
+
+enum { PH_PREFIX, PH_DROP, PH_TORN, PH_SAMPLE, PH_NEXT };
+
+int crash_gen_init(struct crash_gen *g, const struct crash_log *log, const struct crash_at *at,
+		   const struct crash_gen_opts *o)
+{
+	memset(g, 0, sizeof(*g));
+	g->log = log;
+	g->o = *o;
+	if (g->o.drop > 64)
+		g->o.drop = 64;
+	g->vol = malloc((log->nr + 1) * sizeof(*g->vol));
+	g->seen_words = log->nr / 64 + 1;
+	if (!g->vol || crash_points(log, at, &g->pts, &g->nr_pts)) {
+		crash_gen_free(g);
+		return -ENOMEM;
+	}
+	g->phase = PH_NEXT;
+	g->pt = SIZE_MAX;
+	return 0;
+}
+
+void crash_gen_free(struct crash_gen *g)
+{
+	free(g->pts);
+	free(g->vol);
+	free(g->seen);
+	memset(g, 0, sizeof(*g));
+}
+
+static int id_of_point(const struct crash_point *p, struct crash_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->kind = p->kind;
+	id->k = p->kind == PT_ENTRY ? p->pos : p->k;
+	if (p->kind == PT_MARK) {
+		id->name = malloc(p->name_len + 1);
+		if (!id->name)
+			return -ENOMEM;
+		memcpy(id->name, p->name, p->name_len);
+		id->name[p->name_len] = '\0';
+		id->name_len = p->name_len;
+	}
+	return 0;
+}
+
+static int set_drops(struct crash_id *id, const size_t *which, size_t n, const size_t *vol)
+{
+	id->drop = malloc((n ? n : 1) * sizeof(*id->drop));
+	if (!id->drop)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		id->drop[i] = vol[which[i]];
+	id->nr_drop = n;
+	return 0;
+}
+
+/* The next combination of comb_k indices out of nr_vol, lexicographic; false past the last. */
+static bool comb_next(struct crash_gen *g)
+{
+	size_t k = g->comb_k, n = g->nr_vol;
+	size_t i = k;
+
+	while (i-- > 0) {
+		if (g->comb[i] < n - k + i) {
+			g->comb[i]++;
+			for (size_t j = i + 1; j < k; j++)
+				g->comb[j] = g->comb[j - 1] + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void comb_first(struct crash_gen *g, size_t k)
+{
+	g->comb_k = k;
+	for (size_t i = 0; i < k; i++)
+		g->comb[i] = i;
+}
+
+/* The drop phase's next subset, sizes 1..K in turn; false when done. */
+static bool next_drop(struct crash_gen *g)
+{
+	size_t kmax = g->o.drop < g->nr_vol ? g->o.drop : g->nr_vol;
+
+	if (!g->comb_k) {
+		if (!kmax)
+			return false;
+		comb_first(g, 1);
+		return true;
+	}
+	if (comb_next(g))
+		return true;
+	if (g->comb_k >= kmax)
+		return false;
+	comb_first(g, g->comb_k + 1);
+	return true;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* A random subset of the volatile set not made before at this point: its size, 0 for none. */
+static size_t next_sample(struct crash_gen *g, size_t *which)
+{
+	size_t words = g->nr_vol / 64 + 1;
+	uint64_t *bits;
+
+	while (g->drawn < g->o.sample && g->tries < 32 * g->o.sample + 64) {
+		size_t n = 0;
+		bool dup = false;
+
+		g->tries++;
+		bits = g->seen + g->nr_seen * words;
+		memset(bits, 0, words * sizeof(*bits));
+		for (size_t i = 0; i < g->nr_vol; i++) {
+			if (splitmix(&g->rng) & 1) {
+				bits[i / 64] |= 1ULL << (i % 64);
+				which[n++] = i;
+			}
+		}
+		if (!n || n <= g->o.drop)
+			continue; /* the prefix state, or one the drop phase made */
+		for (size_t s = 0; s < g->nr_seen && !dup; s++)
+			dup = !memcmp(g->seen + s * words, bits, words * sizeof(*bits));
+		if (dup)
+			continue;
+		g->nr_seen++;
+		g->drawn++;
+		return n;
+	}
+	return 0;
+}
+
+static int start_point(struct crash_gen *g)
+{
+	size_t words;
+
+	g->nr_vol = crash_volatile(g->log, g->pts[g->pt].pos, g->vol);
+	g->comb_k = 0;
+	g->torn_w = 0;
+	g->torn_i = 0;
+	g->drawn = 0;
+	g->tries = 0;
+	g->nr_seen = 0;
+	g->rng = g->o.seed ^ (0x51ed27052c2ULL * (g->pt + 1));
+	words = g->nr_vol / 64 + 1;
+	free(g->seen);
+	g->seen = NULL;
+	if (g->o.sample && !(g->seen = calloc((size_t)g->o.sample * words, sizeof(*g->seen))))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The torn phase's next (write, k); false when done. */
+static bool next_torn(struct crash_gen *g, struct crash_id *id)
+{
+	for (; g->torn_w < g->nr_vol; g->torn_w++, g->torn_i = 0) {
+		const struct crash_entry *e = &g->log->e[g->vol[g->torn_w]];
+		uint64_t ks[3];
+		size_t n;
+
+		if (!e->data)
+			continue;
+		n = crash_torn_ks(units(e->len, g->o.atomic), ks);
+		if (g->torn_i < n) {
+			id->torn = true;
+			id->torn_e = g->vol[g->torn_w];
+			id->torn_a = g->o.atomic;
+			id->torn_k = ks[g->torn_i++];
+			return true;
+		}
+	}
+	return false;
+}
+
+int crash_gen_next(struct crash_gen *g, struct crash_id *id, enum crash_class *cls)
+{
+	size_t *many, n;
+	int ret;
+
+	for (;;) {
+		if (g->phase == PH_NEXT) {
+			if (++g->pt >= g->nr_pts)
+				return 0;
+			ret = start_point(g);
+			if (ret)
+				return ret;
+			g->phase = PH_PREFIX;
+		}
+		ret = id_of_point(&g->pts[g->pt], id);
+		if (ret)
+			return ret;
+		switch (g->phase) {
+		case PH_PREFIX:
+			g->phase = PH_DROP;
+			*cls = CLASS_PREFIX;
+			return 1;
+		case PH_DROP:
+			if (next_drop(g)) {
+				*cls = CLASS_DROP;
+				ret = set_drops(id, g->comb, g->comb_k, g->vol);
+				return ret ? ret : 1;
+			}
+			g->phase = PH_TORN;
+			break;
+		case PH_TORN:
+			if (g->o.torn && next_torn(g, id)) {
+				*cls = CLASS_TORN;
+				return 1;
+			}
+			g->phase = PH_SAMPLE;
+			break;
+		case PH_SAMPLE:
+			many = malloc((g->nr_vol + 1) * sizeof(*many));
+			if (!many) {
+				crash_id_free(id);
+				return -ENOMEM;
+			}
+			n = g->o.sample ? next_sample(g, many) : 0;
+			if (n) {
+				*cls = CLASS_SAMPLE;
+				ret = set_drops(id, many, n, g->vol);
+				free(many);
+				return ret ? ret : 1;
+			}
+			free(many);
+			g->phase = PH_NEXT;
+			break;
+		}
+		crash_id_free(id);
+	}
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* C(n, k), saturating. */
+static uint64_t choose(uint64_t n, uint64_t k)
+{
+	uint64_t c = 1;
+
+	for (uint64_t i = 1; i <= k; i++) {
+		if (c > UINT64_MAX / (n - k + i))
+			return UINT64_MAX;
+		c = c * (n - k + i) / i;
+	}
+	return c;
+}
+
+uint64_t crash_gen_total(const struct crash_gen *g)
+{
+	size_t *vol = malloc((g->log->nr + 1) * sizeof(*vol));
+	uint64_t total = 0;
+
+	if (!vol)
+		return UINT64_MAX;
+	for (size_t p = 0; p < g->nr_pts; p++) {
+		size_t nv = crash_volatile(g->log, g->pts[p].pos, vol);
+
+		total = sat_add(total, 1);
+		for (size_t k = 1; k <= g->o.drop && k <= nv; k++)
+			total = sat_add(total, choose(nv, k));
+		for (size_t i = 0; g->o.torn && i < nv; i++) {
+			const struct crash_entry *e = &g->log->e[vol[i]];
+			uint64_t ks[3];
+
+			if (e->data)
+				total = sat_add(total, crash_torn_ks(units(e->len, g->o.atomic), ks));
+		}
+		total = sat_add(total, g->o.sample);
+	}
+	free(vol);
+	return total;
+}

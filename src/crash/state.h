@@ -1,0 +1,119 @@
+/*
+ * state.h - the crash states of a log: points in it, the subsets of the
+ * volatile writes lost or torn there, and the IDs that name each state.
+ *
+ *   ID    = POINT [ "+drop:" I { "," I } ] [ "+torn:" E "@" A "/" K ]
+ *   POINT = "flush:" K | "fua:" K | "mark:" NAME [ "#" K ] | "entry:" N | "end"
+ *
+ * NAME is the mark's bytes, each outside '!'..'~' or one of "%+#," as %XX;
+ * numbers are decimal without leading zeros; drop indices strictly rise.
+ */
+#ifndef RQDISK_CRASH_STATE_H
+#define RQDISK_CRASH_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+
+enum crash_point_kind { PT_FLUSH, PT_FUA, PT_MARK, PT_ENTRY, PT_END };
+
+/* A state's class, as the report counts them. */
+enum crash_class { CLASS_PREFIX, CLASS_DROP, CLASS_TORN, CLASS_SAMPLE, NR_CLASSES };
+
+extern const char *const crash_class_names[NR_CLASSES];
+
+struct crash_id {
+	enum crash_point_kind kind;
+	uint64_t k;      /* flush, fua: which (from 1); mark: which of that name (1); entry: N */
+	char *name;      /* a mark's name, decoded (malloc'd, NUL-ended) */
+	size_t name_len;
+	uint64_t *drop;  /* entries lost, strictly rising */
+	size_t nr_drop;
+	bool torn;
+	uint64_t torn_e, torn_a, torn_k; /* entry, atomic unit in bytes, units persisted */
+};
+
+/* What a state is, resolved against its log: the overlay is built from this. */
+struct crash_spec {
+	size_t pos;            /* entries [0, pos) are applied ... */
+	const uint64_t *drop;  /* ... but these (rising) */
+	size_t nr_drop;
+	long torn_e;           /* -1, or the entry of which only torn_bytes persisted */
+	uint64_t torn_bytes;
+};
+
+/* 0 or -EINVAL with one line in why; -ENOMEM. */
+int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen);
+/* The ID's text, malloc'd, or NULL when out of memory. */
+char *crash_id_format(const struct crash_id *id);
+void crash_id_free(struct crash_id *id);
+int crash_id_copy(struct crash_id *dst, const struct crash_id *src);
+
+/* The state the ID names in log: 0, or -EINVAL with one line in why (it names the ID). */
+int crash_resolve(const struct crash_log *log, const struct crash_id *id, struct crash_spec *spec,
+		  char *why, size_t whylen);
+
+/* The entries lost at pos: writes and discards after the last flush, FUA ones aside. */
+size_t crash_volatile(const struct crash_log *log, size_t pos, size_t *out);
+
+/* --at: which points. */
+#define AT_FLUSH (1u << 0)
+#define AT_FUA (1u << 1)
+struct crash_at {
+	unsigned int kinds;
+	char **marks; /* --at mark:NAME, decoded */
+	size_t *mark_lens;
+	size_t nr_marks;
+	uint64_t every; /* --at N, or 0 */
+};
+
+struct crash_point {
+	enum crash_point_kind kind;
+	uint64_t k;
+	size_t pos;
+	const char *name; /* into the log */
+	size_t name_len;
+};
+
+/* The points, in log order, one per position: 0, -ENOMEM. */
+int crash_points(const struct crash_log *log, const struct crash_at *at, struct crash_point **out,
+		 size_t *nr);
+
+/* The torn lengths tried for a write of n atomic units: 1, n/2, n-1 (distinct, 0 < k < n). */
+size_t crash_torn_ks(uint64_t n, uint64_t ks[3]);
+
+struct crash_gen_opts {
+	unsigned int drop;     /* --drop K */
+	unsigned int sample;   /* --sample N */
+	uint64_t seed;
+	bool torn;
+	uint32_t atomic;       /* bytes */
+};
+
+/* The states of a log, one at a time. */
+struct crash_gen {
+	const struct crash_log *log;
+	struct crash_gen_opts o;
+	struct crash_point *pts;
+	size_t nr_pts, pt;
+	int phase;
+	size_t *vol, nr_vol;
+	size_t comb[64], comb_k; /* drop: the current subset, as indices into vol */
+	size_t torn_w, torn_i;   /* torn: the write (index into vol) and which k */
+	unsigned int drawn, tries;
+	uint64_t rng;
+	uint64_t *seen;          /* sample: subsets drawn at this point, as bitmaps */
+	size_t seen_words, nr_seen;
+};
+
+int crash_gen_init(struct crash_gen *g, const struct crash_log *log, const struct crash_at *at,
+		   const struct crash_gen_opts *o);
+/* The next state's ID and class: 1, 0 when there are no more, -ENOMEM. */
+int crash_gen_next(struct crash_gen *g, struct crash_id *id, enum crash_class *cls);
+/* How many states the generator will make, at most (saturating), for progress. */
+uint64_t crash_gen_total(const struct crash_gen *g);
+void crash_gen_free(struct crash_gen *g);
+
+#endif

@@ -1,0 +1,768 @@
+/*
+ * check_crash.c - rqdisk-crash's library: the log parser's checks, the
+ * points of each --at, the states made there, the IDs' grammar, and the
+ * overlay's bytes against a naive replay onto a copy of BASE.
+ */
+#include <check.h>
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fake_driver.h"
+#include "log.h"
+#include "overlay.h"
+#include "state.h"
+
+/* ------------------------------------------------------------ logs made in memory */
+
+struct tlog {
+	uint8_t *buf;
+	size_t len;
+	uint32_t ss;
+	uint64_t nr;
+};
+
+static void tlog_block(struct tlog *t, const void *p, size_t n)
+{
+	t->buf = realloc(t->buf, t->len + t->ss);
+	ck_assert_ptr_nonnull(t->buf);
+	memset(t->buf + t->len, 0, t->ss);
+	memcpy(t->buf + t->len, p, n);
+	t->len += t->ss;
+}
+
+static void tlog_super(struct tlog *t)
+{
+	struct log_write_super s = {
+		.magic = htole64(LOG_WRITES_MAGIC),
+		.version = htole64(LOG_WRITES_VERSION),
+		.nr_entries = htole64(t->nr),
+		.sectorsize = htole32(t->ss),
+	};
+
+	memcpy(t->buf, &s, sizeof(s));
+}
+
+static void tlog_init(struct tlog *t, uint32_t ss)
+{
+	memset(t, 0, sizeof(*t));
+	t->ss = ss;
+	tlog_block(t, "", 0);
+	tlog_super(t);
+}
+
+/* An entry; a write's data blocks hold seed + block index, byte by byte. */
+static void tlog_entry(struct tlog *t, uint64_t sector, uint64_t nr, uint64_t flags,
+		       const char *mark, unsigned int seed)
+{
+	struct log_write_entry e = {
+		.sector = htole64(sector),
+		.nr_sectors = htole64(nr),
+		.flags = htole64(flags),
+		.data_len = htole64(mark ? strlen(mark) : 0),
+	};
+	uint8_t blk[65536];
+
+	memcpy(blk, &e, sizeof(e));
+	if (mark)
+		memcpy(blk + sizeof(e), mark, strlen(mark));
+	tlog_block(t, blk, sizeof(e) + (mark ? strlen(mark) : 0));
+	for (uint64_t b = 0; !(flags & (LOG_DISCARD_FLAG | LOG_MARK_FLAG)) && b < nr; b++) {
+		for (uint32_t i = 0; i < t->ss; i++)
+			blk[i] = (uint8_t)(seed * 131 + b * 7 + i);
+		tlog_block(t, blk, t->ss);
+	}
+	t->nr++;
+	tlog_super(t);
+}
+
+static const uint64_t W = 0, F = LOG_FLUSH_FLAG, U = LOG_FUA_FLAG, D = LOG_DISCARD_FLAG,
+		      M = LOG_MARK_FLAG;
+
+/* 0 w 1 w 2 F 3 w(fua) 4 w 5 mark a 6 d 7 w 8 F 9 w : image of 64 sectors of 512 */
+static void tlog_sample(struct tlog *t)
+{
+	tlog_init(t, 512);
+	tlog_entry(t, 0, 2, W, NULL, 1);
+	tlog_entry(t, 4, 4, W, NULL, 2);
+	tlog_entry(t, 0, 0, F, NULL, 0);
+	tlog_entry(t, 2, 2, U, NULL, 3);
+	tlog_entry(t, 8, 1, W, NULL, 4);
+	tlog_entry(t, 0, 0, M, "a", 0);
+	tlog_entry(t, 4, 2, D, NULL, 0);
+	tlog_entry(t, 0, 1, W, NULL, 5);
+	tlog_entry(t, 0, 0, F, NULL, 0);
+	tlog_entry(t, 1, 1, W, NULL, 6);
+}
+
+static int parse(struct tlog *t, uint64_t image, struct crash_log *log, char *why)
+{
+	return crash_log_parse(t->buf, t->len, image, log, why, 256);
+}
+
+START_TEST(good_logs_are_read)
+{
+	struct crash_log log;
+	struct tlog t;
+	char why[256] = "";
+
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ck_assert_uint_eq(log.nr, 10);
+	ck_assert_uint_eq(log.nr_flushes, 2);
+	ck_assert_uint_eq(log.flushes[1], 8);
+	ck_assert_uint_eq(log.nr_fuas, 1);
+	ck_assert_uint_eq(log.nr_marks, 1);
+	ck_assert_uint_eq(log.e[1].off, 4 * 512);
+	ck_assert_uint_eq(log.e[1].len, 4 * 512);
+	ck_assert_uint_eq(log.e[1].data[0], (uint8_t)(2 * 131));
+	ck_assert_ptr_null(log.e[6].data);
+	ck_assert_int_eq(log.e[5].mark_len, 1);
+	ck_assert_int_eq(log.e[5].mark[0], 'a');
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+/* Damages the sample log by f, and expects a refusal saying text. */
+static void refused(void (*f)(struct tlog *), uint64_t image, const char *text)
+{
+	struct crash_log log;
+	struct tlog t;
+	char why[256] = "";
+
+	tlog_sample(&t);
+	f(&t);
+	ck_assert_msg(parse(&t, image, &log, why) == -EINVAL, "taken, not '%s'", text);
+	ck_assert_msg(strstr(why, text), "'%s' does not say '%s'", why, text);
+	ck_assert_ptr_null(strchr(why, '\n'));
+	free(t.buf);
+}
+
+static void bad_magic(struct tlog *t) { t->buf[0] ^= 1; }
+static void bad_version(struct tlog *t) { t->buf[8] = 2; }
+static void bad_ss(struct tlog *t) { t->buf[24] = 0; t->buf[25] = 3; } /* 768 */
+static void small_ss(struct tlog *t) { t->buf[24] = 0; t->buf[25] = 1; } /* 256 */
+static void short_super(struct tlog *t) { t->len = 20; }
+static void more_entries(struct tlog *t) { t->buf[16] = 11; }
+static void lying_count(struct tlog *t) { t->buf[16 + 6] = 0x10; }
+static void cut_data(struct tlog *t) { t->len -= 1; }
+static void unknown_flag(struct tlog *t) { t->buf[512 * 4 + 16] |= 0x40; } /* entry 1 */
+/* entry 5 (a mark) lies at block 1 + 3 + 5 + 1 + 3 + 2 = 15 */
+static void long_mark(struct tlog *t) { t->buf[512 * 15 + 24] = 0xf0; t->buf[512 * 15 + 25] = 1; }
+static void mark_sectors(struct tlog *t) { t->buf[512 * 15 + 8] = 1; }
+static void empty_entry(struct tlog *t) { t->buf[512 * 15 + 16] = 0; }
+static void nothing(struct tlog *t) { (void)t; }
+
+START_TEST(bad_logs_are_refused_naming_the_entry)
+{
+	refused(bad_magic, 64 * 512, "bad magic");
+	refused(bad_version, 64 * 512, "version 2");
+	refused(bad_ss, 64 * 512, "sectorsize 768");
+	refused(small_ss, 64 * 512, "sectorsize 256");
+	refused(short_super, 64 * 512, "too short");
+	refused(more_entries, 64 * 512, "entry 10: the log ends before it");
+	refused(lying_count, 64 * 512, "nr_entries says");
+	refused(cut_data, 64 * 512, "entry 9: its 512 bytes of data end past the log");
+	refused(unknown_flag, 64 * 512, "entry 1: unknown flags");
+	refused(long_mark, 64 * 512, "entry 5: a mark longer than its block");
+	refused(mark_sectors, 64 * 512, "entry 5: a mark with sectors");
+	refused(empty_entry, 64 * 512, "entry 5: no sectors and no flush");
+	/* entry 1 writes sectors 4..7: an image of 7 sectors is too small */
+	refused(nothing, 7 * 512, "entry 1: sectors 4+4 end past the image");
+}
+END_TEST
+
+/* ------------------------------------------------------------ points and states */
+
+static void ids_of(const struct crash_log *log, const struct crash_at *at,
+		   const struct crash_gen_opts *o, char ***out, size_t *nr, size_t *per_class)
+{
+	struct crash_gen g;
+	struct crash_id id;
+	enum crash_class cls;
+	int ret;
+
+	*out = NULL;
+	*nr = 0;
+	ck_assert_int_eq(crash_gen_init(&g, log, at, o), 0);
+	while ((ret = crash_gen_next(&g, &id, &cls)) == 1) {
+		*out = realloc(*out, (*nr + 1) * sizeof(**out));
+		(*out)[(*nr)++] = crash_id_format(&id);
+		if (per_class)
+			per_class[cls]++;
+		crash_id_free(&id);
+	}
+	ck_assert_int_eq(ret, 0);
+	crash_gen_free(&g);
+}
+
+static void free_ids(char **ids, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+static void expect_ids(const struct crash_log *log, const struct crash_at *at, const char *want)
+{
+	struct crash_gen_opts o = { .atomic = 512 };
+	char **ids, text[1024] = "";
+	size_t nr;
+
+	ids_of(log, at, &o, &ids, &nr, NULL);
+	for (size_t i = 0; i < nr; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s", i ? " " : "",
+			 ids[i]);
+	ck_assert_str_eq(text, want);
+	free_ids(ids, nr);
+}
+
+START_TEST(points_for_each_at)
+{
+	struct crash_log log;
+	struct tlog t;
+	char why[256], *marks[] = { "a" };
+	size_t lens[] = { 1 };
+
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	expect_ids(&log, &(struct crash_at){ .kinds = AT_FLUSH }, "flush:1 flush:2 end");
+	expect_ids(&log, &(struct crash_at){ .kinds = AT_FUA }, "fua:1 end");
+	expect_ids(&log, &(struct crash_at){ .marks = marks, .mark_lens = lens, .nr_marks = 1 },
+		   "mark:a end");
+	expect_ids(&log, &(struct crash_at){ .every = 4 }, "entry:4 entry:8 end");
+	expect_ids(&log, &(struct crash_at){ .kinds = AT_FLUSH | AT_FUA, .every = 3 },
+		   "flush:1 entry:3 fua:1 entry:6 flush:2 entry:9 end");
+	/* the FUA write's point and entry 4, the flush at 8 and entry 8: one state each */
+	expect_ids(&log, &(struct crash_at){ .kinds = AT_FLUSH | AT_FUA, .every = 4 },
+		   "flush:1 fua:1 flush:2 end");
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+START_TEST(volatile_sets_follow_the_flushes)
+{
+	struct crash_log log;
+	struct tlog t;
+	char why[256];
+	size_t v[16], n;
+
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ck_assert_uint_eq(crash_volatile(&log, 2, v), 2); /* before flush 1: entries 0, 1 */
+	n = crash_volatile(&log, 8, v);                   /* before flush 2: not the FUA 3 */
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(v[0], 4);
+	ck_assert_uint_eq(v[1], 6);
+	ck_assert_uint_eq(v[2], 7);
+	ck_assert_uint_eq(crash_volatile(&log, 10, v), 1);
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+/* A write that carries the flush (PREFLUSH): what came before is durable, not the write itself. */
+START_TEST(a_flush_with_data_is_volatile_unless_fua)
+{
+	struct crash_log log;
+	struct tlog t;
+	char why[256];
+	size_t v[16];
+
+	tlog_init(&t, 512);
+	tlog_entry(&t, 0, 1, W, NULL, 1);
+	tlog_entry(&t, 1, 1, F, NULL, 2);     /* 1: PREFLUSH write */
+	tlog_entry(&t, 2, 1, W, NULL, 3);
+	tlog_entry(&t, 3, 1, F | U, NULL, 4); /* 3: PREFLUSH|FUA write */
+	tlog_entry(&t, 4, 1, W, NULL, 5);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ck_assert_uint_eq(crash_volatile(&log, 3, v), 2);
+	ck_assert_uint_eq(v[0], 1);
+	ck_assert_uint_eq(v[1], 2);
+	ck_assert_uint_eq(crash_volatile(&log, 5, v), 1);
+	ck_assert_uint_eq(v[0], 4);
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+START_TEST(torn_lengths_are_one_half_and_all_but_one)
+{
+	uint64_t ks[3];
+
+	ck_assert_uint_eq(crash_torn_ks(0, ks), 0);
+	ck_assert_uint_eq(crash_torn_ks(1, ks), 0);
+	ck_assert_uint_eq(crash_torn_ks(2, ks), 1);
+	ck_assert_uint_eq(ks[0], 1);
+	ck_assert_uint_eq(crash_torn_ks(3, ks), 2);
+	ck_assert_uint_eq(ks[1], 2);
+	ck_assert_uint_eq(crash_torn_ks(8, ks), 3);
+	ck_assert_uint_eq(ks[0], 1);
+	ck_assert_uint_eq(ks[1], 4);
+	ck_assert_uint_eq(ks[2], 7);
+}
+END_TEST
+
+static uint64_t choose(uint64_t n, uint64_t k)
+{
+	uint64_t c = 1;
+
+	for (uint64_t i = 1; i <= k; i++)
+		c = c * (n - k + i) / i;
+	return c;
+}
+
+/* One epoch of E writes then a flush: --drop K makes sum C(E, i), i <= K, states there. */
+START_TEST(drop_subsets_are_counted)
+{
+	for (unsigned int e = 0; e <= 7; e++) {
+		for (unsigned int k = 0; k <= 4; k++) {
+			struct crash_gen_opts o = { .drop = k, .atomic = 512 };
+			struct crash_at at = { .kinds = AT_FLUSH };
+			size_t per[NR_CLASSES] = { 0 }, nr, want = 0;
+			struct crash_log log;
+			struct tlog t;
+			char why[256], **ids;
+
+			tlog_init(&t, 512);
+			for (unsigned int i = 0; i < e; i++)
+				tlog_entry(&t, i, 1, W, NULL, i);
+			tlog_entry(&t, 0, 0, F, NULL, 0);
+			ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+			ids_of(&log, &at, &o, &ids, &nr, per);
+			for (unsigned int i = 0; i <= k && i <= e; i++)
+				want += choose(e, i);
+			/* the flush point, and the end (nothing volatile after the flush) */
+			ck_assert_uint_eq(nr, want + 1);
+			ck_assert_uint_eq(per[CLASS_PREFIX], 2);
+			ck_assert_uint_eq(per[CLASS_DROP], want - 1);
+			/* every subset once */
+			for (size_t i = 0; i < nr; i++)
+				for (size_t j = i + 1; j < nr; j++)
+					ck_assert_str_ne(ids[i], ids[j]);
+			free_ids(ids, nr);
+			crash_log_free(&log);
+			free(t.buf);
+		}
+	}
+}
+END_TEST
+
+START_TEST(samples_are_reproducible_under_a_seed)
+{
+	struct crash_at at = { .kinds = AT_FLUSH };
+	struct crash_log log;
+	struct tlog t;
+	char why[256], **a, **b, **c;
+	size_t na, nb, nc, per[NR_CLASSES] = { 0 };
+	bool differ = false;
+
+	tlog_init(&t, 512);
+	for (unsigned int i = 0; i < 12; i++)
+		tlog_entry(&t, i, 1, W, NULL, i);
+	tlog_entry(&t, 0, 0, F, NULL, 0);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ids_of(&log, &at, &(struct crash_gen_opts){ .sample = 20, .seed = 7, .atomic = 512 }, &a,
+	       &na, per);
+	ids_of(&log, &at, &(struct crash_gen_opts){ .sample = 20, .seed = 7, .atomic = 512 }, &b,
+	       &nb, NULL);
+	ids_of(&log, &at, &(struct crash_gen_opts){ .sample = 20, .seed = 8, .atomic = 512 }, &c,
+	       &nc, NULL);
+	ck_assert_uint_eq(per[CLASS_SAMPLE], 20);
+	ck_assert_uint_eq(na, nb);
+	for (size_t i = 0; i < na; i++)
+		ck_assert_str_eq(a[i], b[i]);
+	for (size_t i = 0; i < na && i < nc; i++)
+		differ |= strcmp(a[i], c[i]) != 0;
+	ck_assert_msg(differ, "another seed drew the same subsets");
+	/* distinct subsets */
+	for (size_t i = 0; i < na; i++)
+		for (size_t j = i + 1; j < na; j++)
+			ck_assert_str_ne(a[i], a[j]);
+	free_ids(a, na);
+	free_ids(b, nb);
+	free_ids(c, nc);
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+/* ------------------------------------------------------------ IDs */
+
+static void round_trip(const char *text)
+{
+	struct crash_id id;
+	char why[256], *again;
+
+	ck_assert_msg(!crash_id_parse(text, &id, why, sizeof(why)), "'%s' refused: %s", text, why);
+	again = crash_id_format(&id);
+	ck_assert_str_eq(again, text);
+	free(again);
+	crash_id_free(&id);
+}
+
+static void id_refused(const char *text)
+{
+	struct crash_id id;
+	char why[256] = "";
+
+	ck_assert_msg(crash_id_parse(text, &id, why, sizeof(why)) == -EINVAL, "'%s' taken", text);
+	ck_assert_msg(strstr(why, "bad state ID"), "'%s': %s", text, why);
+	ck_assert_ptr_null(strchr(why, '\n'));
+}
+
+START_TEST(ids_round_trip)
+{
+	const char *good[] = {
+		"flush:1", "fua:3", "entry:0", "entry:12", "end", "mark:a", "mark:a#2",
+		"mark:x%2By%25%23%2C%20", "mark:", "flush:2+drop:4", "flush:2+drop:4,6,7",
+		"end+torn:9@512/1", "flush:1+drop:0+torn:1@4096/3", "entry:4611686018427387904",
+	};
+	const char *bad[] = {
+		"", "flush", "flush:0", "flush:01", "flush:-1", "fua:", "entry:x", "end:1",
+		"mark:a#1", "mark:a#", "mark:a b", "mark:%zz", "mark:%61", "mark:%2b", "flush:1+drop:", "flush:1+drop:3,3",
+		"flush:1+drop:4,2", "flush:1+torn:1@512", "flush:1+torn:1/2", "end+", "end ",
+		"flush:1+torn:1@512/1+drop:2", "flush:99999999999999999999", "flush:225555555555555555555",
+		"entry:4611686018427387905",
+	};
+	struct crash_id id = { .kind = PT_MARK, .k = 1, .name = (char[]){ 'a', '\n', 0, '+' },
+			       .name_len = 4 };
+	struct crash_id back;
+	char why[256], *text;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		round_trip(good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		id_refused(bad[i]);
+	/* a refusal quotes the ID as a line can show it */
+	ck_assert_int_eq(crash_id_parse("mark:\n\x01", &back, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "bad state ID 'mark:?\?' at '?\?'");
+	/* any bytes in a mark's name */
+	text = crash_id_format(&id);
+	ck_assert_str_eq(text, "mark:a%0A%00%2B");
+	ck_assert_int_eq(crash_id_parse(text, &back, why, sizeof(why)), 0);
+	ck_assert_uint_eq(back.name_len, 4);
+	ck_assert_mem_eq(back.name, id.name, 4);
+	crash_id_free(&back);
+	free(text);
+}
+END_TEST
+
+START_TEST(generated_ids_round_trip_and_resolve)
+{
+	struct crash_gen_opts o = { .drop = 2, .sample = 3, .torn = true, .atomic = 512, .seed = 3 };
+	struct crash_at at = { .kinds = AT_FLUSH | AT_FUA, .every = 3 };
+	struct crash_log log;
+	struct crash_spec spec;
+	struct tlog t;
+	char why[256], **ids;
+	size_t nr, per[NR_CLASSES] = { 0 };
+
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ids_of(&log, &at, &o, &ids, &nr, per);
+	ck_assert_uint_gt(per[CLASS_TORN], 0);
+	ck_assert_uint_gt(per[CLASS_SAMPLE], 0);
+	for (size_t i = 0; i < nr; i++) {
+		struct crash_id id;
+
+		round_trip(ids[i]);
+		ck_assert_int_eq(crash_id_parse(ids[i], &id, why, sizeof(why)), 0);
+		ck_assert_msg(!crash_resolve(&log, &id, &spec, why, sizeof(why)), "%s", why);
+		crash_id_free(&id);
+	}
+	free_ids(ids, nr);
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+static void unresolved(const struct crash_log *log, const char *text)
+{
+	struct crash_spec spec;
+	struct crash_id id;
+	char why[256] = "";
+
+	ck_assert_int_eq(crash_id_parse(text, &id, why, sizeof(why)), 0);
+	ck_assert_msg(crash_resolve(log, &id, &spec, why, sizeof(why)) == -EINVAL, "%s taken", text);
+	ck_assert_msg(strstr(why, text), "'%s' does not name %s", why, text);
+	crash_id_free(&id);
+}
+
+START_TEST(ids_not_in_the_log_are_refused)
+{
+	struct crash_log log;
+	struct tlog t;
+	char why[256];
+
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	unresolved(&log, "flush:3");
+	unresolved(&log, "fua:2");
+	unresolved(&log, "mark:b");
+	unresolved(&log, "mark:a#2");
+	unresolved(&log, "entry:11");
+	unresolved(&log, "flush:2+drop:3");  /* a FUA write is durable */
+	unresolved(&log, "flush:2+drop:1");  /* before the last flush */
+	unresolved(&log, "flush:2+drop:8");  /* the flush itself: not a write */
+	unresolved(&log, "flush:2+drop:9");  /* after the point */
+	unresolved(&log, "flush:2+torn:6@512/1"); /* a discard */
+	unresolved(&log, "flush:1+torn:1@512/4"); /* 4 of 4 units: not torn */
+	unresolved(&log, "flush:1+torn:1@768/1");
+	unresolved(&log, "flush:1+drop:1+torn:1@512/1");
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the overlay */
+
+#define IMG_SECTORS 48
+
+static int memfd_of(const uint8_t *buf, size_t len)
+{
+	int fd = memfd_create("base", 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, buf, len, 0), (ssize_t)len);
+	return fd;
+}
+
+/* The state by hand: every entry before pos onto a copy of BASE, but the dropped ones. */
+static void naive(const struct crash_log *log, const struct crash_spec *spec, uint8_t *img)
+{
+	for (size_t i = 0; i < spec->pos; i++) {
+		const struct crash_entry *e = &log->e[i];
+		uint64_t len = e->len;
+		bool drop = false;
+
+		for (size_t d = 0; d < spec->nr_drop; d++)
+			drop |= spec->drop[d] == i;
+		if (drop || (e->flags & LOG_MARK_FLAG) || !e->len)
+			continue;
+		if ((long)i == spec->torn_e)
+			len = spec->torn_bytes;
+		if (e->flags & LOG_DISCARD_FLAG)
+			memset(img + e->off, 0, len);
+		else
+			memcpy(img + e->off, e->data, len);
+	}
+}
+
+static void random_log(struct tlog *t, unsigned int seed)
+{
+	srand(seed);
+	tlog_init(t, 512);
+	for (int i = 0, n = 5 + rand() % 40; i < n; i++) {
+		int r = rand() % 10;
+		uint64_t s = (uint64_t)(rand() % IMG_SECTORS);
+		uint64_t c = 1 + (uint64_t)(rand() % 12);
+
+		if (s + c > IMG_SECTORS)
+			c = IMG_SECTORS - s;
+		if (r == 0)
+			tlog_entry(t, 0, 0, F, NULL, 0);
+		else if (r == 1)
+			tlog_entry(t, s, c, D, NULL, 0);
+		else if (r == 2)
+			tlog_entry(t, s, c, U, NULL, (unsigned int)rand());
+		else if (r == 3)
+			tlog_entry(t, 0, 0, M, "m", 0);
+		else
+			tlog_entry(t, s, c, W, NULL, (unsigned int)rand());
+	}
+}
+
+static void compare(struct ovl *o, const uint8_t *want, unsigned int seed, const char *id)
+{
+	uint8_t got[IMG_SECTORS * 512];
+
+	ck_assert_int_eq(ovl_read(o, got, sizeof(got), 0), (ssize_t)sizeof(got));
+	ck_assert_msg(!memcmp(got, want, sizeof(got)), "seed %u, %s: the whole image differs", seed,
+		      id);
+	for (int i = 0; i < 20; i++) {
+		size_t off = (size_t)(rand() % (int)sizeof(got)), len = (size_t)(rand() % 3000);
+		uint8_t part[3000];
+		ssize_t n = ovl_read(o, part, len, off);
+
+		if (len > sizeof(got) - off)
+			len = sizeof(got) - off;
+		ck_assert_int_eq(n, (ssize_t)len);
+		ck_assert_msg(!memcmp(part, want + off, len), "seed %u, %s: %zu+%zu differs", seed,
+			      id, off, len);
+	}
+}
+
+START_TEST(overlay_reads_equal_a_naive_replay)
+{
+	struct crash_gen_opts o = { .drop = 2, .sample = 4, .torn = true, .atomic = 512 };
+	struct crash_at at = { .kinds = AT_FLUSH | AT_FUA, .every = 2 };
+	uint8_t base[IMG_SECTORS * 512];
+	size_t states = 0;
+
+	for (unsigned int seed = 1; seed <= 200; seed++) {
+		struct ovl_layer *durable = NULL;
+		struct crash_log log;
+		struct crash_gen g;
+		struct crash_id id;
+		enum crash_class cls;
+		struct tlog t;
+		char why[256];
+		int fd;
+
+		random_log(&t, seed);
+		for (size_t i = 0; i < sizeof(base); i++)
+			base[i] = (uint8_t)rand();
+		fd = memfd_of(base, sizeof(base));
+		ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
+		o.seed = seed;
+		ck_assert_int_eq(crash_gen_init(&g, &log, &at, &o), 0);
+		while (crash_gen_next(&g, &id, &cls) == 1) {
+			uint8_t want[sizeof(base)];
+			struct crash_spec spec;
+			struct ovl ov;
+			char *text = crash_id_format(&id);
+
+			ck_assert_int_eq(crash_resolve(&log, &id, &spec, why, sizeof(why)), 0);
+			memcpy(want, base, sizeof(base));
+			naive(&log, &spec, want);
+			ck_assert_int_eq(ovl_build(&ov, &log, &spec, fd, sizeof(base), NULL), 0);
+			compare(&ov, want, seed, text);
+			ovl_free(&ov);
+			/* the same on the durable layer states share, as rqdisk-crash builds them */
+			ck_assert_int_eq(ovl_layer_advance(&durable, &log, spec.pos), 0);
+			ck_assert_int_eq(ovl_build(&ov, &log, &spec, fd, sizeof(base), durable), 0);
+			ck_assert_ptr_eq(ov.durable, durable);
+			compare(&ov, want, seed, text);
+			ovl_free(&ov);
+			free(text);
+			crash_id_free(&id);
+			states++;
+		}
+		crash_gen_free(&g);
+		ovl_layer_put(durable);
+		durable = NULL;
+		crash_log_free(&log);
+		close(fd);
+		free(t.buf);
+	}
+	ck_assert_uint_gt(states, 1000);
+}
+END_TEST
+
+START_TEST(cow_writes_stay_in_their_state)
+{
+	uint8_t base[IMG_SECTORS * 512], want[sizeof(base)], zeros[9000] = { 0 }, data[9000];
+	struct crash_spec spec = { .pos = 0, .torn_e = -1 };
+	struct crash_log log;
+	struct ovl a, b;
+	struct tlog t;
+	char why[256];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(base); i++)
+		base[i] = (uint8_t)(i * 7);
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 1);
+	fd = memfd_of(base, sizeof(base));
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
+	spec.pos = log.nr;
+	ck_assert_int_eq(ovl_build(&a, &log, &spec, fd, sizeof(base), NULL), 0);
+	ck_assert_int_eq(ovl_build(&b, &log, &spec, fd, sizeof(base), NULL), 0);
+	memcpy(want, base, sizeof(base));
+	naive(&log, &spec, want);
+	/* unaligned, across blocks: the rest of each block is kept */
+	ck_assert_int_eq(ovl_write(&a, data, 9000, 1000), 9000);
+	ck_assert_int_eq(ovl_write(&a, NULL, 3000, 12000), 3000);
+	ck_assert_int_eq(ovl_write(&a, data, 10, sizeof(base) - 10), 10);
+	ck_assert_int_eq(ovl_write(&a, data, 11, sizeof(base) - 10), -ENOSPC);
+	compare(&b, want, 0, "the other state");
+	memcpy(want + 1000, data, 9000);
+	memcpy(want + 12000, zeros, 3000);
+	memcpy(want + sizeof(base) - 10, data, 10);
+	compare(&a, want, 0, "the written state");
+	ck_assert_int_eq(ovl_read(&a, data, 100, sizeof(base)), 0);
+	ovl_free(&a);
+	ovl_free(&b);
+	crash_log_free(&log);
+	close(fd);
+	free(t.buf);
+}
+END_TEST
+
+START_TEST(whole_images_are_written)
+{
+	uint8_t base[IMG_SECTORS * 512], want[sizeof(base)], got[sizeof(base)];
+	struct ovl_layer *durable = NULL;
+	struct crash_id id;
+	struct crash_spec spec;
+	struct crash_log log;
+	struct ovl o;
+	struct tlog t;
+	char why[256];
+	int fd, out;
+
+	for (size_t i = 0; i < sizeof(base); i++)
+		base[i] = (uint8_t)(i * 3 + 1);
+	fd = memfd_of(base, sizeof(base));
+	out = memfd_create("out", 0);
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
+	ck_assert_int_eq(crash_id_parse("flush:2+drop:4+torn:7@512/0", &id, why, 256), 0);
+	ck_assert_int_ne(crash_resolve(&log, &id, &spec, why, sizeof(why)), 0);
+	crash_id_free(&id);
+	ck_assert_int_eq(crash_id_parse("end+drop:9", &id, why, 256), 0);
+	ck_assert_int_eq(crash_resolve(&log, &id, &spec, why, sizeof(why)), 0);
+	memcpy(want, base, sizeof(base));
+	naive(&log, &spec, want);
+	ck_assert_int_eq(ovl_layer_advance(&durable, &log, spec.pos), 0);
+	ck_assert_uint_eq(durable->upto, 8);
+	ck_assert_int_eq(ovl_build(&o, &log, &spec, fd, sizeof(base), durable), 0);
+	ovl_layer_put(durable);
+	ck_assert_int_eq(ovl_write_image(&o, out), 0);
+	ck_assert_int_eq(pread(out, got, sizeof(got), 0), (ssize_t)sizeof(got));
+	ck_assert(!memcmp(got, want, sizeof(got)));
+	ovl_free(&o);
+	crash_id_free(&id);
+	crash_log_free(&log);
+	close(fd);
+	close(out);
+	free(t.buf);
+}
+END_TEST
+
+static Suite *crash_suite(void)
+{
+	Suite *s = suite_create("crash");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, good_logs_are_read);
+	tcase_add_test(tc, bad_logs_are_refused_naming_the_entry);
+	tcase_add_test(tc, points_for_each_at);
+	tcase_add_test(tc, volatile_sets_follow_the_flushes);
+	tcase_add_test(tc, a_flush_with_data_is_volatile_unless_fua);
+	tcase_add_test(tc, torn_lengths_are_one_half_and_all_but_one);
+	tcase_add_test(tc, drop_subsets_are_counted);
+	tcase_add_test(tc, samples_are_reproducible_under_a_seed);
+	tcase_add_test(tc, ids_round_trip);
+	tcase_add_test(tc, generated_ids_round_trip_and_resolve);
+	tcase_add_test(tc, ids_not_in_the_log_are_refused);
+	tcase_add_test(tc, overlay_reads_equal_a_naive_replay);
+	tcase_add_test(tc, cow_writes_stay_in_their_state);
+	tcase_add_test(tc, whole_images_are_written);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return fake_run_suite(crash_suite());
+}
