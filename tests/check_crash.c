@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "fake_driver.h"
-#include "log.h"
-#include "overlay.h"
-#include "state.h"
+#include "crash_log.h"
+#include "crash_overlay.h"
+#include "crash_state.h"
 
 /* ------------------------------------------------------------ logs made in memory */
 

@@ -8,7 +8,7 @@ source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
 
-crash=$top_builddir/src/crash/rqdisk-crash
+crash=$top_builddir/src/tools/rqdisk-crash
 gen=$top_builddir/tests/crash-gen-log
 [ -x "$crash" ] || fail "$crash is not built"
 [ -x "$gen" ] || fail "$gen is not built"

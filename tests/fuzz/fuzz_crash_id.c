@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "state.h"
+#include "crash_state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

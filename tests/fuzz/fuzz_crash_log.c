@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "log.h"
-#include "state.h"
+#include "crash_log.h"
+#include "crash_state.h"
 
 #define MAX_STATES 200
 

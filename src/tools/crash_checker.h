@@ -1,5 +1,5 @@
 /*
- * checker.h - running CHECK on states: up to jobs at a time, each in its
+ * crash_checker.h - running CHECK on states: up to jobs at a time, each in its
  * own process group, "{}" replaced by the state's path and its ID in
  * RQDISK_CRASH_STATE; one that outlives the timeout is killed, group and all.
  */
@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "report.h"
-#include "state.h"
+#include "crash_report.h"
+#include "crash_state.h"
 
 #define CHECK_TAIL_LINES 5
 #define CHECK_GRACE_S 2 /* between the SIGTERM of a timeout and the SIGKILL */

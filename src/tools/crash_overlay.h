@@ -1,5 +1,5 @@
 /*
- * overlay.h - one crash state as an image: BASE, under an extent map of
+ * crash_overlay.h - one crash state as an image: BASE, under an extent map of
  * pointers into the log (the state's entries, none copied), under a
  * private copy-on-write map that takes a checker's writes and dies with
  * the state.
@@ -14,7 +14,7 @@
 
 #include <bsd/sys/tree.h>
 
-#include "state.h"
+#include "crash_state.h"
 
 #define OVL_COW_BLOCK 4096u
 

@@ -1,5 +1,5 @@
 /*
- * server.c - the FUSE server of rqdisk-crash (libfuse's low-level API,
+ * crash_server.c - the FUSE server of rqdisk-crash (libfuse's low-level API,
  * multithreaded loop): a directory of states, each file a state of its own
  * inode, so the page cache never shows a state what another one held.
  * Reads come from the state's overlay, writes go to its COW map.
@@ -23,7 +23,7 @@
 
 #include <bsd/sys/tree.h>
 
-#include "server.h"
+#include "crash_server.h"
 
 #define SRV_MAX_IO (1u << 20)
 #define SRV_ATTR_TIMEOUT 60.0 /* a state's size never changes, and inodes are never reused */

@@ -1,4 +1,4 @@
-/* report.c - the summary of a run: per class made, checked, failed; the first failures; timing. */
+/* crash_report.c - the summary of a run: per class made, checked, failed; the first failures; timing. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "crash_report.h"
 
 #define NS_PER_S 1000000000.0
 #define PROGRESS_EVERY_NS 1000000000ull

@@ -1,4 +1,4 @@
-/* log.c - reads a dm-log-writes log: every field checked, since anyone may hand us the file. */
+/* crash_log.c - reads a dm-log-writes log: every field checked, since anyone may hand us the file. */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "crash_log.h"
 
 #define SECTORSIZE_MIN 512u
 #define SECTORSIZE_MAX 65536u

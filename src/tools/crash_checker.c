@@ -1,4 +1,4 @@
-/* checker.c - runs the checker on each state, j at a time, with a timeout and its output kept. */
+/* crash_checker.c - runs the checker on each state, j at a time, with a timeout and its output kept. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checker.h"
+#include "crash_checker.h"
 
 #define TAIL_BYTES 4096
 #define ENV_NAME "RQDISK_CRASH_STATE"

@@ -1,4 +1,4 @@
-/* log.h - a dm-log-writes log read and checked whole: its entries, indexed as replay-log numbers them. */
+/* crash_log.h - a dm-log-writes log read and checked whole: its entries, indexed as replay-log numbers them. */
 #ifndef RQDISK_CRASH_LOG_H
 #define RQDISK_CRASH_LOG_H
 

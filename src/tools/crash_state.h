@@ -1,5 +1,5 @@
 /*
- * state.h - the crash states of a log: points in it, the subsets of the
+ * crash_state.h - the crash states of a log: points in it, the subsets of the
  * volatile writes lost or torn there, and the IDs that name each state.
  *
  *   ID    = POINT [ "+drop:" I { "," I } ] [ "+torn:" E "@" A "/" K ]
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log.h"
+#include "crash_log.h"
 
 enum crash_point_kind { PT_FLUSH, PT_FUA, PT_MARK, PT_ENTRY, PT_END };
 

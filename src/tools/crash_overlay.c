@@ -1,4 +1,4 @@
-/* overlay.c - a crash state served from BASE, an extent map into the log, and a COW map. */
+/* crash_overlay.c - a crash state served from BASE, an extent map into the log, and a COW map. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "overlay.h"
+#include "crash_overlay.h"
 
 #define COPY_CHUNK (1u << 20)
 

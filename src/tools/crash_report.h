@@ -1,4 +1,4 @@
-/* report.h - what rqdisk-crash tells: counts per class of state, the first failures, timing, CSV rows. */
+/* crash_report.h - what rqdisk-crash tells: counts per class of state, the first failures, timing, CSV rows. */
 #ifndef RQDISK_CRASH_REPORT_H
 #define RQDISK_CRASH_REPORT_H
 
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "state.h"
+#include "crash_state.h"
 
 #define REPORT_FIRST_FAILED 5 /* failing states shown with their checker's last lines */
 

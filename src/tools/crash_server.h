@@ -1,5 +1,5 @@
 /*
- * server.h - the crash states as files of a FUSE mount in a private
+ * crash_server.h - the crash states as files of a FUSE mount in a private
  * directory: one file, of a new inode, per state while it is checked.
  */
 #ifndef RQDISK_CRASH_SERVER_H
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "overlay.h"
+#include "crash_overlay.h"
 
 struct crash_server;
 

@@ -1,4 +1,4 @@
-/* main.c - rqdisk-crash: the crash states a power failure could leave, each checked. */
+/* crash_main.c - rqdisk-crash: the crash states a power failure could leave, each checked. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -10,13 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checker.h"
+#include "crash_checker.h"
 #include "cli.h"
-#include "log.h"
-#include "overlay.h"
-#include "report.h"
-#include "server.h"
-#include "state.h"
+#include "crash_log.h"
+#include "crash_overlay.h"
+#include "crash_report.h"
+#include "crash_server.h"
+#include "crash_state.h"
 
 #define PROG "rqdisk-crash"
 

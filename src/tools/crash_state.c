@@ -1,11 +1,11 @@
-/* state.c - the crash states of a log: points, lost and torn writes, and the IDs naming them. */
+/* crash_state.c - the crash states of a log: points, lost and torn writes, and the IDs naming them. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "crash_state.h"
 
 const char *const crash_class_names[NR_CLASSES] = { "prefix", "drop", "torn", "sample" };
 
