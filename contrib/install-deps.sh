@@ -4,7 +4,7 @@ set -eu
 PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libfuse3-dev fuse3 liburing-dev check libbsd-dev
-	e2fsprogs util-linux fio python3 man-db blktrace
+	e2fsprogs xfsprogs btrfs-progs util-linux fio python3 man-db blktrace
 	gnuplot-nox bsdextrautils
 )
 missing=()

@@ -2,7 +2,9 @@
 # test-crash-checkers.sh - contrib/crash's checkers under rqdisk-crash on
 # ext4 images: check-fs passes a clean state and fails one with no file
 # system or with a damaged bitmap; check-rename passes the old and the new
-# file and fails a state where the file is missing.
+# file and fails a state where the file is missing.  check-fs also passes a
+# clean XFS and btrfs and fails an XFS whose second allocation group lost
+# its superblock copy (xfs_repair -n finds it), where their tools are installed.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -86,5 +88,35 @@ debugfs -w -R "rm /config" "$tmp/none.img" >/dev/null 2>&1
 run rename-missing --drop 1 "$tmp/none.img" "$tmp/log" -- "$checkrename" {} /config "$tmp/old.txt" "$tmp/new.txt"
 [ "$status" = 1 ] || fail "check-rename on a state without /config: status $status"
 grep -qF "/config is missing" "$tmp/rename-missing.out" || fail "check-rename did not say why"
+
+# A log of one flush: its states are BASE itself.
+printf 'flush\n' | "$gen" -s 4096 >"$tmp/flush.log"
+if command -v mkfs.xfs xfs_repair xfs_db >/dev/null && [ "$(command -v mkfs.xfs xfs_repair xfs_db | wc -l)" = 3 ]; then
+	say "check-fs: a clean XFS passes, one whose AG 1 lost its superblock copy fails"
+	truncate -s 320M "$tmp/xfs.img"
+	mkfs.xfs -q "$tmp/xfs.img" || fail "mkfs.xfs failed"
+	run xfs-good "$tmp/xfs.img" "$tmp/flush.log" -- "$checkfs" {}
+	[ "$status" = 0 ] || fail "check-fs on a clean XFS: status $status"
+	ag=$(xfs_db -r -c "sb 0" -c "p agblocks" "$tmp/xfs.img" | awk '{ print $3 }')
+	bs=$(xfs_db -r -c "sb 0" -c "p blocksize" "$tmp/xfs.img" | awk '{ print $3 }')
+	dd if=/dev/zero of="$tmp/xfs.img" bs=512 seek=$((ag * bs / 512)) count=1 conv=notrunc \
+		status=none
+	run xfs-bad "$tmp/xfs.img" "$tmp/flush.log" -- "$checkfs" {}
+	[ "$status" = 1 ] || fail "check-fs on a damaged XFS: status $status"
+	grep -qF "the xfs checker found damage" "$tmp/xfs-bad.out" || fail "xfs_repair -n found nothing"
+	rm "$tmp/xfs.img"
+else
+	echo "no XFS tools: the XFS case is not run"
+fi
+if command -v mkfs.btrfs btrfs >/dev/null && [ "$(command -v mkfs.btrfs btrfs | wc -l)" = 2 ]; then
+	say "check-fs: a clean btrfs passes"
+	truncate -s 128M "$tmp/btrfs.img"
+	mkfs.btrfs -q "$tmp/btrfs.img" >/dev/null || fail "mkfs.btrfs failed"
+	run btrfs-good "$tmp/btrfs.img" "$tmp/flush.log" -- "$checkfs" {}
+	[ "$status" = 0 ] || fail "check-fs on a clean btrfs: status $status"
+	rm "$tmp/btrfs.img"
+else
+	echo "no btrfs tools: the btrfs case is not run"
+fi
 ! grep -q rqdisk-crash /proc/mounts || fail "a mount is left"
 echo "PASS: test-crash-checkers.sh"
