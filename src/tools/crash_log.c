@@ -15,7 +15,7 @@
 #define SECTORSIZE_MIN 512u
 #define SECTORSIZE_MAX 65536u
 
-static int log_error(char *why, size_t whylen, const char *fmt, ...)
+int crash_refuse(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -39,20 +39,20 @@ static int log_super(struct crash_log *log, uint64_t *nr_entries, char *why, siz
 	uint32_t ss;
 
 	if (log->map_len < sizeof(struct log_write_super))
-		return log_error(why, whylen, "%zu bytes, too short for a log superblock",
+		return crash_refuse(why, whylen, "%zu bytes, too short for a log superblock",
 				 log->map_len);
 	if (get64(p + offsetof(struct log_write_super, magic)) != LOG_WRITES_MAGIC)
-		return log_error(why, whylen, "not a dm-log-writes log (bad magic)");
+		return crash_refuse(why, whylen, "not a dm-log-writes log (bad magic)");
 	if (get64(p + offsetof(struct log_write_super, version)) != LOG_WRITES_VERSION)
-		return log_error(why, whylen, "log version %llu, only %llu is known",
+		return crash_refuse(why, whylen, "log version %llu, only %llu is known",
 				 (unsigned long long)get64(p + 8), LOG_WRITES_VERSION);
 	memcpy(&ss, p + offsetof(struct log_write_super, sectorsize), sizeof(ss));
 	ss = le32toh(ss);
 	if (ss < SECTORSIZE_MIN || ss > SECTORSIZE_MAX || (ss & (ss - 1)))
-		return log_error(why, whylen, "sectorsize %u is not a power of two from %u to %u",
+		return crash_refuse(why, whylen, "sectorsize %u is not a power of two from %u to %u",
 				 ss, SECTORSIZE_MIN, SECTORSIZE_MAX);
 	if (log->map_len < ss)
-		return log_error(why, whylen, "%zu bytes, shorter than its superblock's sector of %u",
+		return crash_refuse(why, whylen, "%zu bytes, shorter than its superblock's sector of %u",
 				 log->map_len, ss);
 	log->sectorsize = ss;
 	*nr_entries = get64(p + offsetof(struct log_write_super, nr_entries));
@@ -90,7 +90,7 @@ static int log_entry(struct crash_log *log, size_t i, uint64_t *pos, char *why, 
 	const char *bad;
 
 	if (log->map_len - *pos < ss)
-		return log_error(why, whylen, "entry %zu: the log ends before it (nr_entries says %zu)",
+		return crash_refuse(why, whylen, "entry %zu: the log ends before it (nr_entries says %zu)",
 				 i, log->nr);
 	sector = get64(p + offsetof(struct log_write_entry, sector));
 	nr_sectors = get64(p + offsetof(struct log_write_entry, nr_sectors));
@@ -98,18 +98,18 @@ static int log_entry(struct crash_log *log, size_t i, uint64_t *pos, char *why, 
 	data_len = get64(p + offsetof(struct log_write_entry, data_len));
 	bad = bad_flags(e->flags, nr_sectors, data_len, log->sectorsize);
 	if (bad)
-		return log_error(why, whylen, "entry %zu: %s (flags 0x%llx)", i, bad,
+		return crash_refuse(why, whylen, "entry %zu: %s (flags 0x%llx)", i, bad,
 				 (unsigned long long)e->flags);
 	*pos += ss;
 	if (e->flags & LOG_MARK_FLAG) {
 		e->mark = (const char *)p + sizeof(struct log_write_entry);
 		e->mark_len = data_len;
 		if (memchr(e->mark, '\0', e->mark_len))
-			return log_error(why, whylen, "entry %zu: a mark name holding a NUL", i);
+			return crash_refuse(why, whylen, "entry %zu: a mark name holding a NUL", i);
 		return 0;
 	}
 	if (nr_sectors > log->image_size / ss || sector > log->image_size / ss - nr_sectors)
-		return log_error(why, whylen,
+		return crash_refuse(why, whylen,
 				 "entry %zu: sectors %llu+%llu end past the image's %llu bytes", i,
 				 (unsigned long long)sector, (unsigned long long)nr_sectors,
 				 (unsigned long long)log->image_size);
@@ -118,7 +118,7 @@ static int log_entry(struct crash_log *log, size_t i, uint64_t *pos, char *why, 
 	if (e->flags & LOG_DISCARD_FLAG || !bytes)
 		return 0;
 	if (bytes > log->map_len - *pos)
-		return log_error(why, whylen, "entry %zu: its %llu bytes of data end past the log", i,
+		return crash_refuse(why, whylen, "entry %zu: its %llu bytes of data end past the log", i,
 				 (unsigned long long)bytes);
 	e->data = log->map + *pos;
 	*pos += bytes;

@@ -53,6 +53,8 @@ int crash_log_open(const char *path, uint64_t image_size, struct crash_log *log,
 		   size_t whylen);
 
 void crash_log_free(struct crash_log *log);
+/* The one-line reason of a refusal into why; returns -EINVAL. */
+int crash_refuse(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The index of the last FLUSH entry before pos, or -1 when there is none. */
 long crash_log_last_flush(const struct crash_log *log, size_t pos);

@@ -16,16 +16,6 @@ static const char *const point_names[] = { "flush", "fua", "mark", "entry", "end
 #define ATOMIC_MIN 512u
 #define ATOMIC_MAX 65536u
 
-static int id_error(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* ------------------------------------------------------------ the text */
 
 static bool name_plain(unsigned char c)
@@ -246,7 +236,7 @@ int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen)
 	if (ret == -ENOMEM)
 		snprintf(why, whylen, "out of memory");
 	else if (ret)
-		id_error(why, whylen, "bad state ID '%s%s' at '%s'", printable(s, 64, whole),
+		crash_refuse(why, whylen, "bad state ID '%s%s' at '%s'", printable(s, 64, whole),
 			 strlen(s) > 64 ? "..." : "", printable(p, 16, at));
 	if (ret)
 		crash_id_free(id);
@@ -392,7 +382,7 @@ int crash_resolve(const struct crash_log *log, const struct crash_id *id, struct
 		what = "the torn write is not a volatile write of more than K atomic units there";
 out:
 	if (what)
-		id_error(why, whylen, "state %s: %s", text ? text : "?", what);
+		crash_refuse(why, whylen, "state %s: %s", text ? text : "?", what);
 	free(text);
 	return what ? -EINVAL : 0;
 }
