@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "crash_checker.h"
+#include "crash_loop.h"
 
 #define TAIL_BYTES 4096
 #define ENV_NAME "RQDISK_CRASH_STATE"
@@ -22,6 +23,7 @@ struct slot {
 	char *id_text;
 	enum crash_class cls;
 	void *st;
+	int loop_fd; /* --loop: holds the state's loop device; -1 otherwise */
 	int out_fd;
 	char *out_path;
 	uint64_t start_ns, kill_ns;
@@ -186,6 +188,14 @@ static char *tail_of(int fd)
 	return buf;
 }
 
+/* The state goes: its loop device first (the checker is gone), then its file. */
+static void release_state(const struct check_source *src, struct slot *s)
+{
+	crash_loop_detach(s->loop_fd);
+	s->loop_fd = -1;
+	src->release(src->ctx, s->st);
+}
+
 static void finish(const struct check_source *src, struct report *r, struct slot *s, int status)
 {
 	uint64_t ns = report_now_ns() - s->start_ns;
@@ -207,7 +217,7 @@ static void finish(const struct check_source *src, struct report *r, struct slot
 	r->check_ns += ns;
 	report_checked(r, s->id_text, s->cls, res, code, ns, tail);
 	free(tail);
-	src->release(src->ctx, s->st);
+	release_state(src, s);
 	crash_id_free(&s->id);
 	free(s->id_text);
 	s->id_text = NULL;
@@ -249,6 +259,32 @@ static uint64_t police(struct slot *slots, unsigned int n, uint64_t now)
 	return next;
 }
 
+/* The checker of the state at path, on a loop device of its own with --loop; released on failure. */
+static int attach_and_spawn(const struct check_opts *o, const struct check_source *src,
+			    struct slot *s, char *path, size_t pathlen)
+{
+	char why[256];
+	int ret = 0;
+
+	s->loop_fd = -1;
+	if (o->loop) {
+		ret = crash_loop_attach(path, path, pathlen, why, sizeof(why));
+		if (ret < 0)
+			fprintf(stderr, "rqdisk-crash: %s\n", why);
+		else
+			s->loop_fd = ret;
+	}
+	if (ret >= 0) {
+		ret = spawn(o, s, path);
+		if (ret)
+			fprintf(stderr, "rqdisk-crash: cannot start the checker: %s\n",
+				strerror(-ret));
+	}
+	if (ret < 0)
+		release_state(src, s);
+	return ret < 0 ? ret : 0;
+}
+
 /* The next state built and its checker started in slot s: 1, 0 when none is left, <0. */
 static int start_one(const struct check_opts *o, const struct check_source *src,
 		     struct report *r, struct slot *s)
@@ -269,14 +305,8 @@ static int start_one(const struct check_opts *o, const struct check_source *src,
 	t0 = report_now_ns();
 	ret = src->build(src->ctx, &s->id, path, sizeof(path), &s->st);
 	r->build_ns += report_now_ns() - t0;
-	if (!ret) {
-		ret = spawn(o, s, path);
-		if (ret) {
-			fprintf(stderr, "rqdisk-crash: cannot start the checker: %s\n",
-				strerror(-ret));
-			src->release(src->ctx, s->st);
-		}
-	}
+	if (!ret)
+		ret = attach_and_spawn(o, src, s, path, sizeof(path));
 	if (ret) {
 		crash_id_free(&s->id);
 		free(s->id_text);
@@ -298,7 +328,7 @@ static void stop_all(const struct check_source *src, struct slot *slots, unsigne
 		kill(-s->pid, SIGKILL);
 		while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
 			;
-		src->release(src->ctx, s->st);
+		release_state(src, s);
 		crash_id_free(&s->id);
 		free(s->id_text);
 		s->id_text = NULL;

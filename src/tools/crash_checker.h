@@ -31,6 +31,7 @@ struct check_opts {
 	char **args;        /* CHECK and its arguments, "{}" not yet replaced */
 	unsigned int jobs;
 	unsigned int timeout_s;
+	bool loop;          /* "{}" is the state on a loop device, not its file */
 	const char *tmpdir; /* the checkers' output files go there */
 };
 

@@ -36,6 +36,7 @@ struct options {
 	enum via via;
 	unsigned int jobs, timeout_s;
 	bool progress;
+	bool loop;
 	const char *base, *log;
 	char **check; /* NULL: none */
 };
@@ -52,6 +53,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_PROGRESS,
 	OPT_CSV,
+	OPT_LOOP,
 };
 
 static const struct option long_options[] = {
@@ -67,6 +69,7 @@ static const struct option long_options[] = {
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "loop", no_argument, NULL, OPT_LOOP },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -95,6 +98,7 @@ static void usage(FILE *f)
 		"  --via fuse|copy|auto  states as files of a FUSE mount, or as copies (auto)\n"
 		"  -j, --jobs N          checkers at a time (default 1)\n"
 		"  --timeout SEC         a checker running longer fails (default 60)\n"
+		"  --loop                {} is the state on a loop device of its own\n"
 		"  --progress            a progress line on stderr (default: when it is a tty)\n"
 		"  --csv FILE            one row per state: id,class,result,exit,seconds\n"
 		"  -h, --help            show this help\n"
@@ -200,6 +204,9 @@ static int parse_one(struct options *o, int opt, const char *arg)
 		break;
 	case OPT_PROGRESS:
 		o->progress = true;
+		break;
+	case OPT_LOOP:
+		o->loop = true;
 		break;
 	case OPT_CSV:
 		o->csv = arg;
@@ -523,6 +530,7 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 		.args = r->o->check,
 		.jobs = r->o->jobs,
 		.timeout_s = r->o->timeout_s,
+		.loop = r->o->loop,
 	};
 	struct check_source src = { r, next_state, build_state, release_state };
 	struct crash_gen_opts g = r->o->gen;
