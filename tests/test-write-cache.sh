@@ -3,7 +3,7 @@
 # is lost when the power is cut (echo all > power/cut, or SIGPWR), I/O fails with EIO
 # until "echo 1 > power/restore", a write flushed before the cut is on the image, a
 # random cut keeps some writes whole and drops the others, and the cache's data
-# reaches the image when the disk is unmounted.  queue/write_cache says "write back"
+# reaches the image when the disk is unmounted (exit 1 when it cannot).  queue/write_cache says "write back"
 # over a cache or the page cache, "write through" with --direct and no cache.  Bad
 # keys are refused with one line and exit 2.
 source "$(dirname "$0")/functions.sh"
@@ -180,7 +180,21 @@ else
 	say "no fio with io_uring: the fio run is left out"
 fi
 
-say "bad keys: one line, exit 2, nothing left behind"
+say "writebacks that fail at unmount (the image's file system is full): said, and exit 1"
+mkdir "$tmp/small"
+mount -t tmpfs -o size=2M tmpfs "$tmp/small" || fail "cannot mount a tmpfs"
+cleanup_fn umount "$tmp/small"
+truncate -s 16M "$tmp/small/img"
+start_rqdisk --filter write-cache:expire=0 "$tmp/small/img" "$tmp/mnt" 2>"$tmp/full.err"
+for ((i = 0; i < 4; i++)); do
+	write_pattern $i || fail "the write failed"
+done
+fusermount3 -u "$tmp/mnt" || fail "fusermount3 -u failed"
+wait_rqdisk
+[ "$rqdisk_status" = 1 ] || fail "rqdisk exited with status $rqdisk_status, not 1, with cached data lost"
+grep -q "flush at exit: No space left on device" "$tmp/full.err" ||
+	fail "the lost writebacks were not said: $(cat "$tmp/full.err")"
+
 for spec in write-cache:size=0 write-cache:depth=0 write-cache:expire=x write-cache:colour=1 \
 	write-cache:atomic=1000; do
 	status=0
