@@ -588,6 +588,8 @@ static void teardown(struct rqdisk_state *s, bool failed)
 	 * The ring goes before the mount: closing it hands back the FUSE
 	 * commands it holds, which the kernel waits for when it unmounts.
 	 */
+	if (s->driver && failed)
+		uring_driver_abort(s->driver); /* a log the stack made goes with the image */
 	if (s->driver)
 		uring_driver_free(s->driver);
 	if (s->se) {
