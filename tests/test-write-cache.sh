@@ -72,6 +72,13 @@ start_rqdisk --filter write-cache:expire=0 "$tmp/img" "$tmp/mnt"
 grep -q "^write-cache:size=64 expire=0 seed=1 depth=4 atomic=512 -> file" \
 	"$tmp/mnt/device/stack" || fail "device/stack: $(cat "$tmp/mnt/device/stack")"
 [ "$(cat "$pw/state")" = on ] || fail "state is $(cat "$pw/state")"
+# two directories, not one under two names: the kernel takes no second name
+# for a directory while the first is in use (a working directory here)
+(cd "$pw" && [ "$(echo $(ls ../device/write-cache))" = "cut dirty restore state stats" ]) ||
+	fail "device/write-cache/ cannot be listed from inside power/"
+(cd "$tmp/mnt/device/write-cache" && [ "$(echo $(ls ../../power))" = "cut dirty restore state stats" ]) ||
+	fail "power/ cannot be listed from inside device/write-cache/"
+[ "$(cd "$pw" && cat ../power/state)" = on ] || fail "power/.. is not the top of the tree"
 
 say "a write not flushed is lost with the power"
 write_pattern 0 || fail "the write failed"
