@@ -194,7 +194,8 @@ sum=$(md5sum <"$tmp/base")
 logsum=$(md5sum <"$tmp/log")
 refused outbase "-o $tmp/base is BASE itself" --state flush:1 -o "$tmp/base" "$tmp/base" "$tmp/log"
 ln "$tmp/log" "$tmp/loglink"
-refused outlog "-o $tmp/loglink is LOG itself" --state flush:1 -o "$tmp/loglink" "$tmp/base" "$tmp/log"
+refused outlog "-o $tmp/loglink is LOG itself" \
+	--state flush:1 -o "$tmp/loglink" "$tmp/base" "$tmp/log"
 rm "$tmp/loglink"
 [ "$(md5sum <"$tmp/base")" = "$sum" ] || fail "-o BASE changed BASE"
 [ "$(md5sum <"$tmp/log")" = "$logsum" ] || fail "-o LOG changed LOG"

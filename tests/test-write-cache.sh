@@ -3,9 +3,10 @@
 # is lost when the power is cut (echo all > power/cut, or SIGPWR), I/O fails with EIO
 # until "echo 1 > power/restore", a write flushed before the cut is on the image, a
 # random cut keeps some writes whole and drops the others, and the cache's data
-# reaches the image when the disk is unmounted (exit 1 when it cannot).  queue/write_cache says "write back"
-# over a cache or the page cache, "write through" with --direct and no cache.  Bad
-# keys are refused with one line and exit 2.
+# reaches the image when the disk is unmounted (exit 1 when it cannot).  power/ and
+# device/write-cache/ are two directories.  queue/write_cache says "write back" over a
+# cache or the page cache, "write through" with --direct and no cache.  Bad keys are
+# refused with one line and exit 2.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -74,9 +75,10 @@ grep -q "^write-cache:size=64 expire=0 seed=1 depth=4 atomic=512 -> file" \
 [ "$(cat "$pw/state")" = on ] || fail "state is $(cat "$pw/state")"
 # two directories, not one under two names: the kernel takes no second name
 # for a directory while the first is in use (a working directory here)
-(cd "$pw" && [ "$(echo $(ls ../device/write-cache))" = "cut dirty restore state stats" ]) ||
+files="cut dirty restore state stats"
+(cd "$pw" && [ "$(echo $(ls ../device/write-cache))" = "$files" ]) ||
 	fail "device/write-cache/ cannot be listed from inside power/"
-(cd "$tmp/mnt/device/write-cache" && [ "$(echo $(ls ../../power))" = "cut dirty restore state stats" ]) ||
+(cd "$tmp/mnt/device/write-cache" && [ "$(echo $(ls ../../power))" = "$files" ]) ||
 	fail "power/ cannot be listed from inside device/write-cache/"
 [ "$(cd "$pw" && cat ../power/state)" = on ] || fail "power/.. is not the top of the tree"
 
@@ -198,7 +200,8 @@ for ((i = 0; i < 4; i++)); do
 done
 fusermount3 -u "$tmp/mnt" || fail "fusermount3 -u failed"
 wait_rqdisk
-[ "$rqdisk_status" = 1 ] || fail "rqdisk exited with status $rqdisk_status, not 1, with cached data lost"
+[ "$rqdisk_status" = 1 ] ||
+	fail "rqdisk exited with status $rqdisk_status, not 1, with cached data lost"
 grep -q "flush at exit: No space left on device" "$tmp/full.err" ||
 	fail "the lost writebacks were not said: $(cat "$tmp/full.err")"
 

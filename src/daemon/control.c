@@ -512,9 +512,11 @@ static int ctl_lookup_attr(struct rqdisk *d, fuse_ino_t parent, const char *name
 
 	if (ctl_layer(d, parent, &dev, &a) || a)
 		return -ENOENT;
+	size_t i = (size_t)(dev - d->stack->layers);
+
 	for (size_t k = 1; k < CTL_TOP_DIR_K && dev->ops->attrs[k - 1].name; k++)
 		if (!strcmp(dev->ops->attrs[k - 1].name, name))
-			return ctl_getattr(d, ctl_layer_ino((size_t)(dev - d->stack->layers), k), st);
+			return ctl_getattr(d, ctl_layer_ino(i, k), st);
 	return -ENOENT;
 }
 
@@ -768,7 +770,8 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 	}
 	for (size_t k = 0; ino == CTL_ROOT && d->stack && k < d->stack->nr_layers; k++)
 		if (ctl_layer_has_top_dir(d, k))
-			EMIT(d->stack->layers[k].ops->ctl_dir, ctl_layer_ino(k, CTL_TOP_DIR_K), true);
+			EMIT(d->stack->layers[k].ops->ctl_dir, ctl_layer_ino(k, CTL_TOP_DIR_K),
+			     true);
 	for (size_t k = 1; layer && k < CTL_TOP_DIR_K && dev->ops->attrs[k - 1].name; k++)
 		EMIT(dev->ops->attrs[k - 1].name,
 		     ctl_layer_ino((size_t)(dev - d->stack->layers), k), false);
