@@ -711,6 +711,44 @@ START_TEST(bad_args_make_nothing)
 }
 END_TEST
 
+/*
+ * A stack closed as never having served (the host's start failed after it
+ * opened): the log the filter made is taken away; a log file that was
+ * there before it stays.
+ */
+START_TEST(aborted_start_removes_what_it_made)
+{
+	struct rig *r = rig_open("");
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(stat(r->log, &st), 0);
+	r->s.aborted = true;
+	rig_close(r);
+	ck_assert_msg(stat(r->log, &st) && errno == ENOENT, "the log of an aborted start is left");
+	rig_free(r);
+
+	r = calloc(1, sizeof(*r));
+	ck_assert_ptr_nonnull(r);
+	strcpy(r->dir, "/tmp/check_log_writes.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(r->dir));
+	snprintf(r->log, sizeof(r->log), "%s/log", r->dir);
+	fd = open(r->log, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	{
+		char spec[sizeof(r->log) + 32];
+
+		snprintf(spec, sizeof(spec), "log-writes:file=%s", r->log);
+		rig_open_spec(r, spec);
+	}
+	r->s.aborted = true;
+	rig_close(r);
+	ck_assert_msg(!stat(r->log, &st), "a log file the filter did not make was unlinked");
+	rig_free(r);
+}
+END_TEST
+
 /* A log that cannot be written: logging stops, stats says why, the disk goes on. */
 START_TEST(log_write_error_stops_logging)
 {
@@ -759,6 +797,7 @@ static Suite *log_writes_suite(void)
 	tcase_add_test(tc, partial_completion_under_a_filter_that_holds_ends);
 	tcase_add_test(tc, super_block_follows_each_flush);
 	tcase_add_test(tc, bad_args_make_nothing);
+	tcase_add_test(tc, aborted_start_removes_what_it_made);
 	tcase_add_test(tc, log_write_error_stops_logging);
 	suite_add_tcase(s, tc);
 	return s;

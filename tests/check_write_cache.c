@@ -227,7 +227,8 @@ static void end_io(struct bio *bio, int error)
 	h->error[i] = error;
 }
 
-static void setup(struct harness *h, const char *spec)
+/* The stack of specs (top first) over mem; h->wc is its write-cache layer. */
+static void setup_stack(struct harness *h, const char *const *specs, unsigned int nr)
 {
 	struct dev_limits lim = { .capacity = CAPACITY };
 	char why[256] = "";
@@ -237,13 +238,19 @@ static void setup(struct harness *h, const char *spec)
 	h->q = blk_init_queue(request_fn, NULL, &h->clock);
 	ck_assert_ptr_nonnull(h->q);
 	h->q->queuedata = h;
-	ck_assert_msg(dev_stack_open(&h->stack, h->q, &spec, 1, &mem_ops, NULL, &lim, why,
+	ck_assert_msg(dev_stack_open(&h->stack, h->q, specs, nr, &mem_ops, NULL, &lim, why,
 				     sizeof(why)) == 0,
 		      "%s", why);
 	ck_assert(lim.has_cache);
 	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));
 	ck_assert_int_eq(elevator_init(h->q, "noop"), 0);
-	h->wc = h->stack.top;
+	h->wc = dev_stack_find(&h->stack, "write-cache");
+	ck_assert_ptr_nonnull(h->wc);
+}
+
+static void setup(struct harness *h, const char *spec)
+{
+	setup_stack(h, &spec, 1);
 }
 
 static void teardown(struct harness *h)
@@ -329,6 +336,29 @@ static void complete_nth(struct harness *h, unsigned int n)
 	ck_assert_ptr_nonnull(p);
 	blk_queue_lock(h->q);
 	mem_finish(h->stack.bottom, p);
+	blk_queue_unlock(h->q);
+	kick(h);
+}
+
+/* End the backend's oldest request, a read, in two parts: its first sectors, then the rest. */
+static void complete_read_in_two(struct harness *h, unsigned int first)
+{
+	struct mem_rq *p = TAILQ_FIRST(&the_mem->fifo);
+	struct request *rq;
+	unsigned int total;
+
+	ck_assert_ptr_nonnull(p);
+	rq = p->rq;
+	total = blk_rq_sectors(rq);
+	ck_assert_int_eq(rq->cmd_op, REQ_OP_READ);
+	ck_assert_uint_lt(first, total);
+	blk_queue_lock(h->q);
+	TAILQ_REMOVE(&the_mem->fifo, p, link);
+	the_mem->nr_pending--;
+	mem_copy(rq, p->snap, true); /* all its data, before any of it ends */
+	free(p->snap);
+	dev_end(h->stack.bottom, rq, 0, first);
+	dev_end(h->stack.bottom, rq, 0, total - first);
 	blk_queue_unlock(h->q);
 	kick(h);
 }
@@ -790,6 +820,37 @@ START_TEST(failed_writeback_fails_the_flush)
 }
 END_TEST
 
+/*
+ * A read that ends below in parts, under a filter that holds the parts
+ * until the whole request has ended (the model): the request's position
+ * has not moved when its second part ends, and the cache's data still
+ * goes over that part, not over the first.
+ */
+START_TEST(read_ended_in_parts_under_a_model_gets_the_cache)
+{
+	const char *specs[] = { "model:ssd:depth=4", "write-cache:expire=0" };
+	struct harness h;
+	unsigned int w, r;
+
+	setup_stack(&h, specs, 2);
+	the_mem->hold = true;
+	w = wr(&h, 8, 8, 0xa1);
+	run_until(&h, START_NS + 1000 * MS);
+	ck_assert(h.ended[w]);
+	ck_assert_uint_eq(the_mem->nr_log, 0);
+	r = rd(&h, 0, 16);
+	ck_assert_uint_eq(the_mem->nr_pending, 1);
+	complete_read_in_two(&h, 8);
+	run_until(&h, START_NS + 2000 * MS);
+	ck_assert(h.ended[r]);
+	ck_assert_int_eq(h.error[r], 0);
+	ck_assert(buf_is(h.buf[r], 0, 4096, 0));
+	ck_assert_msg(buf_is(h.buf[r], 4096, 4096, 0xa1), "the read missed the cache's data");
+	attr_store(&h, "cut", "all", 0);
+	teardown(&h);
+}
+END_TEST
+
 /* A cut that keeps writes is "cutting" until they land: restore waits for that. */
 START_TEST(restore_waits_for_the_cut)
 {
@@ -908,6 +969,7 @@ static Suite *write_cache_suite(void)
 	tcase_add_test(tc, fua_write_goes_through_after_older_data);
 	tcase_add_test(tc, overlapping_writes_last_wins);
 	tcase_add_test(tc, read_racing_a_writeback_gets_the_newer_data);
+	tcase_add_test(tc, read_ended_in_parts_under_a_model_gets_the_cache);
 	tcase_add_test(tc, cut_all_drops_and_fails_until_restore);
 	tcase_add_test(tc, cut_random_is_a_reproducible_subset);
 	tcase_add_test(tc, cut_torn_keeps_a_prefix_at_the_unit);

@@ -191,6 +191,15 @@ refused smallbase "entry 1: sectors 4+4 end past the image" "$tmp/smallbase" "$t
 refused badid "bad state ID 'flush:x'" --state flush:x -o "$tmp/x" "$tmp/base" "$tmp/log"
 refused noid "state flush:9: no such point" --state flush:9 -o "$tmp/x" "$tmp/base" "$tmp/log"
 refused notvolatile "not a volatile write" --state flush:2+drop:3 -o "$tmp/x" "$tmp/base" "$tmp/log"
+sum=$(md5sum <"$tmp/base")
+logsum=$(md5sum <"$tmp/log")
+refused outbase "-o $tmp/base is BASE itself" --state flush:1 -o "$tmp/base" "$tmp/base" "$tmp/log"
+ln "$tmp/log" "$tmp/loglink"
+refused outlog "-o $tmp/loglink is LOG itself" \
+	--state flush:1 -o "$tmp/loglink" "$tmp/base" "$tmp/log"
+rm "$tmp/loglink"
+[ "$(md5sum <"$tmp/base")" = "$sum" ] || fail "-o BASE changed BASE"
+[ "$(md5sum <"$tmp/log")" = "$logsum" ] || fail "-o LOG changed LOG"
 refused nocheck "a CHECK is needed" "$tmp/base" "$tmp/log"
 refused emptycheck "a CHECK is needed after --" "$tmp/base" "$tmp/log" --
 refused nolog "BASE and LOG are needed" "$tmp/base" -- true

@@ -6,7 +6,8 @@
 # mark last; replaying the whole log onto the base copy gives the final
 # image, replaying up to the mark the image as it was then.  mkfs.ext4 on
 # a loop device over the disk: the replayed log is a file system e2fsck
-# finds clean.  Bad arguments: one line, no log file made.
+# finds clean.  Bad arguments: one line, no log file made; nor is one kept
+# when the start fails later.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -45,6 +46,14 @@ refused 2 "log-writes: file= and base= are the same file" \
 refused 1 "log-writes: base=$tmp/no/such/dir/base: No such file or directory" \
 	"log-writes:file=$tmp/bad.log,base=$tmp/no/such/dir/base"
 refused 1 "log-writes: file=$tmp/img is the image itself" "log-writes:file=$tmp/img"
+# a start that fails after the stack opened (the trace cannot be made) takes back the files
+status=0
+timeout 15 "$RQDISK" -f --trace "$tmp/no/such/dir/t" \
+	--filter "log-writes:file=$tmp/bad.log,base=$tmp/bad.base" "$tmp/img" "$tmp/mnt" \
+	2>"$tmp/err" || status=$?
+[ "$status" = 1 ] || fail "a start failing at the trace: status $status, not 1"
+[ ! -e "$tmp/bad.log" ] || fail "a failed start left $tmp/bad.log behind"
+[ ! -e "$tmp/bad.base" ] || fail "a failed start left $tmp/bad.base behind"
 cmp -s "$tmp/img" "$tmp/img.before" || fail "a refused filter changed the image"
 
 say "rqdisk-replay refuses it: its backend has no data"

@@ -3,9 +3,10 @@
 # is lost when the power is cut (echo all > power/cut, or SIGPWR), I/O fails with EIO
 # until "echo 1 > power/restore", a write flushed before the cut is on the image, a
 # random cut keeps some writes whole and drops the others, and the cache's data
-# reaches the image when the disk is unmounted.  queue/write_cache says "write back"
-# over a cache or the page cache, "write through" with --direct and no cache.  Bad
-# keys are refused with one line and exit 2.
+# reaches the image when the disk is unmounted (exit 1 when it cannot).  power/ and
+# device/write-cache/ are two directories.  queue/write_cache says "write back" over a
+# cache or the page cache, "write through" with --direct and no cache.  Bad keys are
+# refused with one line and exit 2.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -72,6 +73,14 @@ start_rqdisk --filter write-cache:expire=0 "$tmp/img" "$tmp/mnt"
 grep -q "^write-cache:size=64 expire=0 seed=1 depth=4 atomic=512 -> file" \
 	"$tmp/mnt/device/stack" || fail "device/stack: $(cat "$tmp/mnt/device/stack")"
 [ "$(cat "$pw/state")" = on ] || fail "state is $(cat "$pw/state")"
+# two directories, not one under two names: the kernel takes no second name
+# for a directory while the first is in use (a working directory here)
+files="cut dirty restore state stats"
+(cd "$pw" && [ "$(echo $(ls ../device/write-cache))" = "$files" ]) ||
+	fail "device/write-cache/ cannot be listed from inside power/"
+(cd "$tmp/mnt/device/write-cache" && [ "$(echo $(ls ../../power))" = "$files" ]) ||
+	fail "power/ cannot be listed from inside device/write-cache/"
+[ "$(cd "$pw" && cat ../power/state)" = on ] || fail "power/.. is not the top of the tree"
 
 say "a write not flushed is lost with the power"
 write_pattern 0 || fail "the write failed"
@@ -180,7 +189,22 @@ else
 	say "no fio with io_uring: the fio run is left out"
 fi
 
-say "bad keys: one line, exit 2, nothing left behind"
+say "writebacks that fail at unmount (the image's file system is full): said, and exit 1"
+mkdir "$tmp/small"
+mount -t tmpfs -o size=2M tmpfs "$tmp/small" || fail "cannot mount a tmpfs"
+cleanup_fn umount "$tmp/small"
+truncate -s 16M "$tmp/small/img"
+start_rqdisk --filter write-cache:expire=0 "$tmp/small/img" "$tmp/mnt" 2>"$tmp/full.err"
+for ((i = 0; i < 4; i++)); do
+	write_pattern $i || fail "the write failed"
+done
+fusermount3 -u "$tmp/mnt" || fail "fusermount3 -u failed"
+wait_rqdisk
+[ "$rqdisk_status" = 1 ] ||
+	fail "rqdisk exited with status $rqdisk_status, not 1, with cached data lost"
+grep -q "flush at exit: No space left on device" "$tmp/full.err" ||
+	fail "the lost writebacks were not said: $(cat "$tmp/full.err")"
+
 for spec in write-cache:size=0 write-cache:depth=0 write-cache:expire=x write-cache:colour=1 \
 	write-cache:atomic=1000; do
 	status=0

@@ -388,6 +388,16 @@ static fuse_ino_t ctl_layer_ino(size_t i, size_t k)
 }
 
 /*
+ * The last inode of a layer's range is the directory of its ctl_dir at the
+ * top of the tree (power/, log/): a directory of its own, holding the same
+ * files, since the kernel takes no second name for one directory inode
+ * while the first is in use (a working directory there).
+ */
+#define CTL_TOP_DIR_K (CTL_LAYER_INOS - 1)
+
+static bool ctl_layer_has_top_dir(const struct rqdisk *d, size_t i);
+
+/*
  * The layer whose directory or file ino is, and the attr (NULL for the
  * directory); -ENOENT if none.  A layer without attrs has no directory.
  */
@@ -403,6 +413,11 @@ static int ctl_layer(struct rqdisk *d, fuse_ino_t ino, struct blk_dev **devp,
 	k = (ino - CTL_INO_LAYER_BASE) % CTL_LAYER_INOS;
 	if (i >= d->stack->nr_layers || !(a = d->stack->layers[i].ops->attrs))
 		return -ENOENT;
+	if (k == CTL_TOP_DIR_K) {
+		if (!ctl_layer_has_top_dir(d, i))
+			return -ENOENT;
+		k = 0; /* a directory of the layer's files */
+	}
 	for (; k > 1 && a->name; k--)
 		a++;
 	if (k && !a->name)
@@ -497,9 +512,11 @@ static int ctl_lookup_attr(struct rqdisk *d, fuse_ino_t parent, const char *name
 
 	if (ctl_layer(d, parent, &dev, &a) || a)
 		return -ENOENT;
-	for (size_t k = 1; k < CTL_LAYER_INOS && dev->ops->attrs[k - 1].name; k++)
+	size_t i = (size_t)(dev - d->stack->layers);
+
+	for (size_t k = 1; k < CTL_TOP_DIR_K && dev->ops->attrs[k - 1].name; k++)
 		if (!strcmp(dev->ops->attrs[k - 1].name, name))
-			return ctl_getattr(d, parent + k, st);
+			return ctl_getattr(d, ctl_layer_ino(i, k), st);
 	return -ENOENT;
 }
 
@@ -540,7 +557,7 @@ int ctl_lookup(struct rqdisk *d, fuse_ino_t parent, const char *name, struct sta
 	if (parent == CTL_DEVICE)
 		return ctl_lookup_layer(d, name, st);
 	if (parent == CTL_ROOT && (top = ctl_top_dir_layer(d, name)) >= 0)
-		return ctl_getattr(d, ctl_layer_ino((size_t)top, 0), st);
+		return ctl_getattr(d, ctl_layer_ino((size_t)top, CTL_TOP_DIR_K), st);
 	return -ENOENT;
 }
 
@@ -720,6 +737,7 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 	const struct dev_attr *a = NULL;
 	struct blk_dev *dev = NULL;
 	bool layer = !node && !ctl_layer(d, ino, &dev, &a);
+	bool top = layer && (ino - CTL_INO_LAYER_BASE) % CTL_LAYER_INOS == CTL_TOP_DIR_K;
 	size_t used = 0, n;
 	char lname[64];
 	off_t i = 0;
@@ -736,7 +754,7 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 		}                                                                       \
 	} while (0)
 	EMIT(".", ino, true);
-	EMIT("..", node ? node->parent : layer ? CTL_DEVICE : CTL_ROOT, true);
+	EMIT("..", node ? node->parent : layer && !top ? CTL_DEVICE : CTL_ROOT, true);
 	if (ino == CTL_ROOT)
 		EMIT(RQDISK_DISK_NAME, CTL_DISK, false);
 	for (size_t k = 0; k < NR_CTL_NODES; k++)
@@ -752,9 +770,11 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 	}
 	for (size_t k = 0; ino == CTL_ROOT && d->stack && k < d->stack->nr_layers; k++)
 		if (ctl_layer_has_top_dir(d, k))
-			EMIT(d->stack->layers[k].ops->ctl_dir, ctl_layer_ino(k, 0), true);
-	for (size_t k = 1; layer && k < CTL_LAYER_INOS && dev->ops->attrs[k - 1].name; k++)
-		EMIT(dev->ops->attrs[k - 1].name, ino + k, false);
+			EMIT(d->stack->layers[k].ops->ctl_dir, ctl_layer_ino(k, CTL_TOP_DIR_K),
+			     true);
+	for (size_t k = 1; layer && k < CTL_TOP_DIR_K && dev->ops->attrs[k - 1].name; k++)
+		EMIT(dev->ops->attrs[k - 1].name,
+		     ctl_layer_ino((size_t)(dev - d->stack->layers), k), false);
 #undef EMIT
 	return used;
 }

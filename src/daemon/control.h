@@ -8,8 +8,9 @@
  * Inodes: the fixed nodes first, from 1; from CTL_INO_LAYER_BASE the
  * directories of the device stack's layers, device/NAME/, CTL_LAYER_INOS
  * for each by its place in the stack (which never changes while mounted):
- * the directory, then its attrs in table order (an attr past the 31st is
- * not shown); from CTL_INO_IOSCHED_BASE the running elevator's tunables,
+ * the directory, then its attrs in table order (an attr past the 30th is
+ * not shown), the last the directory of its ctl_dir at the top (power/);
+ * from CTL_INO_IOSCHED_BASE the running elevator's tunables,
  * CTL_TUNABLES_MAX inodes for each elevator instance (q->elevator_gen).
  * control.c asserts that the ranges do not meet.
  */

@@ -634,6 +634,11 @@ void uring_driver_set_kick(struct uring_driver *d, void (*kick)(void *arg), void
 	d->kick_arg = arg;
 }
 
+void uring_driver_abort(struct uring_driver *d)
+{
+	d->stack.aborted = true;
+}
+
 void uring_driver_free(struct uring_driver *d)
 {
 	if (!d)

@@ -134,6 +134,8 @@ struct uring_driver_stats {
 
 void uring_driver_get_stats(const struct uring_driver *d, struct uring_driver_stats *st);
 
+/* The disk never served (its start failed): the stack's layers take back what they made. */
+void uring_driver_abort(struct uring_driver *d);
 /* Call once the queue is idle: tears down the ring, detaches from the queue. */
 void uring_driver_free(struct uring_driver *d);
 

@@ -49,6 +49,7 @@ struct rqdisk_state {
 	int power_fd;    /* SIGPWR's eventfd, watched by the loop, or -1 */
 	struct bio exit_flush; /* the write cache's, before the loop ends */
 	bool exit_flushed;
+	int exit_flush_error; /* the cache's data did not all reach the image */
 };
 
 /* Where the SIGPWR handler says it came: the loop reads it on its thread. */
@@ -587,6 +588,8 @@ static void teardown(struct rqdisk_state *s, bool failed)
 	 * The ring goes before the mount: closing it hands back the FUSE
 	 * commands it holds, which the kernel waits for when it unmounts.
 	 */
+	if (s->driver && failed)
+		uring_driver_abort(s->driver); /* a log the stack made goes with the image */
 	if (s->driver)
 		uring_driver_free(s->driver);
 	if (s->se) {
@@ -634,10 +637,31 @@ static int serve_one(struct rqdisk_state *s)
 	return 1;
 }
 
+/* Whether the write cache's power is on: what power/state shows. */
+static bool power_is_on(struct blk_dev *dev)
+{
+	const struct dev_attr *a = dev->ops->attrs;
+	char buf[16] = "";
+
+	while (a && a->name && strcmp(a->name, "state"))
+		a++;
+	if (a && a->name && a->show)
+		a->show(dev, buf, sizeof(buf));
+	return !strcmp(buf, "on\n");
+}
+
+/*
+ * With the power on, a failed flush is cached data that never reached the
+ * image (a writeback failed): ending failed.  With it off, it is the cut's.
+ */
 static void exit_flush_done(struct bio *bio, int error)
 {
-	if (error)
-		die_msg("the write cache's flush at exit: %s", strerror(-error));
+	struct rqdisk_state *s = bio->bi_private;
+
+	if (!error || !power_is_on(power_layer(s->disk.stack)))
+		return;
+	die_msg("the write cache's flush at exit: %s", strerror(-error));
+	s->exit_flush_error = error;
 }
 
 /*
@@ -797,8 +821,8 @@ int main(int argc, char **argv)
 	}
 	daemonize_finish(&s, 0);
 	ret = serve(&s);
-	if (sync_image(&s))
-		ret = 1;
+	if (sync_image(&s) || s.exit_flush_error)
+		ret = -1;
 	teardown(&s, false);
 	return ret < 0 ? 1 : 0;
 }

@@ -139,6 +139,7 @@ int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *con
 		ret = ops ? dev_layer_open(s, &s->layers[i], ops, args, lim, why, whylen) : -EINVAL;
 	}
 	if (ret) {
+		s->aborted = true; /* the layers opened take back what they made */
 		dev_stack_close(s);
 		return ret;
 	}

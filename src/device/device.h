@@ -154,6 +154,13 @@ struct dev_stack {
 	const struct dev_host_ops *host_ops;
 	void *host;
 	uint64_t ended; /* requests (or parts) ended to the queue: a host runs it after */
+	/*
+	 * Set by the host before dev_stack_close when the disk never served
+	 * (its start failed after the stack opened): a layer removes the
+	 * files it made (a log, a copy of the image), as a failed start
+	 * leaves nothing behind.
+	 */
+	bool aborted;
 };
 
 /* The registry of filters: every one built in.  Backends are the host's. */

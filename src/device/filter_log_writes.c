@@ -91,6 +91,7 @@ struct lw_filter {
 	struct lw_rq_list flushes; /* in flight, oldest first */
 	struct lw_counts n;
 	char last_mark[256]; /* what log/mark shows */
+	bool made_log, made_base; /* created here: taken away if the start is aborted */
 
 	/* Shared with the writer, under lock. */
 	pthread_t writer;
@@ -649,6 +650,8 @@ static int lw_start(struct lw_filter *lw, const struct lw_args *a, const char *i
 		goto fail;
 	}
 	lw_log_super(lw); /* an empty log, readable from now on */
+	lw->made_log = made_log;
+	lw->made_base = made_base;
 	return 0;
 fail:
 	if (made_log)
@@ -713,17 +716,24 @@ static void lw_close(struct blk_dev *dev)
 
 	if (!lw)
 		return;
-	lw_log_pending(lw);
-	lw_log_mark(lw, LOG_WRITES_END_MARK);
+	if (!s->aborted) {
+		lw_log_pending(lw);
+		lw_log_mark(lw, LOG_WRITES_END_MARK);
+	}
 	pthread_mutex_lock(&lw->lock);
 	lw->quit = true;
 	pthread_cond_signal(&lw->wake);
 	pthread_mutex_unlock(&lw->lock);
 	pthread_join(lw->writer, NULL);
 	lw->writer_running = false;
-	if (!lw->error && fsync(lw->fd))
+	if (!s->aborted && !lw->error && fsync(lw->fd))
 		fprintf(stderr, "rqdisk: log-writes: syncing %s: %s\n", lw->path, strerror(errno));
 	s->host_ops->unwatch_fd(s->host, lw->efd);
+	/* the disk never served: what the filter made goes, as after a failed open */
+	if (s->aborted && lw->made_log)
+		unlink(lw->path);
+	if (s->aborted && lw->made_base)
+		unlink(lw->base);
 	lw_destroy(lw);
 	dev->priv = NULL;
 }

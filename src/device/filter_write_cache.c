@@ -221,10 +221,15 @@ static void wc_copy(struct request *rq, size_t off, char *buf, size_t len, bool 
 	}
 }
 
-/* The cache's data over the read's sectors [pos, pos + n) that just ended below. */
-static bool wc_overlay(struct wc_filter *wc, struct request *rq, unsigned int n)
+/*
+ * The cache's data over the read's sectors [pos, pos + n) that just ended
+ * below.  pos is the filter's count, not blk_rq_pos(): a layer above that
+ * holds the parts until the whole has ended (the model) leaves the
+ * request's position where it was, before the parts that ended already.
+ */
+static bool wc_overlay(struct wc_filter *wc, struct request *rq, sector_t pos, unsigned int n)
 {
-	sector_t pos = blk_rq_pos(rq), end = pos + n;
+	sector_t end = pos + n;
 	bool hit = false;
 
 	for (struct wc_extent *e = wc_map_first(&wc->map, pos, end); e && e->start < end;
@@ -232,7 +237,7 @@ static bool wc_overlay(struct wc_filter *wc, struct request *rq, unsigned int n)
 		sector_t s = e->start > pos ? e->start : pos;
 		sector_t t = wc_end(e) < end ? wc_end(e) : end;
 
-		wc_copy(rq, (size_t)(s - pos) << SECTOR_SHIFT,
+		wc_copy(rq, (size_t)(s - blk_rq_pos(rq)) << SECTOR_SHIFT,
 			e->buf + ((size_t)(s - e->start) << SECTOR_SHIFT),
 			(size_t)(t - s) << SECTOR_SHIFT, true);
 		hit = true;
@@ -613,6 +618,7 @@ static void wc_end_rq(struct blk_dev *dev, struct request *rq, int error,
 {
 	struct wc_filter *wc = dev->priv;
 	struct wc_rq *w = dev_rq_pdu(dev, rq);
+	sector_t from = w->end - w->left; /* where these sectors begin */
 	bool last;
 
 	if (error && !w->error)
@@ -626,7 +632,7 @@ static void wc_end_rq(struct blk_dev *dev, struct request *rq, int error,
 		return;
 	case WC_RQ_READ:
 		if (!error && wc->power == WC_ON && nr_sectors)
-			w->hit |= wc_overlay(wc, rq, nr_sectors);
+			w->hit |= wc_overlay(wc, rq, from, nr_sectors);
 		if (last) {
 			wc->stats.read_hits += w->hit;
 			TAILQ_REMOVE(&wc->reads, w, link);

@@ -476,15 +476,39 @@ static void cleanup(struct run *r)
 	}
 }
 
-/* --state ID -o FILE: the state as a whole image. */
+/*
+ * FILE, open, is BASE or LOG: writing the state there would truncate what
+ * the state is read from (and the user's only copy of it).
+ */
+static const char *output_clobbers(const struct run *r, int fd)
+{
+	struct stat out, st;
+
+	if (fstat(fd, &out))
+		return NULL;
+	if (!fstat(r->base_fd, &st) && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+		return "BASE";
+	if (!stat(r->o->log, &st) && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+		return "LOG";
+	return NULL;
+}
+
+/* --state ID -o FILE: the state as a whole image (ovl_write_image truncates FILE). */
 static int write_output(struct run *r)
 {
+	const char *same;
 	struct ovl ovl;
 	int fd, ret;
 
 	if (build_ovl(r, &r->single, &ovl, false))
 		return -EINVAL;
-	fd = open(r->o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(r->o->output, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0 && (same = output_clobbers(r, fd))) {
+		fprintf(stderr, PROG ": -o %s is %s itself\n", r->o->output, same);
+		close(fd);
+		ovl_free(&ovl);
+		return -EINVAL;
+	}
 	ret = fd < 0 ? -errno : ovl_write_image(&ovl, fd);
 	if (fd >= 0 && close(fd) && !ret)
 		ret = -errno;
