@@ -4,9 +4,9 @@
 # until "echo 1 > power/restore", a write flushed before the cut is on the image, a
 # random cut keeps some writes whole and drops the others, and the cache's data
 # reaches the image when the disk is unmounted (exit 1 when it cannot).  power/ and
-# device/write-cache/ are two directories.  queue/write_cache says "write back" over a
-# cache or the page cache, "write through" with --direct and no cache.  Bad keys are
-# refused with one line and exit 2.
+# device/write-cache/ are two directories.  queue/write_cache says "write back" over an
+# image (--direct too: the host disk has a cache) or a write cache, "write through"
+# with --null.  Bad keys are refused with one line and exit 2.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -138,7 +138,7 @@ image_zero 2 || fail "the data reached the image before any flush"
 stop_rqdisk
 image_has 2 || fail "the cache's data did not reach the image at unmount"
 
-say "without the filter: write back over the page cache, write through with --direct"
+say "without the filter: write back over an image, --direct too; write through with --null"
 start_rqdisk "$tmp/img" "$tmp/mnt"
 [ "$(cat "$tmp/mnt/queue/write_cache")" = "write back" ] ||
 	fail "queue/write_cache is $(cat "$tmp/mnt/queue/write_cache") over the page cache"
@@ -153,7 +153,7 @@ make_odirect_tmpdir dtmp
 if [ -n "$dtmp" ]; then
 	truncate -s 16M "$dtmp/img"
 	start_rqdisk --direct "$dtmp/img" "$tmp/mnt"
-	[ "$(cat "$tmp/mnt/queue/write_cache")" = "write through" ] ||
+	[ "$(cat "$tmp/mnt/queue/write_cache")" = "write back" ] ||
 		fail "queue/write_cache is $(cat "$tmp/mnt/queue/write_cache") with --direct"
 	stop_rqdisk
 	start_rqdisk --direct --filter write-cache "$dtmp/img" "$tmp/mnt"
@@ -163,6 +163,10 @@ if [ -n "$dtmp" ]; then
 else
 	say "no file system here takes O_DIRECT: --direct not tried"
 fi
+start_rqdisk --null "$tmp/img" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/queue/write_cache")" = "write through" ] ||
+	fail "queue/write_cache is $(cat "$tmp/mnt/queue/write_cache") with --null"
+stop_rqdisk
 
 # fio_verify NAME FILE EXTRA...: random writes of 512 B to 128 KiB, then every block's
 # crc32c read back and checked.

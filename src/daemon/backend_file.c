@@ -360,7 +360,6 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 	struct uring_driver *d = dev->stack->host;
 	struct request_queue *q = dev->stack->q;
 	struct file_backend *fb = calloc(1, sizeof(*fb));
-	int fl;
 
 	if (fb) {
 		TAILQ_INIT(&fb->free);
@@ -378,9 +377,12 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 	dev->priv = fb;
 	/* punching holes and zeroing ranges, or writing zeros */
 	lim->discard = lim->write_zeroes = true;
-	/* the page cache, unless --direct goes around it */
-	fl = fcntl(fb->fd, F_GETFL);
-	lim->has_cache = fl < 0 || !(fl & O_DIRECT);
+	/*
+	 * A write is durable only after a flush (fdatasync), --direct or not:
+	 * O_DIRECT goes around the page cache, not the host disk's cache nor
+	 * the allocation of a sparse image's blocks.
+	 */
+	lim->has_cache = true;
 	uring_driver_set_kick(d, file_kick, fb);
 	return 0;
 }

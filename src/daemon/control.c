@@ -240,9 +240,10 @@ static int show_device_stack(struct rqdisk *d, char *buf, size_t len)
 }
 
 /*
- * "write back" when writes are durable only after a flush: a layer of the
- * stack keeps a volatile cache (write-cache), or the image is written
- * through the page cache (not --direct).  "write through" otherwise.
+ * "write back" when writes are durable only after a flush: always over an
+ * image (the page cache, the host disk's cache, a sparse file's
+ * allocation), and over a write-cache filter; "write through" over a
+ * backend with nothing to lose (null).
  */
 static int show_write_cache(struct rqdisk *d, char *buf, size_t len)
 {
