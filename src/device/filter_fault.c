@@ -524,7 +524,8 @@ static void fault_timer(struct blk_dev *dev, uint64_t now)
 static void fault_pass_corrupted(struct blk_dev *dev, struct fault_rq *p)
 {
 	struct fault_filter *ff = dev->priv;
-	uint64_t bytes = (uint64_t)p->held_good << SECTOR_SHIFT;
+	unsigned int good = p->held_good;
+	uint64_t bytes = (uint64_t)good << SECTOR_SHIFT;
 
 	if (p->corrupt_byte)
 		fault_corrupt_bios(&ff->r, p->rq, bytes);
@@ -532,9 +533,9 @@ static void fault_pass_corrupted(struct blk_dev *dev, struct fault_rq *p)
 		fault_corrupt_random(ff, p->rq, bytes);
 	ff->st.corrupted++;
 	p->corrupt_byte = p->corrupt_random = false;
-	if (p->held_good)
-		dev_end(dev, p->rq, 0, p->held_good);
 	p->held_good = 0;
+	if (good) /* the last end of the request frees it, p with it */
+		dev_end(dev, p->rq, 0, good);
 }
 
 /*
