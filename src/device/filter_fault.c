@@ -218,21 +218,21 @@ static int fault_open(struct blk_dev *dev, const char *args, struct dev_limits *
 	ret = fault_rules_parse(&ff->r, &ff->bb, args, lim->capacity, why, whylen);
 	if (!ret && ff->sim)
 		ret = fault_check_sim(&ff->r, why, whylen);
-	/* no queue: the spec is only checked (dev_check_filter); nothing is kept */
+	/* no queue: a stack only checked and described (rqdisk-replay): no watcher, no clock */
 	if (!ret && dev->stack->q) {
 		ret = fault_watch_set(&ff->w, ff->r.error_file);
 		if (ret)
 			snprintf(why, whylen, "fault: no watcher for error_file: %s",
 				 strerror(-ret));
 	}
-	if (ret || !dev->stack->q) {
+	if (ret) {
 		fault_rules_free(&ff->r);
 		fault_bb_free(&ff->bb);
 		free(ff);
 		return ret;
 	}
 	TAILQ_INIT(&ff->held);
-	fault_restart(ff, dev_now(dev));
+	fault_restart(ff, dev->stack->q ? dev_now(dev) : 0);
 	dev->priv = ff;
 	return 0;
 }
