@@ -502,6 +502,7 @@ START_TEST(badblocks_file)
 	struct harness h;
 
 	setup(&h, "fault");
+	ck_assert_str_eq(show(&h, "rules"), "error=none\n");
 	ck_assert_str_eq(show(&h, "badblocks"), "");
 	ck_assert_int_eq(store(&h, "badblocks", "+100-199"), 0);
 	ck_assert_int_eq(store(&h, "badblocks", "+5"), 0);

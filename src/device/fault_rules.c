@@ -342,7 +342,8 @@ fault_put(struct fault_out *o, const char *fmt, ...)
 
 #define ULL(x) ((unsigned long long)(x))
 
-/* The keys that differ from fault_rules_init's, comma-separated: what a spec would say. */
+/* The keys that differ from fault_rules_init's, comma-separated: what a spec would say (error=none
+ * for none). */
 int fault_rules_format(const struct fault_rules *r, char *buf, size_t len)
 {
 	struct fault_out o = {buf, len, 0};
@@ -406,5 +407,7 @@ int fault_rules_format(const struct fault_rules *r, char *buf, size_t len)
 		fault_put(&o, "spike_ms=%llu", ULL(r->spike_ms));
 	if (r->spike_prob)
 		fault_put(&o, "spike_prob=%u", r->spike_prob);
+	if (!o.used) /* all defaults: still something a spec takes */
+		fault_put(&o, "error=none");
 	return (int)o.used;
 }
