@@ -469,6 +469,29 @@ START_TEST(badblocks_end_the_good_prefix_first)
 	for (size_t i = 0; i < 2 * SECTOR_SIZE; i++)
 		ck_assert_uint_eq(h.buf[b][i], pattern(8 * SECTOR_SIZE + i));
 	ck_assert_uint_eq(stat_of(&h, "badblock_errors"), 2);
+
+	/* one bio over it: its good prefix is what a short read returns */
+	b = io(&h, REQ_OP_READ, 8, 8);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 2 * SECTOR_SIZE);
+	for (size_t i = 0; i < 2 * SECTOR_SIZE; i++)
+		ck_assert_uint_eq(h.buf[b][i], pattern(8 * SECTOR_SIZE + i));
+	b = io(&h, REQ_OP_READ, 16, 8);
+	ck_assert_int_eq(h.error[b], 0);
+	ck_assert_uint_eq(h.bio[b].bi_good, 8 * SECTOR_SIZE);
+
+	/* split in requests of 16 sectors: the prefix runs over the pieces before the bad one */
+	h.q->limits.max_sectors = 16;
+	b = io(&h, REQ_OP_READ, 0, 64);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 10 * SECTOR_SIZE);
+	ck_assert_int_eq(store(&h, "badblocks", "clear"), 0);
+	ck_assert_int_eq(store(&h, "badblocks", "+40"), 0);
+	b = io(&h, REQ_OP_READ, 0, 64);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 40 * SECTOR_SIZE);
+	for (size_t i = 0; i < 40 * SECTOR_SIZE; i++)
+		ck_assert_uint_eq(h.buf[b][i], pattern(i));
 	teardown(&h);
 }
 END_TEST

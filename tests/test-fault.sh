@@ -1,7 +1,8 @@
 #!/bin/bash
 # test-fault.sh - the fault filter, live: a bad sector fails with EIO while its
-# neighbours read their bytes, a read across it fails, and the trace's completion
-# of that request carries the error (blkparse prints it); an error rule switched
+# neighbours read their bytes, a read across it returns its good prefix (a short
+# read, the image's bytes), and the trace's completion of that request carries
+# the error (blkparse prints it); an error rule switched
 # on and off through fault/enable and fault/error_file's presence; bad rules: one
 # line and exit 2 on the command line, EINVAL and nothing changed in the tree.
 source "$(dirname "$0")/functions.sh"
@@ -70,8 +71,10 @@ expected=ok expect dread $((101 * 512)) 512
 same_bytes "$tmp/got" 0 "$tmp/orig" $((101 * 512)) 512 || fail "sector 101 is not the image's"
 expected=EIO expect dread $((100 * 512)) 512
 
-say "a 4 KiB read of sectors 96..103 fails; its completion in the trace carries EIO"
-expected=EIO expect dread $((96 * 512)) 4096
+say "a 4 KiB read of sectors 96..103 returns 96..99, a short read; its completion in the trace carries EIO"
+expected="short 2048" expect dread $((96 * 512)) 4096
+same_bytes "$tmp/got" 0 "$tmp/orig" $((96 * 512)) 2048 || fail "the short read's bytes are not the image's"
+[ "$(stat -c %s "$tmp/got")" = 2048 ] || fail "the short read returned $(stat -c %s "$tmp/got") bytes"
 expected=ok expect dread $((104 * 512)) 4096
 grep -q "^badblock_errors 2$" "$ctl/stats" || fail "fault/stats: $(cat "$ctl/stats")"
 
