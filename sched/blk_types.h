@@ -64,6 +64,7 @@ struct bio {
 	int bi_remaining;      /* split children still out */
 	struct bio *bi_parent; /* split or bounce parent, for clones */
 	void *bi_bounce;       /* aligned copy of the data, for bounced clones */
+	unsigned int bi_good;  /* bytes before the first that failed: bi_size while none has */
 };
 
 static inline unsigned int bio_sectors(const struct bio *bio)

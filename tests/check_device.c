@@ -249,8 +249,8 @@ START_TEST(bad_filter_specs_say_why)
 	assert_refused("delay:ms", "delay: ms must be a whole number");
 	assert_refused("delay", "delay: give ms=N, or read=N and write=N");
 	assert_refused("delay:", "delay: give ms=N");
-	assert_refused("nosuch", "no filter 'nosuch' (there are: model, delay, write-cache, log-writes)");
-	assert_refused("nosuch:ms=1", "no filter 'nosuch' (there are: model, delay, write-cache, log-writes)");
+	assert_refused("nosuch", "no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)");
+	assert_refused("nosuch:ms=1", "no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)");
 	assert_refused("model:tape", "model: 'tape' is not none, hdd or ssd");
 	assert_refused("model:none", "'none' is no model");
 	ck_assert_int_eq(dev_check_filter("delay:ms=0", why, sizeof(why)), 0);

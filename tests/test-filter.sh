@@ -105,5 +105,5 @@ status=0
 [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "nbd://" "$tmp/err" || fail "nbd://: $(cat "$tmp/err")"
 ! is_mounted "$tmp/mnt" || fail "nbd:// left a mount"
 "$RQDISK" --filter nosuch "$tmp/img" "$tmp/mnt" 2>"$tmp/err" && fail "--filter nosuch started"
-grep -q "there are: model, delay, write-cache" "$tmp/err" || fail "an unknown filter's error does not list them"
+grep -q "there are: model, delay, write-cache, log-writes, fault" "$tmp/err" || fail "an unknown filter's error does not list them"
 exit 0

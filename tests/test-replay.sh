@@ -185,7 +185,7 @@ grep -q "; model none; device delay:read=5 write=5 -> sim$" "$tmp/head3" ||
 	fail "--model none still has a model: $(cat "$tmp/head3")"
 
 say "a bad --filter: one line, exit 2"
-expect_refusal "--filter: no filter 'nosuch' (there are: model, delay, write-cache, log-writes)" --filter nosuch "$tmp/job.iolog"
+expect_refusal "--filter: no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)" --filter nosuch "$tmp/job.iolog"
 expect_refusal "--filter: delay: no key 'x'" --filter delay:x=1 "$tmp/job.iolog"
 expect_refusal "--filter: delay: give ms=N" --filter delay "$tmp/job.iolog"
 expect_refusal "--filter: write-cache: the sim backend moves no data" --filter write-cache "$tmp/job.iolog"
@@ -210,3 +210,18 @@ for e in noop deadline as cfq sstf clook; do
 	grep -qxF -f "$tmp/ties-one" "$tmp/ties-all" ||
 		fail "$e alone: $(cat "$tmp/ties-one"); among all: $(grep "^$e," "$tmp/ties-all")"
 done
+
+say "the fault filter: the same seed fails the same requests, run after run; another seed others"
+fault=fault:error=read,prob=100000
+"$replay" -q --csv -e noop --filter "$fault,seed=1" "$tmp/job.iolog" >"$tmp/fault1" || fail "fault seed 1"
+"$replay" -q --csv -e noop --filter "$fault,seed=1" "$tmp/job.iolog" >"$tmp/fault1b" || fail "fault again"
+"$replay" -q --csv -e noop --filter "$fault,seed=2" "$tmp/job.iolog" >"$tmp/fault2" || fail "fault seed 2"
+cmp -s "$tmp/fault1" "$tmp/fault1b" || fail "the same seed gave: $(cat "$tmp/fault1" "$tmp/fault1b")"
+cmp -s "$tmp/fault1" "$tmp/fault2" && fail "seeds 1 and 2 failed the same requests"
+errs=$(column "$tmp/fault1" noop errors)
+nr_reads=$(grep -c ' read ' "$tmp/job.iolog")
+# 10% of the reads, within a margin no seed should miss (binomial sigma about 14)
+[ "$errs" -ge $((nr_reads / 10 - 60)) ] && [ "$errs" -le $((nr_reads / 10 + 60)) ] ||
+	fail "$errs of $nr_reads reads failed at 10%"
+expect_refusal "fault: drop_writes, corruption and error_file need data and files, which the sim backend has not" \
+	--filter fault:up=1,down=1,drop_writes=1 "$tmp/job.iolog"

@@ -24,6 +24,8 @@ void bio_endio(struct bio *bio, int error)
 {
 	if (error && !bio->bi_error)
 		bio->bi_error = error;
+	if (error && bio->bi_good == bio->bi_size && bio->bi_remaining == 1)
+		bio->bi_good = 0; /* failed as a whole, not at a sector */
 	assert(bio->bi_remaining > 0);
 	if (--bio->bi_remaining > 0)
 		return;
@@ -32,9 +34,14 @@ void bio_endio(struct bio *bio, int error)
 	bio->bi_end_io(bio, bio->bi_error);
 }
 
+/* A clone's good prefix, where it failed, bounds its parent's. */
 void bio_chain_end_io(struct bio *child, int error)
 {
 	struct bio *parent = child->bi_parent;
+	unsigned int at = (unsigned int)((child->bi_sector - parent->bi_sector) << SECTOR_SHIFT);
+
+	if ((error || child->bi_good < child->bi_size) && at + child->bi_good < parent->bi_good)
+		parent->bi_good = at + child->bi_good;
 
 	free(child->bi_bounce);
 	free(child);
@@ -92,6 +99,7 @@ struct bio *bio_clone_range(struct bio *parent, size_t offset, unsigned int size
 	bio->bi_pid = parent->bi_pid;
 	bio->bi_sector = parent->bi_sector + (offset >> SECTOR_SHIFT);
 	bio->bi_size = size;
+	bio->bi_good = size;
 	bio->bi_io_vec = bv;
 	bio->bi_vcnt = n;
 	bio->bi_end_io = bio_chain_end_io;

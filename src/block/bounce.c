@@ -52,8 +52,9 @@ static void bounce_end_io(struct bio *clone, int error)
 	struct bio *parent = clone->bi_parent;
 	size_t offset = (size_t)(clone->bi_sector - parent->bi_sector) << SECTOR_SHIFT;
 
-	if (clone->bi_op == REQ_OP_READ && !error)
-		bio_copy(parent, offset, clone->bi_bounce, clone->bi_size, true);
+	if (clone->bi_op == REQ_OP_READ) /* what was read before a failure too */
+		bio_copy(parent, offset, clone->bi_bounce, error ? clone->bi_good : clone->bi_size,
+			 true);
 	bio_chain_end_io(clone, error);
 }
 

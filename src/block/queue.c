@@ -133,6 +133,7 @@ void __submit_bio(struct request_queue *q, struct bio *bio)
 
 	bio->bi_next = NULL;
 	bio->bi_done = 0;
+	bio->bi_good = bio->bi_size;
 	bio->bi_error = 0;
 	bio->bi_state = 0;
 	bio->bi_remaining = 1;

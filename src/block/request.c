@@ -127,6 +127,8 @@ bool end_that_request_first(struct request *rq, int error, unsigned int nr_secto
 
 		if (n && error && !bio->bi_error)
 			bio->bi_error = error;
+		if (n && error && bio->bi_done < bio->bi_good)
+			bio->bi_good = bio->bi_done;
 		bio->bi_done += n << SECTOR_SHIFT;
 		rq->hard_sector += n;
 		rq->hard_nr_sectors -= n;
@@ -135,6 +137,8 @@ bool end_that_request_first(struct request *rq, int error, unsigned int nr_secto
 			break;
 		if (!left && error && !bio->bi_error)
 			bio->bi_error = error;
+		if (!left && error && bio->bi_done < bio->bi_good)
+			bio->bi_good = bio->bi_done;
 		rq->bio = bio->bi_next;
 		bio->bi_next = NULL;
 		bio_endio(bio, 0);

@@ -311,14 +311,23 @@ static void fe_fail(struct fe_io *io, int error)
 	fe_io_free(io);
 }
 
+/*
+ * A read that failed after a good prefix (a bad sector) returns the prefix:
+ * a short read, as a disk's partial completion gives; the next read, from
+ * where it stopped, gets the error.
+ */
 static void fe_read_done(struct bio *bio, int error)
 {
 	struct fe_io *io = bio->bi_private;
+	uint64_t good = io->start + bio->bi_good;
 
-	if (error)
-		fuse_reply_err(io->req, -error);
-	else
+	if (!error)
 		fuse_reply_buf(io->req, io->buf + (io->off - io->start), io->len);
+	else if (good > io->off)
+		fuse_reply_buf(io->req, io->buf + (io->off - io->start),
+			       good - io->off < io->len ? good - io->off : io->len);
+	else
+		fuse_reply_err(io->req, -error);
 	fe_io_free(io);
 }
 

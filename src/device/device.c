@@ -10,7 +10,8 @@
 #include "device.h"
 
 static const struct dev_ops *const dev_filters[] = { &dev_model_ops, &dev_delay_ops,
-						      &dev_write_cache_ops, &dev_log_writes_ops };
+						      &dev_write_cache_ops, &dev_log_writes_ops,
+						      &dev_fault_ops };
 #define NR_FILTERS (sizeof(dev_filters) / sizeof(dev_filters[0]))
 
 const struct dev_ops *dev_find_filter(const char *name, size_t len)

@@ -256,6 +256,7 @@ extern const struct dev_ops dev_model_ops;
 extern const struct dev_ops dev_delay_ops;
 extern const struct dev_ops dev_write_cache_ops;
 extern const struct dev_ops dev_log_writes_ops;
+extern const struct dev_ops dev_fault_ops;
 
 /*
  * rqdisk-replay's backend: it ends each request whole at the time it came

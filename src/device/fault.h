@@ -1,0 +1,89 @@
+/* fault.h - the fault filter's rules (what "fault:KEY=VALUE,..." and fault/rules take) and its
+ * bad-block list. */
+#ifndef RQDISK_FAULT_H
+#define RQDISK_FAULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blkdev.h"
+
+#define FAULT_PPM 1000000u	/* probabilities are parts per million */
+#define FAULT_MAX_MS 3600000ull /* an hour */
+#define FAULT_MAX_BAD_RANGES 65536u
+
+/* One bit per enum req_op. */
+#define FAULT_OP(op) (1u << (op))
+#define FAULT_OPS_ALL                                                                              \
+	(FAULT_OP(REQ_OP_READ) | FAULT_OP(REQ_OP_WRITE) | FAULT_OP(REQ_OP_FLUSH) |                 \
+	 FAULT_OP(REQ_OP_DISCARD) | FAULT_OP(REQ_OP_WRITE_ZEROES))
+
+struct fault_rules {
+	/* The error rule: off while ops is 0 or enable is 0. */
+	unsigned int ops; /* FAULT_OP() of what fails */
+	int err;	  /* positive errno */
+	uint32_t prob;	  /* ppm of the matching requests that fail */
+	uint64_t seed;
+	sector_t start, end; /* sectors [start, end); end 0: to the disk's end */
+	uint64_t times;	     /* fail this many, then no more; 0: no limit */
+	uint64_t interval;   /* every Nth matching request, 1: each */
+	bool enable;
+	char *error_file; /* the rule holds only while this path exists; NULL: always */
+	/* Bad blocks: a write clears the bad sectors it covers unless sticky. */
+	bool sticky;
+	/* Flakey: up_ms up, then down_ms down, from when the rules were set; down_ms 0: never down.
+	 */
+	uint64_t up_ms, down_ms;
+	bool error_reads, error_writes, drop_writes;
+	uint64_t corrupt_bio_byte;  /* 1-based byte of each bio, 0: none */
+	unsigned int corrupt_value; /* 0..255 */
+	unsigned int corrupt_on;    /* FAULT_OP(READ) and/or FAULT_OP(WRITE) */
+	uint32_t random_read_corrupt, random_write_corrupt; /* ppm of requests, one random byte */
+	/* Delay: every read or write (flush, discard: write's), and now and then a spike on top. */
+	uint64_t delay_read_ms, delay_write_ms, spike_ms;
+	uint32_t spike_prob; /* ppm */
+};
+
+/* Sorted, disjoint, never adjacent: [start, end) in sectors. */
+struct fault_bad_range {
+	sector_t start, end;
+};
+
+struct fault_badblocks {
+	struct fault_bad_range *r;
+	unsigned int nr, cap;
+};
+
+/* The defaults: no rule, EIO, always, each request, enabled. */
+void fault_rules_init(struct fault_rules *r);
+/* A deep copy; 0 or -ENOMEM. */
+int fault_rules_copy(struct fault_rules *to, const struct fault_rules *from);
+void fault_rules_free(struct fault_rules *r);
+/*
+ * Apply "KEY=VALUE,..." to r and bb (badblocks=S-E/S-E adds ranges), a
+ * disk of capacity sectors.  0, or -EINVAL with a one-line reason; on an
+ * error r and bb may be half changed: parse into copies.
+ */
+int fault_rules_parse(struct fault_rules *r, struct fault_badblocks *bb, const char *args,
+		      sector_t capacity, char *why, size_t whylen);
+/* Every key with its value, as fault_rules_parse takes them back. */
+int fault_rules_format(const struct fault_rules *r, char *buf, size_t len);
+/* "EIO" for EIO, NULL for an errno with no name here. */
+const char *fault_errno_name(int err);
+
+int fault_bb_copy(struct fault_badblocks *to, const struct fault_badblocks *from);
+void fault_bb_free(struct fault_badblocks *bb);
+/* Mark [start, end) bad, or good; 0 or -ENOMEM/-ENOSPC (too many ranges). */
+int fault_bb_add(struct fault_badblocks *bb, sector_t start, sector_t end);
+int fault_bb_clear(struct fault_badblocks *bb, sector_t start, sector_t end);
+/* The offset in [pos, pos+n) of its first bad sector, n for none. */
+unsigned int fault_bb_first(const struct fault_badblocks *bb, sector_t pos, unsigned int n);
+/* "+S-E", "-S-E" (inclusive sectors, "+S" for one), or "clear"; 0 or -EINVAL (nothing changed). */
+int fault_bb_command(struct fault_badblocks *bb, const char *cmd, sector_t capacity);
+/* "S-E\n" a range (inclusive), as + takes them; what fits in len. */
+int fault_bb_show(const struct fault_badblocks *bb, char *buf, size_t len);
+/* "S-E" or "S", inclusive, inside the disk: [start, end); 0 or -EINVAL. */
+int fault_parse_range(const char *s, size_t len, sector_t capacity, sector_t *start, sector_t *end);
+
+#endif

@@ -1,0 +1,413 @@
+/* fault_rules.c - the fault filter's "KEY=VALUE,..." rules: parsed, checked, and written back. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "fault.h"
+
+static const struct {
+	const char *name;
+	int err;
+} fault_errnos[] = {
+    {"EIO", EIO},	  {"ENOSPC", ENOSPC},	{"ETIMEDOUT", ETIMEDOUT}, {"EROFS", EROFS},
+    {"ENOLINK", ENOLINK}, {"ENODATA", ENODATA}, {"EILSEQ", EILSEQ},	  {"ENOMEM", ENOMEM},
+    {"EAGAIN", EAGAIN},	  {"EPERM", EPERM},	{"ENXIO", ENXIO},	  {"EBUSY", EBUSY},
+};
+
+static const struct {
+	const char *name;
+	unsigned int ops;
+} fault_op_names[] = {
+    {"read", FAULT_OP(REQ_OP_READ)},
+    {"write", FAULT_OP(REQ_OP_WRITE)},
+    {"flush", FAULT_OP(REQ_OP_FLUSH)},
+    {"discard", FAULT_OP(REQ_OP_DISCARD)},
+    {"write-zeroes", FAULT_OP(REQ_OP_WRITE_ZEROES)},
+    {"any", FAULT_OPS_ALL},
+};
+
+#define NR(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *fault_errno_name(int err)
+{
+	for (size_t i = 0; i < NR(fault_errnos); i++)
+		if (fault_errnos[i].err == err)
+			return fault_errnos[i].name;
+	return NULL;
+}
+
+void fault_rules_init(struct fault_rules *r)
+{
+	*r = (struct fault_rules){.err = EIO,
+				  .prob = FAULT_PPM,
+				  .interval = 1,
+				  .enable = true,
+				  .corrupt_on = FAULT_OP(REQ_OP_READ)};
+}
+
+int fault_rules_copy(struct fault_rules *to, const struct fault_rules *from)
+{
+	*to = *from;
+	to->error_file = NULL;
+	if (from->error_file && !(to->error_file = strdup(from->error_file)))
+		return -ENOMEM;
+	return 0;
+}
+
+void fault_rules_free(struct fault_rules *r)
+{
+	free(r->error_file);
+	r->error_file = NULL;
+}
+
+/* "read/write": each a name of fault_op_names; only allows restricts them (corrupt_on). */
+static int fault_parse_ops(const char *v, size_t len, unsigned int allowed, unsigned int *out)
+{
+	unsigned int ops = 0;
+
+	if (len == 4 && !strncmp(v, "none", 4) && allowed == FAULT_OPS_ALL) {
+		*out = 0; /* error=none: no error rule */
+		return 0;
+	}
+	while (len) {
+		size_t n = 0, i;
+
+		while (n < len && v[n] != '/')
+			n++;
+		for (i = 0; i < NR(fault_op_names); i++)
+			if (strlen(fault_op_names[i].name) == n &&
+			    !strncmp(fault_op_names[i].name, v, n))
+				break;
+		if (i == NR(fault_op_names) || (fault_op_names[i].ops & ~allowed))
+			return -EINVAL;
+		ops |= fault_op_names[i].ops;
+		v += n;
+		len -= n;
+		if (len) { /* the '/': a value may not end with one */
+			v++;
+			if (!--len)
+				return -EINVAL;
+		}
+	}
+	if (!ops)
+		return -EINVAL;
+	*out = ops;
+	return 0;
+}
+
+static int fault_parse_u64(const char *v, size_t len, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char num[24];
+
+	if (len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, v, len);
+	num[len] = 0;
+	return dev_parse_value(num, min, max, out);
+}
+
+/* badblocks=S-E/S-E/S */
+static int fault_parse_bad(struct fault_badblocks *bb, const char *v, size_t len, sector_t cap)
+{
+	while (len) {
+		size_t n = 0;
+		sector_t s, e;
+
+		while (n < len && v[n] != '/')
+			n++;
+		if (fault_parse_range(v, n, cap, &s, &e) || fault_bb_add(bb, s, e))
+			return -EINVAL;
+		v += n;
+		len -= n;
+		if (len && !--len)
+			return -EINVAL;
+		v += !!n;
+	}
+	return 0;
+}
+
+enum fault_key_type { FK_U64, FK_BOOL, FK_PPM, FK_MS, FK_OPS, FK_ERRNO, FK_PATH, FK_BAD, FK_RW };
+
+struct fault_key {
+	const char *name;
+	enum fault_key_type type;
+	size_t off;	  /* of the field in struct fault_rules */
+	const char *what; /* the accepted values, for the refusal */
+};
+
+#define FK(n, t, f, w)                                                                             \
+	{                                                                                          \
+		n, t, offsetof(struct fault_rules, f), w                                           \
+	}
+static const struct fault_key fault_keys[] = {
+    FK("error", FK_OPS, ops,
+       "none, or read, write, flush, discard, write-zeroes or any joined by /"),
+    FK("errno", FK_ERRNO, err,
+       "EIO, ENOSPC, ETIMEDOUT, EROFS, ENOLINK, ENODATA, EILSEQ, ENOMEM, EAGAIN, EPERM, ENXIO or "
+       "EBUSY"),
+    FK("prob", FK_PPM, prob, "parts per million, 0 to 1000000"),
+    FK("seed", FK_U64, seed, "a whole number"),
+    FK("start", FK_U64, start, "a sector of the disk"),
+    FK("end", FK_U64, end, "a sector of the disk, or its size"),
+    FK("times", FK_U64, times, "a whole number, 0 for no limit"),
+    FK("interval", FK_U64, interval, "a whole number from 1"),
+    FK("enable", FK_BOOL, enable, "0 or 1"),
+    FK("error_file", FK_PATH, error_file, "an absolute path"),
+    FK("badblocks", FK_BAD, sticky, "START-END sector ranges inside the disk, joined by /"),
+    FK("sticky", FK_BOOL, sticky, "0 or 1"),
+    FK("up", FK_MS, up_ms, "milliseconds, 0 to 3600000"),
+    FK("down", FK_MS, down_ms, "milliseconds, 0 to 3600000"),
+    FK("error_reads", FK_BOOL, error_reads, "0 or 1"),
+    FK("error_writes", FK_BOOL, error_writes, "0 or 1"),
+    FK("drop_writes", FK_BOOL, drop_writes, "0 or 1"),
+    FK("corrupt_bio_byte", FK_U64, corrupt_bio_byte, "a byte of each bio from 1, 0 for none"),
+    FK("corrupt_value", FK_U64, corrupt_value, "0 to 255"),
+    FK("corrupt_on", FK_RW, corrupt_on, "read, write or read/write"),
+    FK("random_read_corrupt", FK_PPM, random_read_corrupt, "parts per million, 0 to 1000000"),
+    FK("random_write_corrupt", FK_PPM, random_write_corrupt, "parts per million, 0 to 1000000"),
+    FK("delay_read", FK_MS, delay_read_ms, "milliseconds, 0 to 3600000"),
+    FK("delay_write", FK_MS, delay_write_ms, "milliseconds, 0 to 3600000"),
+    FK("spike_ms", FK_MS, spike_ms, "milliseconds, 0 to 3600000"),
+    FK("spike_prob", FK_PPM, spike_prob, "parts per million, 0 to 1000000"),
+};
+
+static int fault_set_number(const struct fault_key *k, void *f, const char *v, size_t len,
+			    sector_t cap)
+{
+	uint64_t max = UINT64_MAX, min = 0, x;
+
+	switch (k->type) {
+	case FK_BOOL:
+		max = 1;
+		break;
+	case FK_PPM:
+		max = FAULT_PPM;
+		break;
+	case FK_MS:
+		max = FAULT_MAX_MS;
+		break;
+	default:
+		break;
+	}
+	if (!strcmp(k->name, "start"))
+		max = cap - 1;
+	else if (!strcmp(k->name, "end"))
+		max = cap;
+	else if (!strcmp(k->name, "interval"))
+		min = 1;
+	else if (!strcmp(k->name, "corrupt_value"))
+		max = 255;
+	if (fault_parse_u64(v, len, min, max, &x))
+		return -EINVAL;
+	if (k->type == FK_BOOL)
+		*(bool *)f = x;
+	else if (k->type == FK_PPM)
+		*(uint32_t *)f = (uint32_t)x;
+	else if (!strcmp(k->name, "corrupt_value"))
+		*(unsigned int *)f = (unsigned int)x;
+	else
+		*(uint64_t *)f = x;
+	return 0;
+}
+
+static int fault_set(const struct fault_key *k, struct fault_rules *r, struct fault_badblocks *bb,
+		     const char *v, size_t len, sector_t cap)
+{
+	void *f = (char *)r + k->off;
+	char *path;
+
+	switch (k->type) {
+	case FK_OPS:
+		return fault_parse_ops(v, len, FAULT_OPS_ALL, f);
+	case FK_RW:
+		return fault_parse_ops(v, len, FAULT_OP(REQ_OP_READ) | FAULT_OP(REQ_OP_WRITE), f);
+	case FK_BAD:
+		return fault_parse_bad(bb, v, len, cap);
+	case FK_ERRNO:
+		for (size_t i = 0; i < NR(fault_errnos); i++)
+			if (strlen(fault_errnos[i].name) == len &&
+			    !strncmp(fault_errnos[i].name, v, len)) {
+				r->err = fault_errnos[i].err;
+				return 0;
+			}
+		return -EINVAL;
+	case FK_PATH:
+		if (!len) { /* error_file= : no file, the rule always holds */
+			fault_rules_free(r);
+			return 0;
+		}
+		if (v[0] != '/' || len > 4095 || memchr(v, '\n', len))
+			return -EINVAL;
+		path = strndup(v, len);
+		if (!path)
+			return -ENOMEM;
+		fault_rules_free(r);
+		r->error_file = path;
+		return 0;
+	default:
+		return fault_set_number(k, f, v, len, cap);
+	}
+}
+
+static int fault_parse_one(struct fault_rules *r, struct fault_badblocks *bb, const char *kv,
+			   size_t len, sector_t cap, char *why, size_t whylen)
+{
+	const char *eq = memchr(kv, '=', len);
+	size_t klen = eq ? (size_t)(eq - kv) : len;
+
+	for (size_t i = 0; i < NR(fault_keys); i++) {
+		const struct fault_key *k = &fault_keys[i];
+		int ret;
+
+		if (strlen(k->name) != klen || strncmp(k->name, kv, klen))
+			continue;
+		ret = eq ? fault_set(k, r, bb, eq + 1, len - klen - 1, cap) : -EINVAL;
+		if (ret == -ENOMEM)
+			snprintf(why, whylen, "out of memory");
+		else if (ret)
+			snprintf(why, whylen, "fault: %s must be %s, not '%.*s'", k->name, k->what,
+				 eq ? (int)(len - klen - 1) : 0, eq ? eq + 1 : "");
+		return ret;
+	}
+	snprintf(why, whylen, "fault: no key '%.*s'", (int)klen, kv);
+	return -EINVAL;
+}
+
+int fault_rules_parse(struct fault_rules *r, struct fault_badblocks *bb, const char *args,
+		      sector_t capacity, char *why, size_t whylen)
+{
+	const char *s = args ? args : "";
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int ret = fault_parse_one(r, bb, s, len, capacity, why, whylen);
+
+		if (ret)
+			return ret;
+		s += len + (s[len] == ',');
+	}
+	if (r->end && r->end <= r->start) {
+		snprintf(why, whylen, "fault: end (%llu) must be after start (%llu)",
+			 (unsigned long long)r->end, (unsigned long long)r->start);
+		return -EINVAL;
+	}
+	if (!r->up_ms && r->down_ms) {
+		snprintf(why, whylen, "fault: down=%llu needs up= as well (the disk is up first)",
+			 (unsigned long long)r->down_ms);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "read/write" */
+static void fault_format_ops(unsigned int ops, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (ops == FAULT_OPS_ALL) {
+		snprintf(buf, len, "any");
+		return;
+	}
+	for (size_t i = 0; i + 1 < NR(fault_op_names) && n < len; i++)
+		if (ops & fault_op_names[i].ops)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "/" : "",
+					      fault_op_names[i].name);
+}
+
+struct fault_out {
+	char *buf;
+	size_t len, used;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+fault_put(struct fault_out *o, const char *fmt, ...)
+{
+	size_t at = o->used < o->len ? o->used : o->len;
+	va_list ap;
+	int n;
+
+	if (o->used)
+		o->used += (size_t)snprintf(o->buf + at, o->len - at, ",");
+	at = o->used < o->len ? o->used : o->len;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + at, o->len - at, fmt, ap);
+	va_end(ap);
+	o->used += (size_t)n;
+}
+
+#define ULL(x) ((unsigned long long)(x))
+
+/* The keys that differ from fault_rules_init's, comma-separated: what a spec would say (error=none
+ * for none). */
+int fault_rules_format(const struct fault_rules *r, char *buf, size_t len)
+{
+	struct fault_out o = {buf, len, 0};
+	struct fault_rules d;
+	char ops[64];
+
+	fault_rules_init(&d);
+	if (len)
+		buf[0] = 0;
+	if (r->ops) {
+		fault_format_ops(r->ops, ops, sizeof(ops));
+		fault_put(&o, "error=%s", ops);
+	}
+	if (r->err != d.err)
+		fault_put(&o, "errno=%s", fault_errno_name(r->err));
+	if (r->prob != d.prob)
+		fault_put(&o, "prob=%u", r->prob);
+	if (r->seed)
+		fault_put(&o, "seed=%llu", ULL(r->seed));
+	if (r->start)
+		fault_put(&o, "start=%llu", ULL(r->start));
+	if (r->end)
+		fault_put(&o, "end=%llu", ULL(r->end));
+	if (r->times)
+		fault_put(&o, "times=%llu", ULL(r->times));
+	if (r->interval != d.interval)
+		fault_put(&o, "interval=%llu", ULL(r->interval));
+	if (!r->enable)
+		fault_put(&o, "enable=0");
+	if (r->error_file)
+		fault_put(&o, "error_file=%s", r->error_file);
+	if (r->sticky)
+		fault_put(&o, "sticky=1");
+	if (r->up_ms)
+		fault_put(&o, "up=%llu", ULL(r->up_ms));
+	if (r->down_ms)
+		fault_put(&o, "down=%llu", ULL(r->down_ms));
+	if (r->error_reads)
+		fault_put(&o, "error_reads=1");
+	if (r->error_writes)
+		fault_put(&o, "error_writes=1");
+	if (r->drop_writes)
+		fault_put(&o, "drop_writes=1");
+	if (r->corrupt_bio_byte)
+		fault_put(&o, "corrupt_bio_byte=%llu", ULL(r->corrupt_bio_byte));
+	if (r->corrupt_value)
+		fault_put(&o, "corrupt_value=%u", r->corrupt_value);
+	if (r->corrupt_on != d.corrupt_on) {
+		fault_format_ops(r->corrupt_on, ops, sizeof(ops));
+		fault_put(&o, "corrupt_on=%s", ops);
+	}
+	if (r->random_read_corrupt)
+		fault_put(&o, "random_read_corrupt=%u", r->random_read_corrupt);
+	if (r->random_write_corrupt)
+		fault_put(&o, "random_write_corrupt=%u", r->random_write_corrupt);
+	if (r->delay_read_ms)
+		fault_put(&o, "delay_read=%llu", ULL(r->delay_read_ms));
+	if (r->delay_write_ms)
+		fault_put(&o, "delay_write=%llu", ULL(r->delay_write_ms));
+	if (r->spike_ms)
+		fault_put(&o, "spike_ms=%llu", ULL(r->spike_ms));
+	if (r->spike_prob)
+		fault_put(&o, "spike_prob=%u", r->spike_prob);
+	if (!o.used) /* all defaults: still something a spec takes */
+		fault_put(&o, "error=none");
+	return (int)o.used;
+}
