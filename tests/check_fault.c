@@ -519,6 +519,38 @@ START_TEST(write_clears_a_bad_sector_unless_sticky)
 }
 END_TEST
 
+/*
+ * A write that fails whole, or is dropped, writes no sector: the bad ones
+ * stay bad.  One that fails part way clears those before the failure only.
+ */
+START_TEST(a_failed_or_dropped_write_leaves_bad_sectors_bad)
+{
+	struct harness h;
+
+	setup(&h, "fault:badblocks=20-21,error=write");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 21, 1)], -EIO);
+	ck_assert_str_eq(show(&h, "badblocks"), "20-21\n");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 21, 1)], -EIO);
+	ck_assert_uint_eq(stat_of(&h, "cleared_badblocks"), 0);
+
+	/* the rule fails sectors 22 on: 20 and 21 are written, and good again */
+	ck_assert_int_eq(store(&h, "rules", "start=22"), 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 20, 4)], -EIO);
+	ck_assert_str_eq(show(&h, "badblocks"), "");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 20, 2)], 0);
+	teardown(&h);
+
+	/* down, writes dropped: the bad sector still fails a read */
+	setup(&h, "fault:badblocks=30,up=1,down=1000,drop_writes=1");
+	run_until(&h, START_NS + 2 * MS);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 30, 1)], 0);
+	ck_assert_uint_eq(stat_of(&h, "dropped_writes"), 1);
+	ck_assert_str_eq(show(&h, "badblocks"), "30-30\n");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 30, 1)], -EIO);
+	teardown(&h);
+}
+END_TEST
+
 /* badblocks: +, - and clear through the file; a bad command changes nothing. */
 START_TEST(badblocks_file)
 {
@@ -720,6 +752,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, flakey_error_reads_only);
 	tcase_add_test(tc, badblocks_end_the_good_prefix_first);
 	tcase_add_test(tc, write_clears_a_bad_sector_unless_sticky);
+	tcase_add_test(tc, a_failed_or_dropped_write_leaves_bad_sectors_bad);
 	tcase_add_test(tc, badblocks_file);
 	tcase_add_test(tc, corrupt_bio_byte_changes_exactly_that_byte);
 	tcase_add_test(tc, drop_writes_completes_but_writes_nothing);

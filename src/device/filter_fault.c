@@ -274,7 +274,7 @@ static bool fault_fail(struct fault_rq *p, unsigned int at, int err)
 	return true;
 }
 
-/* Reads fail at a bad sector; writes clear those they cover, or fail there when sticky. */
+/* Reads fail at a bad sector, and writes too when sticky (others clear them: fault_remap). */
 static void fault_badblocks(struct blk_dev *dev, struct fault_rq *p, sector_t pos)
 {
 	struct fault_filter *ff = dev->priv;
@@ -283,20 +283,32 @@ static void fault_badblocks(struct blk_dev *dev, struct fault_rq *p, sector_t po
 
 	if (!ff->bb.nr || !p->total || (op != REQ_OP_READ && !fault_is_write(op)))
 		return;
+	if (op != REQ_OP_READ && !ff->r.sticky)
+		return;
 	at = fault_bb_first(&ff->bb, pos, p->total);
-	if (at == p->total)
-		return;
-	if (op == REQ_OP_READ || ff->r.sticky) {
-		if (fault_fail(p, at, EIO)) {
-			ff->st.badblock_errors++;
-			dev_trace_msg(dev, "bad sector %llu: EIO", (unsigned long long)(pos + at));
-		}
-		return;
+	if (at < p->total && fault_fail(p, at, EIO)) {
+		ff->st.badblock_errors++;
+		dev_trace_msg(dev, "bad sector %llu: EIO", (unsigned long long)(pos + at));
 	}
-	if (!fault_bb_clear(&ff->bb, pos, pos + p->total)) {
+}
+
+/*
+ * A write clears the bad sectors it writes (the drive remapped them): once
+ * the other rules have had their say, only those before the sectors that
+ * fail, and none of a write that fails whole or is dropped, which reaches
+ * no sector.
+ */
+static void fault_remap(struct blk_dev *dev, struct fault_rq *p, sector_t pos)
+{
+	struct fault_filter *ff = dev->priv;
+
+	if (!ff->bb.nr || ff->r.sticky || !fault_is_write(p->rq->cmd_op) || p->act != FA_PASS ||
+	    !p->fail_at || fault_bb_first(&ff->bb, pos, p->fail_at) == p->fail_at)
+		return;
+	if (!fault_bb_clear(&ff->bb, pos, pos + p->fail_at)) {
 		ff->st.cleared_badblocks++;
 		dev_trace_msg(dev, "bad sectors in %llu+%u cleared by a write",
-			      (unsigned long long)pos, p->total);
+			      (unsigned long long)pos, p->fail_at);
 	}
 }
 
@@ -481,6 +493,7 @@ static void fault_submit(struct blk_dev *dev, struct request *rq)
 		fault_flakey(dev, p);
 	if (p->fails && p->fail_at == 0)
 		p->act = FA_FAIL;
+	fault_remap(dev, p, pos);
 	p->due = now + fault_delay(ff, rq->cmd_op);
 	if (p->act == FA_PASS && p->due <= now && TAILQ_EMPTY(&ff->held))
 		fault_down_submit(dev, p);
