@@ -282,6 +282,18 @@ static void io2(struct harness *h, enum req_op op, sector_t sector, unsigned int
 	run_until(h, h->clock.virtual_ns);
 }
 
+/* bio_clone_range, linked with --wrap: the Nth call from when clone_fails_in is set to N fails. */
+struct bio *__real_bio_clone_range(struct bio *parent, size_t offset, unsigned int size);
+struct bio *__wrap_bio_clone_range(struct bio *parent, size_t offset, unsigned int size);
+static unsigned int clone_fails_in;
+
+struct bio *__wrap_bio_clone_range(struct bio *parent, size_t offset, unsigned int size)
+{
+	if (clone_fails_in && !--clone_fails_in)
+		return NULL;
+	return __real_bio_clone_range(parent, offset, size);
+}
+
 static const struct dev_attr *attr(struct harness *h, const char *name)
 {
 	const struct dev_attr *a = h->stack.top->ops->attrs;
@@ -520,6 +532,34 @@ START_TEST(write_clears_a_bad_sector_unless_sticky)
 END_TEST
 
 /*
+ * A read split in pieces whose third piece finds no memory: the bio fails,
+ * and its good prefix is the two pieces that were read, not the sectors
+ * never read after them (a short read would return the buffer's old bytes).
+ */
+START_TEST(a_split_cut_short_keeps_no_unread_bytes_in_the_prefix)
+{
+	struct harness h;
+	unsigned int b;
+
+	setup(&h, "fault");
+	h.q->limits.max_sectors = 16;
+	clone_fails_in = 3;
+	b = io(&h, REQ_OP_READ, 0, 64);
+	ck_assert_uint_eq(clone_fails_in, 0);
+	ck_assert_int_eq(h.error[b], -ENOMEM);
+	ck_assert_uint_eq(h.bio[b].bi_good, 32 * SECTOR_SIZE);
+	for (size_t i = 0; i < 32 * SECTOR_SIZE; i++)
+		ck_assert_uint_eq(h.buf[b][i], pattern(i));
+
+	clone_fails_in = 1; /* none read */
+	b = io(&h, REQ_OP_READ, 0, 64);
+	ck_assert_int_eq(h.error[b], -ENOMEM);
+	ck_assert_uint_eq(h.bio[b].bi_good, 0);
+	teardown(&h);
+}
+END_TEST
+
+/*
  * A write that fails whole, or is dropped, writes no sector: the bad ones
  * stay bad.  One that fails part way clears those before the failure only.
  */
@@ -753,6 +793,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, badblocks_end_the_good_prefix_first);
 	tcase_add_test(tc, write_clears_a_bad_sector_unless_sticky);
 	tcase_add_test(tc, a_failed_or_dropped_write_leaves_bad_sectors_bad);
+	tcase_add_test(tc, a_split_cut_short_keeps_no_unread_bytes_in_the_prefix);
 	tcase_add_test(tc, badblocks_file);
 	tcase_add_test(tc, corrupt_bio_byte_changes_exactly_that_byte);
 	tcase_add_test(tc, drop_writes_completes_but_writes_nothing);

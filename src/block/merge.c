@@ -349,6 +349,8 @@ void blk_submit_split(struct request_queue *q, struct bio *bio,
 			  : blk_bounce_range(q, bio, offset, (unsigned int)(bio->bi_size - offset));
 		if (!piece) {
 			bio->bi_error = bio->bi_error ? bio->bi_error : -ENOMEM;
+			if (offset < bio->bi_good) /* nothing from here on is read */
+				bio->bi_good = (unsigned int)offset;
 			break;
 		}
 		if (n && offset + n < bio->bi_size)
