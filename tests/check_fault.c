@@ -6,9 +6,11 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/stat.h>
 
 #include "device.h"
 #include "fake_driver.h"
@@ -294,6 +296,52 @@ struct bio *__wrap_bio_clone_range(struct bio *parent, size_t offset, unsigned i
 	return __real_bio_clone_range(parent, offset, size);
 }
 
+/*
+ * stat, linked with --wrap: a look at a path under /hang/ waits for a
+ * ticket, as on a mount that does not answer; /hang/yes exists.
+ */
+int __real_stat(const char *path, struct stat *st);
+int __wrap_stat(const char *path, struct stat *st);
+static pthread_mutex_t hang_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hang_cond = PTHREAD_COND_INITIALIZER;
+static unsigned int hang_entered, hang_tickets;
+
+int __wrap_stat(const char *path, struct stat *st)
+{
+	if (strncmp(path, "/hang/", 6))
+		return __real_stat(path, st);
+	pthread_mutex_lock(&hang_lock);
+	hang_entered++;
+	pthread_cond_broadcast(&hang_cond);
+	while (!hang_tickets)
+		pthread_cond_wait(&hang_cond, &hang_lock);
+	hang_tickets--;
+	pthread_mutex_unlock(&hang_lock);
+	if (!strcmp(path, "/hang/yes")) {
+		memset(st, 0, sizeof(*st));
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* Until n looks have begun (a test that never gets there times out). */
+static void hang_wait_entered(unsigned int n)
+{
+	pthread_mutex_lock(&hang_lock);
+	while (hang_entered < n)
+		pthread_cond_wait(&hang_cond, &hang_lock);
+	pthread_mutex_unlock(&hang_lock);
+}
+
+static void hang_let_go(unsigned int n)
+{
+	pthread_mutex_lock(&hang_lock);
+	hang_tickets += n;
+	pthread_cond_broadcast(&hang_cond);
+	pthread_mutex_unlock(&hang_lock);
+}
+
 static const struct dev_attr *attr(struct harness *h, const char *name)
 {
 	const struct dev_attr *a = h->stack.top->ops->attrs;
@@ -528,6 +576,19 @@ START_TEST(write_clears_a_bad_sector_unless_sticky)
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 21, 1)], -EIO);
 	ck_assert_uint_eq(the_mem->writes, 0);
 	teardown(&h);
+}
+END_TEST
+
+/* error_file on a mount that hangs: the filter closes all the same (its watcher is left behind). */
+START_TEST(a_hung_error_file_does_not_hold_up_the_close)
+{
+	struct harness h;
+
+	setup(&h, "fault:error=read,error_file=/hang/yes");
+	hang_wait_entered(1);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 1)], 0); /* not seen yet: no rule */
+	teardown(&h);
+	hang_let_go(1);
 }
 END_TEST
 
@@ -794,6 +855,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, write_clears_a_bad_sector_unless_sticky);
 	tcase_add_test(tc, a_failed_or_dropped_write_leaves_bad_sectors_bad);
 	tcase_add_test(tc, a_split_cut_short_keeps_no_unread_bytes_in_the_prefix);
+	tcase_add_test(tc, a_hung_error_file_does_not_hold_up_the_close);
 	tcase_add_test(tc, badblocks_file);
 	tcase_add_test(tc, corrupt_bio_byte_changes_exactly_that_byte);
 	tcase_add_test(tc, drop_writes_completes_but_writes_nothing);

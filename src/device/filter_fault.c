@@ -49,15 +49,19 @@ struct fault_stats {
 	    cleared_badblocks;
 };
 
-/* error_file's watcher: a thread of its own, so that no stat(2) runs on the host's loop. */
+/*
+ * error_file's watcher: a thread of its own, so that no stat(2) runs on the
+ * host's loop.  Detached, it shares this with the filter and the last of
+ * the two frees it: a stat that hangs (a dead mount) holds up neither the
+ * disk's stop nor anything else.
+ */
 struct fault_watch {
-	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	char *path;	    /* under lock; NULL: nothing to watch */
 	bool stop;	    /* under lock */
+	unsigned int refs;  /* under lock: the filter's and the thread's */
 	atomic_bool exists; /* what the last look saw */
-	bool running;
 };
 
 struct fault_filter {
@@ -71,7 +75,7 @@ struct fault_filter {
 	struct fault_list held;	 /* in due order */
 	unsigned int nr_held, nr_below;
 	struct fault_stats st;
-	struct fault_watch w;
+	struct fault_watch *w; /* NULL: no watcher */
 	bool sim; /* over rqdisk-replay's backend: no data */
 };
 
@@ -103,6 +107,20 @@ static void fault_restart(struct fault_filter *ff, uint64_t now)
 	ff->was_down = -1;
 }
 
+/* Drop a reference, the lock held (and released); the last frees the watch. */
+static void fault_watch_put(struct fault_watch *w)
+{
+	bool last = !--w->refs;
+
+	pthread_mutex_unlock(&w->lock);
+	if (!last)
+		return;
+	free(w->path);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
 static void *fault_watcher(void *arg)
 {
 	struct fault_watch *w = arg;
@@ -112,12 +130,14 @@ static void *fault_watcher(void *arg)
 	while (!w->stop) {
 		struct timespec ts;
 		struct stat st;
+		bool seen;
 
 		free(path);
 		path = w->path ? strdup(w->path) : NULL;
 		pthread_mutex_unlock(&w->lock);
-		atomic_store(&w->exists, path && !stat(path, &st));
+		seen = path && !stat(path, &st);
 		pthread_mutex_lock(&w->lock);
+		atomic_store(&w->exists, seen);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += FAULT_FILE_POLL_MS * NSEC_PER_MS;
 		if (ts.tv_nsec >= 1000000000) {
@@ -127,35 +147,56 @@ static void *fault_watcher(void *arg)
 		if (!w->stop)
 			pthread_cond_timedwait(&w->wake, &w->lock, &ts);
 	}
-	pthread_mutex_unlock(&w->lock);
 	free(path);
+	fault_watch_put(w);
 	return NULL;
 }
 
+static struct fault_watch *fault_watch_start(char *path)
+{
+	struct fault_watch *w = calloc(1, sizeof(*w));
+	pthread_attr_t attr;
+	pthread_t thread;
+	int ret;
+
+	if (!w)
+		return NULL;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->wake, NULL);
+	w->path = path;
+	w->refs = 2;
+	atomic_store(&w->exists, false);
+	ret = pthread_attr_init(&attr);
+	if (!ret) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		ret = pthread_create(&thread, &attr, fault_watcher, w);
+		pthread_attr_destroy(&attr);
+	}
+	if (ret) {
+		pthread_cond_destroy(&w->wake);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
 /* Watch path (NULL: none) from now on; the thread starts with the first path. */
-static int fault_watch_set(struct fault_watch *w, const char *path)
+static int fault_watch_set(struct fault_filter *ff, const char *path)
 {
 	char *copy = path ? strdup(path) : NULL;
-	int ret;
+	struct fault_watch *w = ff->w;
 
 	if (path && !copy)
 		return -ENOMEM;
-	if (!w->running && !path)
+	if (!w && !path)
 		return 0;
-	if (!w->running) {
-		pthread_mutex_init(&w->lock, NULL);
-		pthread_cond_init(&w->wake, NULL);
-		w->path = copy;
-		atomic_store(&w->exists, false);
-		ret = -pthread_create(&w->thread, NULL, fault_watcher, w);
-		if (ret) {
+	if (!w) {
+		ff->w = fault_watch_start(copy);
+		if (!ff->w) {
 			free(copy);
-			w->path = NULL;
-			pthread_cond_destroy(&w->wake);
-			pthread_mutex_destroy(&w->lock);
-			return ret;
+			return -EAGAIN;
 		}
-		w->running = true;
 		return 0;
 	}
 	pthread_mutex_lock(&w->lock);
@@ -167,19 +208,18 @@ static int fault_watch_set(struct fault_watch *w, const char *path)
 	return 0;
 }
 
-static void fault_watch_stop(struct fault_watch *w)
+/* The thread ends after its look in progress, if one is; nothing waits for it. */
+static void fault_watch_stop(struct fault_filter *ff)
 {
-	if (!w->running)
+	struct fault_watch *w = ff->w;
+
+	if (!w)
 		return;
+	ff->w = NULL;
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
-	free(w->path);
-	pthread_cond_destroy(&w->wake);
-	pthread_mutex_destroy(&w->lock);
-	w->running = false;
+	fault_watch_put(w);
 }
 
 /* Keys with nothing to act on over the sim backend, which moves no data and has no files. */
@@ -220,7 +260,7 @@ static int fault_open(struct blk_dev *dev, const char *args, struct dev_limits *
 		ret = fault_check_sim(&ff->r, why, whylen);
 	/* no queue: a stack only checked and described (rqdisk-replay): no watcher, no clock */
 	if (!ret && dev->stack->q) {
-		ret = fault_watch_set(&ff->w, ff->r.error_file);
+		ret = fault_watch_set(ff, ff->r.error_file);
 		if (ret)
 			snprintf(why, whylen, "fault: no watcher for error_file: %s",
 				 strerror(-ret));
@@ -243,7 +283,7 @@ static void fault_close(struct blk_dev *dev)
 
 	if (!ff)
 		return;
-	fault_watch_stop(&ff->w);
+	fault_watch_stop(ff);
 	fault_rules_free(&ff->r);
 	fault_bb_free(&ff->bb);
 	free(ff);
@@ -322,7 +362,7 @@ static void fault_error_rule(struct blk_dev *dev, struct fault_rq *p, sector_t p
 
 	if (!r->ops || !r->enable || !(r->ops & FAULT_OP(p->rq->cmd_op)))
 		return;
-	if (r->error_file && !atomic_load(&ff->w.exists))
+	if (r->error_file && (!ff->w || !atomic_load(&ff->w->exists)))
 		return;
 	if (p->total) {
 		if (pos >= end || pos + p->total <= r->start)
@@ -630,7 +670,7 @@ static int fault_store_rules(struct blk_dev *dev, const char *buf)
 		ret = fault_check_sim(&r, why, sizeof(why));
 	if (!ret && (!r.error_file != !ff->r.error_file ||
 		     (r.error_file && strcmp(r.error_file, ff->r.error_file))))
-		ret = fault_watch_set(&ff->w, r.error_file);
+		ret = fault_watch_set(ff, r.error_file);
 	if (ret) {
 		fault_rules_free(&r);
 		fault_bb_free(&bb);
