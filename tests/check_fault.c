@@ -593,6 +593,25 @@ START_TEST(a_hung_error_file_does_not_hold_up_the_close)
 END_TEST
 
 /*
+ * A look at the old error_file that ends after the rules named another
+ * does not count for the new one.
+ */
+START_TEST(a_look_at_the_old_error_file_does_not_count_for_the_new)
+{
+	struct harness h;
+
+	setup(&h, "fault:error=read,error_file=/hang/yes");
+	hang_wait_entered(1); /* looking at /hang/yes */
+	ck_assert_int_eq(store(&h, "rules", "error_file=/hang/no"), 0);
+	hang_let_go(1);	      /* /hang/yes exists */
+	hang_wait_entered(2); /* looking at /hang/no, not seen yet */
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 1)], 0);
+	hang_let_go(1);
+	teardown(&h);
+}
+END_TEST
+
+/*
  * A read split in pieces whose third piece finds no memory: the bio fails,
  * and its good prefix is the two pieces that were read, not the sectors
  * never read after them (a short read would return the buffer's old bytes).
@@ -856,6 +875,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, a_failed_or_dropped_write_leaves_bad_sectors_bad);
 	tcase_add_test(tc, a_split_cut_short_keeps_no_unread_bytes_in_the_prefix);
 	tcase_add_test(tc, a_hung_error_file_does_not_hold_up_the_close);
+	tcase_add_test(tc, a_look_at_the_old_error_file_does_not_count_for_the_new);
 	tcase_add_test(tc, badblocks_file);
 	tcase_add_test(tc, corrupt_bio_byte_changes_exactly_that_byte);
 	tcase_add_test(tc, drop_writes_completes_but_writes_nothing);

@@ -59,9 +59,10 @@ struct fault_watch {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	char *path;	    /* under lock; NULL: nothing to watch */
+	uint64_t gen;	    /* under lock: paths set so far */
 	bool stop;	    /* under lock */
 	unsigned int refs;  /* under lock: the filter's and the thread's */
-	atomic_bool exists; /* what the last look saw */
+	atomic_bool exists; /* what the last look at the current path saw */
 };
 
 struct fault_filter {
@@ -128,6 +129,7 @@ static void *fault_watcher(void *arg)
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
+		uint64_t gen = w->gen;
 		struct timespec ts;
 		struct stat st;
 		bool seen;
@@ -137,6 +139,8 @@ static void *fault_watcher(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		seen = path && !stat(path, &st);
 		pthread_mutex_lock(&w->lock);
+		if (gen != w->gen)
+			continue; /* a look at a path no longer watched: look at the new one */
 		atomic_store(&w->exists, seen);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += FAULT_FILE_POLL_MS * NSEC_PER_MS;
@@ -202,6 +206,7 @@ static int fault_watch_set(struct fault_filter *ff, const char *path)
 	pthread_mutex_lock(&w->lock);
 	free(w->path);
 	w->path = copy;
+	w->gen++;
 	atomic_store(&w->exists, false); /* until the watcher has looked */
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
