@@ -77,7 +77,7 @@ struct fault_filter {
 	unsigned int nr_held, nr_below;
 	struct fault_stats st;
 	struct fault_watch *w; /* NULL: no watcher */
-	bool sim; /* over rqdisk-replay's backend: no data */
+	bool sim;	       /* over rqdisk-replay's backend: no data */
 };
 
 /* splitmix64: small, seedable, the same sequence everywhere. */
