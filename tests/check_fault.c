@@ -422,6 +422,21 @@ START_TEST(prob_hits_within_margin_and_the_seed_repeats)
 END_TEST
 
 /* interval=3,times=2: the 3rd and 6th write fail, then no more; reads never. */
+/* times counts the requests the rule fails, not one a bad sector failed earlier. */
+START_TEST(times_counts_only_what_the_rule_fails)
+{
+	struct harness h;
+
+	setup(&h, "fault:badblocks=10,error=read,start=12,times=1");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 8, 8)], -EIO); /* the bad sector */
+	ck_assert_uint_eq(stat_of(&h, "errors"), 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 100, 1)], -EIO); /* the rule's one */
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 200, 1)], 0);
+	ck_assert_uint_eq(stat_of(&h, "errors"), 1);
+	teardown(&h);
+}
+END_TEST
+
 START_TEST(times_and_interval)
 {
 	struct harness h;
@@ -867,6 +882,7 @@ static Suite *fault_suite(void)
 
 	tcase_add_test(tc, prob_hits_within_margin_and_the_seed_repeats);
 	tcase_add_test(tc, times_and_interval);
+	tcase_add_test(tc, times_counts_only_what_the_rule_fails);
 	tcase_add_test(tc, ranges_fail_from_their_first_sector);
 	tcase_add_test(tc, flakey_up_and_down_on_the_virtual_clock);
 	tcase_add_test(tc, flakey_error_reads_only);

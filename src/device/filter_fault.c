@@ -380,8 +380,8 @@ static void fault_error_rule(struct blk_dev *dev, struct fault_rq *p, sector_t p
 		return;
 	if (r->times && ff->fired >= r->times)
 		return;
-	ff->fired++;
-	if (fault_fail(p, at, r->err)) {
+	if (fault_fail(p, at, r->err)) { /* times counts what the rule fails, not a bad sector */
+		ff->fired++;
 		ff->st.errors++;
 		dev_trace_msg(dev, "error %s at %llu", fault_errno_name(r->err),
 			      (unsigned long long)(pos + at));
