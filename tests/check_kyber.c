@@ -410,6 +410,33 @@ START_TEST(test_histogram_buckets)
 END_TEST
 
 /*
+ * kyber_timer_fn: a domain is scaled by its p99, not its median nor its
+ * p90: with 25 writes of 700 in the last bucket (3.6%) the depth stays
+ * (doubled, clamped); with 4 of 700 (0.6%) the p99 is in bucket 0, and
+ * the depth goes down to a quarter.
+ */
+START_TEST(test_scaled_by_p99)
+{
+	for (unsigned int slow = 4; slow <= 25; slow += 21) {
+		struct fake_disk *fd = kyber_disk(1024);
+		uint64_t start;
+
+		write_depth(fd);
+		start = fd->clock.virtual_ns;
+		serve(fd, REQ_OP_READ, 250, 0, 2400 * US, 250);
+		serve(fd, REQ_OP_READ, 250, 0, 2400 * US, 250);
+		/* with the 200 of write_depth: 700 writes, slow of them slow */
+		serve(fd, REQ_OP_WRITE, 500 - slow, 0, 100 * US, 125);
+		serve(fd, REQ_OP_WRITE, slow, 0, 20 * MS, 125);
+		fd->clock.virtual_ns = start + 100 * MS;
+		ck_assert_uint_eq(write_depth(fd), slow < 7 ? 32 : 128);
+		fd->stopped = false;
+		fake_disk_free(fd);
+	}
+}
+END_TEST
+
+/*
  * kyber_timer_fn: congestion is an I/O latency p90 above the target, the
  * target itself still good (bucket 3); without it a domain within its own
  * target keeps its depth.
@@ -477,6 +504,8 @@ START_TEST(test_window_is_100ms)
 	uint64_t first;
 
 	first = serve(fd, REQ_OP_READ, 250, 0, 2400 * US, 250);
+	/* kyber asks the core to run the queue then: the timer may free tokens */
+	ck_assert_uint_eq(fd->q->dispatch_at, first + 100 * MS);
 	serve(fd, REQ_OP_READ, 250, 0, 2400 * US, 250);
 	for (unsigned int i = 0; i < 4; i++)
 		serve(fd, REQ_OP_WRITE, 125, 0, 1 * MS, 125);
@@ -744,10 +773,12 @@ static struct flood_result flood_run(const char *elevator)
 }
 
 /*
- * Kyber keeps the read p99 within 1.5 times read_lat_nsec (2 ms); none
- * lets it go past 2 times; and the writes still move, at a third or more
- * of what they get with none.  A kyber that dispatched in plain arrival
- * order, or never scaled the write depth, fails the first.
+ * Kyber keeps the read p99 within 1.25 times read_lat_nsec (2.5 ms; it
+ * gets 1.0 ms); none lets it past 2 times (4 ms; it gets 4.6 ms); and the
+ * writes lose no more than a tenth of what they get with none (they lose
+ * nothing).  The clock is virtual: the numbers are the same on every run.
+ * Kyber dispatching in arrival order fails the first (4.6 ms), and so does
+ * kyber never scaling the write depth (3.5 ms).
  */
 START_TEST(test_write_flood_read_latency)
 {
@@ -760,9 +791,9 @@ START_TEST(test_write_flood_read_latency)
 		(unsigned long long)(none.p50 / US), (unsigned long long)(none.p99 / US),
 		(unsigned long long)(kyber.p50 / US), (unsigned long long)(kyber.p99 / US),
 		(unsigned long long)none.writes, (unsigned long long)kyber.writes);
-	ck_assert_uint_le(kyber.p99, 3 * MS);
+	ck_assert_uint_le(kyber.p99, 2500 * US);
 	ck_assert_uint_gt(none.p99, 4 * MS);
-	ck_assert_uint_ge(kyber.writes * 3, none.writes);
+	ck_assert_uint_ge(kyber.writes * 10, none.writes * 9);
 }
 END_TEST
 
@@ -788,6 +819,7 @@ static Suite *kyber_suite(void)
 	suite_add_tcase(s, tokens);
 
 	tcase_add_test(scale, test_histogram_buckets);
+	tcase_add_test(scale, test_scaled_by_p99);
 	tcase_add_test(scale, test_congestion_at_target);
 	tcase_add_test(scale, test_congestion_is_io_latency);
 	tcase_add_test(scale, test_percentile_needs_500_samples);
