@@ -60,15 +60,26 @@ struct kyber_data {
 	int domain_p99[KYBER_OTHER];           /* a p99 kept for the next congestion, or -1 */
 	uint64_t latency_target[KYBER_OTHER];  /* ns */
 	uint64_t timer_at;                     /* 0: the timer is not armed */
+	uintptr_t id;                          /* this instance's mark on its tokens */
 };
 
+/* Every instance's id, never 0 and never used twice: an address may be. */
+static uintptr_t kyber_instances;
+
 /*
- * elv_priv[0] says the request holds one of this instance's tokens: a
- * request another elevator dispatched (handed over by a switch) holds none.
+ * elv_priv[0] holds the id of the instance whose token the request holds.
+ * A request another elevator dispatched (it was given back by the driver
+ * before a switch, and waits in the dispatch list) holds none of ours,
+ * even if it holds one of a kyber freed at the address we now have.
  */
+static void rq_set_token(const struct kyber_data *kd, struct request *rq)
+{
+	rq->elv_priv[0] = (void *)kd->id;
+}
+
 static bool rq_has_token(const struct kyber_data *kd, const struct request *rq)
 {
-	return rq->elv_priv[0] == kd;
+	return rq->elv_priv[0] == (void *)kd->id;
 }
 
 static unsigned int kyber_sched_domain(enum req_op op)
@@ -111,6 +122,7 @@ static int kyber_init_queue(struct elevator_queue *e)
 		kd->domain_p99[i] = -1;
 		kd->latency_target[i] = targets[i];
 	}
+	kd->id = __atomic_add_fetch(&kyber_instances, 1, __ATOMIC_RELAXED);
 	e->elevator_data = kd;
 	return 0;
 }
@@ -248,7 +260,7 @@ static struct request *kyber_dispatch_cur_domain(struct elevator_queue *e)
 	if (!e->draining) {
 		if (!kyber_get_domain_token(kd, kd->cur_domain))
 			return NULL;
-		rq->elv_priv[0] = kd;
+		rq_set_token(kd, rq);
 	}
 	kd->batching++;
 	TAILQ_REMOVE(&kd->rqs[kd->cur_domain], rq, queuelist);
@@ -324,7 +336,8 @@ static void kyber_completed(struct elevator_queue *e, struct request *rq)
 	kyber_timer_check(e, now);
 	if (rq_has_token(kd, rq)) {
 		assert(kd->busy[d]);
-		kd->busy[d]--;
+		if (kd->busy[d])
+			kd->busy[d]--;
 		rq->elv_priv[0] = NULL;
 	}
 	if (d == KYBER_OTHER)

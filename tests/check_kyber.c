@@ -42,6 +42,16 @@ static struct fake_disk *kyber_disk(unsigned int depth)
 	return fd;
 }
 
+static void switch_to(struct fake_disk *fd, const char *name)
+{
+	char why[256] = "";
+
+	blk_queue_lock(fd->q);
+	ck_assert_msg(elevator_switch(fd->q, name, why, sizeof(why)) == 0, "%s", why);
+	blk_queue_unlock(fd->q);
+	ck_assert(!fd->q->switch_pending);
+}
+
 /* One sector (a range, for discard and write zeroes), never next to another: none merge. */
 static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op)
 {
@@ -233,16 +243,55 @@ START_TEST(test_switch_away_moves_more_than_tokens)
 	static const unsigned int n[] = { 300, 20 };
 	static const enum req_op ops[] = { REQ_OP_READ, REQ_OP_WRITE_ZEROES };
 	struct fake_disk *fd = kyber_disk(1024);
-	char why[256] = "";
 
 	submit_each(fd, ops, n, 2);
-	blk_queue_lock(fd->q);
-	ck_assert_int_eq(elevator_switch(fd->q, "none", why, sizeof(why)), 0);
-	blk_queue_unlock(fd->q);
+	switch_to(fd, "none");
 	ck_assert_ptr_null(fd->q->elevator);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 320);
 	finish(fd, 320);
+}
+END_TEST
+
+/*
+ * kyber_finish_request: a token goes back to the instance that gave it,
+ * once.  A request the driver gave back (requeued: not in flight, so no
+ * bar to a switch) still holds one of the kyber it left; under a new kyber
+ * it gives none back, and the new kyber's depth of 2 writes stays 2.  The
+ * new kyber may well be set up where the old one was freed: its request
+ * carries here what the old one would have left at that address.
+ */
+START_TEST(test_token_of_another_instance)
+{
+	struct fake_disk *fd = kyber_disk(2);
+	struct request *rq;
+
+	submit(fd, &pool[0], REQ_OP_WRITE);
+	fake_start(fd);
+	rq = fake_nth(fd, 0);
+	TAILQ_REMOVE(&fd->dispatched, rq, queuelist);
+	fd->nr_dispatched--;
+	fd->stopped = true;
+	blk_queue_lock(fd->q);
+	blk_requeue_request(fd->q, rq);
+	blk_queue_unlock(fd->q);
+	switch_to(fd, "deadline");
+	fd->q->limits.nr_requests = 2;
+	switch_to(fd, "kyber");
+	fd->q->limits.nr_requests = 1024;
+	rq->elv_priv[0] = fd->q->elevator->elevator_data;
+
+	for (unsigned int i = 1; i <= 4; i++)
+		submit(fd, &pool[i], REQ_OP_WRITE);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 4); /* the requeued one, then two of the new */
+	fd->stopped = true;
+	fake_complete(fd, fake_nth(fd, 0), 0, 1); /* the requeued one: no token here */
+	ck_assert_uint_eq(fd->nr_events, 4);
+	fd->stopped = false;
+	fake_complete(fd, fake_nth(fd, 0), 0, 1); /* one of the new: its token, one more */
+	ck_assert_uint_eq(fd->nr_events, 5);
+	finish(fd, 5);
 }
 END_TEST
 
@@ -815,6 +864,7 @@ static Suite *kyber_suite(void)
 	tcase_add_test(tokens, test_batches_round_robin);
 	tcase_add_test(tokens, test_domain_without_token_passes);
 	tcase_add_test(tokens, test_switch_away_moves_more_than_tokens);
+	tcase_add_test(tokens, test_token_of_another_instance);
 	tcase_add_test(tokens, test_front_merge);
 	suite_add_tcase(s, tokens);
 
