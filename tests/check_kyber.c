@@ -485,6 +485,39 @@ START_TEST(test_scaled_by_p99)
 }
 END_TEST
 
+/* 500 reads of I/O latency read_io, and writes of 1 ms in rounds of 125, in a window of 100 ms. */
+static unsigned int reads_window(struct fake_disk *fd, uint64_t read_io, unsigned int nr_writes)
+{
+	uint64_t start = fd->clock.virtual_ns;
+
+	serve(fd, REQ_OP_READ, 250, 0, read_io, 250);
+	serve(fd, REQ_OP_READ, 250, 0, read_io, 250);
+	for (unsigned int i = 0; i < nr_writes; i += 125)
+		serve(fd, REQ_OP_WRITE, 125, 0, 1 * MS, 125);
+	fd->clock.virtual_ns = start + 100 * MS;
+	return write_depth(fd);
+}
+
+/*
+ * kyber_timer_fn: a domain with too few samples in the window congestion
+ * comes in is scaled by the p99 it had last, once.  Writes have a p99 of
+ * bucket 0 in a quiet window; in the next two, congested, they have only
+ * the 200 of write_depth: the first shrinks them to a quarter, the second
+ * leaves them.
+ */
+START_TEST(test_last_p99_stands_in_once)
+{
+	struct fake_disk *fd = kyber_disk(1024);
+
+	write_depth(fd);
+	ck_assert_uint_eq(reads_window(fd, 500 * US, 500), 128);
+	ck_assert_uint_eq(reads_window(fd, 2400 * US, 0), 32);
+	ck_assert_uint_eq(reads_window(fd, 2400 * US, 0), 32);
+	fd->stopped = false;
+	fake_disk_free(fd);
+}
+END_TEST
+
 /*
  * kyber_timer_fn: congestion is an I/O latency p90 above the target, the
  * target itself still good (bucket 3); without it a domain within its own
@@ -540,6 +573,34 @@ START_TEST(test_percentile_needs_500_samples)
 		fd->stopped = false;
 		fake_disk_free(fd);
 	}
+}
+END_TEST
+
+/*
+ * calculate_percentile: with fewer than 500 samples a percentile comes a
+ * second after the first look that found too few: 300 reads over target
+ * are no congestion 999 ms after it, and are one at the first window end
+ * past the second.
+ */
+START_TEST(test_percentile_after_a_second)
+{
+	struct fake_disk *fd = kyber_disk(1024);
+	uint64_t start, first_look;
+
+	write_depth(fd);
+	start = fd->clock.virtual_ns;
+	serve(fd, REQ_OP_READ, 250, 0, 2400 * US, 250);
+	serve(fd, REQ_OP_READ, 50, 0, 2400 * US, 250);
+	for (unsigned int i = 0; i < 4; i++)
+		serve(fd, REQ_OP_WRITE, 125, 0, 1 * MS, 125);
+	first_look = fd->clock.virtual_ns = start + 100 * MS;
+	ck_assert_uint_eq(write_depth(fd), 128);
+	fd->clock.virtual_ns = first_look + 999 * MS;
+	ck_assert_uint_eq(write_depth(fd), 128);
+	fd->clock.virtual_ns += 100 * MS;
+	ck_assert_uint_eq(write_depth(fd), 32);
+	fd->stopped = false;
+	fake_disk_free(fd);
 }
 END_TEST
 
@@ -870,9 +931,11 @@ static Suite *kyber_suite(void)
 
 	tcase_add_test(scale, test_histogram_buckets);
 	tcase_add_test(scale, test_scaled_by_p99);
+	tcase_add_test(scale, test_last_p99_stands_in_once);
 	tcase_add_test(scale, test_congestion_at_target);
 	tcase_add_test(scale, test_congestion_is_io_latency);
 	tcase_add_test(scale, test_percentile_needs_500_samples);
+	tcase_add_test(scale, test_percentile_after_a_second);
 	tcase_add_test(scale, test_window_is_100ms);
 	tcase_add_test(scale, test_depth_shrinks_and_grows_back);
 	tcase_add_test(scale, test_good_latency_keeps_depth);
