@@ -16,7 +16,7 @@ enum {
 	KYBER_READ,
 	KYBER_WRITE,
 	KYBER_DISCARD,
-	KYBER_OTHER, /* flushes, write zeroes: no latency target, never measured */
+	KYBER_OTHER, /* write zeroes, and any op to come: no latency target, never measured */
 	KYBER_NUM_DOMAINS,
 };
 
