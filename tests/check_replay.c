@@ -98,7 +98,7 @@ static uint64_t max_ns(const struct replay_lat *lat)
 
 START_TEST(same_input_same_numbers)
 {
-	const char *elvs[] = { "none", "noop", "deadline", "as", "cfq", "sstf", "clook" };
+	const char *elvs[] = { "none", "noop", "deadline", "as", "cfq", "sstf", "clook", "kyber" };
 	struct replay_trace *t = random_trace(3000, 4);
 
 	for (size_t e = 0; e < sizeof(elvs) / sizeof(elvs[0]); e++) {

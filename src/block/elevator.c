@@ -15,6 +15,7 @@ const struct elevator_type *elv_builtin_as(void);
 const struct elevator_type *elv_builtin_cfq(void);
 const struct elevator_type *elv_builtin_sstf(void);
 const struct elevator_type *elv_builtin_clook(void);
+const struct elevator_type *elv_builtin_kyber(void);
 
 static const struct elevator_type *(*const builtin_elevators[])(void) = {
 	elv_builtin_noop,
@@ -23,6 +24,7 @@ static const struct elevator_type *(*const builtin_elevators[])(void) = {
 	elv_builtin_cfq,
 	elv_builtin_sstf,
 	elv_builtin_clook,
+	elv_builtin_kyber,
 };
 
 #define NR_BUILTIN (sizeof(builtin_elevators) / sizeof(builtin_elevators[0]))
