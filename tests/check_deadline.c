@@ -415,12 +415,327 @@ START_TEST(test_merged_requests_keep_oldest_fifo_place)
 }
 END_TEST
 
+/* ---- the kernel's rules, one scenario each ---- */
+
+/*
+ * deadline_check_fifo (mq-deadline's time_after_eq): a request has expired
+ * at its deadline, not only after it.  2.6.23 waited a tick more.
+ */
+START_TEST(test_expired_at_deadline_exactly)
+{
+	ck_assert_uint_eq(expired_pos(REQ_OP_READ, 500, NULL), 16);
+	ck_assert_uint_eq(expired_pos(REQ_OP_WRITE, 5000, NULL), 16);
+}
+END_TEST
+
+/*
+ * deadline_move_request: dispatching clears the other direction's next
+ * request, so a read batch after a write batch starts at the oldest read,
+ * not where the reads' sweep stopped (Linux 6.3's latest_pos would go on
+ * at 700).  fifo_batch 2, writes_starved 1: R R | W | R R | R.
+ */
+START_TEST(test_batch_after_other_direction_starts_at_fifo_head)
+{
+	static const sector_t out[] = { 500, 600, 50, 100, 700, 800 };
+	static const sector_t reads[] = { 500, 100, 600, 700, 800 };
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[6];
+
+	tunable_store_ok(fd, "fifo_batch", "2");
+	tunable_store_ok(fd, "writes_starved", "1");
+	submit_reads(fd, tb, reads, 5);
+	submit(fd, &tb[5], REQ_OP_WRITE, 50, 1);
+	fake_start(fd);
+	assert_order(fd, out, 6);
+	finish(fd, tb, 6);
+}
+END_TEST
+
+/*
+ * __dd_dispatch_request chooses the direction before it looks at a FIFO:
+ * a read that expired during the second read batch still waits for the
+ * write batch writes_starved makes due, then starts the next read batch.
+ * One request out at a time, 10 ms each: L, queued at 0, expires at 500 ms
+ * and goes at dispatch 48 (480 ms), after 16 reads, 16 reads and 16 writes.
+ */
+START_TEST(test_expired_read_waits_for_due_write_batch)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[82];
+	unsigned int i, at = 0;
+
+	fd->q->limits.nr_requests = 1;
+	tunable_store_ok(fd, "read_expire", "300");
+	submit_x_l_and_above(fd, tb, REQ_OP_READ, 60);
+	for (i = 0; i < 20; i++)
+		submit(fd, &tb[62 + i], REQ_OP_WRITE, 100000 + 10 * i, 1);
+	fake_start(fd);
+	for (i = 1; i < 82; i++) {
+		fd->clock.virtual_ns += 10 * MS;
+		complete_one(fd);
+		if (fd->events[i].sector == 0)
+			at = i;
+	}
+	/* L expired at 300 ms, in the second read batch (dispatches 16..31). */
+	for (i = 32; i < 48; i++)
+		ck_assert_int_eq(fd->events[i].op, REQ_OP_WRITE);
+	ck_assert_uint_eq(at, 48);
+	finish(fd, tb, 82);
+}
+END_TEST
+
+/*
+ * deadline_check_fifo looks at the FIFO head only, and only when a batch
+ * starts (dispatch_find_request); the batch then goes up in sector order
+ * from there.  So with several reads expired at once, each batch rescues
+ * one: the k-th oldest goes at the k-th batch start.  Eight expired reads,
+ * each lower than the one before, 120 younger ones above them, 10 ms a
+ * request: the eighth goes at dispatch 112, 1.62 s after it was queued,
+ * more than three times read_expire.  That is what the rules give, and
+ * what a replay of random I/O at depth 32 on one arm shows.
+ */
+START_TEST(test_expired_reads_one_per_batch_start)
+{
+	struct fake_disk *fd = stopped_disk();
+	uint64_t t0 = fd->clock.virtual_ns;
+	struct test_bio tb[128];
+	uint64_t at[8] = { 0 };
+	unsigned int i;
+
+	fd->q->limits.nr_requests = 1;
+	for (i = 0; i < 8; i++)
+		submit(fd, &tb[i], REQ_OP_READ, 8000 - 1000 * i, 1);
+	for (i = 8; i < 128; i++)
+		submit(fd, &tb[i], REQ_OP_READ, 8010 + 10 * i, 1);
+	fd->clock.virtual_ns = t0 + 501 * MS;
+	fake_start(fd);
+	for (i = 1; i <= 128; i++) {
+		sector_t s = fd->events[i - 1].sector;
+
+		if (s <= 8000)
+			at[(8000 - s) / 1000] = i - 1;
+		if (i == 128)
+			break;
+		fd->clock.virtual_ns += 10 * MS;
+		complete_one(fd);
+	}
+	for (i = 0; i < 8; i++)
+		ck_assert_uint_eq(at[i], 16 * i);
+	ck_assert_uint_gt(501 + 10 * at[7], 3 * 500);
+	finish(fd, tb, 128);
+}
+END_TEST
+
+/* ---- priority classes (mq-deadline's dd_dispatch_request) ---- */
+
+static void submit_prio(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
+			int class)
+{
+	tbio_init(tb, op, sector, 1, buf);
+	tb->bio.bi_ioprio = IOPRIO_PRIO_VALUE(class, 0);
+	submit_bio(fd->q, &tb->bio);
+}
+
+/*
+ * dd_dispatch_request: real time, then best effort, then idle, whatever
+ * the arrival order, the sector or the direction.
+ */
+START_TEST(test_prio_classes_in_order)
+{
+	static const sector_t out[] = { 500, 400, 200, 300, 100 };
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[5];
+
+	submit_prio(fd, &tb[0], REQ_OP_READ, 100, IOPRIO_CLASS_IDLE);
+	submit_prio(fd, &tb[1], REQ_OP_READ, 200, IOPRIO_CLASS_BE);
+	submit_prio(fd, &tb[2], REQ_OP_READ, 300, IOPRIO_CLASS_NONE);
+	submit_prio(fd, &tb[3], REQ_OP_WRITE, 400, IOPRIO_CLASS_RT);
+	submit_prio(fd, &tb[4], REQ_OP_READ, 500, IOPRIO_CLASS_RT);
+	fd->q->limits.nr_requests = 1;
+	fake_start(fd);
+	for (unsigned int i = 1; i < 5; i++)
+		complete_one(fd);
+	assert_order(fd, out, 5);
+	for (unsigned int i = 0; i < 2; i++)
+		ck_assert_int_eq(IOPRIO_PRIO_CLASS(fd->events[i].ioprio), IOPRIO_CLASS_RT);
+	finish(fd, tb, 5);
+}
+END_TEST
+
+/*
+ * dd_queued counts a class's requests until they complete: while a real
+ * time request is out, no best-effort one goes, though the driver has room.
+ */
+START_TEST(test_prio_in_flight_holds_lower_class)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[2];
+
+	submit_prio(fd, &tb[0], REQ_OP_READ, 100, IOPRIO_CLASS_RT);
+	submit_prio(fd, &tb[1], REQ_OP_READ, 200, IOPRIO_CLASS_BE);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	assert_dispatched(fd, 0, 100, 1);
+	complete_one(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_dispatched(fd, 1, 200, 1);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/*
+ * dd_dispatch_prio_aged_requests and started_after: a best-effort read B
+ * waits while real-time reads keep coming, one out at a time, step_ms
+ * apart, until it has waited prio_aging_expire; then it goes first.  The
+ * dispatch at which B went.
+ */
+static unsigned int aged_at(const char *aging_ms, unsigned int step_ms, unsigned int n)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio *tb = calloc(n + 2, sizeof(*tb));
+	unsigned int at = 0;
+
+	ck_assert_ptr_nonnull(tb);
+	fd->q->limits.nr_requests = 1;
+	if (aging_ms)
+		tunable_store_ok(fd, "prio_aging_expire", aging_ms);
+	submit_prio(fd, &tb[0], REQ_OP_READ, 0, IOPRIO_CLASS_RT);
+	submit_prio(fd, &tb[1], REQ_OP_READ, 5000, IOPRIO_CLASS_BE);
+	fake_start(fd);
+	for (unsigned int i = 1; i <= n; i++) {
+		submit_prio(fd, &tb[i + 1], REQ_OP_READ, 10 * i, IOPRIO_CLASS_RT);
+		fd->clock.virtual_ns += step_ms * MS;
+		complete_one(fd);
+	}
+	while (at < fd->nr_events && fd->events[at].sector != 5000)
+		at++;
+	fake_complete_all(fd);
+	fake_disk_free(fd);
+	free(tb);
+	return at;
+}
+
+/* 10 s by default: after 99 steps of 100 ms B is younger, at the 100th it goes. */
+START_TEST(test_prio_aging_default)
+{
+	ck_assert_uint_eq(aged_at(NULL, 100, 120), 100);
+	ck_assert_uint_eq(aged_at(NULL, 101, 120), 100);
+	ck_assert_uint_eq(aged_at(NULL, 99, 120), 102);
+}
+END_TEST
+
+/* The tunable is in milliseconds; 0 lets a waiting lower class go at once. */
+START_TEST(test_prio_aging_tunable_in_ms)
+{
+	ck_assert_uint_eq(aged_at("1000", 100, 20), 10);
+	ck_assert_uint_eq(aged_at("1000", 250, 20), 4);
+	ck_assert_uint_eq(aged_at("0", 100, 20), 0);
+}
+END_TEST
+
+/* Aged best effort goes before aged idle: the aged look goes down the classes. */
+START_TEST(test_prio_aged_best_effort_before_idle)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[4];
+
+	fd->q->limits.nr_requests = 1;
+	submit_prio(fd, &tb[0], REQ_OP_READ, 100, IOPRIO_CLASS_RT);
+	submit_prio(fd, &tb[1], REQ_OP_READ, 300, IOPRIO_CLASS_IDLE);
+	submit_prio(fd, &tb[2], REQ_OP_READ, 200, IOPRIO_CLASS_BE);
+	fake_start(fd);
+	submit_prio(fd, &tb[3], REQ_OP_READ, 400, IOPRIO_CLASS_RT);
+	fd->clock.virtual_ns += 10001 * MS;
+	complete_one(fd);
+	assert_dispatched(fd, 1, 200, 1);
+	complete_one(fd);
+	assert_dispatched(fd, 2, 300, 1);
+	finish(fd, tb, 4);
+}
+END_TEST
+
+/*
+ * A look for an aged request that finds none changes nothing: the real
+ * time batch still ends after fifo_batch requests, and the expired L
+ * starts the next (as in expired_pos, here with a young best-effort
+ * request waiting and aging short enough to look at every dispatch).
+ */
+START_TEST(test_prio_aged_look_leaves_batch_alone)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[23];
+	unsigned int pos;
+
+	tunable_store_ok(fd, "prio_aging_expire", "600");
+	submit_prio(fd, &tb[0], REQ_OP_READ, 500, IOPRIO_CLASS_RT);
+	submit_prio(fd, &tb[1], REQ_OP_READ, 0, IOPRIO_CLASS_RT);
+	for (unsigned int i = 0; i < 20; i++)
+		submit_prio(fd, &tb[2 + i], REQ_OP_READ, 510 + 10 * i, IOPRIO_CLASS_RT);
+	fd->clock.virtual_ns += 501 * MS;
+	submit_prio(fd, &tb[22], REQ_OP_READ, 9000, IOPRIO_CLASS_BE);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 22);
+	for (pos = 0; pos < 22 && fd->events[pos].sector != 0; pos++)
+		;
+	ck_assert_uint_eq(pos, 16);
+	fake_complete_batch(fd);
+	assert_dispatched(fd, 22, 9000, 1);
+	finish(fd, tb, 23);
+}
+END_TEST
+
+/*
+ * A request merged into another never completes: it counts as done
+ * (dd_merged_requests, then the kernel's finish for it), or the real time
+ * class would hold best effort back for ever.
+ */
+START_TEST(test_prio_merged_request_counts_done)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[4];
+
+	fd->q->limits.nr_requests = 1;
+	tbio_init(&tb[0], REQ_OP_READ, 100, 8, buf);
+	tbio_init(&tb[1], REQ_OP_READ, 116, 8, buf);
+	tbio_init(&tb[2], REQ_OP_READ, 108, 8, buf);
+	for (unsigned int i = 0; i < 3; i++) {
+		tb[i].bio.bi_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0);
+		submit_bio(fd->q, &tb[i].bio);
+	}
+	submit_prio(fd, &tb[3], REQ_OP_READ, 500, IOPRIO_CLASS_BE);
+	fake_start(fd);
+	assert_dispatched(fd, 0, 100, 24);
+	complete_one(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_dispatched(fd, 1, 500, 1);
+	finish(fd, tb, 4);
+}
+END_TEST
+
+/* Switching away hands every class over, though none of them completed here. */
+START_TEST(test_prio_switch_moves_every_class)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[3];
+	char why[128];
+
+	submit_prio(fd, &tb[0], REQ_OP_READ, 300, IOPRIO_CLASS_IDLE);
+	submit_prio(fd, &tb[1], REQ_OP_READ, 200, IOPRIO_CLASS_BE);
+	submit_prio(fd, &tb[2], REQ_OP_READ, 100, IOPRIO_CLASS_RT);
+	ck_assert_int_eq(elevator_switch(fd->q, "noop", why, sizeof(why)), 0);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 3);
+	finish(fd, tb, 3);
+}
+END_TEST
+
 static const struct tunable_case tunables[] = {
 	{ "read_expire", 500, 0, INT_MAX },
 	{ "write_expire", 5000, 0, INT_MAX },
 	{ "writes_starved", 2, 0, INT_MAX },
 	{ "fifo_batch", 16, 0, INT_MAX },
 	{ "front_merges", 1, 0, 1 },
+	{ "prio_aging_expire", 10000, 0, INT_MAX },
 };
 
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
@@ -430,6 +745,7 @@ static Suite *deadline_suite(void)
 	Suite *s = suite_create("deadline");
 	TCase *order = tcase_create("order");
 	TCase *merge = tcase_create("merge");
+	TCase *prio = tcase_create("prio");
 	TCase *tune;
 
 	tcase_add_test(order, test_batch_ascending_sectors);
@@ -442,7 +758,21 @@ static Suite *deadline_suite(void)
 	tcase_add_test(order, test_write_expire_default);
 	tcase_add_test(order, test_reads_first_writes_not_starved);
 	tcase_add_test(order, test_writes_starved_tunable_honoured);
+	tcase_add_test(order, test_expired_at_deadline_exactly);
+	tcase_add_test(order, test_batch_after_other_direction_starts_at_fifo_head);
+	tcase_add_test(order, test_expired_read_waits_for_due_write_batch);
+	tcase_add_test(order, test_expired_reads_one_per_batch_start);
 	suite_add_tcase(s, order);
+
+	tcase_add_test(prio, test_prio_classes_in_order);
+	tcase_add_test(prio, test_prio_in_flight_holds_lower_class);
+	tcase_add_test(prio, test_prio_aging_default);
+	tcase_add_test(prio, test_prio_aging_tunable_in_ms);
+	tcase_add_test(prio, test_prio_aged_best_effort_before_idle);
+	tcase_add_test(prio, test_prio_aged_look_leaves_batch_alone);
+	tcase_add_test(prio, test_prio_merged_request_counts_done);
+	tcase_add_test(prio, test_prio_switch_moves_every_class);
+	suite_add_tcase(s, prio);
 
 	tcase_add_test(merge, test_front_merge);
 	tcase_add_test(merge, test_front_merges_off);
