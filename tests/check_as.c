@@ -389,6 +389,55 @@ START_TEST(test_read_batch_clock_starts_with_a_waiting_write)
 }
 END_TEST
 
+/*
+ * as_dispatch_request, dispatch_writes: a write batch goes on in sector
+ * order from where the last write left the head (next_rq), unless the
+ * oldest write is found expired (the write FIFO's clock is not restarted
+ * with the batch); only a read batch starts at its FIFO head.  Writes W1
+ * (oldest, 9000), 100 and 200 wait through a 100 ms read batch, with no
+ * anticipation; writes[] gets the order they went in.
+ */
+static void write_batch_order(const char *write_expire, sector_t *out)
+{
+	static const sector_t writes[] = { 9000, 100, 200 };
+	struct fake_disk *fd = new_disk(true, 1);
+	struct test_bio tb[23];
+	unsigned int first = 0;
+
+	tunable_store_ok(fd, "antic_expire", "0");
+	tunable_store_ok(fd, "write_expire", write_expire);
+	tunable_store_ok(fd, "read_batch_expire", "100");
+	for (unsigned int i = 0; i < 3; i++)
+		submit(fd, &tb[i], REQ_OP_WRITE, writes[i], 1, 1);
+	for (unsigned int i = 0; i < 20; i++)
+		submit(fd, &tb[3 + i], REQ_OP_READ, 1000 + 10 * i, 1, 2);
+	fake_start(fd);
+	drain(fd, 10 * MS);
+	ck_assert_uint_eq(fd->nr_events, 23);
+	while (fd->events[first].op == REQ_OP_READ)
+		first++;
+	ck_assert_uint_eq(first, 10);
+	for (unsigned int i = 0; i < 3; i++)
+		out[i] = fd->events[first + i].sector;
+	finish(fd, tb, 23);
+}
+
+START_TEST(test_write_batch_starts_in_sector_order)
+{
+	sector_t out[3];
+
+	write_batch_order("5000", out);
+	ck_assert_uint_eq(out[0], 100);
+	ck_assert_uint_eq(out[1], 200);
+	ck_assert_uint_eq(out[2], 9000);
+	/* expired when the batch starts: W1 first, then back down, nearest first */
+	write_batch_order("50", out);
+	ck_assert_uint_eq(out[0], 9000);
+	ck_assert_uint_eq(out[1], 200);
+	ck_assert_uint_eq(out[2], 100);
+}
+END_TEST
+
 /* ---- anticipation ---- */
 
 /* B is held back after A's read; at antic_expire from A's completion it goes. */
@@ -701,6 +750,29 @@ START_TEST(test_merged_requests_keep_oldest_fifo_place)
 }
 END_TEST
 
+/*
+ * as_merge: a bio ending where a queued request starts joins its front,
+ * found by the sorted list when the core's last-merge cache points
+ * elsewhere (U).
+ */
+START_TEST(test_front_merge_lookup)
+{
+	static const sector_t out[] = { 92, 500 };
+	struct fake_disk *fd = new_disk(true, 0);
+	struct test_bio tb[3];
+
+	read8(fd, &tb[0], 100, 1);
+	read8(fd, &tb[1], 500, 1); /* U */
+	read8(fd, &tb[2], 92, 1);
+	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
+	fake_start(fd);
+	assert_order(fd, out, 2);
+	ck_assert_uint_eq(fd->events[0].nr_sectors, 16);
+	finish(fd, tb, 3);
+	ck_assert_uint_lt(tb[2].order, tb[0].order);
+}
+END_TEST
+
 /* ---- tunables ---- */
 
 static const struct tunable_case tunables[] = {
@@ -739,6 +811,7 @@ static Suite *as_suite(void)
 	tcase_add_test(order, test_reads_preferred_writes_not_starved);
 	tcase_add_test(order, test_batch_expire_tunables_honoured);
 	tcase_add_test(order, test_read_batch_clock_starts_with_a_waiting_write);
+	tcase_add_test(order, test_write_batch_starts_in_sector_order);
 	suite_add_tcase(s, order);
 
 	tcase_add_test(antic, test_antic_holds_far_read_until_timeout);
@@ -758,6 +831,7 @@ static Suite *as_suite(void)
 
 	tcase_add_test(merge, test_front_merge_repositions);
 	tcase_add_test(merge, test_merged_requests_keep_oldest_fifo_place);
+	tcase_add_test(merge, test_front_merge_lookup);
 	suite_add_tcase(s, merge);
 
 	tune = tunable_tests("as", tunables, NR_TUNABLES);
