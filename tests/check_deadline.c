@@ -79,8 +79,9 @@ static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
 }
 
 /*
- * A batch starts at the oldest request and goes up in sector order; once
- * nothing is above it, the next batch starts again at the oldest left.
+ * deadline_dispatch_requests, dispatch_find_request: a batch starts at the
+ * oldest request and goes up in sector order (deadline_latter_request);
+ * once nothing is above it, the next batch starts again at the oldest left.
  */
 START_TEST(test_batch_ascending_sectors)
 {
@@ -97,7 +98,11 @@ START_TEST(test_batch_ascending_sectors)
 }
 END_TEST
 
-/* Requests arriving mid-batch join it if they lie ahead; one behind waits. */
+/*
+ * next_rq is the request after the last one dispatched, taken then
+ * (deadline_move_request): requests arriving mid-batch join it if they lie
+ * ahead of it; one behind waits.
+ */
 START_TEST(test_batch_continues_upward)
 {
 	static const sector_t first[] = { 100, 200, 300 };
@@ -125,8 +130,9 @@ START_TEST(test_batch_continues_upward)
 END_TEST
 
 /*
- * 40 reads going up and one write: two read batches of fifo_batch (16) may
- * pass the write (writes_starved 2), then the write goes, then the rest.
+ * __dd_dispatch_request: 40 reads going up and one write: two read batches
+ * of fifo_batch (16) may pass the write (writes_starved 2, dd->starved++),
+ * then the write goes, then the rest.
  */
 START_TEST(test_batch_limit_reevaluates_direction)
 {
@@ -160,8 +166,9 @@ static void submit_x_l_and_above(struct fake_disk *fd, struct test_bio *tb, enum
 }
 
 /*
- * With L expired before the start, the batch from X still runs its 16
- * requests in sector order; only the next batch starts from L.
+ * dispatch_find_request: with L expired before the start, the batch from X
+ * still runs its 16 requests in sector order; only the next batch starts
+ * from L (deadline_check_fifo, then deadline_fifo_request).
  */
 START_TEST(test_batch_limit_then_fifo_head)
 {
@@ -183,7 +190,7 @@ START_TEST(test_batch_limit_then_fifo_head)
 }
 END_TEST
 
-/* A smaller fifo_batch ends the batch sooner. */
+/* dd->batching < dd->fifo_batch: a smaller fifo_batch ends the batch sooner. */
 START_TEST(test_fifo_batch_tunable_honoured)
 {
 	struct fake_disk *fd = stopped_disk();
@@ -206,9 +213,12 @@ START_TEST(test_fifo_batch_tunable_honoured)
 END_TEST
 
 /*
- * One request at a time, moving the clock: at a batch boundary L (oldest,
- * lowest) is passed by while younger than read_expire; once it has waited
- * longer it starts the next batch, but does not cut the running one short.
+ * deadline_check_fifo, only at a batch start: one request at a time,
+ * moving the clock, at a batch boundary L (oldest, lowest) is passed by
+ * while younger than read_expire; once it has waited longer it starts the
+ * next batch, but does not cut the running one short, though every request
+ * of the batch is a seek from the last (2.6.23 ended a batch at the first
+ * request not contiguous with the last: last_sector).
  */
 START_TEST(test_read_fifo_expiry)
 {
@@ -299,8 +309,9 @@ START_TEST(test_expire_tunables_in_ms)
 END_TEST
 
 /*
- * Writes went in first, yet reads go first; after writes_starved (2) read
- * batches a write batch runs.  Sectors go down so each batch is one request.
+ * __dd_dispatch_request, writes_starved: writes went in first, yet reads go
+ * first; after writes_starved (2) read batches a write batch runs.  Sectors
+ * go down so each batch is one request.
  */
 START_TEST(test_reads_first_writes_not_starved)
 {
@@ -342,7 +353,8 @@ START_TEST(test_writes_starved_tunable_honoured)
 END_TEST
 
 /*
- * A bio ending where a queued request starts joins its front.  U is queued
+ * dd_request_merge (2.6.23's deadline_merge): a bio ending where a queued
+ * request starts joins its front.  U is queued
  * after A so that the core's last-merge cache points elsewhere: only the
  * elevator's front-merge lookup can find A.
  */
@@ -388,8 +400,9 @@ START_TEST(test_front_merges_off)
 END_TEST
 
 /*
- * B (oldest) and A are joined by a bio filling the gap between them: the
- * request that survives keeps B's place at the head of the FIFO, so it goes
+ * dd_merged_requests (deadline_merged_requests): B (oldest) and A are
+ * joined by a bio filling the gap between them: the request that survives
+ * keeps B's place at the head of the FIFO, so it goes
  * before Z, which is lower but younger than B.
  */
 START_TEST(test_merged_requests_keep_oldest_fifo_place)
