@@ -539,6 +539,101 @@ START_TEST(test_expired_reads_one_per_batch_start)
 }
 END_TEST
 
+/*
+ * The bound the kernel's rules put on a read's wait, on a closed loop as
+ * rqdisk-replay --depth 32 runs one: 32 I/Os out, 70% reads at random
+ * sectors, a disk taking one request at a time, 10 ms each.  Once a read R
+ * expired, each read batch start dispatches the oldest read
+ * (deadline_check_fifo, deadline_fifo_request), so R goes within m = k + 1
+ * read batch starts, k the older reads still queued when R expired; at
+ * most every third batch is of writes (writes_starved 2), and a batch is
+ * at most fifo_batch (16) requests.  So at most 15 + 16 * (m + ceil(m / 2))
+ * requests go between R's expiry and R.  The bound lets a read wait
+ * several times read_expire, and on this loop one waits more than twice.
+ */
+#define LOOP_DEPTH 32
+#define LOOP_IOS 4000
+#define LOOP_STEP (10 * MS)
+
+struct loop_run {
+	struct test_bio *tb;
+	uint64_t queued[LOOP_IOS], dispatched[LOOP_IOS];
+	unsigned int nr[LOOP_IOS]; /* dispatch number */
+	uint64_t ready[LOOP_IOS];  /* the first dispatch number at or after a time */
+};
+
+static void loop_on_dispatch(struct fake_disk *fd, struct request *rq)
+{
+	struct loop_run *lr = fd->priv;
+	size_t i = (size_t)((struct test_bio *)rq->bio->bi_private - lr->tb);
+
+	lr->dispatched[i] = fd->clock.virtual_ns;
+	lr->nr[i] = fd->nr_events - 1;
+}
+
+static unsigned int loop_submit(struct fake_disk *fd, struct loop_run *lr, unsigned int i,
+				uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	lr->queued[i] = fd->clock.virtual_ns;
+	submit(fd, &lr->tb[i], (*seed >> 16) % 10 < 7 ? REQ_OP_READ : REQ_OP_WRITE,
+	       16 * (sector_t)((*seed >> 8) % 1000000), 1);
+	return i + 1;
+}
+
+START_TEST(test_closed_loop_read_wait_bound)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct loop_run *lr = calloc(1, sizeof(*lr));
+	uint64_t expire = 500 * MS, worst = 0;
+	unsigned int expired = 0;
+	uint32_t seed = 1;
+	unsigned int next = 0;
+
+	ck_assert_ptr_nonnull(lr);
+	lr->tb = calloc(LOOP_IOS, sizeof(*lr->tb));
+	ck_assert_ptr_nonnull(lr->tb);
+	fd->priv = lr;
+	fd->on_dispatch = loop_on_dispatch;
+	fd->q->limits.nr_requests = 1;
+	while (next < LOOP_DEPTH)
+		next = loop_submit(fd, lr, next, &seed);
+	fake_start(fd);
+	while (fd->nr_dispatched) {
+		fd->clock.virtual_ns += LOOP_STEP;
+		complete_one(fd);
+		if (next < LOOP_IOS)
+			next = loop_submit(fd, lr, next, &seed);
+	}
+	ck_assert_uint_eq(fd->nr_events, LOOP_IOS);
+
+	for (unsigned int r = 0; r < LOOP_IOS; r++) {
+		uint64_t t_exp = lr->queued[r] + expire;
+		unsigned int k = 0, m, before = 0;
+
+		if (lr->tb[r].bio.bi_op != REQ_OP_READ || lr->dispatched[r] <= t_exp)
+			continue;
+		for (unsigned int j = 0; j < r; j++)
+			k += lr->tb[j].bio.bi_op == REQ_OP_READ && lr->dispatched[j] >= t_exp;
+		for (unsigned int j = 0; j < LOOP_IOS; j++)
+			before += lr->dispatched[j] < t_exp;
+		m = k + 1;
+		expired++;
+		ck_assert_msg(lr->nr[r] - before <= 15 + 16 * (m + (m + 1) / 2),
+			      "read %u went %u requests after it expired, %u older reads waiting",
+			      r, lr->nr[r] - before, k);
+		if (lr->dispatched[r] - lr->queued[r] > worst)
+			worst = lr->dispatched[r] - lr->queued[r];
+	}
+	ck_assert_uint_gt(expired, 0);
+	ck_assert_uint_gt(worst, 2 * expire);
+	fake_complete_all(fd);
+	fake_disk_free(fd);
+	free(lr->tb);
+	free(lr);
+}
+END_TEST
+
 /* ---- priority classes (mq-deadline's dd_dispatch_request) ---- */
 
 static void submit_prio(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
@@ -775,6 +870,7 @@ static Suite *deadline_suite(void)
 	tcase_add_test(order, test_batch_after_other_direction_starts_at_fifo_head);
 	tcase_add_test(order, test_expired_read_waits_for_due_write_batch);
 	tcase_add_test(order, test_expired_reads_one_per_batch_start);
+	tcase_add_test(order, test_closed_loop_read_wait_bound);
 	suite_add_tcase(s, order);
 
 	tcase_add_test(prio, test_prio_classes_in_order);
