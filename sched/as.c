@@ -27,6 +27,8 @@
  *   process exit: one quiet for AS_PROC_FORGET_MS is forgotten instead.
  * - The anticipation timer is the core's: dispatch_request returns NULL
  *   and asks, with elv_schedule_dispatch(), to be called at the deadline.
+ * - The wait for a process is timed from the completion of the last of
+ *   its requests out; 2.6's as_completed_request timed it from the first.
  * - A request has expired at its deadline, as in deadline.c; 2.6's
  *   as_fifo_expired waited one tick (a millisecond) more.
  * - A read's seek distance is capped at AS_MAX_SEEK only, where 2.6's
