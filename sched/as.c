@@ -27,6 +27,13 @@
  *   process exit: one quiet for AS_PROC_FORGET_MS is forgotten instead.
  * - The anticipation timer is the core's: dispatch_request returns NULL
  *   and asks, with elv_schedule_dispatch(), to be called at the deadline.
+ * - The wait for a process is timed from the completion of the last of
+ *   its requests out; 2.6's as_completed_request timed it from the first.
+ * - A request has expired at its deadline, as in deadline.c; 2.6's
+ *   as_fifo_expired waited one tick (a millisecond) more.
+ * - A read's seek distance is capped at AS_MAX_SEEK only, where 2.6's
+ *   as_update_seekdist capped it near four times the process's mean, so
+ *   that one far read moves the mean less.
  */
 
 /* Defaults of 2.6 (HZ 1000). */
@@ -329,17 +336,27 @@ static bool as_batch_over(const struct as_data *ad, uint64_t now)
 	       now >= ad->batch_end;
 }
 
-/* Reads, unless the batch that ended was of reads and writes wait; starts at the oldest. */
+/*
+ * Reads, unless the batch that ended was of reads and writes wait.  A read
+ * batch starts at the oldest read, and its FIFO's clock with it; a write
+ * batch goes on in sector order from the last write, unless the oldest
+ * write is found expired (2.6's as_dispatch_request).
+ */
 static struct request *as_new_batch(struct as_data *ad, uint64_t now)
 {
 	bool reads = !TAILQ_EMPTY(&ad->fifo_list[AS_READ]);
 	bool writes = !TAILQ_EMPTY(&ad->fifo_list[AS_WRITE]);
 	int dir = reads && !(writes && ad->batch_dir == AS_READ) ? AS_READ : AS_WRITE;
+	struct request *rq;
 
 	ad->batch_dir = dir;
 	ad->batch_end = now + ad->batch_expire[dir];
-	ad->last_check_fifo[dir] = now;
-	return TAILQ_FIRST(&ad->fifo_list[dir]);
+	if (dir == AS_WRITE) {
+		rq = as_fifo_expired(ad, AS_WRITE, now);
+		return rq ? rq : as_next_rq(ad, AS_WRITE);
+	}
+	ad->last_check_fifo[AS_READ] = now;
+	return TAILQ_FIRST(&ad->fifo_list[AS_READ]);
 }
 
 /* Hold the read batch back for the process whose read went last?  Starts the wait. */
@@ -454,6 +471,16 @@ static void as_completed(struct elevator_queue *e, struct request *rq)
 	}
 }
 
+/* Front merges (2.6's as_merge): a queued request that starts where the bio ends. */
+static enum elv_merge as_find_merge(struct elevator_queue *e, const struct bio *bio,
+				    struct request **rq)
+{
+	struct as_data *ad = e->elevator_data;
+
+	*rq = elv_rb_find(&ad->sort_list[op_is_write(bio->bi_op)], bio_end_sector(bio));
+	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;
+}
+
 /* next joins rq: rq keeps the earlier of the two deadlines and its FIFO place. */
 static void as_requests_merged(struct elevator_queue *e, struct request *rq,
 			       struct request *next)
@@ -492,6 +519,7 @@ static struct elevator_type elevator_as = {
 	.add_request = as_add_request,
 	.dispatch_request = as_dispatch_request,
 	.has_work = as_has_work,
+	.find_merge = as_find_merge,
 	.requests_merged = as_requests_merged,
 	.completed = as_completed,
 	.tunables = as_tunables,

@@ -1,4 +1,9 @@
-/* noop.c - the noop elevator: first in, first out; the core still merges. */
+/*
+ * noop.c - the noop elevator: first in, first out; the core still merges.
+ * Unlike 2.6's noop, which offered the core only a request's neighbours in
+ * the FIFO to join it with (noop_former_request, noop_latter_request), the
+ * core here finds them by sector, as it does for every elevator.
+ */
 #include <stdlib.h>
 
 #include "elevator.h"

@@ -138,7 +138,7 @@ static uint64_t a_done_b_queued(struct fake_disk *fd, struct test_bio *tb)
 
 /* ---- sector order ---- */
 
-/* A batch starts at the oldest request and goes up in sector order. */
+/* as_dispatch_request, as_find_next_rq: a read batch starts at the oldest request and goes up. */
 START_TEST(test_batch_ascending_sectors)
 {
 	static const sector_t in[] = { 10, 50, 30, 90, 70 };
@@ -155,7 +155,7 @@ START_TEST(test_batch_ascending_sectors)
 }
 END_TEST
 
-/* With nothing left ahead, short backward seeks come before restarting at the lowest. */
+/* as_choose_req: with nothing left ahead, short backward seeks come before the lowest. */
 START_TEST(test_batch_then_short_seeks_back)
 {
 	static const sector_t in[] = { 50, 10, 70, 30, 90, 60 };
@@ -192,7 +192,10 @@ static sector_t next_after(sector_t head, sector_t a, sector_t b)
 	return next;
 }
 
-/* A backward seek costs twice a forward one, and only up to AS_MAX_BACK (2^20 sectors). */
+/*
+ * as_choose_req: a backward seek costs twice a forward one (BACK_PENALTY),
+ * and only up to MAXBACK (2^20 sectors); a tie goes ahead.
+ */
 START_TEST(test_backward_seek_rules)
 {
 	ck_assert_uint_eq(next_after(1000, 1100, 960), 960);  /* 40 back (80) beats 100 ahead */
@@ -208,7 +211,7 @@ END_TEST
 /* ---- FIFO expiry ---- */
 
 /*
- * S (8 sectors at 492) goes out at once; L (sector 0, behind the head) and
+ * as_fifo_expired: S (8 sectors at 492) goes out at once; L (sector 0, behind the head) and
  * above requests from 510 up queue behind it.  One request at a time, 10 ms
  * each: where does L go?  It is passed by in sector order until, at the
  * first look at the FIFO after it expired, it goes first.  The FIFO is
@@ -257,7 +260,8 @@ START_TEST(test_write_fifo_expiry)
 END_TEST
 
 /*
- * The FIFO is looked at once per read_expire (125 ms) from the batch's
+ * as_fifo_expired's rate limit (last_check_fifo): the FIFO is looked at
+ * once per read_expire (125 ms) from the batch's
  * start, not at every dispatch, so that expired requests do not turn the
  * sweep into a seek storm.  S goes out at 0; L (the oldest queued, behind
  * the head) and the run above come at 50 ms, so L expires at 175 ms.  The
@@ -327,7 +331,8 @@ static struct fake_disk *run_batches(struct test_bio *tb, unsigned int reads, un
 }
 
 /*
- * Reads are preferred (500 ms batches against 125 ms) yet writes are not
+ * as_batch_expired, as_dispatch_request: reads are preferred (500 ms
+ * batches against 125 ms) yet writes are not
  * starved: each read batch gives way once it expired.  After the last read
  * the writes wait antic_expire, in case the reader reads again.
  */
@@ -364,7 +369,10 @@ START_TEST(test_batch_expire_tunables_honoured)
 }
 END_TEST
 
-/* A read batch alone renews itself: a write arriving late waits a whole batch. */
+/*
+ * as_dispatch_request (reads && !writes renews current_batch_expires): a
+ * read batch alone renews itself, a write arriving late waits a whole batch.
+ */
 START_TEST(test_read_batch_clock_starts_with_a_waiting_write)
 {
 	struct fake_disk *fd = new_disk(true, 1);
@@ -389,9 +397,61 @@ START_TEST(test_read_batch_clock_starts_with_a_waiting_write)
 }
 END_TEST
 
+/*
+ * as_dispatch_request, dispatch_writes: a write batch goes on in sector
+ * order from where the last write left the head (next_rq), unless the
+ * oldest write is found expired (the write FIFO's clock is not restarted
+ * with the batch); only a read batch starts at its FIFO head.  Writes W1
+ * (oldest, 9000), 100 and 200 wait through a 100 ms read batch, with no
+ * anticipation; writes[] gets the order they went in.
+ */
+static void write_batch_order(const char *write_expire, sector_t *out)
+{
+	static const sector_t writes[] = { 9000, 100, 200 };
+	struct fake_disk *fd = new_disk(true, 1);
+	struct test_bio tb[23];
+	unsigned int first = 0;
+
+	tunable_store_ok(fd, "antic_expire", "0");
+	tunable_store_ok(fd, "write_expire", write_expire);
+	tunable_store_ok(fd, "read_batch_expire", "100");
+	for (unsigned int i = 0; i < 3; i++)
+		submit(fd, &tb[i], REQ_OP_WRITE, writes[i], 1, 1);
+	for (unsigned int i = 0; i < 20; i++)
+		submit(fd, &tb[3 + i], REQ_OP_READ, 1000 + 10 * i, 1, 2);
+	fake_start(fd);
+	drain(fd, 10 * MS);
+	ck_assert_uint_eq(fd->nr_events, 23);
+	while (fd->events[first].op == REQ_OP_READ)
+		first++;
+	ck_assert_uint_eq(first, 10);
+	for (unsigned int i = 0; i < 3; i++)
+		out[i] = fd->events[first + i].sector;
+	finish(fd, tb, 23);
+}
+
+START_TEST(test_write_batch_starts_in_sector_order)
+{
+	sector_t out[3];
+
+	write_batch_order("5000", out);
+	ck_assert_uint_eq(out[0], 100);
+	ck_assert_uint_eq(out[1], 200);
+	ck_assert_uint_eq(out[2], 9000);
+	/* expired when the batch starts: W1 first, then back down, nearest first */
+	write_batch_order("50", out);
+	ck_assert_uint_eq(out[0], 9000);
+	ck_assert_uint_eq(out[1], 200);
+	ck_assert_uint_eq(out[2], 100);
+}
+END_TEST
+
 /* ---- anticipation ---- */
 
-/* B is held back after A's read; at antic_expire from A's completion it goes. */
+/*
+ * as_can_anticipate, as_antic_waitnext, as_antic_timeout: B is held back
+ * after A's read; at antic_expire from A's completion it goes.
+ */
 START_TEST(test_antic_holds_far_read_until_timeout)
 {
 	struct fake_disk *fd = new_disk(false, 0);
@@ -412,7 +472,7 @@ START_TEST(test_antic_holds_far_read_until_timeout)
 }
 END_TEST
 
-/* B comes antic_expire after A's read completed: A had its chance, B goes at once. */
+/* as_antic_expired: B comes antic_expire after A's read completed, B goes at once. */
 START_TEST(test_antic_not_started_past_its_time)
 {
 	struct fake_disk *fd = new_disk(false, 0);
@@ -427,7 +487,7 @@ START_TEST(test_antic_not_started_past_its_time)
 }
 END_TEST
 
-/* A reads on close by within antic_expire: it goes first, and B waits on. */
+/* as_can_break_anticipation, same process: A reads on close by, it goes first. */
 START_TEST(test_antic_close_read_from_same_process_goes_first)
 {
 	struct fake_disk *fd = new_disk(false, 0);
@@ -453,7 +513,7 @@ START_TEST(test_antic_close_read_from_same_process_goes_first)
 }
 END_TEST
 
-/* A close read from another process also ends the wait (cooperating readers). */
+/* as_close_req: a close read from another process also ends the wait (cooperating). */
 START_TEST(test_antic_close_read_from_other_process)
 {
 	struct fake_disk *fd = new_disk(false, 0);
@@ -468,7 +528,7 @@ START_TEST(test_antic_close_read_from_other_process)
 }
 END_TEST
 
-/* Any request from A ends the wait; what goes next is then the nearest, B. */
+/* as_can_break_anticipation (nr_queued): any request from A ends the wait; B goes next. */
 START_TEST(test_antic_far_read_from_same_process_ends_wait)
 {
 	struct fake_disk *fd = new_disk(false, 0);
@@ -482,7 +542,10 @@ START_TEST(test_antic_far_read_from_same_process_ends_wait)
 }
 END_TEST
 
-/* While A's read is out, nothing else goes; the wait is timed from its completion. */
+/*
+ * as_antic_waitreq, as_completed_request: while A's read is out nothing else
+ * goes; the wait is timed from its completion.
+ */
 START_TEST(test_antic_waits_for_read_in_flight)
 {
 	struct fake_disk *fd = new_disk(false, 0);
@@ -534,7 +597,7 @@ START_TEST(test_antic_holds_writes_for_the_reader)
 }
 END_TEST
 
-/* After a write there is no reader to wait for. */
+/* as_move_to_dispatch drops io_context after a write: no reader to wait for. */
 START_TEST(test_no_antic_after_write)
 {
 	struct fake_disk *fd = new_disk(false, 0);
@@ -570,7 +633,10 @@ static bool b_is_held(sector_t step, unsigned int think_ms)
 	return held;
 }
 
-/* The process's history decides: a seeky or slow-thinking reader is not worth the wait. */
+/*
+ * as_update_iohist, as_close_req (seek_mean), ttime_mean > antic_expire: a
+ * seeky or slow-thinking reader is not worth the wait.
+ */
 START_TEST(test_antic_follows_process_history)
 {
 	ck_assert(b_is_held(8, 0));         /* sequential, at once */
@@ -650,8 +716,9 @@ END_TEST
 /* ---- merges ---- */
 
 /*
- * A bio joining the front of R1 (at 100) takes it below R2 (at 95): the
- * sorted list must follow, or the sweep from Q would take R2 first.
+ * as_merged_request: a bio joining the front of R1 (at 100) takes it below
+ * R2 (at 95): the sorted list must follow, or the sweep from Q would take
+ * R2 first.
  */
 START_TEST(test_front_merge_repositions)
 {
@@ -672,8 +739,8 @@ START_TEST(test_front_merge_repositions)
 END_TEST
 
 /*
- * B (oldest) and A are joined by a bio filling the gap: the survivor keeps
- * B's place at the FIFO head and starts the batch.  The merged-away request
+ * as_merged_requests: B (oldest) and A are joined by a bio filling the gap:
+ * the survivor keeps B's place at the FIFO head and starts the batch.  The merged-away request
  * is forgotten for its process too: afterwards it is waited for as usual.
  */
 START_TEST(test_merged_requests_keep_oldest_fifo_place)
@@ -698,6 +765,29 @@ START_TEST(test_merged_requests_keep_oldest_fifo_place)
 	finish(fd, tb, 6);
 	ck_assert_uint_lt(tb[2].order, tb[4].order);
 	ck_assert_uint_lt(tb[4].order, tb[0].order);
+}
+END_TEST
+
+/*
+ * as_merge: a bio ending where a queued request starts joins its front,
+ * found by the sorted list when the core's last-merge cache points
+ * elsewhere (U).
+ */
+START_TEST(test_front_merge_lookup)
+{
+	static const sector_t out[] = { 92, 500 };
+	struct fake_disk *fd = new_disk(true, 0);
+	struct test_bio tb[3];
+
+	read8(fd, &tb[0], 100, 1);
+	read8(fd, &tb[1], 500, 1); /* U */
+	read8(fd, &tb[2], 92, 1);
+	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
+	fake_start(fd);
+	assert_order(fd, out, 2);
+	ck_assert_uint_eq(fd->events[0].nr_sectors, 16);
+	finish(fd, tb, 3);
+	ck_assert_uint_lt(tb[2].order, tb[0].order);
 }
 END_TEST
 
@@ -739,6 +829,7 @@ static Suite *as_suite(void)
 	tcase_add_test(order, test_reads_preferred_writes_not_starved);
 	tcase_add_test(order, test_batch_expire_tunables_honoured);
 	tcase_add_test(order, test_read_batch_clock_starts_with_a_waiting_write);
+	tcase_add_test(order, test_write_batch_starts_in_sector_order);
 	suite_add_tcase(s, order);
 
 	tcase_add_test(antic, test_antic_holds_far_read_until_timeout);
@@ -758,6 +849,7 @@ static Suite *as_suite(void)
 
 	tcase_add_test(merge, test_front_merge_repositions);
 	tcase_add_test(merge, test_merged_requests_keep_oldest_fifo_place);
+	tcase_add_test(merge, test_front_merge_lookup);
 	suite_add_tcase(s, merge);
 
 	tune = tunable_tests("as", tunables, NR_TUNABLES);

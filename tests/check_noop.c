@@ -43,7 +43,10 @@ static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
 	fake_disk_free(fd);
 }
 
-/* Neither sector nor direction changes the order: reads get no preference. */
+/*
+ * noop_add_request, noop_dispatch: neither sector nor direction changes the
+ * order, reads get no preference.
+ */
 START_TEST(test_fifo_order)
 {
 	static const sector_t sectors[] = { 50, 10, 70, 30, 90, 20 };
@@ -61,7 +64,7 @@ START_TEST(test_fifo_order)
 }
 END_TEST
 
-/* Dispatched one at a time, a later arrival still waits its turn. */
+/* noop_dispatch: dispatched one at a time, a later arrival still waits its turn. */
 START_TEST(test_fifo_order_one_at_a_time)
 {
 	struct fake_disk *fd = fake_disk_new("noop");
@@ -85,7 +88,7 @@ START_TEST(test_fifo_order_one_at_a_time)
 }
 END_TEST
 
-/* A contiguous bio right after a queued request joins it (the last-merge cache). */
+/* elv_merge (the core's): a contiguous bio right after a queued request joins it (last_merge). */
 START_TEST(test_back_merge)
 {
 	struct fake_disk *fd = stopped_disk();
@@ -124,7 +127,7 @@ START_TEST(test_back_merge_by_end_sector)
 END_TEST
 
 /*
- * noop has no front-merge lookup: a bio ending where A starts becomes a
+ * noop has no elevator_merge_fn, so no front-merge lookup: a bio ending where A starts becomes a
  * request of its own, queued last, once the cache points elsewhere (U).
  */
 START_TEST(test_no_front_merge)
@@ -169,7 +172,8 @@ END_TEST
 
 /*
  * A bio filling the gap between A and B back-merges into A, and A then
- * swallows B: one request, its bios in sector order, at A's FIFO place.
+ * swallows B: one request, its bios in sector order, at A's FIFO place
+ * (attempt_back_merge, then noop_merged_requests drops B).
  */
 START_TEST(test_gap_fill_joins_requests)
 {
@@ -193,6 +197,29 @@ START_TEST(test_gap_fill_joins_requests)
 }
 END_TEST
 
+/*
+ * On purpose unlike 2.6.23: the core finds the request to join by its
+ * sector for every elevator, where 2.6.23's noop offered only its FIFO
+ * neighbours (noop_latter_request), so that A and B, queued with U between
+ * them, stayed apart there.  Here they join.
+ */
+START_TEST(test_gap_fill_joins_requests_apart_in_fifo)
+{
+	struct fake_disk *fd = stopped_disk();
+	struct test_bio tb[4];
+
+	submit(fd, &tb[0], REQ_OP_WRITE, 100, 8); /* A */
+	submit(fd, &tb[1], REQ_OP_WRITE, 500, 8); /* U */
+	submit(fd, &tb[2], REQ_OP_WRITE, 116, 8); /* B */
+	submit(fd, &tb[3], REQ_OP_WRITE, 108, 8); /* the gap */
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_dispatched(fd, 0, REQ_OP_WRITE, 100, 24);
+	assert_dispatched(fd, 1, REQ_OP_WRITE, 500, 8);
+	finish(fd, tb, 4);
+}
+END_TEST
+
 static Suite *noop_suite(void)
 {
 	Suite *s = suite_create("noop");
@@ -208,6 +235,7 @@ static Suite *noop_suite(void)
 	tcase_add_test(merge, test_no_front_merge);
 	tcase_add_test(merge, test_front_merge_via_cache);
 	tcase_add_test(merge, test_gap_fill_joins_requests);
+	tcase_add_test(merge, test_gap_fill_joins_requests_apart_in_fifo);
 	suite_add_tcase(s, merge);
 	return s;
 }

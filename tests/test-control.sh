@@ -52,10 +52,12 @@ done
 
 say "deadline's tunables: defaults, a new value, bounds"
 echo deadline >"$q/scheduler"
-[ "$(ls "$q/iosched" | tr '\n' ' ')" = "fifo_batch front_merges read_expire write_expire writes_starved " ] ||
+want="fifo_batch front_merges prio_aging_expire read_expire write_expire writes_starved "
+[ "$(ls "$q/iosched" | tr '\n' ' ')" = "$want" ] ||
 	fail "deadline's tunables are: $(ls "$q/iosched")"
 [ "$(cat "$q/iosched/read_expire")" = 500 ] || fail "read_expire default"
 [ "$(cat "$q/iosched/write_expire")" = 5000 ] || fail "write_expire default"
+[ "$(cat "$q/iosched/prio_aging_expire")" = 10000 ] || fail "prio_aging_expire default"
 echo 250 >"$q/iosched/read_expire"
 [ "$(cat "$q/iosched/read_expire")" = 250 ] || fail "read_expire did not take 250"
 write_fails "$q/iosched/front_merges" 2
