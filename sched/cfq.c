@@ -638,7 +638,8 @@ static struct request *cfq_dispatch_request(struct elevator_queue *e, uint64_t n
 		/* idling: try again when the wait is over, if no request ends it first */
 		if (cfqd->idle_until)
 			elv_schedule_dispatch(e, cfqd->idle_until);
-		else if (cfqd->busy_queues) /* an idle-class queue waits out the grace */
+		/* no queue is active: an idle-class one waits out the grace */
+		else if (!cfqd->active && cfqd->busy_queues)
 			elv_schedule_dispatch(e, cfqd->idle_class_after);
 		return NULL;
 	}

@@ -999,6 +999,33 @@ START_TEST(test_idle_never_preempts)
 }
 END_TEST
 
+/*
+ * Not a kernel rule: while the active queue waits for its own request in
+ * the driver, no wake-up is asked for (a completion runs the queue), least
+ * of all one in the past that the daemon would spin on; the idle class's
+ * grace is not a reason when no idle queue waits for it.
+ */
+START_TEST(test_no_wakeup_while_own_request_out)
+{
+	struct fake_disk *fd = cfq_disk(false, 0);
+	struct test_bio tb[3];
+
+	tunable_store_ok(fd, "slice_sync", "1000");
+	read_at(fd, &tb[0], PID_A, 100);
+	complete_one(fd, 1); /* A's slice starts; A idles */
+	read_at(fd, &tb[1], PID_B, 500000);
+	fd->clock.virtual_ns += 5 * MS;
+	read_at(fd, &tb[2], PID_A, 108);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	fd->clock.virtual_ns += 200 * MS;
+	blk_run_queue(fd->q);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	ck_assert_msg(!fd->q->dispatch_at || fd->q->dispatch_at > now(fd),
+		      "a wake-up %lld ns from now", (long long)(fd->q->dispatch_at - now(fd)));
+	finish(fd, tb, 3);
+}
+END_TEST
+
 /* cfq_init_prio_data: a process's sync queue takes the priority its newest request carries. */
 START_TEST(test_queue_prio_from_requests)
 {
@@ -1100,6 +1127,7 @@ static Suite *cfq_suite(void)
 	tcase_add_test(prio, test_idle_class_does_not_idle);
 	tcase_add_test(prio, test_idle_completion_no_grace);
 	tcase_add_test(prio, test_idle_never_preempts);
+	tcase_add_test(prio, test_no_wakeup_while_own_request_out);
 	tcase_add_test(prio, test_queue_prio_from_requests);
 	tcase_add_test(prio, test_async_queue_per_class_level);
 	suite_add_tcase(s, merge);
