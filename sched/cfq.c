@@ -334,8 +334,8 @@ static void cfq_rr_insert(struct cfq_data *cfqd, struct cfq_queue *cfqq, bool fr
 	struct cfq_queue *pos;
 
 	TAILQ_FOREACH(pos, &cfqd->rr_list, rr)
-	if (cfq_class_rank(pos) > rank || (front && cfq_class_rank(pos) == rank))
-		break;
+		if (cfq_class_rank(pos) > rank || (front && cfq_class_rank(pos) == rank))
+			break;
 	if (pos)
 		TAILQ_INSERT_BEFORE(pos, cfqq, rr);
 	else
@@ -725,7 +725,8 @@ static void cfq_request_merged(struct elevator_queue *e, struct request *rq, enu
 }
 
 /* next joins rq: in one queue rq keeps the older FIFO place; next's queue may go. */
-static void cfq_requests_merged(struct elevator_queue *e, struct request *rq, struct request *next)
+static void cfq_requests_merged(struct elevator_queue *e, struct request *rq,
+				struct request *next)
 {
 	struct cfq_data *cfqd = e->elevator_data;
 	struct cfq_queue *cfqq = rq_cfqq(next);
@@ -749,11 +750,16 @@ ELV_TUNABLE(cfq, slice_async_rq, struct cfq_data, slice_async_rq, 1, INT_MAX, 1)
 ELV_TUNABLE(cfq, slice_idle, struct cfq_data, slice_idle, 0, INT_MAX, NSEC_PER_MSEC);
 
 static const struct elv_tunable cfq_tunables[] = {
-    ELV_ATTR(cfq, quantum),	      ELV_ATTR(cfq, fifo_expire_sync),
-    ELV_ATTR(cfq, fifo_expire_async), ELV_ATTR(cfq, back_seek_max),
-    ELV_ATTR(cfq, back_seek_penalty), ELV_ATTR(cfq, slice_sync),
-    ELV_ATTR(cfq, slice_async),	      ELV_ATTR(cfq, slice_async_rq),
-    ELV_ATTR(cfq, slice_idle),	      {0},
+	ELV_ATTR(cfq, quantum),
+	ELV_ATTR(cfq, fifo_expire_sync),
+	ELV_ATTR(cfq, fifo_expire_async),
+	ELV_ATTR(cfq, back_seek_max),
+	ELV_ATTR(cfq, back_seek_penalty),
+	ELV_ATTR(cfq, slice_sync),
+	ELV_ATTR(cfq, slice_async),
+	ELV_ATTR(cfq, slice_async_rq),
+	ELV_ATTR(cfq, slice_idle),
+	{ 0 },
 };
 
 static struct elevator_type elevator_cfq = {
