@@ -30,8 +30,9 @@
  *  - Async queues are per class and level (2.6.24 on); 2.6.23 keyed them
  *    by level alone, so a real-time and a best-effort process at one level
  *    shared one.
- *  - Every sync queue idles: there is no process history here for 2.6's
- *    think-time and seek heuristics to turn idling off with.
+ *  - Every sync queue but the idle class's idles: there is no process
+ *    history here for 2.6's think-time and seek heuristics to turn idling
+ *    off with.
  *  - The FIFO is checked at each dispatch until one expired request has
  *    been served out of order in the slice (2.6.20; 2.6.23 looked once).
  *  - The async request budget counts the whole slice (2.6.20; 2.6.23
