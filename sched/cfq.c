@@ -9,16 +9,30 @@
  * requests go in sector order from the head, short backward seeks allowed
  * at a penalty, unless the oldest has waited too long.
  *
+ * I/O priorities as 2.6.23 (see rqdisk-elevators(7)): a queue takes the
+ * class and level of its requests (rq->ioprio, the caller's); its slice is
+ * the base slice scaled by the level (cfq_prio_slice), an async queue's
+ * request budget too (cfq_prio_to_maxrq).  Real-time queues go before
+ * best-effort ones, idle ones after both, and an idle queue gets the disk
+ * only when no other queue's request completed for CFQ_IDLE_GRACE_MS; it
+ * has one request out at a time, never idles, and any other request
+ * takes the disk from it.  Async queues are one per class and level.
+ *
  * What 2.6 did and this one does not, or does otherwise, and why:
- *  - No io priorities: every process is best-effort level 4, the default,
- *    so a slice is exactly slice_sync or slice_async, and the async queue
- *    gets 2.6's cfq_prio_to_maxrq() at that level, 8 * slice_async_rq
- *    requests per slice, when other queues wait.
- *  - The round robin is one list in arrival order: a queue that gets busy
- *    or whose slice ends goes to the tail.  2.6.20 put never-served queues
- *    first; queues here are freed when idle, so every queue would be new.
- *  - Every sync queue idles: there is no process history here for 2.6's
- *    think-time and seek heuristics to turn idling off with.
+ *  - The round robin is a list per class in arrival order: a queue that
+ *    gets busy or whose slice ends goes to the tail of its class.  2.6.23
+ *    sorted within a class by a time key that put lower levels further
+ *    back (cfq_slice_offset) and credited a preempted queue's unused
+ *    slice; 2.6.20 put never-served queues first; queues here are freed
+ *    when idle, so every queue would be new.
+ *  - A real-time request does not preempt a best-effort sync slice, as in
+ *    2.6.23 (later kernels let it): it goes first once that slice ends.
+ *  - Async queues are per class and level (2.6.24 on); 2.6.23 keyed them
+ *    by level alone, so a real-time and a best-effort process at one level
+ *    shared one.
+ *  - Every sync queue but the idle class's idles: there is no process
+ *    history here for 2.6's think-time and seek heuristics to turn idling
+ *    off with.
  *  - The FIFO is checked at each dispatch until one expired request has
  *    been served out of order in the slice (2.6.20; 2.6.23 looked once).
  *  - The async request budget counts the whole slice (2.6.20; 2.6.23
@@ -50,9 +64,9 @@
 #define CFQ_SLICE_ASYNC_MS 40        /* the async queue's time slice */
 #define CFQ_SLICE_ASYNC_RQ 2         /* base of the async queue's requests per slice */
 #define CFQ_SLICE_IDLE_MS 8          /* how long to wait for a process's next sync request */
-
-/* 2.6's async budget, 2 * base * (1 + 7 - prio), at the default prio 4. */
-#define CFQ_ASYNC_RQ_SCALE 8
+#define CFQ_SLICE_SCALE 5	     /* a level is worth this fraction of the base slice */
+#define CFQ_IDLE_GRACE_MS 100	     /* the disk is idle for the idle class after this long */
+#define CFQ_IDLE_MAX_OUT_ALONE 4     /* an idle queue's requests out when it is alone */
 
 #define CFQ_HASH_BITS 6
 
@@ -65,6 +79,8 @@ struct cfq_queue {
 	struct elv_fifo fifo;
 	struct request *next_rq; /* the sector-ordered walk goes on from here */
 	pid_t pid;
+	unsigned short ioprio_class; /* IOPRIO_CLASS_RT, _BE or _IDLE */
+	unsigned short ioprio;	     /* its level, 0 (highest) .. 7 */
 	bool sync;
 	bool on_rr;
 	bool slice_new;    /* nothing completed this slice yet: it has not started */
@@ -79,13 +95,15 @@ TAILQ_HEAD(cfq_rr, cfq_queue);
 
 struct cfq_data {
 	struct cfq_hash_head hash[1 << CFQ_HASH_BITS];
-	struct cfq_queue *async_queue; /* every process's async requests */
+	/* every process's async requests, by class (RT, BE, IDLE) and level */
+	struct cfq_queue *async_queue[3][IOPRIO_NR_LEVELS];
 	struct cfq_queue oom_queue;    /* for requests whose queue could not be allocated */
 	struct cfq_rr rr_list;         /* queues with requests, in service order */
 	unsigned int busy_queues;      /* on rr_list */
 	struct cfq_queue *active;
 	unsigned int dispatch_slice; /* requests the active queue sent this slice */
 	uint64_t idle_until;         /* the active queue waits for a request until then; 0: not */
+	uint64_t idle_class_after;   /* an idle-class queue may have the disk from then */
 	sector_t last_position;      /* where the last dispatched request ends: the head */
 	unsigned int rq_in_driver;
 	unsigned int sync_flight; /* of those, from sync queues */
@@ -114,20 +132,54 @@ static bool cfq_bio_sync(const struct bio *bio)
 	return bio->bi_op == REQ_OP_READ || (bio->bi_flags & (REQ_SYNC | REQ_FUA));
 }
 
-static void cfq_queue_init(struct cfq_queue *cfqq, pid_t pid, bool sync)
+static bool cfq_class_rt(const struct cfq_queue *cfqq)
+{
+	return cfqq->ioprio_class == IOPRIO_CLASS_RT;
+}
+
+static bool cfq_class_idle(const struct cfq_queue *cfqq)
+{
+	return cfqq->ioprio_class == IOPRIO_CLASS_IDLE;
+}
+
+/*
+ * The class and level a queue of these requests is served at (2.6's
+ * cfq_init_prio_data): no class is best effort (the core's ioprio_class
+ * says so), and the idle class is at the lowest level.
+ */
+static void cfq_init_prio_data(struct cfq_queue *cfqq, unsigned short ioprio)
+{
+	cfqq->ioprio_class = (unsigned short)ioprio_class(ioprio);
+	cfqq->ioprio = (unsigned short)ioprio_level(ioprio);
+	if (cfq_class_idle(cfqq))
+		cfqq->ioprio = IOPRIO_NR_LEVELS - 1;
+}
+
+static void cfq_queue_init(struct cfq_queue *cfqq, pid_t pid, bool sync, unsigned short ioprio)
 {
 	elv_rb_init(&cfqq->sort_list);
 	TAILQ_INIT(&cfqq->fifo);
 	cfqq->pid = pid;
 	cfqq->sync = sync;
+	cfq_init_prio_data(cfqq, ioprio);
 }
 
-static struct cfq_queue *cfq_find_queue(struct cfq_data *cfqd, pid_t pid, bool sync)
+/* The async queue of a class and level (2.6.24's cfq_async_queue_prio). */
+static struct cfq_queue **cfq_async_slot(struct cfq_data *cfqd, unsigned short ioprio)
+{
+	struct cfq_queue probe;
+
+	cfq_init_prio_data(&probe, ioprio);
+	return &cfqd->async_queue[probe.ioprio_class - IOPRIO_CLASS_RT][probe.ioprio];
+}
+
+static struct cfq_queue *cfq_find_queue(struct cfq_data *cfqd, pid_t pid, bool sync,
+					unsigned short ioprio)
 {
 	struct cfq_queue *cfqq;
 
 	if (!sync)
-		return cfqd->async_queue;
+		return *cfq_async_slot(cfqd, ioprio);
 	LIST_FOREACH(cfqq, &cfqd->hash[cfq_hash_key(pid)], hash)
 		if (cfqq->pid == pid)
 			return cfqq;
@@ -138,18 +190,18 @@ static struct cfq_queue *cfq_find_queue(struct cfq_data *cfqd, pid_t pid, bool s
 static struct cfq_queue *cfq_get_queue(struct cfq_data *cfqd, const struct request *rq)
 {
 	bool sync = rq_is_sync(rq);
-	struct cfq_queue *cfqq = cfq_find_queue(cfqd, rq->pid, sync);
+	struct cfq_queue *cfqq = cfq_find_queue(cfqd, rq->pid, sync, rq->ioprio);
 
 	if (cfqq)
 		return cfqq;
 	cfqq = calloc(1, sizeof(*cfqq));
 	if (!cfqq)
 		return &cfqd->oom_queue;
-	cfq_queue_init(cfqq, rq->pid, sync);
+	cfq_queue_init(cfqq, rq->pid, sync, rq->ioprio);
 	if (sync)
 		LIST_INSERT_HEAD(&cfqd->hash[cfq_hash_key(rq->pid)], cfqq, hash);
 	else
-		cfqd->async_queue = cfqq;
+		*cfq_async_slot(cfqd, rq->ioprio) = cfqq;
 	return cfqq;
 }
 
@@ -157,10 +209,10 @@ static void cfq_free_queue(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
 	assert(elv_rb_empty(&cfqq->sort_list) && TAILQ_EMPTY(&cfqq->fifo));
 	assert(!cfqq->queued && !cfqq->dispatched && !cfqq->on_rr);
-	if (cfqq == cfqd->async_queue)
-		cfqd->async_queue = NULL;
-	else
+	if (cfqq->sync)
 		LIST_REMOVE(cfqq, hash);
+	else
+		cfqd->async_queue[cfqq->ioprio_class - IOPRIO_CLASS_RT][cfqq->ioprio] = NULL;
 	free(cfqq);
 }
 
@@ -181,7 +233,7 @@ static int cfq_init_queue(struct elevator_queue *e)
 	for (int i = 0; i < 1 << CFQ_HASH_BITS; i++)
 		LIST_INIT(&cfqd->hash[i]);
 	TAILQ_INIT(&cfqd->rr_list);
-	cfq_queue_init(&cfqd->oom_queue, 0, false);
+	cfq_queue_init(&cfqd->oom_queue, 0, false, IOPRIO_DEFAULT);
 	cfqd->quantum = CFQ_QUANTUM;
 	cfqd->fifo_expire[CFQ_SYNC] = CFQ_FIFO_EXPIRE_SYNC_MS * NSEC_PER_MSEC;
 	cfqd->fifo_expire[CFQ_ASYNC] = CFQ_FIFO_EXPIRE_ASYNC_MS * NSEC_PER_MSEC;
@@ -205,8 +257,10 @@ static void cfq_exit_queue(struct elevator_queue *e)
 	for (int i = 0; i < 1 << CFQ_HASH_BITS; i++)
 		while ((cfqq = LIST_FIRST(&cfqd->hash[i])))
 			cfq_free_queue(cfqd, cfqq);
-	if (cfqd->async_queue)
-		cfq_free_queue(cfqd, cfqd->async_queue);
+	for (int c = 0; c < 3; c++)
+		for (int l = 0; l < IOPRIO_NR_LEVELS; l++)
+			if (cfqd->async_queue[c][l])
+				cfq_free_queue(cfqd, cfqd->async_queue[c][l]);
 	free(cfqd);
 }
 
@@ -268,11 +322,32 @@ static struct request *cfq_find_next_rq(const struct cfq_data *cfqd, struct cfq_
 	return cfq_choose_req(cfqd, next, prev);
 }
 
+/* Served before: real time, then best effort, then idle (2.6.23's cfq_service_tree_add). */
+static int cfq_class_rank(const struct cfq_queue *cfqq)
+{
+	return cfq_class_rt(cfqq) ? 0 : cfq_class_idle(cfqq) ? 2 : 1;
+}
+
+/* Onto the round robin at the tail of its class, or at its head when front. */
+static void cfq_rr_insert(struct cfq_data *cfqd, struct cfq_queue *cfqq, bool front)
+{
+	int rank = cfq_class_rank(cfqq);
+	struct cfq_queue *pos;
+
+	TAILQ_FOREACH(pos, &cfqd->rr_list, rr)
+		if (cfq_class_rank(pos) > rank || (front && cfq_class_rank(pos) == rank))
+			break;
+	if (pos)
+		TAILQ_INSERT_BEFORE(pos, cfqq, rr);
+	else
+		TAILQ_INSERT_TAIL(&cfqd->rr_list, cfqq, rr);
+}
+
 static void cfq_add_rr(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
 	cfqq->on_rr = true;
 	cfqd->busy_queues++;
-	TAILQ_INSERT_TAIL(&cfqd->rr_list, cfqq, rr);
+	cfq_rr_insert(cfqd, cfqq, false);
 }
 
 static void cfq_del_rr(struct cfq_data *cfqd, struct cfq_queue *cfqq)
@@ -294,10 +369,25 @@ static void cfq_remove_request(struct cfq_data *cfqd, struct request *rq)
 		cfq_del_rr(cfqd, cfqq);
 }
 
-/* A new slice for the queue at the head of the round robin, if any. */
-static struct cfq_queue *cfq_set_active_queue(struct cfq_data *cfqd)
+/*
+ * The queue to serve next: the head of the round robin, unless it is of
+ * the idle class and another queue's request completed less than
+ * CFQ_IDLE_GRACE_MS ago (2.6.23's cfq_get_next_queue; the caller asks to
+ * be run again when the grace ends, as cfq_idle_class_timer did).
+ */
+static struct cfq_queue *cfq_get_next_queue(struct cfq_data *cfqd, uint64_t now)
 {
 	struct cfq_queue *cfqq = TAILQ_FIRST(&cfqd->rr_list);
+
+	if (cfqq && cfq_class_idle(cfqq) && now < cfqd->idle_class_after)
+		return NULL;
+	return cfqq;
+}
+
+/* A new slice for the next queue, if any. */
+static struct cfq_queue *cfq_set_active_queue(struct cfq_data *cfqd, uint64_t now)
+{
+	struct cfq_queue *cfqq = cfq_get_next_queue(cfqd, now);
 
 	cfqd->active = cfqq;
 	cfqd->dispatch_slice = 0;
@@ -315,49 +405,17 @@ static void cfq_slice_expired(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 	cfqd->idle_until = 0;
 	if (cfqq->on_rr) {
 		TAILQ_REMOVE(&cfqd->rr_list, cfqq, rr);
-		TAILQ_INSERT_TAIL(&cfqd->rr_list, cfqq, rr);
+		cfq_rr_insert(cfqd, cfqq, false);
 	}
 	cfq_put_if_unused(cfqd, cfqq);
 }
 
-/* cfqq takes the disk from the active queue now, and goes first. */
+/* cfqq takes the disk from the active queue now, and goes first in its class. */
 static void cfq_preempt_queue(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
 	cfq_slice_expired(cfqd, cfqd->active);
 	TAILQ_REMOVE(&cfqd->rr_list, cfqq, rr);
-	TAILQ_INSERT_HEAD(&cfqd->rr_list, cfqq, rr);
-}
-
-/*
- * What rq means for another queue owning the disk: a sync request is worth
- * more than the async queue's slice, and an async request from the process
- * being idled for says its next sync request is not coming soon.
- */
-static void cfq_rq_enqueued(struct cfq_data *cfqd, struct cfq_queue *cfqq, struct request *rq)
-{
-	struct cfq_queue *active = cfqd->active;
-
-	if (!active || active == cfqq)
-		return;
-	if (rq_is_sync(rq) && !active->sync)
-		cfq_preempt_queue(cfqd, cfqq);
-	else if (!rq_is_sync(rq) && cfqd->idle_until && active->pid == rq->pid)
-		cfq_slice_expired(cfqd, active);
-}
-
-static void cfq_add_request(struct elevator_queue *e, struct request *rq)
-{
-	struct cfq_data *cfqd = e->elevator_data;
-	struct cfq_queue *cfqq = cfq_get_queue(cfqd, rq);
-
-	rq->elv_priv[0] = cfqq;
-	elv_rb_add(&cfqq->sort_list, rq);
-	rq->fifo_time = blk_clock_now(e->clock) + cfqd->fifo_expire[rq_is_sync(rq)];
-	TAILQ_INSERT_TAIL(&cfqq->fifo, rq, queuelist);
-	if (!cfqq->queued++)
-		cfq_add_rr(cfqd, cfqq);
-	cfqq->next_rq = cfq_choose_req(cfqd, cfqq->next_rq, rq);
-	cfq_rq_enqueued(cfqd, cfqq, rq);
+	cfq_rr_insert(cfqd, cfqq, true);
 }
 
 /* A slice runs from its first completion: the disk finishing others' work is not charged. */
@@ -366,10 +424,107 @@ static bool cfq_slice_used(const struct cfq_queue *cfqq, uint64_t now)
 	return !cfqq->slice_new && now >= cfqq->slice_end;
 }
 
-/* Sync queues idle (2.6's idle window) unless slice_idle is 0. */
+/*
+ * Whether cfqq's new request rq takes the disk from the active queue, as
+ * 2.6.23's cfq_should_preempt: when the active slice is over, never for
+ * an idle-class queue, always from an idle-class one, and a sync request
+ * from an async queue.
+ */
+static bool cfq_should_preempt(const struct cfq_data *cfqd, const struct cfq_queue *cfqq,
+			       const struct request *rq, uint64_t now)
+{
+	const struct cfq_queue *active = cfqd->active;
+
+	if (cfq_slice_used(active, now))
+		return true;
+	if (cfq_class_idle(cfqq))
+		return false;
+	if (cfq_class_idle(active))
+		return true;
+	return rq_is_sync(rq) && !active->sync;
+}
+
+/*
+ * What rq means for another queue owning the disk: it may preempt it, and
+ * an async request from the process being idled for says its next sync
+ * request is not coming soon.
+ */
+static void cfq_rq_enqueued(struct cfq_data *cfqd, struct cfq_queue *cfqq, struct request *rq,
+			    uint64_t now)
+{
+	struct cfq_queue *active = cfqd->active;
+
+	if (!active || active == cfqq)
+		return;
+	if (cfq_should_preempt(cfqd, cfqq, rq, now))
+		cfq_preempt_queue(cfqd, cfqq);
+	else if (!rq_is_sync(rq) && cfqd->idle_until && active->pid == rq->pid)
+		cfq_slice_expired(cfqd, active);
+}
+
+/*
+ * A sync queue follows its process's priority, which its newest request
+ * carries (2.6's prio_changed, seen at insert): a queue waiting its turn
+ * moves to its new class.
+ */
+static void cfq_update_prio(struct cfq_data *cfqd, struct cfq_queue *cfqq, unsigned short ioprio)
+{
+	struct cfq_queue probe;
+
+	cfq_init_prio_data(&probe, ioprio);
+	if (!cfqq->sync || cfqq == &cfqd->oom_queue ||
+	    (probe.ioprio_class == cfqq->ioprio_class && probe.ioprio == cfqq->ioprio))
+		return;
+	cfqq->ioprio_class = probe.ioprio_class;
+	cfqq->ioprio = probe.ioprio;
+	if (cfqq->on_rr && cfqq != cfqd->active) {
+		TAILQ_REMOVE(&cfqd->rr_list, cfqq, rr);
+		cfq_rr_insert(cfqd, cfqq, false);
+	}
+}
+
+static void cfq_add_request(struct elevator_queue *e, struct request *rq)
+{
+	struct cfq_data *cfqd = e->elevator_data;
+	struct cfq_queue *cfqq = cfq_get_queue(cfqd, rq);
+	uint64_t now = blk_clock_now(e->clock);
+
+	rq->elv_priv[0] = cfqq;
+	cfq_update_prio(cfqd, cfqq, rq->ioprio);
+	elv_rb_add(&cfqq->sort_list, rq);
+	rq->fifo_time = now + cfqd->fifo_expire[rq_is_sync(rq)];
+	TAILQ_INSERT_TAIL(&cfqq->fifo, rq, queuelist);
+	if (!cfqq->queued++)
+		cfq_add_rr(cfqd, cfqq);
+	cfqq->next_rq = cfq_choose_req(cfqd, cfqq->next_rq, rq);
+	cfq_rq_enqueued(cfqd, cfqq, rq, now);
+}
+
+/* Sync queues idle (2.6's idle window) unless slice_idle is 0; the idle class never does. */
 static bool cfq_may_idle(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
 {
-	return cfqq->sync && cfqd->slice_idle;
+	return cfqq->sync && cfqd->slice_idle && !cfq_class_idle(cfqq);
+}
+
+/*
+ * The slice of a queue at this level (2.6's cfq_prio_slice): the base
+ * slice, a fifth of it more for each level above the normal 4, a fifth
+ * less for each below: 180 ms at level 0 to 40 ms at 7 for sync queues.
+ */
+static uint64_t cfq_prio_slice(const struct cfq_data *cfqd, bool sync, int level)
+{
+	int64_t base = (int64_t)cfqd->slice[sync];
+
+	return (uint64_t)(base + base / CFQ_SLICE_SCALE * (IOPRIO_BE_NORM - level));
+}
+
+/* An async queue's requests per slice (2.6's cfq_prio_to_maxrq): 16 at level 4. */
+static unsigned long long cfq_prio_to_maxrq(const struct cfq_data *cfqd,
+					    const struct cfq_queue *cfqq)
+{
+	unsigned long long base = (unsigned long long)cfqd->slice_async_rq;
+
+	return 2 * (base + base * (IOPRIO_NR_LEVELS - 1 - cfqq->ioprio));
 }
 
 /*
@@ -393,13 +548,21 @@ static struct cfq_queue *cfq_select_queue(struct cfq_data *cfqd, uint64_t now)
 	}
 	if (cfqq)
 		cfq_slice_expired(cfqd, cfqq);
-	return cfq_set_active_queue(cfqd);
+	return cfq_set_active_queue(cfqd, now);
 }
 
-/* Hold the active queue back: quantum reached while others wait, or async while sync is out. */
+/*
+ * Hold the active queue back: quantum reached while others wait, or async
+ * while sync is out.  An idle-class queue's quantum is one, and alone it
+ * has at most CFQ_IDLE_MAX_OUT_ALONE out (2.6's cfq_dispatch_requests).
+ */
 static bool cfq_must_wait(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
 {
-	if (cfqq->dispatched >= (unsigned int)cfqd->quantum && cfqd->busy_queues > 1)
+	unsigned int max = cfq_class_idle(cfqq) ? 1 : (unsigned int)cfqd->quantum;
+
+	if (cfqq->dispatched >= max && cfqd->busy_queues > 1)
+		return true;
+	if (cfq_class_idle(cfqq) && cfqq->dispatched >= CFQ_IDLE_MAX_OUT_ALONE)
 		return true;
 	return !cfqq->sync && cfqd->sync_flight;
 }
@@ -428,12 +591,17 @@ static void cfq_dispatch_insert(struct cfq_data *cfqd, struct request *rq)
 	cfqd->dispatch_slice++;
 }
 
-/* The async queue's slice also ends on its request budget, if others wait. */
+/*
+ * If others wait, an async queue's slice also ends on its request budget,
+ * and an idle-class queue's after each request (2.6's
+ * __cfq_dispatch_requests: "idle queue always expire after 1 dispatch round").
+ */
 static void cfq_check_async_budget(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
-	unsigned long long budget = (unsigned long long)cfqd->slice_async_rq * CFQ_ASYNC_RQ_SCALE;
-
-	if (!cfqq->sync && cfqd->busy_queues > cfqq->on_rr && cfqd->dispatch_slice >= budget)
+	if (cfqd->busy_queues <= cfqq->on_rr)
+		return;
+	if (cfq_class_idle(cfqq) ||
+	    (!cfqq->sync && cfqd->dispatch_slice >= cfq_prio_to_maxrq(cfqd, cfqq)))
 		cfq_slice_expired(cfqd, cfqq);
 }
 
@@ -471,6 +639,9 @@ static struct request *cfq_dispatch_request(struct elevator_queue *e, uint64_t n
 		/* idling: try again when the wait is over, if no request ends it first */
 		if (cfqd->idle_until)
 			elv_schedule_dispatch(e, cfqd->idle_until);
+		/* no queue is active: an idle-class one waits out the grace */
+		else if (!cfqd->active && cfqd->busy_queues)
+			elv_schedule_dispatch(e, cfqd->idle_class_after);
 		return NULL;
 	}
 	if (cfq_must_wait(cfqd, cfqq))
@@ -506,7 +677,7 @@ static void cfq_active_completed(struct cfq_data *cfqd, struct cfq_queue *cfqq, 
 {
 	if (cfqq->slice_new) {
 		cfqq->slice_new = false;
-		cfqq->slice_end = now + cfqd->slice[cfqq->sync];
+		cfqq->slice_end = now + cfq_prio_slice(cfqd, cfqq->sync, cfqq->ioprio);
 	}
 	if (cfq_slice_used(cfqq, now))
 		cfq_slice_expired(cfqd, cfqq);
@@ -518,13 +689,17 @@ static void cfq_completed(struct elevator_queue *e, struct request *rq)
 {
 	struct cfq_data *cfqd = e->elevator_data;
 	struct cfq_queue *cfqq = rq_cfqq(rq);
+	uint64_t now = blk_clock_now(e->clock);
 
 	assert(cfqq->dispatched && cfqd->rq_in_driver);
 	cfqq->dispatched--;
 	cfqd->rq_in_driver--;
 	cfqd->sync_flight -= cfqq->sync;
+	/* the disk is busy for others: the idle class waits (2.6's last_end_request) */
+	if (!cfq_class_idle(cfqq))
+		cfqd->idle_class_after = now + CFQ_IDLE_GRACE_MS * NSEC_PER_MSEC;
 	if (cfqq == cfqd->active)
-		cfq_active_completed(cfqd, cfqq, blk_clock_now(e->clock));
+		cfq_active_completed(cfqd, cfqq, now);
 	else
 		cfq_put_if_unused(cfqd, cfqq);
 }
@@ -533,7 +708,8 @@ static void cfq_completed(struct elevator_queue *e, struct request *rq)
 static enum elv_merge cfq_find_merge(struct elevator_queue *e, const struct bio *bio,
 				     struct request **rq)
 {
-	struct cfq_queue *cfqq = cfq_find_queue(e->elevator_data, bio->bi_pid, cfq_bio_sync(bio));
+	struct cfq_queue *cfqq =
+	    cfq_find_queue(e->elevator_data, bio->bi_pid, cfq_bio_sync(bio), bio->bi_ioprio);
 
 	*rq = cfqq ? elv_rb_find(&cfqq->sort_list, bio_end_sector(bio)) : NULL;
 	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;

@@ -1,4 +1,4 @@
-/* check_cfq.c - the CFQ elevator: fair slices per process, sector order, FIFO, idling, limits. */
+/* check_cfq.c - the CFQ elevator: slices per process and priority, sector order, FIFO, idling. */
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
@@ -26,12 +26,23 @@ static struct fake_disk *cfq_disk(bool stopped, unsigned int depth)
 	return fd;
 }
 
-static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, pid_t pid,
-		   sector_t sector, unsigned int sectors)
+#define RT(level) IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, level)
+#define BE(level) IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, level)
+#define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
+
+static void submit_prio(struct fake_disk *fd, struct test_bio *tb, enum req_op op, pid_t pid,
+			unsigned short ioprio, sector_t sector, unsigned int sectors)
 {
 	tbio_init(tb, op, sector, sectors, buf);
 	tb->bio.bi_pid = pid;
+	tb->bio.bi_ioprio = ioprio;
 	submit_bio(fd->q, &tb->bio);
+}
+
+static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, pid_t pid,
+		   sector_t sector, unsigned int sectors)
+{
+	submit_prio(fd, tb, op, pid, IOPRIO_DEFAULT, sector, sectors);
 }
 
 /* One-sector reads (sync) and writes (async); callers leave gaps so none merge. */
@@ -43,6 +54,12 @@ static void read_at(struct fake_disk *fd, struct test_bio *tb, pid_t pid, sector
 static void write_at(struct fake_disk *fd, struct test_bio *tb, pid_t pid, sector_t sector)
 {
 	submit(fd, tb, REQ_OP_WRITE, pid, sector, 1);
+}
+
+static void read_prio(struct fake_disk *fd, struct test_bio *tb, pid_t pid, unsigned short ioprio,
+		      sector_t sector)
+{
+	submit_prio(fd, tb, REQ_OP_READ, pid, ioprio, sector, 1);
 }
 
 static uint64_t now(const struct fake_disk *fd)
@@ -178,9 +195,9 @@ END_TEST
 /*
  * A's slice starts at its first completion and lasts slice_ms: a
  * completion one ms before the end lets A go on, one at the end hands the
- * disk to B.  slice_sync, unless NULL, is stored first.
+ * disk to B.  slice_sync, unless NULL, is stored first; both are at ioprio.
  */
-static void check_slice_end(const char *slice_sync, uint64_t slice_ms)
+static void check_slice_end_prio(const char *slice_sync, unsigned short ioprio, uint64_t slice_ms)
 {
 	struct fake_disk *fd = cfq_disk(true, 1);
 	struct test_bio tb[11];
@@ -188,8 +205,8 @@ static void check_slice_end(const char *slice_sync, uint64_t slice_ms)
 	if (slice_sync)
 		tunable_store_ok(fd, "slice_sync", slice_sync);
 	for (unsigned int i = 0; i < 10; i++)
-		read_at(fd, &tb[i], PID_A, 1000 + 10 * i);
-	read_at(fd, &tb[10], PID_B, 500000);
+		read_prio(fd, &tb[i], PID_A, ioprio, 1000 + 10 * i);
+	read_prio(fd, &tb[10], PID_B, ioprio, 500000);
 	fake_start(fd);
 	assert_event(fd, 0, PID_A, 1000);
 	complete_one(fd, 1); /* the slice starts */
@@ -199,6 +216,11 @@ static void check_slice_end(const char *slice_sync, uint64_t slice_ms)
 	complete_one(fd, 1);
 	assert_event(fd, 3, PID_B, 500000);
 	finish(fd, tb, 11);
+}
+
+static void check_slice_end(const char *slice_sync, uint64_t slice_ms)
+{
+	check_slice_end_prio(slice_sync, IOPRIO_DEFAULT, slice_ms);
 }
 
 START_TEST(test_slice_expiry_default)
@@ -377,7 +399,7 @@ END_TEST
  * quantum (8) at a time, and its slice ends after 8 * slice_async_rq
  * requests (2.6's budget at the default priority), for the reads.
  */
-static unsigned int async_run(const char *slice_async_rq)
+static unsigned int async_run_prio(const char *slice_async_rq, unsigned short ioprio)
 {
 	struct fake_disk *fd = cfq_disk(true, 0);
 	struct test_bio tb[80];
@@ -386,7 +408,7 @@ static unsigned int async_run(const char *slice_async_rq)
 	if (slice_async_rq)
 		tunable_store_ok(fd, "slice_async_rq", slice_async_rq);
 	for (unsigned int i = 0; i < 40; i++)
-		write_at(fd, &tb[i], PID_A, 10 * i);
+		submit_prio(fd, &tb[i], REQ_OP_WRITE, PID_A, ioprio, 10 * i, 1);
 	for (unsigned int i = 0; i < 40; i++)
 		read_at(fd, &tb[40 + i], PID_B, 500000 + 10 * i);
 	fake_start(fd);
@@ -401,6 +423,11 @@ static unsigned int async_run(const char *slice_async_rq)
 		ck_assert_int_eq(fd->events[i].pid, PID_B);
 	finish(fd, tb, 80);
 	return writes;
+}
+
+static unsigned int async_run(const char *slice_async_rq)
+{
+	return async_run_prio(slice_async_rq, IOPRIO_DEFAULT);
 }
 
 START_TEST(test_async_slice_async_rq)
@@ -732,6 +759,308 @@ START_TEST(test_switch_to_cfq)
 }
 END_TEST
 
+/*
+ * Priorities.  Each test names the 2.6.23 cfq-iosched.c function whose
+ * rule it pins (2.6.24's where said).
+ */
+
+/* cfq_prio_slice: the base slice, a fifth more per level above 4, a fifth less per level below. */
+START_TEST(test_prio_slice_by_level)
+{
+	check_slice_end_prio(NULL, BE(0), 180);
+	check_slice_end_prio(NULL, BE(7), 40);
+	check_slice_end_prio(NULL, RT(4), 100);
+	check_slice_end_prio("50", BE(2), 70);
+	/* no class: best effort at the normal level */
+	check_slice_end_prio(NULL, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0), 100);
+}
+END_TEST
+
+/* cfq_prio_to_maxrq: an async queue's requests per slice, 2 * slice_async_rq * (8 - level). */
+START_TEST(test_async_budget_by_level)
+{
+	ck_assert_uint_eq(async_run_prio(NULL, BE(0)), 32);
+	ck_assert_uint_eq(async_run_prio(NULL, BE(7)), 4);
+	ck_assert_uint_eq(async_run_prio("1", BE(6)), 4);
+}
+END_TEST
+
+/* cfq_service_tree_add: a real-time queue goes before best-effort ones queued earlier. */
+START_TEST(test_rt_before_be)
+{
+	struct fake_disk *fd = cfq_disk(true, 1);
+	struct test_bio tb[3];
+
+	read_prio(fd, &tb[0], PID_A, BE(0), 1000);
+	read_prio(fd, &tb[1], PID_A, BE(0), 1010);
+	read_prio(fd, &tb[2], PID_B, RT(7), 500000);
+	fake_start(fd);
+	serve_serially(fd, 1);
+	assert_event(fd, 0, PID_B, 500000);
+	assert_event(fd, 1, PID_A, 1000);
+	assert_event(fd, 2, PID_A, 1010);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/*
+ * cfq_service_tree_add, cfq_get_next_queue: an idle-class queue goes after
+ * best-effort ones, and only CFQ_IDLE_GRACE (100 ms) after their last
+ * request completed, not when the best-effort queue's idling ends.
+ */
+START_TEST(test_idle_after_be_and_grace)
+{
+	struct fake_disk *fd = cfq_disk(true, 1);
+	struct test_bio tb[2];
+	uint64_t done;
+
+	read_prio(fd, &tb[0], PID_A, IDLE, 1000);
+	read_prio(fd, &tb[1], PID_B, BE(7), 500000);
+	fake_start(fd);
+	assert_event(fd, 0, PID_B, 500000);
+	complete_one(fd, 1);
+	done = now(fd);
+	ck_assert_uint_eq(fd->q->dispatch_at, done + 8 * MS); /* B's idle window */
+	wake(fd);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	ck_assert_uint_eq(fd->q->dispatch_at, done + 100 * MS);
+	fd->clock.virtual_ns = done + 100 * MS - 1;
+	blk_run_queue(fd->q);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	wake(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_event(fd, 1, PID_A, 1000);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/* cfq_idle_class_timer: another completion while the idle class waits starts the grace again. */
+START_TEST(test_idle_grace_restarts)
+{
+	struct fake_disk *fd = cfq_disk(false, 0);
+	struct test_bio tb[3];
+	uint64_t t0 = now(fd);
+
+	tunable_store_ok(fd, "slice_idle", "0");
+	read_prio(fd, &tb[0], PID_B, BE(4), 500000);
+	complete_one(fd, 5); /* at 5 ms */
+	read_prio(fd, &tb[1], PID_A, IDLE, 1000);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	ck_assert_uint_eq(fd->q->dispatch_at, t0 + 105 * MS);
+	fd->clock.virtual_ns = t0 + 50 * MS;
+	read_prio(fd, &tb[2], PID_B, BE(4), 500008);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	complete_one(fd, 10); /* at 60 ms */
+	fd->clock.virtual_ns = t0 + 105 * MS;
+	blk_run_queue(fd->q);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	ck_assert_uint_eq(fd->q->dispatch_at, t0 + 160 * MS);
+	wake(fd);
+	ck_assert_uint_eq(fd->nr_events, 3);
+	assert_event(fd, 2, PID_A, 1000);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/* cfq_should_preempt: another class's request takes the disk from an idle-class queue at once. */
+START_TEST(test_idle_preempted)
+{
+	struct fake_disk *fd = cfq_disk(false, 1);
+	struct test_bio tb[4];
+
+	for (unsigned int i = 0; i < 3; i++)
+		read_prio(fd, &tb[i], PID_A, IDLE, 1000 + 10 * i);
+	assert_event(fd, 0, PID_A, 1000);
+	read_prio(fd, &tb[3], PID_B, RT(4), 500000);
+	complete_one(fd, 1);
+	assert_event(fd, 1, PID_B, 500000);
+	finish(fd, tb, 4);
+}
+END_TEST
+
+/* cfq_should_preempt: a queue whose slice is over gives way to a new request at once. */
+START_TEST(test_slice_used_preempted)
+{
+	struct fake_disk *fd = cfq_disk(false, 1);
+	struct test_bio tb[5];
+
+	for (unsigned int i = 0; i < 3; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 10 * i);
+	read_at(fd, &tb[3], PID_B, 500000);
+	complete_one(fd, 1); /* A's slice starts */
+	assert_event(fd, 1, PID_A, 1010);
+	fd->clock.virtual_ns += 100 * MS;
+	read_at(fd, &tb[4], 300, 700000); /* A's slice is over: this goes before B */
+	complete_one(fd, 0);
+	assert_event(fd, 2, 300, 700000);
+	finish(fd, tb, 5);
+}
+END_TEST
+
+/* cfq_should_preempt (2.6.23): a real-time request waits for a best-effort sync slice to end. */
+START_TEST(test_rt_waits_for_be_slice)
+{
+	struct fake_disk *fd = cfq_disk(false, 1);
+	struct test_bio tb[4];
+
+	for (unsigned int i = 0; i < 3; i++)
+		read_prio(fd, &tb[i], PID_A, BE(4), 1000 + 10 * i);
+	read_prio(fd, &tb[3], PID_B, RT(0), 500000);
+	complete_one(fd, 1);
+	assert_event(fd, 1, PID_A, 1010);
+	finish(fd, tb, 4);
+}
+END_TEST
+
+/*
+ * cfq_dispatch_requests, __cfq_dispatch_requests: an idle-class queue has
+ * one request out while others wait and its slice ends after it; alone, it
+ * has four out.
+ */
+START_TEST(test_idle_dispatch_limits)
+{
+	struct fake_disk *fd = cfq_disk(true, 0);
+	struct test_bio tb[20];
+
+	for (unsigned int i = 0; i < 10; i++) {
+		read_prio(fd, &tb[i], PID_A, IDLE, 1000 + 10 * i);
+		read_prio(fd, &tb[10 + i], PID_B, IDLE, 500000 + 10 * i);
+	}
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_event(fd, 0, PID_A, 1000);
+	assert_event(fd, 1, PID_B, 500000);
+	finish(fd, tb, 20);
+
+	fd = cfq_disk(true, 0);
+	for (unsigned int i = 0; i < 10; i++)
+		read_prio(fd, &tb[i], PID_A, IDLE, 1000 + 10 * i);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 4);
+	finish(fd, tb, 10);
+}
+END_TEST
+
+/* cfq_init_prio_data: the idle class has no idle window: with its request out, the next goes. */
+START_TEST(test_idle_class_does_not_idle)
+{
+	struct fake_disk *fd = cfq_disk(false, 0);
+	struct test_bio tb[2];
+
+	read_prio(fd, &tb[0], PID_A, IDLE, 1000);
+	read_prio(fd, &tb[1], PID_B, IDLE, 500000);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/*
+ * cfq_completed_request: only other classes' completions hold the idle
+ * class back; after an idle request the next idle queue goes at once.
+ */
+START_TEST(test_idle_completion_no_grace)
+{
+	struct fake_disk *fd = cfq_disk(false, 1);
+	struct test_bio tb[2];
+
+	read_prio(fd, &tb[0], PID_A, IDLE, 1000);
+	read_prio(fd, &tb[1], PID_B, IDLE, 500000);
+	ck_assert_uint_eq(fd->nr_events, 1);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	assert_event(fd, 1, PID_B, 500000);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/*
+ * cfq_should_preempt: an idle-class request never takes the disk, not even
+ * from an async queue: the best-effort async queue keeps its slice (and
+ * its budget of 16) while another async queue waits.
+ */
+START_TEST(test_idle_never_preempts)
+{
+	struct fake_disk *fd = cfq_disk(true, 0);
+	struct test_bio tb[26];
+
+	for (unsigned int i = 0; i < 20; i++)
+		submit_prio(fd, &tb[i], REQ_OP_WRITE, PID_A, BE(4), 1000 + 10 * i, 1);
+	for (unsigned int i = 0; i < 5; i++)
+		submit_prio(fd, &tb[20 + i], REQ_OP_WRITE, PID_B, BE(5), 500000 + 10 * i, 1);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_events, 8); /* quantum */
+	read_prio(fd, &tb[25], 300, IDLE, 900000);
+	fake_complete_batch(fd);
+	/* A's budget, then the other async queue's five */
+	ck_assert_uint_eq(fd->nr_events, 21);
+	for (unsigned int i = 0; i < 21; i++)
+		ck_assert_int_eq(fd->events[i].pid, i < 16 ? PID_A : PID_B);
+	finish(fd, tb, 26);
+}
+END_TEST
+
+/*
+ * Not a kernel rule: while the active queue waits for its own request in
+ * the driver, no wake-up is asked for (a completion runs the queue), least
+ * of all one in the past that the daemon would spin on; the idle class's
+ * grace is not a reason when no idle queue waits for it.
+ */
+START_TEST(test_no_wakeup_while_own_request_out)
+{
+	struct fake_disk *fd = cfq_disk(false, 0);
+	struct test_bio tb[3];
+
+	tunable_store_ok(fd, "slice_sync", "1000");
+	read_at(fd, &tb[0], PID_A, 100);
+	complete_one(fd, 1); /* A's slice starts; A idles */
+	read_at(fd, &tb[1], PID_B, 500000);
+	fd->clock.virtual_ns += 5 * MS;
+	read_at(fd, &tb[2], PID_A, 108);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	fd->clock.virtual_ns += 200 * MS;
+	blk_run_queue(fd->q);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	ck_assert_msg(!fd->q->dispatch_at || fd->q->dispatch_at > now(fd),
+		      "a wake-up %lld ns from now", (long long)(fd->q->dispatch_at - now(fd)));
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/* cfq_init_prio_data: a process's sync queue takes the priority its newest request carries. */
+START_TEST(test_queue_prio_from_requests)
+{
+	struct fake_disk *fd = cfq_disk(true, 1);
+	struct test_bio tb[3];
+
+	read_prio(fd, &tb[0], PID_A, BE(4), 1000);
+	read_prio(fd, &tb[1], PID_B, BE(4), 500000);
+	read_prio(fd, &tb[2], PID_B, RT(4), 500010); /* ionice -p B */
+	fake_start(fd);
+	ck_assert_int_eq(fd->events[0].pid, PID_B);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/* cfq_get_queue (2.6.24's cfq_async_queue_prio): an async queue per class and level. */
+START_TEST(test_async_queue_per_class_level)
+{
+	struct fake_disk *fd = cfq_disk(true, 1);
+	struct test_bio tb[4];
+
+	submit_prio(fd, &tb[0], REQ_OP_WRITE, PID_A, BE(4), 1000, 1);
+	submit_prio(fd, &tb[1], REQ_OP_WRITE, PID_A, BE(4), 1010, 1);
+	submit_prio(fd, &tb[2], REQ_OP_WRITE, PID_A, RT(4), 2000, 1);
+	submit_prio(fd, &tb[3], REQ_OP_WRITE, PID_A, RT(4), 2010, 1);
+	fake_start(fd);
+	serve_serially(fd, 1);
+	assert_event(fd, 0, PID_A, 2000);
+	ck_assert_uint_eq(fd->events[0].ioprio, RT(4));
+	assert_event(fd, 1, PID_A, 2010);
+	assert_event(fd, 2, PID_A, 1000);
+	finish(fd, tb, 4);
+}
+END_TEST
+
 static const struct tunable_case tunables[] = {
 	{ "quantum", 8, 1, INT_MAX },
 	{ "slice_sync", 100, 1, INT_MAX },
@@ -753,6 +1082,7 @@ static Suite *cfq_suite(void)
 	TCase *order = tcase_create("order");
 	TCase *idle = tcase_create("idling");
 	TCase *merge = tcase_create("merge");
+	TCase *prio = tcase_create("prio");
 	TCase *tune;
 
 	tcase_add_test(fair, test_fairness_two_pids_in_slices);
@@ -785,7 +1115,23 @@ static Suite *cfq_suite(void)
 	tcase_add_test(merge, test_merged_requests_keep_oldest_fifo_place);
 	tcase_add_test(merge, test_switch_away_while_idling);
 	tcase_add_test(merge, test_switch_to_cfq);
+	tcase_add_test(prio, test_prio_slice_by_level);
+	tcase_add_test(prio, test_async_budget_by_level);
+	tcase_add_test(prio, test_rt_before_be);
+	tcase_add_test(prio, test_idle_after_be_and_grace);
+	tcase_add_test(prio, test_idle_grace_restarts);
+	tcase_add_test(prio, test_idle_preempted);
+	tcase_add_test(prio, test_slice_used_preempted);
+	tcase_add_test(prio, test_rt_waits_for_be_slice);
+	tcase_add_test(prio, test_idle_dispatch_limits);
+	tcase_add_test(prio, test_idle_class_does_not_idle);
+	tcase_add_test(prio, test_idle_completion_no_grace);
+	tcase_add_test(prio, test_idle_never_preempts);
+	tcase_add_test(prio, test_no_wakeup_while_own_request_out);
+	tcase_add_test(prio, test_queue_prio_from_requests);
+	tcase_add_test(prio, test_async_queue_per_class_level);
 	suite_add_tcase(s, merge);
+	suite_add_tcase(s, prio);
 
 	tune = tunable_tests("cfq", tunables, NR_TUNABLES);
 	suite_add_tcase(s, tune);

@@ -300,6 +300,7 @@ static void fe_bio(struct fe_io *io, struct bio *bio, struct bio_vec *vec, enum 
 	*vec = (struct bio_vec){ mem, size };
 	bio_init(bio, op, pos >> SECTOR_SHIFT, (unsigned int)size, vec, mem ? 1 : 0);
 	bio->bi_pid = fuse_req_ctx(io->req)->pid;
+	bio->bi_ioprio = ioprio_cache_get(&io->disk->ioprio, bio->bi_pid);
 	bio->bi_end_io = end_io;
 	bio->bi_private = io;
 }

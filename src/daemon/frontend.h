@@ -11,6 +11,7 @@
 #include "blkdev.h"
 #include "bufpool.h"
 #include "device.h"
+#include "ioprio_cache.h"
 #include "model.h"
 #include "rangelock.h"
 
@@ -58,6 +59,7 @@ struct rqdisk {
 	fuse_req_t switch_req; /* the write to queue/scheduler a pending switch answers */
 	size_t switch_size;
 	struct ctl_file_list ctl_files; /* control files open */
+	struct ioprio_cache ioprio;	/* the callers' I/O priorities, which their bios carry */
 };
 
 extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;

@@ -265,6 +265,7 @@ static int setup_queue(struct rqdisk_state *s)
 	s->disk.uid = getuid();
 	s->disk.gid = getgid();
 	range_lock_init(&s->disk.writes);
+	ioprio_cache_init(&s->disk.ioprio, NULL);
 	s->disk.max_nr_requests = s->opt.limits.nr_requests;
 	if (blk_queue_set_limits(q, &s->opt.limits, why, sizeof(why))) {
 		die_msg("%s", why);

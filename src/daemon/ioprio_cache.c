@@ -1,0 +1,120 @@
+/* ioprio_cache.c - the I/O priority of each process the disk serves, asked once a while per pid. */
+#include <errno.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ioprio_cache.h"
+
+#ifndef IOPRIO_WHO_PROCESS
+#define IOPRIO_WHO_PROCESS 1
+#endif
+
+static int sys_get_ioprio(void *arg, pid_t pid)
+{
+	long ret = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, (int)pid);
+
+	(void)arg;
+	return ret < 0 ? -errno : (int)ret;
+}
+
+static int sys_get_nice(void *arg, pid_t pid, int *nice)
+{
+	(void)arg;
+	errno = 0; /* -1 is a nice value as well as the error return */
+	*nice = getpriority(PRIO_PROCESS, (id_t)pid);
+	return *nice == -1 && errno ? -errno : 0;
+}
+
+static uint64_t sys_now(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const struct ioprio_source sys_source = {sys_get_ioprio, sys_get_nice, sys_now, NULL};
+
+void ioprio_cache_init(struct ioprio_cache *c, const struct ioprio_source *src)
+{
+	memset(c, 0, sizeof(*c));
+	c->src = src ? *src : sys_source;
+	c->refresh_ns = IOPRIO_CACHE_REFRESH_NS;
+}
+
+/* Linux's task_nice_ioprio(): nice -20..19 to best-effort levels 0..7. */
+static unsigned short ioprio_from_nice(int nice)
+{
+	int level = (nice + 20) / 5;
+
+	if (level < 0)
+		level = 0;
+	if (level >= IOPRIO_NR_LEVELS)
+		level = IOPRIO_NR_LEVELS - 1;
+	return IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, level);
+}
+
+/* Ask the source; a process that is gone, or any failure, is served at the default. */
+static unsigned short ioprio_lookup(const struct ioprio_source *src, pid_t pid)
+{
+	int value = src->get_ioprio(src->arg, pid);
+	int nice;
+
+	if (value < 0)
+		return IOPRIO_DEFAULT;
+	switch (IOPRIO_PRIO_CLASS(value)) {
+	case IOPRIO_CLASS_NONE:
+		if (src->get_nice(src->arg, pid, &nice))
+			return IOPRIO_DEFAULT;
+		return ioprio_from_nice(nice);
+	case IOPRIO_CLASS_RT:
+	case IOPRIO_CLASS_BE:
+		if (IOPRIO_PRIO_DATA(value) >= IOPRIO_NR_LEVELS)
+			return IOPRIO_DEFAULT;
+		return (unsigned short)value;
+	case IOPRIO_CLASS_IDLE:
+		return IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, IOPRIO_NR_LEVELS - 1);
+	default:
+		return IOPRIO_DEFAULT;
+	}
+}
+
+/* pid's slot, or the one it should take: a free one, else the least recently used. */
+static struct ioprio_cache_entry *ioprio_cache_slot(struct ioprio_cache *c, pid_t pid)
+{
+	struct ioprio_cache_entry *victim = &c->slot[0];
+
+	for (unsigned int i = 0; i < IOPRIO_CACHE_SLOTS; i++) {
+		struct ioprio_cache_entry *e = &c->slot[i];
+
+		if (e->pid == pid)
+			return e;
+		if (victim->pid && (!e->pid || e->used < victim->used))
+			victim = e;
+	}
+	victim->pid = 0;
+	return victim;
+}
+
+unsigned short ioprio_cache_get(struct ioprio_cache *c, pid_t pid)
+{
+	struct ioprio_cache_entry *e;
+	uint64_t now;
+
+	/* 0 is no process (I/O the kernel started), and would ask about ourselves */
+	if (pid <= 0)
+		return IOPRIO_DEFAULT;
+	e = ioprio_cache_slot(c, pid);
+	e->used = ++c->uses;
+	now = c->src.now(c->src.arg);
+	if (e->pid != pid || now - e->looked_up >= c->refresh_ns) {
+		e->pid = pid;
+		e->ioprio = ioprio_lookup(&c->src, pid);
+		e->looked_up = now;
+	}
+	return e->ioprio;
+}

@@ -1,0 +1,56 @@
+/* ioprio_cache.h - the I/O priority of each process the disk serves, asked once a while per pid. */
+#ifndef RQDISK_IOPRIO_CACHE_H
+#define RQDISK_IOPRIO_CACHE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ioprio.h"
+
+/* Processes remembered at once; the least recently seen makes room. */
+#define IOPRIO_CACHE_SLOTS 64
+
+/*
+ * How long a looked-up priority is trusted.  ionice(1) may change a
+ * running process's priority and a pid may be reused by another process:
+ * a second is soon enough for both to show, while two system calls per
+ * FUSE request, on the one thread that serves them all, would not be.
+ */
+#define IOPRIO_CACHE_REFRESH_NS 1000000000ull
+
+/* Where priorities come from: the kernel's, or a test's. */
+struct ioprio_source {
+	/* ioprio_get(IOPRIO_WHO_PROCESS, pid): the value, or -errno. */
+	int (*get_ioprio)(void *arg, pid_t pid);
+	/* getpriority(PRIO_PROCESS, pid): 0 and *nice, or -errno. */
+	int (*get_nice)(void *arg, pid_t pid, int *nice);
+	/* A monotonic clock, in nanoseconds. */
+	uint64_t (*now)(void *arg);
+	void *arg;
+};
+
+struct ioprio_cache_entry {
+	pid_t pid; /* 0: a free slot */
+	unsigned short ioprio;
+	uint64_t looked_up; /* when, on the source's clock */
+	uint64_t used;	    /* the cache's count of lookups when last asked for */
+};
+
+struct ioprio_cache {
+	struct ioprio_source src;
+	uint64_t refresh_ns;
+	uint64_t uses;
+	struct ioprio_cache_entry slot[IOPRIO_CACHE_SLOTS];
+};
+
+/* An empty cache over src, or over the kernel's priorities when src is NULL. */
+void ioprio_cache_init(struct ioprio_cache *c, const struct ioprio_source *src);
+
+/*
+ * The priority pid's I/O is served at, as a bio carries it: never class
+ * NONE (best effort at the level of the process's nice value, as Linux
+ * does), IOPRIO_DEFAULT for a pid that is gone or was never a process.
+ */
+unsigned short ioprio_cache_get(struct ioprio_cache *c, pid_t pid);
+
+#endif

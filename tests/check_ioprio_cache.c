@@ -1,0 +1,192 @@
+/* check_ioprio_cache.c - callers' I/O priorities: Linux's mapping, the refresh, the bound. */
+#include <check.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "fake_driver.h"
+#include "ioprio_cache.h"
+
+#define SEC 1000000000ull
+#define MAX_PID 256
+
+/* A process table the test writes, a clock it moves, and a count of the questions asked. */
+struct fake_procs {
+	int ioprio[MAX_PID]; /* -ESRCH: no such process */
+	int nice[MAX_PID];
+	uint64_t now;
+	unsigned int lookups;
+};
+
+static int fake_get_ioprio(void *arg, pid_t pid)
+{
+	struct fake_procs *p = arg;
+
+	ck_assert_int_gt(pid, 0); /* 0 would be the daemon itself */
+	ck_assert_int_lt(pid, MAX_PID);
+	p->lookups++;
+	return p->ioprio[pid];
+}
+
+static int fake_get_nice(void *arg, pid_t pid, int *nice)
+{
+	struct fake_procs *p = arg;
+
+	if (p->ioprio[pid] == -ESRCH)
+		return -ESRCH;
+	*nice = p->nice[pid];
+	return 0;
+}
+
+static uint64_t fake_now(void *arg)
+{
+	return ((struct fake_procs *)arg)->now;
+}
+
+static struct fake_procs procs;
+static struct ioprio_cache cache;
+
+static void setup(void)
+{
+	const struct ioprio_source src = {fake_get_ioprio, fake_get_nice, fake_now, &procs};
+
+	for (int i = 0; i < MAX_PID; i++) {
+		procs.ioprio[i] = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0);
+		procs.nice[i] = 0;
+	}
+	procs.now = 5 * SEC;
+	procs.lookups = 0;
+	ioprio_cache_init(&cache, &src);
+}
+
+#define BE(level) IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, level)
+#define RT(level) IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, level)
+
+/* No class set: best effort at (nice + 20) / 5, as Linux's task_nice_ioprio(). */
+START_TEST(test_none_maps_from_nice)
+{
+	static const struct {
+		int nice, level;
+	} cases[] = {{-20, 0}, {-16, 0}, {-15, 1}, {-1, 3}, {0, 4}, {4, 4}, {5, 5}, {19, 7}};
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		procs.nice[10 + i] = cases[i].nice;
+		ck_assert_msg(ioprio_cache_get(&cache, 10 + (pid_t)i) == BE(cases[i].level),
+			      "nice %d: got %#x, expected best effort %d", cases[i].nice,
+			      ioprio_cache_get(&cache, 10 + (pid_t)i), cases[i].level);
+	}
+}
+END_TEST
+
+/* A class that was set is carried as it is; idle is idle at the lowest level. */
+START_TEST(test_set_classes_kept)
+{
+	procs.ioprio[1] = RT(0);
+	procs.ioprio[2] = BE(6);
+	procs.ioprio[3] = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0);
+	procs.nice[2] = -20; /* nice matters only without a class */
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 1), RT(0));
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 2), BE(6));
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 3), IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 7));
+}
+END_TEST
+
+/* A process that is gone (ESRCH), or was never one, is served at the default. */
+START_TEST(test_gone_is_default)
+{
+	procs.ioprio[7] = -ESRCH;
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 7), IOPRIO_DEFAULT);
+	procs.ioprio[8] = RT(9); /* no such level */
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 8), IOPRIO_DEFAULT);
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 0), IOPRIO_DEFAULT);
+	ck_assert_uint_eq(ioprio_cache_get(&cache, -1), IOPRIO_DEFAULT);
+	ck_assert_uint_eq(procs.lookups, 2); /* pid 0 is not asked about: it would mean us */
+}
+END_TEST
+
+/* Asked once per refresh interval: a change shows after it, not before. */
+START_TEST(test_refresh_after_interval)
+{
+	procs.ioprio[5] = BE(2);
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 5), BE(2));
+	ck_assert_uint_eq(procs.lookups, 1);
+	procs.ioprio[5] = RT(1); /* ionice -p while it runs */
+	procs.now += SEC - 1;
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 5), BE(2));
+	ck_assert_uint_eq(procs.lookups, 1);
+	procs.now += 1;
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 5), RT(1));
+	ck_assert_uint_eq(procs.lookups, 2);
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 5), RT(1));
+	ck_assert_uint_eq(procs.lookups, 2);
+}
+END_TEST
+
+/* A pid that vanished is asked about again after the interval: it may be another process by then.
+ */
+START_TEST(test_gone_refreshed)
+{
+	procs.ioprio[9] = -ESRCH;
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 9), IOPRIO_DEFAULT);
+	procs.ioprio[9] = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0);
+	procs.now += SEC;
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 9), IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 7));
+}
+END_TEST
+
+/*
+ * At most IOPRIO_CACHE_SLOTS pids are kept: a new one takes the least
+ * recently used one's place, and the others stay without a new lookup.
+ */
+START_TEST(test_bound_evicts_least_recent)
+{
+	for (pid_t pid = 1; pid <= IOPRIO_CACHE_SLOTS + 1; pid++)
+		procs.ioprio[pid] = BE(pid % 8);
+	for (pid_t pid = 1; pid <= IOPRIO_CACHE_SLOTS; pid++)
+		ioprio_cache_get(&cache, pid);
+	ck_assert_uint_eq(procs.lookups, IOPRIO_CACHE_SLOTS);
+	ioprio_cache_get(&cache, 1); /* now 2 is the least recent */
+	ck_assert_uint_eq(procs.lookups, IOPRIO_CACHE_SLOTS);
+
+	ioprio_cache_get(&cache, IOPRIO_CACHE_SLOTS + 1);
+	ck_assert_uint_eq(procs.lookups, IOPRIO_CACHE_SLOTS + 1);
+	for (pid_t pid = 1; pid <= IOPRIO_CACHE_SLOTS + 1; pid++)
+		if (pid != 2)
+			ck_assert_uint_eq(ioprio_cache_get(&cache, pid), BE(pid % 8));
+	ck_assert_uint_eq(procs.lookups, IOPRIO_CACHE_SLOTS + 1);
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 2), BE(2));
+	ck_assert_uint_eq(procs.lookups, IOPRIO_CACHE_SLOTS + 2);
+}
+END_TEST
+
+/* The kernel's own source: this process, at its nice value, has a priority. */
+START_TEST(test_system_source)
+{
+	struct ioprio_cache sys;
+
+	ioprio_cache_init(&sys, NULL);
+	ck_assert_int_ne(IOPRIO_PRIO_CLASS(ioprio_cache_get(&sys, getpid())), IOPRIO_CLASS_NONE);
+	ck_assert_uint_eq(ioprio_cache_get(&sys, 0), IOPRIO_DEFAULT);
+}
+END_TEST
+
+static Suite *ioprio_cache_suite(void)
+{
+	Suite *s = suite_create("ioprio_cache");
+	TCase *tc = tcase_create("cache");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_none_maps_from_nice);
+	tcase_add_test(tc, test_set_classes_kept);
+	tcase_add_test(tc, test_gone_is_default);
+	tcase_add_test(tc, test_refresh_after_interval);
+	tcase_add_test(tc, test_gone_refreshed);
+	tcase_add_test(tc, test_bound_evicts_least_recent);
+	tcase_add_test(tc, test_system_source);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return fake_run_suite(ioprio_cache_suite());
+}
