@@ -43,6 +43,7 @@ struct elevator_queue {
 	const struct blk_clock *clock;    /* core-managed */
 	void *elevator_data;              /* the elevator's */
 	bool draining; /* core-managed: being emptied; hand out every request, never idle */
+	unsigned int nr_requests; /* core-managed: the queue's depth when the elevator was set up */
 };
 
 /*

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkdev.h" /* built in only: reads the queue's depth, q->limits.nr_requests */
 #include "elevator.h"
 
 enum {
@@ -98,7 +97,7 @@ static unsigned int kyber_sched_domain(enum req_op op)
 
 static unsigned int kyber_max_depth(const struct elevator_queue *e, unsigned int sched_domain)
 {
-	unsigned int qdepth = e->q->limits.nr_requests;
+	unsigned int qdepth = e->nr_requests;
 
 	return qdepth < kyber_depth[sched_domain] ? qdepth : kyber_depth[sched_domain];
 }

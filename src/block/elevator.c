@@ -220,6 +220,7 @@ struct elevator_queue *elevator_alloc(struct request_queue *q, const struct elev
 	e->type = type;
 	e->q = q;
 	e->clock = q->clock;
+	e->nr_requests = q->limits.nr_requests;
 	if (type->init_queue(e)) {
 		free(e);
 		return NULL;
