@@ -7,7 +7,7 @@
 
 static char mem[1 << 20] __attribute__((aligned(4096)));
 
-static const char *const elevators[] = { "none", "noop", "deadline", "as", "cfq", "sstf", "clook" };
+static const char *const elevators[] = { "none", "noop", "deadline", "as", "cfq", "bfq", "sstf", "clook" };
 
 static void write_at(struct fake_disk *fd, struct test_bio *tb, sector_t sector, unsigned int flags)
 {

@@ -25,7 +25,7 @@
 			ck_abort_msg(__VA_ARGS__); \
 	} while (0)
 
-static const char *const elevators[] = { "none", "noop", "deadline", "as", "cfq", "sstf", "clook" };
+static const char *const elevators[] = { "none", "noop", "deadline", "as", "cfq", "bfq", "sstf", "clook" };
 #define NR_ELEVATORS (sizeof(elevators) / sizeof(elevators[0]))
 
 struct pbio {
