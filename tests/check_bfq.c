@@ -221,6 +221,36 @@ START_TEST(test_service_proportional_to_weights)
 }
 END_TEST
 
+/*
+ * B-WF2Q+ picks, of the eligible queues, the one that finishes first
+ * (bfq_first_active_entity): B (weight 100) and A (300) start together,
+ * B queued first, and A goes first, its finish being a third of B's.
+ * After A's first budget (5 reads of 8 sectors, max_budget 64) its start
+ * has moved past the virtual time: not eligible, though its next finish
+ * is still the smaller, so B gets its budget before A goes again.
+ */
+START_TEST(test_smallest_eligible_finish_first)
+{
+	static const struct run want[] = { { PID_A, 5 }, { PID_B, 5 } };
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[80];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "slice_idle", "0");
+	tunable_store_ok(fd, "max_budget", "64");
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, "weights", "100 300"), 0);
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, "weights", "200 100"), 0);
+	for (unsigned int i = 0; i < 40; i++) {
+		read_at(fd, &tb[2 * i], PID_B, 900000 + 16 * i);
+		read_at(fd, &tb[2 * i + 1], PID_A, 1000 + 16 * i);
+	}
+	start_serial(fd);
+	serve_serially(fd, 1);
+	assert_runs(fd, want, 2);
+	finish(fd, tb, 80);
+}
+END_TEST
+
 /* Same weight from the ioprio level: level 0 (80) against level 4 (40) is 2:1 (bfq_ioprio_to_weight). */
 START_TEST(test_ioprio_levels_weigh)
 {
@@ -685,7 +715,7 @@ static uint64_t startup_latency(const char *elevator, bool background)
 
 /*
  * BFQ's comm_startup_lat result: with bfq the small reader's start-up
- * under three sequential readers stays within 2x its time alone
+ * under three sequential readers stays within 1.6x its time alone
  * (bfq_bfqq_handle_idle_busy_switch raises the new queue and preempts,
  * bfq_arm_slice_timer idles for it), while under deadline and noop it
  * grows at least 4x.  Every time is virtual, on the hdd model.
@@ -699,7 +729,7 @@ START_TEST(test_startup_latency_under_sequential_readers)
 
 	fprintf(stderr, "start-up: alone %.1f ms, bfq %.1f, deadline %.1f, noop %.1f\n",
 		(double)alone / MS, (double)bfq / MS, (double)deadline / MS, (double)noop / MS);
-	ck_assert_msg(bfq <= 2 * alone, "bfq: %llu ms, alone %llu ms",
+	ck_assert_msg(bfq * 5 <= alone * 8, "bfq: %llu ms, alone %llu ms",
 		      (unsigned long long)(bfq / MS), (unsigned long long)(alone / MS));
 	ck_assert_msg(deadline >= 4 * alone, "deadline: %llu ms, alone %llu ms",
 		      (unsigned long long)(deadline / MS), (unsigned long long)(alone / MS));
@@ -730,6 +760,7 @@ static Suite *bfq_suite(void)
 
 	tcase_add_test(share, test_service_proportional_to_weights);
 	tcase_add_test(share, test_ioprio_levels_weigh);
+	tcase_add_test(share, test_smallest_eligible_finish_first);
 	suite_add_tcase(s, share);
 	tcase_add_test(budget, test_budget_exhausted_grows_budget);
 	tcase_add_test(budget, test_budget_timeout);
