@@ -498,11 +498,34 @@ static struct request *bfq_choose_req(const struct bfq_data *bfqd, struct reques
 	return s1 <= s2 ? rq1 : rq2;
 }
 
-static struct request *bfq_find_next_rq(const struct bfq_data *bfqd, struct bfq_queue *bfqq,
-					struct request *rq)
+/*
+ * The FIFO head, if it expired, is the next to go, but the FIFO is looked
+ * at only once a budget (bfq_check_fifo): a queue is not turned into a
+ * FIFO by a backlog that is old all through.
+ */
+static struct request *bfq_check_fifo(struct bfq_queue *bfqq, const struct request *last,
+				      uint64_t now)
 {
-	struct request *next = elv_rb_next(rq), *prev = elv_rb_prev(rq);
+	struct request *rq = TAILQ_FIRST(&bfqq->fifo);
 
+	if (bfqq->fifo_expire)
+		return NULL;
+	bfqq->fifo_expire = true;
+	if (!rq || rq == last || now < rq->fifo_time)
+		return NULL;
+	return rq;
+}
+
+/* The request to go after rq, which is leaving (bfq_find_next_rq). */
+static struct request *bfq_find_next_rq(const struct bfq_data *bfqd, struct bfq_queue *bfqq,
+					struct request *rq, uint64_t now)
+{
+	struct request *next = bfq_check_fifo(bfqq, rq, now), *prev;
+
+	if (next)
+		return next;
+	next = elv_rb_next(rq);
+	prev = elv_rb_prev(rq);
 	if (!next) {
 		next = elv_rb_first(&bfqq->sort_list);
 		if (next == rq)
@@ -511,27 +534,16 @@ static struct request *bfq_find_next_rq(const struct bfq_data *bfqd, struct bfq_
 	return bfq_choose_req(bfqd, next, prev);
 }
 
-static void bfq_remove_request(struct bfq_data *bfqd, struct request *rq)
+static void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now)
 {
 	struct bfq_queue *bfqq = rq_bfqq(rq);
 
 	if (bfqq->next_rq == rq)
-		bfqq->next_rq = bfq_find_next_rq(bfqd, bfqq, rq);
+		bfqq->next_rq = bfq_find_next_rq(bfqd, bfqq, rq, now);
 	elv_rb_del(&bfqq->sort_list, rq);
 	TAILQ_REMOVE(&bfqq->fifo, rq, queuelist);
 	bfqq->queued--;
 	bfqd->queued--;
-}
-
-/* The FIFO head, if expired and none went out of order yet this budget (bfq_check_fifo). */
-static struct request *bfq_check_fifo(struct bfq_queue *bfqq, uint64_t now)
-{
-	struct request *rq = TAILQ_FIRST(&bfqq->fifo);
-
-	if (bfqq->fifo_expire || !rq || now < rq->fifo_time)
-		return NULL;
-	bfqq->fifo_expire = true;
-	return rq;
 }
 
 /* ---- busy, in service, expired ---- */
@@ -787,13 +799,11 @@ static void bfq_served(struct bfq_queue *bfqq, int charge)
 static struct request *bfq_dispatch_rq_from_bfqq(struct bfq_data *bfqd, struct bfq_queue *bfqq,
 						 uint64_t now)
 {
-	struct request *rq = bfq_check_fifo(bfqq, now);
+	struct request *rq = bfqq->next_rq;
 
-	if (!rq)
-		rq = bfqq->next_rq;
 	bfq_served(bfqq, bfq_serv_to_charge(rq, bfqq));
 	bfqd->last_position = blk_rq_end_sector(rq);
-	bfq_remove_request(bfqd, rq);
+	bfq_remove_request(bfqd, rq, now);
 	bfqq->dispatched++;
 	if (!bfqd->rq_in_driver++)
 		bfqd->rate_last = now;
@@ -820,7 +830,7 @@ static struct request *bfq_drain_request(struct bfq_data *bfqd, uint64_t now)
 		return NULL;
 	rq = bfqq->next_rq;
 	bfqd->last_position = blk_rq_end_sector(rq);
-	bfq_remove_request(bfqd, rq);
+	bfq_remove_request(bfqd, rq, now);
 	if (!bfqq->queued && bfqq != bfqd->in_service)
 		bfq_del_bfqq_busy(bfqd, bfqq, false);
 	bfq_put_if_unused(bfqd, bfqq, now);
@@ -988,7 +998,7 @@ static void bfq_requests_merged(struct elevator_queue *e, struct request *rq, st
 
 	if (rq_bfqq(rq) == bfqq)
 		elv_fifo_merge(&bfqq->fifo, rq, next);
-	bfq_remove_request(bfqd, next);
+	bfq_remove_request(bfqd, next, now);
 	if (!bfqq->queued && bfqq->busy && bfqq != bfqd->in_service)
 		bfq_del_bfqq_busy(bfqd, bfqq, false);
 	bfq_put_if_unused(bfqd, bfqq, now);

@@ -445,6 +445,166 @@ START_TEST(test_raised_queue_idles_longer)
 }
 END_TEST
 
+/*
+ * A process that reads a little now and then is raised as soft real-time
+ * (bfq_bfqq_softrt_next_start, bfq_update_bfqq_wr_on_rq_arrival): its
+ * coefficient (3000) beats the interactive one (30) of the queue in
+ * service, so its read takes the disk at once (bfq_bfqq_handle_idle_busy_
+ * switch) rather than after that queue's budget.
+ */
+START_TEST(test_soft_rt_raising_preempts)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[202];
+	uint64_t t0 = now(fd);
+	unsigned int n;
+
+	read_at(fd, &tb[200], PID_A, 1000);
+	for (unsigned int i = 0; i < 200; i++)
+		read_at(fd, &tb[i], PID_B, 900000 + 16 * i);
+	start_serial(fd);
+	ck_assert_int_eq(fd->events[0].pid, PID_A);
+	while (now(fd) < t0 + 100 * MS) {
+		if (fd->nr_dispatched)
+			complete_one(fd, 1);
+		else
+			wake(fd);
+	}
+	ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_B);
+	n = fd->nr_events;
+	read_at(fd, &tb[201], PID_A, 1016);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_events, n + 1);
+	ck_assert_int_eq(fd->events[n].pid, PID_A);
+	finish(fd, tb, 202);
+}
+END_TEST
+
+/*
+ * strict_guarantees: one request out at a time, and the disk idles even
+ * for an async queue (bfq_better_to_idle, __bfq_dispatch_request).
+ */
+START_TEST(test_strict_guarantees)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[12];
+
+	tunable_store_ok(fd, "strict_guarantees", "1");
+	for (unsigned int i = 0; i < 10; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 16 * i);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	finish(fd, tb, 10);
+
+	fd = bfq_disk();
+	tunable_store_ok(fd, "strict_guarantees", "1");
+	tunable_store_ok(fd, "low_latency", "0");
+	tbio_init(&tb[10], REQ_OP_WRITE, 1000, 8, buf);
+	tb[10].bio.bi_pid = PID_A;
+	submit_bio(fd->q, &tb[10].bio);
+	read_at(fd, &tb[11], PID_B, 900000);
+	start_serial(fd);
+	ck_assert_int_eq(fd->events[0].op, REQ_OP_WRITE);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_dispatched, 0);
+	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	finish(fd, tb + 10, 2);
+}
+END_TEST
+
+/* Without strict_guarantees the same async queue does not idle, and all ten go at once. */
+START_TEST(test_no_strict_guarantees)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[12];
+
+	for (unsigned int i = 0; i < 10; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 16 * i);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_dispatched, 10);
+	finish(fd, tb, 10);
+
+	fd = bfq_disk();
+	tunable_store_ok(fd, "low_latency", "0");
+	tbio_init(&tb[10], REQ_OP_WRITE, 1000, 8, buf);
+	tb[10].bio.bi_pid = PID_A;
+	submit_bio(fd->q, &tb[10].bio);
+	read_at(fd, &tb[11], PID_B, 900000);
+	start_serial(fd);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	finish(fd, tb + 10, 2);
+}
+END_TEST
+
+/*
+ * Within a queue requests go in sector order from the head, but when one
+ * leaves, a FIFO head that has waited fifo_expire_sync (125 ms) is next
+ * instead; the FIFO is looked at once a budget (bfq_find_next_rq,
+ * bfq_check_fifo), so the sorted walk then goes on from there.
+ */
+START_TEST(test_fifo_expiry_once_a_budget)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[6];
+
+	read_at(fd, &tb[0], PID_A, 500000);
+	read_at(fd, &tb[1], PID_A, 600000);
+	for (unsigned int i = 0; i < 4; i++)
+		read_at(fd, &tb[2 + i], PID_A, 1000 + 16 * i);
+	fd->clock.virtual_ns += 125 * MS;
+	start_serial(fd);
+	serve_serially(fd, 1);
+	ck_assert_uint_eq(fd->events[0].sector, 1000);
+	ck_assert_uint_eq(fd->events[1].sector, 500000);
+	ck_assert_uint_eq(fd->events[2].sector, 600000); /* onward from the head, not the FIFO */
+	ck_assert_uint_eq(fd->events[3].sector, 1016);
+	finish(fd, tb, 6);
+}
+END_TEST
+
+/*
+ * An async queue is charged bfq_async_charge_factor (3) times its
+ * sectors (bfq_serv_to_charge): at equal weight, always busy, a reader
+ * gets three times the writer's sectors, within 10%.
+ */
+START_TEST(test_async_charged_more)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct share_run *r = calloc(1, sizeof(*r));
+	enum req_op op[2] = { REQ_OP_WRITE, REQ_OP_READ };
+	double ratio;
+
+	ck_assert_ptr_nonnull(r);
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "max_budget", "256");
+	r->next[0] = 1000;
+	r->next[1] = 50000000;
+	for (int n = -1; n < 6000; n++) {
+		for (int p = 0; p < 2; p++)
+			for (int i = 0; i < SHARE_DEPTH; i++)
+				if (n < 0 || r->tb[p][i].ended) {
+					r->sectors[p] += n < 0 ? 0 : 8;
+					tbio_init(&r->tb[p][i], op[p], r->next[p], 8, buf);
+					r->tb[p][i].bio.bi_pid = share_pids[p];
+					submit_bio(fd->q, &r->tb[p][i].bio);
+					r->next[p] += 16;
+				}
+		if (n < 0) {
+			start_serial(fd);
+			continue;
+		}
+		if (!fd->nr_dispatched)
+			wake(fd);
+		complete_one(fd, 1);
+	}
+	ratio = (double)r->sectors[1] / (double)r->sectors[0];
+	ck_assert_msg(ratio > 2.7 && ratio < 3.3, "read/write service %.3f, want 3 +- 10%%", ratio);
+	finish(fd, &r->tb[0][0], 2 * SHARE_DEPTH);
+	free(r);
+}
+END_TEST
+
 /* ---- classes ---- */
 
 /*
@@ -769,6 +929,11 @@ static Suite *bfq_suite(void)
 	tcase_add_test(idle, test_idle_waits_slice_idle_then_expires);
 	tcase_add_test(idle, test_idle_pays_off);
 	tcase_add_test(idle, test_raised_queue_idles_longer);
+	tcase_add_test(idle, test_soft_rt_raising_preempts);
+	tcase_add_test(idle, test_strict_guarantees);
+	tcase_add_test(idle, test_no_strict_guarantees);
+	tcase_add_test(idle, test_fifo_expiry_once_a_budget);
+	tcase_add_test(idle, test_async_charged_more);
 	suite_add_tcase(s, idle);
 	tcase_add_test(class, test_rt_then_be_then_idle);
 	tcase_add_test(class, test_rt_preempts_be);
