@@ -1080,8 +1080,8 @@ static int bfq_weights_store(struct elevator_queue *e, const char *buf)
 	if (bfq_weights_parse(buf, &pid, &weight))
 		return -EINVAL;
 	w = bfq_weight_find(bfqd, pid);
-	if (!weight && w) {
-		*w = bfqd->weights[--bfqd->nr_weights];
+	if (!weight && w) { /* the others keep their order: the file lists them as set */
+		memmove(w, w + 1, (size_t)(bfqd->weights + --bfqd->nr_weights - w) * sizeof(*w));
 	} else if (weight && w) {
 		w->weight = weight;
 	} else if (weight) {

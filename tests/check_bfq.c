@@ -729,7 +729,10 @@ START_TEST(test_weights_parse_and_refuse)
 			      bad[i]);
 		assert_weights(fd, "100 1000\n200 1\n");
 	}
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "300 30"), 0);
 	ck_assert_int_eq(elv_tunable_store(e, "weights", "100 default\n"), 0);
+	assert_weights(fd, "200 1\n300 30\n");
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "300 0\n"), 0);
 	assert_weights(fd, "200 1\n");
 	ck_assert_int_eq(elv_tunable_store(e, "weights", "200 0"), 0);
 	assert_weights(fd, "");
