@@ -1,4 +1,4 @@
-/* bfq.c - Budget Fair Queueing: per-process queues served in sector budgets, idling, weight raising. */
+/* bfq.c - Budget Fair Queueing: per-process queues served in sector budgets, idling, raising. */
 
 /*
  * After Linux's block/bfq-iosched.c, without groups.  Each process
@@ -271,8 +271,8 @@ static void bfq_update_wr_data(struct bfq_data *bfqd, struct bfq_queue *bfqq, ui
 static uint64_t bfq_softrt_next_start(const struct bfq_data *bfqd, const struct bfq_queue *bfqq,
 				      uint64_t now)
 {
-	uint64_t by_rate = bfqq->last_idle_bklogged + bfqq->service_from_backlogged *
-							      (1000000000ull / BFQ_WR_MAX_SOFTRT_RATE);
+	uint64_t ns_per_sector = 1000000000ull / BFQ_WR_MAX_SOFTRT_RATE;
+	uint64_t by_rate = bfqq->last_idle_bklogged + bfqq->service_from_backlogged * ns_per_sector;
 	uint64_t by_idle = now + bfqd->slice_idle + BFQ_SOFTRT_SLACK_MS * NSEC_PER_MSEC;
 	uint64_t next = bfqq->soft_rt_next_start;
 
@@ -644,8 +644,10 @@ static void bfq_recalc_budget(struct bfq_data *bfqd, struct bfq_queue *bfqq,
 		case BFQQE_TOO_IDLE:
 			if (bfqq->dispatched) /* the disk was slow, not the process */
 				budget = budget * 2 < max ? budget * 2 : max;
+			else if (budget > 5 * min_budget)
+				budget -= 4 * min_budget;
 			else
-				budget = budget > 5 * min_budget ? budget - 4 * min_budget : min_budget;
+				budget = min_budget;
 			break;
 		case BFQQE_BUDGET_TIMEOUT:
 			budget = budget * 2 < max ? budget * 2 : max;
@@ -654,7 +656,9 @@ static void bfq_recalc_budget(struct bfq_data *bfqd, struct bfq_queue *bfqq,
 			budget = budget * 4 < max ? budget * 4 : max;
 			break;
 		case BFQQE_NO_MORE_REQUESTS:
-			budget = bfqq->entity.service > min_budget ? bfqq->entity.service : min_budget;
+			budget = bfqq->entity.service;
+			if (budget < min_budget)
+				budget = min_budget;
 			break;
 		default:
 			return;
@@ -929,7 +933,8 @@ static void bfq_update_peak_rate(struct bfq_data *bfqd, const struct request *rq
 	bfqd->rate_last = now;
 	bfqd->rate_sectors += blk_rq_sectors(rq);
 	bfqd->rate_samples++;
-	if (bfqd->rate_busy_ns < BFQ_RATE_REF_INTERVAL_NS || bfqd->rate_samples < BFQ_RATE_MIN_SAMPLES)
+	if (bfqd->rate_busy_ns < BFQ_RATE_REF_INTERVAL_NS ||
+	    bfqd->rate_samples < BFQ_RATE_MIN_SAMPLES)
 		return;
 	rate = (bfqd->rate_sectors << BFQ_RATE_SHIFT) / (bfqd->rate_busy_ns / 1000);
 	bfqd->peak_rate = bfqd->peak_rate ? (7 * bfqd->peak_rate + rate) / 8 : rate;

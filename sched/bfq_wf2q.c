@@ -1,4 +1,4 @@
-/* bfq_wf2q.c - B-WF2Q+, the scheduler BFQ runs over its queues: virtual times, eligibility, classes. */
+/* bfq_wf2q.c - B-WF2Q+, BFQ's scheduler over its queues: virtual times, eligibility, classes. */
 
 /*
  * After Linux's block/bfq-wf2q.c, flat (no groups).  Each class has its

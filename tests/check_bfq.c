@@ -1,4 +1,4 @@
-/* check_bfq.c - the BFQ elevator: B-WF2Q+ shares, budget expiry, idling, classes, weights, latency. */
+/* check_bfq.c - the BFQ elevator: B-WF2Q+ shares, budgets, idling, classes, weights, latency. */
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
@@ -54,7 +54,7 @@ static uint64_t now(const struct fake_disk *fd)
 /* The wake-up the elevator asked for: move the clock there and run the queue. */
 static void wake(struct fake_disk *fd)
 {
-	ck_assert_msg(fd->q->dispatch_at, "requests wait, none is out, and no wake-up was asked for");
+	ck_assert_msg(fd->q->dispatch_at, "requests wait, none is out, no wake-up was asked for");
 	if (fd->clock.virtual_ns < fd->q->dispatch_at)
 		fd->clock.virtual_ns = fd->q->dispatch_at;
 	blk_run_queue(fd->q);
@@ -251,7 +251,7 @@ START_TEST(test_smallest_eligible_finish_first)
 }
 END_TEST
 
-/* Same weight from the ioprio level: level 0 (80) against level 4 (40) is 2:1 (bfq_ioprio_to_weight). */
+/* Weights from ioprio levels: 0 (80) against 4 (40) is 2:1 (bfq_ioprio_to_weight). */
 START_TEST(test_ioprio_levels_weigh)
 {
 	struct fake_disk *fd = bfq_disk();
@@ -270,7 +270,8 @@ START_TEST(test_ioprio_levels_weigh)
 			for (int i = 0; i < SHARE_DEPTH; i++)
 				if (n < 0 || r->tb[p][i].ended) {
 					r->sectors[p] += n < 0 ? 0 : 8;
-					submit(fd, &r->tb[p][i], share_pids[p], prio[p], r->next[p], 8);
+					submit(fd, &r->tb[p][i], share_pids[p], prio[p],
+					       r->next[p], 8);
 					r->next[p] += 16;
 				}
 		if (n < 0) {
@@ -558,9 +559,9 @@ START_TEST(test_fifo_expiry_once_a_budget)
 	serve_serially(fd, 1);
 	/* 300000 expired too, but the FIFO had its turn this budget: sorted from the head on */
 	for (unsigned int i = 0; i < 6; i++)
-		ck_assert_msg(fd->events[i].sector == want[i], "dispatch %u: sector %llu, want %llu",
-			      i, (unsigned long long)fd->events[i].sector,
-			      (unsigned long long)want[i]);
+		ck_assert_msg(fd->events[i].sector == want[i],
+			      "dispatch %u: sector %llu, want %llu", i,
+			      (unsigned long long)fd->events[i].sector, (unsigned long long)want[i]);
 	finish(fd, tb, 6);
 }
 END_TEST
@@ -631,7 +632,7 @@ START_TEST(test_rt_then_be_then_idle)
 }
 END_TEST
 
-/* An RT request arriving takes the disk from a BE queue in service (bfq_bfqq_higher_class_or_weight). */
+/* An RT request takes the disk from a BE queue in service (bfq_bfqq_higher_class_or_weight). */
 START_TEST(test_rt_preempts_be)
 {
 	struct fake_disk *fd = bfq_disk();
