@@ -880,8 +880,8 @@ static void bfq_idle_busy_switch(struct bfq_data *bfqd, struct bfq_queue *bfqq, 
 	struct bfq_queue *in = bfqd->in_service;
 	bool interactive = bfqq->just_created ||
 			   now > bfqq->budget_timeout + BFQ_WR_MIN_IDLE_TIME_MS * NSEC_PER_MSEC;
-	bool soft_rt = !interactive && bfqq->soft_rt_next_start != UINT64_MAX &&
-		       now >= bfqq->soft_rt_next_start;
+	bool soft_rt = !interactive && !bfqq->dispatched &&
+		       bfqq->soft_rt_next_start != UINT64_MAX && now >= bfqq->soft_rt_next_start;
 	int charge = bfq_serv_to_charge(bfqq->next_rq, bfqq);
 
 	bfqq->just_created = false;

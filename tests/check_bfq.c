@@ -380,6 +380,39 @@ START_TEST(test_no_more_requests_without_idling)
 }
 END_TEST
 
+/*
+ * A queue that ran dry gets as its next budget what it used
+ * (__bfq_bfqq_recalc_budget, BFQQE_NO_MORE_REQUESTS): A's two reads, 16
+ * sectors.  Back with twenty, after B's first budget, A has two reads on
+ * that budget, then (exhausted: four times, 64) eight more while its
+ * finish is still the smaller: ten.  On its old budget (two thirds of
+ * max_budget 64: five reads) it would have had five.
+ */
+START_TEST(test_no_more_requests_budget_is_service)
+{
+	static const struct run want[] = { { PID_A, 2 }, { PID_B, 5 }, { PID_A, 10 }, { PID_B, 8 } };
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[42];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "slice_idle", "0");
+	tunable_store_ok(fd, "max_budget", "64");
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_A, 1016);
+	start_serial(fd);
+	serve_serially(fd, 1);
+	fd->stopped = true;
+	for (unsigned int i = 0; i < 20; i++) {
+		read_at(fd, &tb[2 + 2 * i], PID_A, 2000 + 16 * i);
+		read_at(fd, &tb[3 + 2 * i], PID_B, 900000 + 16 * i);
+	}
+	start_serial(fd);
+	serve_serially(fd, 1);
+	assert_runs(fd, want, 4);
+	finish(fd, tb, 42);
+}
+END_TEST
+
 /* ---- idling ---- */
 
 /*
@@ -931,6 +964,7 @@ static Suite *bfq_suite(void)
 	tcase_add_test(budget, test_budget_exhausted_grows_budget);
 	tcase_add_test(budget, test_budget_timeout);
 	tcase_add_test(budget, test_no_more_requests_without_idling);
+	tcase_add_test(budget, test_no_more_requests_budget_is_service);
 	suite_add_tcase(s, budget);
 	tcase_add_test(idle, test_idle_waits_slice_idle_then_expires);
 	tcase_add_test(idle, test_idle_pays_off);
