@@ -58,6 +58,9 @@
 #define BFQ_RATE_MIN_SAMPLES 32
 #define BFQ_RATE_REF_INTERVAL_NS 1000000000ull
 
+/* The largest max_budget: four times it still fits an int, as budgets are ints. */
+#define BFQ_MAX_BUDGET_LIMIT (INT_MAX / 8)
+
 #define BFQ_HASH_BITS 6
 #define BFQ_MAX_UNUSED 1024 /* sync queues kept for their history after their last request */
 #define BFQ_MAX_WEIGHTS 4096
@@ -940,8 +943,13 @@ static void bfq_update_peak_rate(struct bfq_data *bfqd, const struct request *rq
 	bfqd->peak_rate = bfqd->peak_rate ? (7 * bfqd->peak_rate + rate) / 8 : rate;
 	if (!bfqd->peak_rate)
 		bfqd->peak_rate = 1;
-	rate = (bfqd->peak_rate * (bfqd->timeout / 1000)) >> BFQ_RATE_SHIFT;
-	bfqd->auto_max_budget = rate > INT_MAX ? INT_MAX : rate < 32 ? 32 : (int)rate;
+	if (bfqd->timeout / 1000 > (UINT64_MAX >> 1) / bfqd->peak_rate)
+		rate = BFQ_MAX_BUDGET_LIMIT;
+	else
+		rate = (bfqd->peak_rate * (bfqd->timeout / 1000)) >> BFQ_RATE_SHIFT;
+	if (rate > BFQ_MAX_BUDGET_LIMIT)
+		rate = BFQ_MAX_BUDGET_LIMIT;
+	bfqd->auto_max_budget = rate < 32 ? 32 : (int)rate;
 	bfqd->rate_busy_ns = bfqd->rate_sectors = 0;
 	bfqd->rate_samples = 0;
 }
@@ -1143,7 +1151,7 @@ ELV_TUNABLE(bfq, slice_idle, struct bfq_data, slice_idle, 0, INT_MAX, NSEC_PER_M
 ELV_TUNABLE(bfq, timeout_sync, struct bfq_data, timeout, 1, INT_MAX, NSEC_PER_MSEC);
 ELV_TUNABLE(bfq, strict_guarantees, struct bfq_data, strict_guarantees, 0, 1, 1);
 ELV_TUNABLE(bfq, low_latency, struct bfq_data, low_latency, 0, 1, 1);
-enum { bfq_max_budget_min = 0, bfq_max_budget_max = INT_MAX };
+enum { bfq_max_budget_min = 0, bfq_max_budget_max = BFQ_MAX_BUDGET_LIMIT };
 enum { bfq_slice_idle_us_min = 0, bfq_slice_idle_us_max = INT_MAX };
 
 static const struct elv_tunable bfq_tunables[] = {

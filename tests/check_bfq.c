@@ -413,6 +413,39 @@ START_TEST(test_no_more_requests_budget_is_service)
 }
 END_TEST
 
+/*
+ * Within a queue, the next request is the one nearest ahead of the head,
+ * a backward seek counting back_seek_penalty times its length and none
+ * further back than back_seek_max KiB (bfq_choose_req).  The head is at
+ * 100008 after the first read: 100 sectors back costs 200 against 150
+ * ahead, but 100 with a penalty of 1; 40000 back is past 16384 KiB.
+ */
+static sector_t next_after_head(const char *penalty, sector_t behind, sector_t ahead)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[3];
+	sector_t first;
+
+	tunable_store_ok(fd, "back_seek_penalty", penalty);
+	read_at(fd, &tb[0], PID_A, 100000);
+	start_serial(fd);
+	read_at(fd, &tb[1], PID_A, 100008 - behind);
+	read_at(fd, &tb[2], PID_A, 100008 + ahead);
+	complete_one(fd, 1);
+	first = fd->events[1].sector;
+	finish(fd, tb, 3);
+	return first;
+}
+
+START_TEST(test_back_seek_penalty_and_max)
+{
+	ck_assert_uint_eq(next_after_head("2", 100, 150), 100008 + 150);
+	ck_assert_uint_eq(next_after_head("1", 100, 150), 100008 - 100);
+	ck_assert_uint_eq(next_after_head("1", 40000, 60000), 100008 + 60000);
+	ck_assert_uint_eq(next_after_head("1", 30000, 60000), 100008 - 30000);
+}
+END_TEST
+
 /* ---- idling ---- */
 
 /*
@@ -943,7 +976,7 @@ static const struct tunable_case tunables[NR_TUNABLES] = {
 	{ "fifo_expire_sync", 125, 1, INT_MAX },  { "fifo_expire_async", 250, 1, INT_MAX },
 	{ "back_seek_max", 16384, 0, INT_MAX },   { "back_seek_penalty", 2, 1, INT_MAX },
 	{ "slice_idle", 8, 0, INT_MAX },	  { "slice_idle_us", 8000, 0, INT_MAX },
-	{ "max_budget", 0, 0, INT_MAX },	  { "timeout_sync", 125, 1, INT_MAX },
+	{ "max_budget", 0, 0, INT_MAX / 8 },	  { "timeout_sync", 125, 1, INT_MAX },
 	{ "strict_guarantees", 0, 0, 1 },	  { "low_latency", 1, 0, 1 },
 };
 
@@ -973,6 +1006,7 @@ static Suite *bfq_suite(void)
 	tcase_add_test(idle, test_strict_guarantees);
 	tcase_add_test(idle, test_no_strict_guarantees);
 	tcase_add_test(idle, test_fifo_expiry_once_a_budget);
+	tcase_add_test(idle, test_back_seek_penalty_and_max);
 	tcase_add_test(idle, test_async_charged_more);
 	suite_add_tcase(s, idle);
 	tcase_add_test(class, test_rt_then_be_then_idle);
