@@ -7,8 +7,8 @@
 
 static char mem[1 << 20] __attribute__((aligned(4096)));
 
-static const char *const elevators[] = { "none", "noop", "deadline", "as",
-					  "cfq",  "sstf", "clook",    "kyber" };
+static const char *const elevators[] = { "none", "noop",  "deadline", "as",   "cfq",
+					  "sstf", "clook", "kyber",    "bfq" };
 
 static void write_at(struct fake_disk *fd, struct test_bio *tb, sector_t sector, unsigned int flags)
 {

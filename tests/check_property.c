@@ -25,8 +25,8 @@
 			ck_abort_msg(__VA_ARGS__); \
 	} while (0)
 
-static const char *const elevators[] = { "none", "noop", "deadline", "as",
-					  "cfq",  "sstf", "clook",    "kyber" };
+static const char *const elevators[] = { "none", "noop",  "deadline", "as",   "cfq",
+					  "sstf", "clook", "kyber",    "bfq" };
 #define NR_ELEVATORS (sizeof(elevators) / sizeof(elevators[0]))
 
 struct pbio {

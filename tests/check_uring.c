@@ -957,7 +957,7 @@ static struct trace_counts modelled_reads(const char *elevator, const char *spec
 }
 
 static const char *const all_elevators[] = { "none", "noop", "deadline", "cfq",
-					     "as",   "sstf", "clook", "kyber" };
+					     "as",   "sstf", "clook", "kyber", "bfq" };
 #define NR_ALL_ELEVATORS (int)(sizeof(all_elevators) / sizeof(all_elevators[0]))
 
 /*

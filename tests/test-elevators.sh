@@ -13,6 +13,7 @@ start_rqdisk --create 8M "$tmp/probe.img" "$tmp/mnt"
 read -r -a names <<<"$(tr -d '[]' <"$tmp/mnt/queue/scheduler")"
 stop_rqdisk
 say "elevators: ${names[*]}"
+[[ " ${names[*]} " == *" bfq "* ]] || fail "bfq is not listed: ${names[*]}"
 
 src=/usr/include
 for e in "${names[@]}"; do

@@ -13,6 +13,7 @@ const struct elevator_type *elv_builtin_noop(void);
 const struct elevator_type *elv_builtin_deadline(void);
 const struct elevator_type *elv_builtin_as(void);
 const struct elevator_type *elv_builtin_cfq(void);
+const struct elevator_type *elv_builtin_bfq(void);
 const struct elevator_type *elv_builtin_sstf(void);
 const struct elevator_type *elv_builtin_clook(void);
 const struct elevator_type *elv_builtin_kyber(void);
@@ -22,6 +23,7 @@ static const struct elevator_type *(*const builtin_elevators[])(void) = {
 	elv_builtin_deadline,
 	elv_builtin_as,
 	elv_builtin_cfq,
+	elv_builtin_bfq,
 	elv_builtin_sstf,
 	elv_builtin_clook,
 	elv_builtin_kyber,

@@ -1,0 +1,1028 @@
+/* check_bfq.c - the BFQ elevator: B-WF2Q+ shares, budgets, idling, classes, weights, latency. */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_driver.h"
+#include "model.h"
+#include "tunable_test.h"
+
+/* Every bio here may share this memory: the fake driver never touches data. */
+static char buf[512 * 128] __attribute__((aligned(4096)));
+
+#define MS NSEC_PER_MSEC
+
+#define PID_A 100
+#define PID_B 200
+#define PID_C 300
+
+#define RT0 IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0)
+#define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
+
+static struct fake_disk *bfq_disk(void)
+{
+	struct fake_disk *fd = fake_disk_new("bfq");
+
+	fd->stopped = true;
+	fd->q->limits.nr_requests = 1024;
+	return fd;
+}
+
+static void submit(struct fake_disk *fd, struct test_bio *tb, pid_t pid, unsigned short ioprio,
+		   sector_t sector, unsigned int sectors)
+{
+	tbio_init(tb, REQ_OP_READ, sector, sectors, buf);
+	tb->bio.bi_pid = pid;
+	tb->bio.bi_ioprio = ioprio;
+	submit_bio(fd->q, &tb->bio);
+}
+
+/* An 8-sector read; callers leave gaps so none merge. */
+static void read_at(struct fake_disk *fd, struct test_bio *tb, pid_t pid, sector_t sector)
+{
+	submit(fd, tb, pid, IOPRIO_DEFAULT, sector, 8);
+}
+
+static uint64_t now(const struct fake_disk *fd)
+{
+	return fd->clock.virtual_ns;
+}
+
+/* The wake-up the elevator asked for: move the clock there and run the queue. */
+static void wake(struct fake_disk *fd)
+{
+	ck_assert_msg(fd->q->dispatch_at, "requests wait, none is out, no wake-up was asked for");
+	if (fd->clock.virtual_ns < fd->q->dispatch_at)
+		fd->clock.virtual_ns = fd->q->dispatch_at;
+	blk_run_queue(fd->q);
+}
+
+/* The driver takes one request at a time. */
+static void one_at_a_time(struct fake_disk *fd, struct request *rq)
+{
+	(void)rq;
+	fd->stopped = true;
+}
+
+static void start_serial(struct fake_disk *fd)
+{
+	fd->on_dispatch = one_at_a_time;
+	fake_start(fd);
+}
+
+/* Complete the one request out, step_ms after the clock's time. */
+static void complete_one(struct fake_disk *fd, uint64_t step_ms)
+{
+	struct request *rq = fake_nth(fd, 0);
+
+	ck_assert_ptr_nonnull(rq);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	fd->clock.virtual_ns += step_ms * MS;
+	fd->stopped = false;
+	fake_complete(fd, rq, 0, blk_rq_sectors(rq));
+}
+
+static void serve_serially(struct fake_disk *fd, uint64_t step_ms)
+{
+	for (unsigned int guard = 0; !blk_queue_idle(fd->q); guard++) {
+		ck_assert_uint_lt(guard, 100000);
+		if (fd->nr_dispatched)
+			complete_one(fd, step_ms);
+		else
+			wake(fd);
+	}
+}
+
+static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
+{
+	fd->on_dispatch = NULL;
+	fd->stopped = false;
+	blk_run_queue(fd->q);
+	for (unsigned int guard = 0; !blk_queue_idle(fd->q); guard++) {
+		ck_assert_uint_lt(guard, 100000);
+		if (fd->nr_dispatched)
+			fake_complete_all(fd);
+		else
+			wake(fd);
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		ck_assert_int_eq(tb[i].ended, 1);
+		ck_assert_int_eq(tb[i].error, 0);
+	}
+	fake_disk_free(fd);
+}
+
+struct run {
+	pid_t pid;
+	unsigned int len;
+};
+
+static unsigned int pid_runs(const struct fake_disk *fd, struct run *runs, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < fd->nr_events; i++) {
+		if (n && runs[n - 1].pid == fd->events[i].pid) {
+			runs[n - 1].len++;
+			continue;
+		}
+		if (n == max)
+			break;
+		runs[n++] = (struct run){ fd->events[i].pid, 1 };
+	}
+	return n;
+}
+
+static void assert_runs(const struct fake_disk *fd, const struct run *want, unsigned int n)
+{
+	struct run runs[64];
+	unsigned int got = pid_runs(fd, runs, 64);
+
+	ck_assert_uint_ge(got, n);
+	for (unsigned int i = 0; i < n; i++)
+		ck_assert_msg(runs[i].pid == want[i].pid && runs[i].len == want[i].len,
+			      "run %u: pid %d x%u, expected pid %d x%u", i, (int)runs[i].pid,
+			      runs[i].len, (int)want[i].pid, want[i].len);
+}
+
+/* Index of the first dispatch of pid, or -1. */
+static int first_of(const struct fake_disk *fd, pid_t pid)
+{
+	for (unsigned int i = 0; i < fd->nr_events; i++)
+		if (fd->events[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+/* ---- B-WF2Q+ shares ---- */
+
+#define SHARE_DEPTH 16
+
+struct share_run {
+	struct test_bio tb[2][SHARE_DEPTH];
+	sector_t next[2];
+	uint64_t sectors[2];
+};
+
+static const pid_t share_pids[2] = { PID_A, PID_B };
+
+/* Every bio that ended goes again at its process's next sector: always busy. */
+static void share_refill(struct fake_disk *fd, struct share_run *r)
+{
+	for (int p = 0; p < 2; p++)
+		for (int i = 0; i < SHARE_DEPTH; i++)
+			if (r->tb[p][i].ended) {
+				r->sectors[p] += 8;
+				read_at(fd, &r->tb[p][i], share_pids[p], r->next[p]);
+				r->next[p] += 16;
+			}
+}
+
+/*
+ * Two always-busy processes, weights 100 and 300 (the weights tunable),
+ * over 6000 requests: B-WF2Q+ (bfq_first_active_entity picking the
+ * eligible queue with the smallest finish, bfq_bfqq_served advancing the
+ * virtual time) gives B three times A's sectors, within 5%.  A FIFO
+ * would give 1:1.
+ */
+START_TEST(test_service_proportional_to_weights)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct share_run *r = calloc(1, sizeof(*r));
+	double ratio;
+
+	ck_assert_ptr_nonnull(r);
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "max_budget", "256");
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, "weights", "100 100\n"), 0);
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, "weights", "200 300\n"), 0);
+	r->next[0] = 1000;
+	r->next[1] = 50000000;
+	for (int i = 0; i < SHARE_DEPTH; i++)
+		for (int p = 0; p < 2; p++) {
+			read_at(fd, &r->tb[p][i], share_pids[p], r->next[p]);
+			r->next[p] += 16;
+		}
+	start_serial(fd);
+	for (int n = 0; n < 6000; n++) {
+		if (!fd->nr_dispatched)
+			wake(fd);
+		complete_one(fd, 1);
+		share_refill(fd, r);
+	}
+	ratio = (double)r->sectors[1] / (double)r->sectors[0];
+	ck_assert_msg(ratio > 2.85 && ratio < 3.15, "B/A service %.3f (%llu/%llu), want 3 +- 5%%",
+		      ratio, (unsigned long long)r->sectors[1], (unsigned long long)r->sectors[0]);
+	finish(fd, &r->tb[0][0], 2 * SHARE_DEPTH);
+	free(r);
+}
+END_TEST
+
+/*
+ * B-WF2Q+ picks, of the eligible queues, the one that finishes first
+ * (bfq_first_active_entity): B (weight 100) and A (300) start together,
+ * B queued first, and A goes first, its finish being a third of B's.
+ * After A's first budget (5 reads of 8 sectors, max_budget 64) its start
+ * has moved past the virtual time: not eligible, though its next finish
+ * is still the smaller, so B gets its budget before A goes again.
+ */
+START_TEST(test_smallest_eligible_finish_first)
+{
+	static const struct run want[] = { { PID_A, 5 }, { PID_B, 5 } };
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[80];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "slice_idle", "0");
+	tunable_store_ok(fd, "max_budget", "64");
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, "weights", "100 300"), 0);
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, "weights", "200 100"), 0);
+	for (unsigned int i = 0; i < 40; i++) {
+		read_at(fd, &tb[2 * i], PID_B, 900000 + 16 * i);
+		read_at(fd, &tb[2 * i + 1], PID_A, 1000 + 16 * i);
+	}
+	start_serial(fd);
+	serve_serially(fd, 1);
+	assert_runs(fd, want, 2);
+	finish(fd, tb, 80);
+}
+END_TEST
+
+/* Weights from ioprio levels: 0 (80) against 4 (40) is 2:1 (bfq_ioprio_to_weight). */
+START_TEST(test_ioprio_levels_weigh)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct share_run *r = calloc(1, sizeof(*r));
+	unsigned short prio[2] = { IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 4),
+				   IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 0) };
+	double ratio;
+
+	ck_assert_ptr_nonnull(r);
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "max_budget", "256");
+	r->next[0] = 1000;
+	r->next[1] = 50000000;
+	for (int n = -1; n < 4000; n++) {
+		for (int p = 0; p < 2; p++)
+			for (int i = 0; i < SHARE_DEPTH; i++)
+				if (n < 0 || r->tb[p][i].ended) {
+					r->sectors[p] += n < 0 ? 0 : 8;
+					submit(fd, &r->tb[p][i], share_pids[p], prio[p],
+					       r->next[p], 8);
+					r->next[p] += 16;
+				}
+		if (n < 0) {
+			start_serial(fd);
+			continue;
+		}
+		if (!fd->nr_dispatched)
+			wake(fd);
+		complete_one(fd, 1);
+	}
+	ratio = (double)r->sectors[1] / (double)r->sectors[0];
+	ck_assert_msg(ratio > 1.9 && ratio < 2.1, "level 0/level 4 service %.3f, want 2 +- 5%%",
+		      ratio);
+	finish(fd, &r->tb[0][0], 2 * SHARE_DEPTH);
+	free(r);
+}
+END_TEST
+
+/* ---- budget expiry ---- */
+
+/*
+ * max_budget 64: a new queue's budget is 2/3 of it, 42 sectors, five
+ * 8-sector reads; the sixth does not fit (bfq_select_queue:
+ * BFQQE_BUDGET_EXHAUSTED), and __bfq_bfqq_recalc_budget quadruples the
+ * budget up to max_budget: 64, eight reads, from then on.
+ */
+START_TEST(test_budget_exhausted_grows_budget)
+{
+	static const struct run want[] = {
+		{ PID_A, 5 }, { PID_B, 5 }, { PID_A, 8 }, { PID_B, 8 }, { PID_A, 8 }, { PID_B, 8 },
+	};
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[80];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "slice_idle", "0");
+	tunable_store_ok(fd, "max_budget", "64");
+	for (unsigned int i = 0; i < 40; i++) {
+		read_at(fd, &tb[2 * i], PID_A, 1000 + 16 * i);
+		read_at(fd, &tb[2 * i + 1], PID_B, 900000 + 16 * i);
+	}
+	start_serial(fd);
+	serve_serially(fd, 1);
+	assert_runs(fd, want, 6);
+	finish(fd, tb, 80);
+}
+END_TEST
+
+/*
+ * Requests of 50 ms each: at the third completion, 150 ms in, the budget
+ * timeout (timeout_sync, 125 ms) has passed with most of the budget left
+ * (bfq_may_expire_for_budg_timeout: BFQQE_BUDGET_TIMEOUT), and B gets
+ * the disk though A has budget and requests.  A shorter timeout_sync
+ * ends A's turn sooner.
+ */
+static void check_budget_timeout(const char *timeout, unsigned int run)
+{
+	const struct run want[] = { { PID_A, run }, { PID_B, run }, { PID_A, run } };
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[40];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	if (timeout)
+		tunable_store_ok(fd, "timeout_sync", timeout);
+	for (unsigned int i = 0; i < 20; i++) {
+		read_at(fd, &tb[2 * i], PID_A, 1000 + 16 * i);
+		read_at(fd, &tb[2 * i + 1], PID_B, 900000 + 16 * i);
+	}
+	start_serial(fd);
+	serve_serially(fd, 50);
+	assert_runs(fd, want, 3);
+	finish(fd, tb, 40);
+}
+
+START_TEST(test_budget_timeout)
+{
+	check_budget_timeout(NULL, 3);
+	check_budget_timeout("60", 2);
+}
+END_TEST
+
+/*
+ * slice_idle 0: A's two requests done, nothing is left to wait for, and
+ * B's first goes out at A's last completion (bfq_completed_request:
+ * BFQQE_NO_MORE_REQUESTS), with no wake-up asked for.
+ */
+START_TEST(test_no_more_requests_without_idling)
+{
+	static const struct run want[] = { { PID_A, 2 }, { PID_B, 5 } };
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[7];
+
+	tunable_store_ok(fd, "slice_idle", "0");
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_A, 1016);
+	for (unsigned int i = 0; i < 5; i++)
+		read_at(fd, &tb[2 + i], PID_B, 900000 + 16 * i);
+	start_serial(fd);
+	complete_one(fd, 1);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	ck_assert_uint_eq(fd->q->dispatch_at, 0);
+	serve_serially(fd, 1);
+	assert_runs(fd, want, 2);
+	finish(fd, tb, 7);
+}
+END_TEST
+
+/*
+ * A queue that ran dry gets as its next budget what it used
+ * (__bfq_bfqq_recalc_budget, BFQQE_NO_MORE_REQUESTS): A's two reads, 16
+ * sectors.  Back with twenty, after B's first budget, A has two reads on
+ * that budget, then (exhausted: four times, 64) eight more while its
+ * finish is still the smaller: ten.  On its old budget (two thirds of
+ * max_budget 64: five reads) it would have had five.
+ */
+START_TEST(test_no_more_requests_budget_is_service)
+{
+	static const struct run want[] = { { PID_A, 2 }, { PID_B, 5 }, { PID_A, 10 }, { PID_B, 8 } };
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[42];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "slice_idle", "0");
+	tunable_store_ok(fd, "max_budget", "64");
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_A, 1016);
+	start_serial(fd);
+	serve_serially(fd, 1);
+	fd->stopped = true;
+	for (unsigned int i = 0; i < 20; i++) {
+		read_at(fd, &tb[2 + 2 * i], PID_A, 2000 + 16 * i);
+		read_at(fd, &tb[3 + 2 * i], PID_B, 900000 + 16 * i);
+	}
+	start_serial(fd);
+	serve_serially(fd, 1);
+	assert_runs(fd, want, 4);
+	finish(fd, tb, 42);
+}
+END_TEST
+
+/*
+ * Within a queue, the next request is the one nearest ahead of the head,
+ * a backward seek counting back_seek_penalty times its length and none
+ * further back than back_seek_max KiB (bfq_choose_req).  The head is at
+ * 100008 after the first read: 100 sectors back costs 200 against 150
+ * ahead, but 100 with a penalty of 1; 40000 back is past 16384 KiB.
+ */
+static sector_t next_after_head(const char *penalty, sector_t behind, sector_t ahead)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[3];
+	sector_t first;
+
+	tunable_store_ok(fd, "back_seek_penalty", penalty);
+	read_at(fd, &tb[0], PID_A, 100000);
+	start_serial(fd);
+	read_at(fd, &tb[1], PID_A, 100008 - behind);
+	read_at(fd, &tb[2], PID_A, 100008 + ahead);
+	complete_one(fd, 1);
+	first = fd->events[1].sector;
+	finish(fd, tb, 3);
+	return first;
+}
+
+START_TEST(test_back_seek_penalty_and_max)
+{
+	ck_assert_uint_eq(next_after_head("2", 100, 150), 100008 + 150);
+	ck_assert_uint_eq(next_after_head("1", 100, 150), 100008 - 100);
+	ck_assert_uint_eq(next_after_head("1", 40000, 60000), 100008 + 60000);
+	ck_assert_uint_eq(next_after_head("1", 30000, 60000), 100008 - 30000);
+}
+END_TEST
+
+/* ---- idling ---- */
+
+/*
+ * A's only request completes; B waits while the disk idles slice_idle
+ * (8 ms) for A's next (bfq_arm_slice_timer), and then A expires
+ * (bfq_idle_slice_timer: BFQQE_TOO_IDLE) and B goes.
+ */
+START_TEST(test_idle_waits_slice_idle_then_expires)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[2];
+	uint64_t done;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	start_serial(fd);
+	ck_assert_int_eq(fd->events[0].pid, PID_A);
+	complete_one(fd, 1);
+	done = now(fd);
+	ck_assert_uint_eq(fd->nr_dispatched, 0);
+	ck_assert_uint_eq(fd->q->dispatch_at, done + 8 * MS);
+	fd->clock.virtual_ns = done + 8 * MS - 1;
+	blk_run_queue(fd->q);
+	ck_assert_uint_eq(fd->nr_dispatched, 0);
+	wake(fd);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	ck_assert_int_eq(fd->events[1].pid, PID_B);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/* A's next request within slice_idle is served at once, before B's older one. */
+START_TEST(test_idle_pays_off)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[3];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	start_serial(fd);
+	complete_one(fd, 1);
+	fd->clock.virtual_ns += 5 * MS;
+	read_at(fd, &tb[2], PID_A, 1016);
+	ck_assert_uint_eq(fd->nr_events, 2);
+	ck_assert_int_eq(fd->events[1].pid, PID_A);
+	finish(fd, tb, 3);
+}
+END_TEST
+
+/* A weight-raised (new, low_latency) queue idles at least 20 ms (bfq_arm_slice_timer). */
+START_TEST(test_raised_queue_idles_longer)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[2];
+
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	start_serial(fd);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 20 * MS);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/*
+ * A process that reads a little now and then is raised as soft real-time
+ * (bfq_bfqq_softrt_next_start, bfq_update_bfqq_wr_on_rq_arrival): its
+ * coefficient (3000) beats the interactive one (30) of the queue in
+ * service, so its read takes the disk at once (bfq_bfqq_handle_idle_busy_
+ * switch) rather than after that queue's budget.
+ */
+START_TEST(test_soft_rt_raising_preempts)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[202];
+	uint64_t t0 = now(fd);
+	unsigned int n;
+
+	read_at(fd, &tb[200], PID_A, 1000);
+	for (unsigned int i = 0; i < 200; i++)
+		read_at(fd, &tb[i], PID_B, 900000 + 16 * i);
+	start_serial(fd);
+	ck_assert_int_eq(fd->events[0].pid, PID_A);
+	while (now(fd) < t0 + 100 * MS) {
+		if (fd->nr_dispatched)
+			complete_one(fd, 1);
+		else
+			wake(fd);
+	}
+	ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_B);
+	n = fd->nr_events;
+	read_at(fd, &tb[201], PID_A, 1016);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_events, n + 1);
+	ck_assert_int_eq(fd->events[n].pid, PID_A);
+	finish(fd, tb, 202);
+}
+END_TEST
+
+/*
+ * strict_guarantees: one request out at a time, and the disk idles even
+ * for an async queue (bfq_better_to_idle, __bfq_dispatch_request).
+ */
+START_TEST(test_strict_guarantees)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[12];
+
+	tunable_store_ok(fd, "strict_guarantees", "1");
+	for (unsigned int i = 0; i < 10; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 16 * i);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	finish(fd, tb, 10);
+
+	fd = bfq_disk();
+	tunable_store_ok(fd, "strict_guarantees", "1");
+	tunable_store_ok(fd, "low_latency", "0");
+	tbio_init(&tb[10], REQ_OP_WRITE, 1000, 8, buf);
+	tb[10].bio.bi_pid = PID_A;
+	submit_bio(fd->q, &tb[10].bio);
+	read_at(fd, &tb[11], PID_B, 900000);
+	start_serial(fd);
+	ck_assert_int_eq(fd->events[0].op, REQ_OP_WRITE);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_dispatched, 0);
+	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	finish(fd, tb + 10, 2);
+}
+END_TEST
+
+/* Without strict_guarantees the same async queue does not idle, and all ten go at once. */
+START_TEST(test_no_strict_guarantees)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[12];
+
+	for (unsigned int i = 0; i < 10; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 16 * i);
+	fake_start(fd);
+	ck_assert_uint_eq(fd->nr_dispatched, 10);
+	finish(fd, tb, 10);
+
+	fd = bfq_disk();
+	tunable_store_ok(fd, "low_latency", "0");
+	tbio_init(&tb[10], REQ_OP_WRITE, 1000, 8, buf);
+	tb[10].bio.bi_pid = PID_A;
+	submit_bio(fd->q, &tb[10].bio);
+	read_at(fd, &tb[11], PID_B, 900000);
+	start_serial(fd);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	finish(fd, tb + 10, 2);
+}
+END_TEST
+
+/*
+ * Within a queue requests go in sector order from the head, but when one
+ * leaves, a FIFO head that has waited fifo_expire_sync (125 ms) is next
+ * instead; the FIFO is looked at once a budget (bfq_find_next_rq,
+ * bfq_check_fifo), so the sorted walk then goes on from there.
+ */
+START_TEST(test_fifo_expiry_once_a_budget)
+{
+	static const sector_t want[] = { 1000, 500000, 1016, 1032, 1048, 300000 };
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[6];
+
+	read_at(fd, &tb[0], PID_A, 500000);
+	read_at(fd, &tb[1], PID_A, 300000);
+	for (unsigned int i = 0; i < 4; i++)
+		read_at(fd, &tb[2 + i], PID_A, 1000 + 16 * i);
+	fd->clock.virtual_ns += 125 * MS;
+	start_serial(fd);
+	serve_serially(fd, 1);
+	/* 300000 expired too, but the FIFO had its turn this budget: sorted from the head on */
+	for (unsigned int i = 0; i < 6; i++)
+		ck_assert_msg(fd->events[i].sector == want[i],
+			      "dispatch %u: sector %llu, want %llu", i,
+			      (unsigned long long)fd->events[i].sector, (unsigned long long)want[i]);
+	finish(fd, tb, 6);
+}
+END_TEST
+
+/*
+ * An async queue is charged bfq_async_charge_factor (3) times its
+ * sectors (bfq_serv_to_charge): at equal weight, always busy, a reader
+ * gets three times the writer's sectors, within 10%.
+ */
+START_TEST(test_async_charged_more)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct share_run *r = calloc(1, sizeof(*r));
+	enum req_op op[2] = { REQ_OP_WRITE, REQ_OP_READ };
+	double ratio;
+
+	ck_assert_ptr_nonnull(r);
+	tunable_store_ok(fd, "low_latency", "0");
+	tunable_store_ok(fd, "max_budget", "256");
+	r->next[0] = 1000;
+	r->next[1] = 50000000;
+	for (int n = -1; n < 6000; n++) {
+		for (int p = 0; p < 2; p++)
+			for (int i = 0; i < SHARE_DEPTH; i++)
+				if (n < 0 || r->tb[p][i].ended) {
+					r->sectors[p] += n < 0 ? 0 : 8;
+					tbio_init(&r->tb[p][i], op[p], r->next[p], 8, buf);
+					r->tb[p][i].bio.bi_pid = share_pids[p];
+					submit_bio(fd->q, &r->tb[p][i].bio);
+					r->next[p] += 16;
+				}
+		if (n < 0) {
+			start_serial(fd);
+			continue;
+		}
+		if (!fd->nr_dispatched)
+			wake(fd);
+		complete_one(fd, 1);
+	}
+	ratio = (double)r->sectors[1] / (double)r->sectors[0];
+	ck_assert_msg(ratio > 2.7 && ratio < 3.3, "read/write service %.3f, want 3 +- 10%%", ratio);
+	finish(fd, &r->tb[0][0], 2 * SHARE_DEPTH);
+	free(r);
+}
+END_TEST
+
+/* ---- classes ---- */
+
+/*
+ * Queued together, the RT queue goes first, then BE, and the idle class
+ * last (bfq_lookup_next_entity walks the classes in order).
+ */
+START_TEST(test_rt_then_be_then_idle)
+{
+	static const struct run want[] = { { PID_B, 4 }, { PID_A, 4 }, { PID_C, 4 } };
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[12];
+
+	for (unsigned int i = 0; i < 4; i++) {
+		read_at(fd, &tb[i], PID_A, 1000 + 16 * i);
+		submit(fd, &tb[4 + i], PID_B, RT0, 500000 + 16 * i, 8);
+		submit(fd, &tb[8 + i], PID_C, IDLE, 900000 + 16 * i, 8);
+	}
+	start_serial(fd);
+	serve_serially(fd, 1);
+	assert_runs(fd, want, 3);
+	finish(fd, tb, 12);
+}
+END_TEST
+
+/* An RT request takes the disk from a BE queue in service (bfq_bfqq_higher_class_or_weight). */
+START_TEST(test_rt_preempts_be)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[11];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	for (unsigned int i = 0; i < 10; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 16 * i);
+	start_serial(fd);
+	complete_one(fd, 1);
+	complete_one(fd, 1);
+	submit(fd, &tb[10], PID_B, RT0, 500000, 8);
+	complete_one(fd, 1);
+	ck_assert_int_eq(fd->events[3].pid, PID_B);
+	finish(fd, tb, 11);
+}
+END_TEST
+
+/*
+ * A BE queue busy for 400 ms does not starve the idle class for ever:
+ * once BFQ_CL_IDLE_TIMEOUT (200 ms) has passed, the next queue chosen is
+ * the idle one (bfq_lookup_next_entity), for one request only while
+ * others wait (bfq_dispatch_rq_from_bfqq); before 200 ms it gets none.
+ */
+START_TEST(test_idle_class_starvation_guard)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[403];
+	uint64_t t0 = now(fd);
+	uint64_t first;
+	int i;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	for (i = 0; i < 400; i++)
+		read_at(fd, &tb[i], PID_A, 1000 + 16 * (sector_t)i);
+	for (i = 0; i < 3; i++)
+		submit(fd, &tb[400 + i], PID_C, IDLE, 900000 + 16 * (sector_t)i, 8);
+	start_serial(fd);
+	serve_serially(fd, 1);
+	i = first_of(fd, PID_C);
+	ck_assert_int_gt(i, 0);
+	ck_assert_int_lt(i, 400); /* before the BE queue ran out */
+	first = t0 + (uint64_t)i * MS; /* one request a millisecond, no idling on the way */
+	ck_assert_msg(first >= t0 + 200 * MS && first <= t0 + (200 + 125 + 2) * MS,
+		      "the idle class first served after %llu ms",
+		      (unsigned long long)((first - t0) / MS));
+	ck_assert_int_eq(fd->events[i + 1].pid, PID_A);
+	finish(fd, tb, 403);
+}
+END_TEST
+
+/* ---- the weights tunable ---- */
+
+static const struct elv_tunable *weights_tunable(const struct fake_disk *fd)
+{
+	const struct elv_tunable *t = fd->q->elevator->type->tunables;
+
+	for (; t && t->name; t++)
+		if (!strcmp(t->name, "weights"))
+			return t;
+	ck_abort_msg("bfq has no weights tunable");
+	return NULL;
+}
+
+static void assert_weights(const struct fake_disk *fd, const char *want)
+{
+	char text[256];
+	int n = elv_tunable_text(fd->q->elevator, weights_tunable(fd), text, sizeof(text));
+
+	ck_assert_int_ge(n, 0);
+	text[n] = '\0';
+	ck_assert_str_eq(text, want);
+}
+
+/* Linux's cgroup io.bfq.weight per process: set, change, remove; refuse anything else. */
+START_TEST(test_weights_parse_and_refuse)
+{
+	static const char *const bad[] = {
+		"",	      "\n",	      "100",	     "100 ",	     "100 1001",
+		"100 -1",     "-5 10",	      "0 10",	     "abc 10",	     "100 10 20",
+		"100 10x",    "100 defaultx", "99999999999 5", "100 1e2",    " 100 10",
+		"100 10\n\n", "100\t",	      "100 0x10",    "100 100000000000000000000",
+	};
+	struct fake_disk *fd = bfq_disk();
+	struct elevator_queue *e = fd->q->elevator;
+
+	assert_weights(fd, "");
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "100 500\n"), 0);
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "200 1"), 0);
+	assert_weights(fd, "100 500\n200 1\n");
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "100 1000"), 0);
+	assert_weights(fd, "100 1000\n200 1\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(elv_tunable_store(e, "weights", bad[i]) == -EINVAL, "'%s' taken",
+			      bad[i]);
+		assert_weights(fd, "100 1000\n200 1\n");
+	}
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "300 30"), 0);
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "100 default\n"), 0);
+	assert_weights(fd, "200 1\n300 30\n");
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "300 0\n"), 0);
+	assert_weights(fd, "200 1\n");
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "200 0"), 0);
+	assert_weights(fd, "");
+	ck_assert_int_eq(elv_tunable_store(e, "weights", "300 0"), 0); /* none to remove */
+	assert_weights(fd, "");
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* ---- the published result: start-up latency under sequential readers (comm_startup_lat) ---- */
+
+#define BG_READERS 3
+#define BG_DEPTH 4
+#define BG_SECTORS 128 /* 64 KiB a read: readahead-sized */
+#define APP_READS 32
+#define BG_WARMUP_NS (4000 * MS)
+
+struct lat_sim {
+	struct fake_disk *fd;
+	struct disk_model *m;
+	uint64_t done_at; /* the request out completes then */
+	struct test_bio bg[BG_READERS][BG_DEPTH];
+	sector_t bg_next[BG_READERS];
+	struct test_bio app;
+	unsigned int app_done;
+	uint64_t app_start, app_end;
+};
+
+static struct lat_sim *sim_of(struct fake_disk *fd)
+{
+	return fd->priv;
+}
+
+/* The model says when the one request out completes; the driver takes no other. */
+static void sim_dispatch(struct fake_disk *fd, struct request *rq)
+{
+	struct lat_sim *s = sim_of(fd);
+	struct model_io io = { rq->cmd_op, rq->cmd_flags, blk_rq_pos(rq), blk_rq_sectors(rq) };
+
+	s->done_at = disk_model_service(s->m, &io, now(fd));
+	fd->stopped = true;
+}
+
+static sector_t app_sector(unsigned int i)
+{
+	/* scattered over 400 MiB in the last quarter of a 4 GiB disk, as a program's files */
+	return 6291456 + ((sector_t)i * 2654435761u % 819200) / 8 * 8;
+}
+
+static void sim_refill(struct lat_sim *s, bool with_app)
+{
+	for (int r = 0; r < BG_READERS; r++)
+		for (int i = 0; i < BG_DEPTH; i++)
+			if (s->bg[r][i].ended) {
+				submit(s->fd, &s->bg[r][i], 1000 + r, IOPRIO_DEFAULT, s->bg_next[r],
+				       BG_SECTORS);
+				s->bg_next[r] += BG_SECTORS;
+			}
+	if (!with_app || !s->app.ended)
+		return;
+	s->app.ended = 0;
+	if (++s->app_done == APP_READS) {
+		s->app_end = now(s->fd);
+		return;
+	}
+	submit(s->fd, &s->app, 4000, IOPRIO_DEFAULT, app_sector(s->app_done), 8);
+}
+
+/* Move the clock to the next event: a completion, or the elevator's wake-up. */
+static void sim_step(struct lat_sim *s)
+{
+	struct fake_disk *fd = s->fd;
+	struct request *rq = fake_nth(fd, 0);
+
+	/* a wake-up due while the one request is out waits for its completion */
+	if (rq && (fd->q->dispatch_at <= now(fd) || s->done_at <= fd->q->dispatch_at)) {
+		fd->clock.virtual_ns = s->done_at > now(fd) ? s->done_at : now(fd);
+		fd->stopped = false;
+		fake_complete(fd, rq, 0, blk_rq_sectors(rq));
+		return;
+	}
+	ck_assert_msg(fd->q->dispatch_at, "nothing out and no wake-up asked for");
+	if (fd->q->dispatch_at > now(fd))
+		fd->clock.virtual_ns = fd->q->dispatch_at;
+	blk_run_queue(fd->q);
+}
+
+/*
+ * The time a small reader takes for APP_READS dependent 4 KiB reads
+ * ("application start-up"), on the default hdd model, under elevator,
+ * with BG_READERS sequential readers (BG_DEPTH reads of 64 KiB out each)
+ * started BG_WARMUP_NS before it, or alone.
+ */
+static uint64_t startup_latency(const char *elevator, bool background)
+{
+	struct lat_sim *s = calloc(1, sizeof(*s));
+	char why[256];
+	uint64_t lat;
+
+	ck_assert_ptr_nonnull(s);
+	s->fd = fake_disk_new(elevator);
+	s->fd->q->limits.nr_requests = 1024;
+	s->fd->priv = s;
+	s->fd->on_dispatch = sim_dispatch;
+	ck_assert_int_eq(disk_model_new("hdd", 8388608, &s->m, why, sizeof(why)), 0);
+	for (int r = 0; background && r < BG_READERS; r++) {
+		s->bg_next[r] = (sector_t)r * 2000000;
+		for (int i = 0; i < BG_DEPTH; i++)
+			s->bg[r][i].ended = 1;
+	}
+	sim_refill(s, false);
+	for (unsigned int guard = 0; background && now(s->fd) < 1000000000ull + BG_WARMUP_NS;
+	     guard++) {
+		ck_assert_uint_lt(guard, 1000000);
+		sim_step(s);
+		sim_refill(s, false);
+	}
+	s->app_start = now(s->fd);
+	submit(s->fd, &s->app, 4000, IOPRIO_DEFAULT, app_sector(0), 8);
+	for (unsigned int guard = 0; !s->app_end; guard++) {
+		ck_assert_uint_lt(guard, 1000000);
+		sim_step(s);
+		sim_refill(s, true);
+	}
+	lat = s->app_end - s->app_start;
+	/* let the background go: end every bio, then free */
+	for (int r = 0; r < BG_READERS; r++)
+		for (int i = 0; i < BG_DEPTH; i++)
+			s->bg[r][i].ended = 0;
+	s->fd->on_dispatch = NULL;
+	s->fd->stopped = false;
+	blk_run_queue(s->fd->q);
+	for (unsigned int guard = 0; !blk_queue_idle(s->fd->q); guard++) {
+		ck_assert_uint_lt(guard, 100000);
+		if (s->fd->nr_dispatched)
+			fake_complete_all(s->fd);
+		else
+			wake(s->fd);
+	}
+	fake_disk_free(s->fd);
+	disk_model_free(s->m);
+	free(s);
+	return lat;
+}
+
+/*
+ * BFQ's comm_startup_lat result: with bfq the small reader's start-up
+ * under three sequential readers stays within 1.6x its time alone
+ * (bfq_bfqq_handle_idle_busy_switch raises the new queue and preempts,
+ * bfq_arm_slice_timer idles for it), while under deadline and noop it
+ * grows at least 4x.  Every time is virtual, on the hdd model.
+ */
+START_TEST(test_startup_latency_under_sequential_readers)
+{
+	uint64_t alone = startup_latency("bfq", false);
+	uint64_t bfq = startup_latency("bfq", true);
+	uint64_t deadline = startup_latency("deadline", true);
+	uint64_t noop = startup_latency("noop", true);
+
+	fprintf(stderr, "start-up: alone %.1f ms, bfq %.1f, deadline %.1f, noop %.1f\n",
+		(double)alone / MS, (double)bfq / MS, (double)deadline / MS, (double)noop / MS);
+	ck_assert_msg(bfq * 5 <= alone * 8, "bfq: %llu ms, alone %llu ms",
+		      (unsigned long long)(bfq / MS), (unsigned long long)(alone / MS));
+	ck_assert_msg(deadline >= 4 * alone, "deadline: %llu ms, alone %llu ms",
+		      (unsigned long long)(deadline / MS), (unsigned long long)(alone / MS));
+	ck_assert_msg(noop >= 4 * alone, "noop: %llu ms, alone %llu ms",
+		      (unsigned long long)(noop / MS), (unsigned long long)(alone / MS));
+}
+END_TEST
+
+#define NR_TUNABLES 10
+
+static const struct tunable_case tunables[NR_TUNABLES] = {
+	{ "fifo_expire_sync", 125, 1, INT_MAX },  { "fifo_expire_async", 250, 1, INT_MAX },
+	{ "back_seek_max", 16384, 0, INT_MAX },   { "back_seek_penalty", 2, 1, INT_MAX },
+	{ "slice_idle", 8, 0, INT_MAX },	  { "slice_idle_us", 8000, 0, INT_MAX },
+	{ "max_budget", 0, 0, INT_MAX / 8 },	  { "timeout_sync", 125, 1, INT_MAX },
+	{ "strict_guarantees", 0, 0, 1 },	  { "low_latency", 1, 0, 1 },
+};
+
+static Suite *bfq_suite(void)
+{
+	Suite *s = suite_create("bfq");
+	TCase *share = tcase_create("wf2q");
+	TCase *budget = tcase_create("budget");
+	TCase *idle = tcase_create("idling");
+	TCase *class = tcase_create("classes");
+	TCase *weights = tcase_create("weights");
+	TCase *latency = tcase_create("latency");
+
+	tcase_add_test(share, test_service_proportional_to_weights);
+	tcase_add_test(share, test_ioprio_levels_weigh);
+	tcase_add_test(share, test_smallest_eligible_finish_first);
+	suite_add_tcase(s, share);
+	tcase_add_test(budget, test_budget_exhausted_grows_budget);
+	tcase_add_test(budget, test_budget_timeout);
+	tcase_add_test(budget, test_no_more_requests_without_idling);
+	tcase_add_test(budget, test_no_more_requests_budget_is_service);
+	suite_add_tcase(s, budget);
+	tcase_add_test(idle, test_idle_waits_slice_idle_then_expires);
+	tcase_add_test(idle, test_idle_pays_off);
+	tcase_add_test(idle, test_raised_queue_idles_longer);
+	tcase_add_test(idle, test_soft_rt_raising_preempts);
+	tcase_add_test(idle, test_strict_guarantees);
+	tcase_add_test(idle, test_no_strict_guarantees);
+	tcase_add_test(idle, test_fifo_expiry_once_a_budget);
+	tcase_add_test(idle, test_back_seek_penalty_and_max);
+	tcase_add_test(idle, test_async_charged_more);
+	suite_add_tcase(s, idle);
+	tcase_add_test(class, test_rt_then_be_then_idle);
+	tcase_add_test(class, test_rt_preempts_be);
+	tcase_add_test(class, test_idle_class_starvation_guard);
+	suite_add_tcase(s, class);
+	tcase_add_test(weights, test_weights_parse_and_refuse);
+	suite_add_tcase(s, weights);
+	tcase_set_timeout(latency, 120);
+	tcase_add_test(latency, test_startup_latency_under_sequential_readers);
+	suite_add_tcase(s, latency);
+	suite_add_tcase(s, tunable_tests("bfq", tunables, NR_TUNABLES));
+	return s;
+}
+
+int main(void)
+{
+	return fake_run_suite(bfq_suite());
+}
