@@ -497,6 +497,104 @@ START_TEST(test_idle_pays_off)
 }
 END_TEST
 
+/*
+ * Teach bfq that the disk queues (bfq_update_hw_tag): PID_C's reads all go
+ * out at once, more than BFQ_HW_QUEUE_THRESHOLD of them, and complete one
+ * by one, each completion a sample.
+ */
+static void queue_deep(struct fake_disk *fd, struct test_bio *warm, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		read_at(fd, &warm[i], PID_C, 2000000 + i * 16);
+	fd->stopped = false;
+	blk_run_queue(fd->q);
+	ck_assert_uint_gt(fd->nr_dispatched, 4);
+	fake_complete_all(fd);
+	fd->stopped = true;
+	fd->clock.virtual_ns += 1000 * MS; /* past PID_C's idling: it expires at the next dispatch */
+}
+
+/*
+ * On a disk seen to queue requests (bfq_update_hw_tag), idling no longer
+ * boosts the throughput (idling_boosts_thr_without_issues): a sync queue
+ * that empties while another of the same weight and class waits is
+ * expired at once, and the other's request goes.
+ */
+START_TEST(test_queueing_disk_stops_idling)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio warm[64], tb[2];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	queue_deep(fd, warm, 64);
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	start_serial(fd);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_dispatched, 1);
+	ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_B);
+	finish(fd, tb, 2);
+	for (unsigned int i = 0; i < 64; i++)
+		ck_assert_int_eq(warm[i].ended, 1);
+}
+END_TEST
+
+/*
+ * Too few requests out at once to tell (bfq_update_hw_tag takes no
+ * sample): the disk is still taken for one that does not queue, and A is
+ * idled for.
+ */
+START_TEST(test_shallow_disk_keeps_idling)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio warm[3], tb[2];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	for (int round = 0; round < 20; round++) {
+		for (unsigned int i = 0; i < 3; i++)
+			read_at(fd, &warm[i], PID_C, 2000000 + i * 16);
+		fd->stopped = false;
+		blk_run_queue(fd->q);
+		ck_assert_uint_eq(fd->nr_dispatched, 3);
+		fake_complete_all(fd);
+		fd->stopped = true;
+		fd->clock.virtual_ns += 1000 * MS;
+	}
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	start_serial(fd);
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_dispatched, 0);
+	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/*
+ * On a queueing disk idling is still needed for service guarantees
+ * (idling_needed_for_service_guarantees, bfq_asymmetric_scenario): with B
+ * weighing more than A, B's emptied queue is idled for, or A would take
+ * some of B's share.
+ */
+START_TEST(test_queueing_disk_idles_when_asymmetric)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio warm[64], tb[2];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	queue_deep(fd, warm, 64);
+	tunable_store_ok(fd, "weights", "200 500");
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	start_serial(fd);
+	ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_B); /* heavier: first */
+	complete_one(fd, 1);
+	ck_assert_uint_eq(fd->nr_dispatched, 0);
+	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	finish(fd, tb, 2);
+}
+END_TEST
+
 /* A weight-raised (new, low_latency) queue idles at least 20 ms (bfq_arm_slice_timer). */
 START_TEST(test_raised_queue_idles_longer)
 {
@@ -1002,6 +1100,9 @@ static Suite *bfq_suite(void)
 	tcase_add_test(idle, test_idle_waits_slice_idle_then_expires);
 	tcase_add_test(idle, test_idle_pays_off);
 	tcase_add_test(idle, test_raised_queue_idles_longer);
+	tcase_add_test(idle, test_queueing_disk_stops_idling);
+	tcase_add_test(idle, test_shallow_disk_keeps_idling);
+	tcase_add_test(idle, test_queueing_disk_idles_when_asymmetric);
 	tcase_add_test(idle, test_soft_rt_raising_preempts);
 	tcase_add_test(idle, test_strict_guarantees);
 	tcase_add_test(idle, test_no_strict_guarantees);
