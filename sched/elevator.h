@@ -52,7 +52,7 @@ struct elevator_queue {
  * is not one number (bfq's per-process weights) has show and store
  * instead, and no get or set: show writes at most len bytes of text and
  * returns its length; store gets one write's text (NUL-terminated, a
- * trailing newline kept) and returns 0 or -EINVAL, leaving everything as
+ * trailing newline possibly there) and returns 0 or -EINVAL, leaving everything as
  * it was on an error.  Both are called with the queue lock held.
  */
 struct elv_tunable {
