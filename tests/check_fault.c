@@ -20,100 +20,17 @@
 #define CAPACITY 65536u /* sectors: 32 MiB */
 #define MAX_BIOS 4096
 
-/* The memory backend: the medium is an array; it ends each request whole from its timer, set to
- * now. */
-struct mem_rq {
-	TAILQ_ENTRY(mem_rq) link;
-	struct request *rq;
-};
-
-struct mem {
-	unsigned char *data;
-	TAILQ_HEAD(, mem_rq) fifo;
-	unsigned int reads, writes, others; /* what came down */
-};
-
-static struct mem *the_mem;
-
 static unsigned char pattern(size_t off)
 {
 	return (unsigned char)(off * 7 + 3);
 }
 
-static int mem_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
-		    size_t whylen)
-{
-	struct mem *m = calloc(1, sizeof(*m));
-
-	ck_assert_ptr_nonnull(m);
-	m->data = malloc((size_t)CAPACITY * SECTOR_SIZE);
-	ck_assert_ptr_nonnull(m->data);
-	for (size_t i = 0; i < (size_t)CAPACITY * SECTOR_SIZE; i++)
-		m->data[i] = pattern(i);
-	TAILQ_INIT(&m->fifo);
-	lim->logical_block_size = SECTOR_SIZE;
-	lim->discard = lim->write_zeroes = true;
-	lim->has_cache = true; /* else the queue ends flushes itself */
-	dev->priv = m;
-	the_mem = m;
-	return 0;
-}
-
-static void mem_close(struct blk_dev *dev)
-{
-	struct mem *m = dev->priv;
-
-	free(m->data);
-	free(m);
-	the_mem = NULL;
-}
-
-static void mem_submit(struct blk_dev *dev, struct request *rq)
-{
-	struct mem *m = dev->priv;
-	struct mem_rq *p = dev_rq_pdu(dev, rq);
-
-	m->reads += rq->cmd_op == REQ_OP_READ;
-	m->writes += rq->cmd_op == REQ_OP_WRITE;
-	m->others += rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_WRITE;
-	p->rq = rq;
-	TAILQ_INSERT_TAIL(&m->fifo, p, link);
-	dev_set_timer(dev, dev_now(dev));
-}
-
-static void mem_timer(struct blk_dev *dev, uint64_t now)
-{
-	struct mem *m = dev->priv;
-	struct mem_rq *p;
-
-	while ((p = TAILQ_FIRST(&m->fifo))) {
-		struct request *rq = p->rq;
-		unsigned char *at = m->data + (blk_rq_pos(rq) << SECTOR_SHIFT);
-
-		TAILQ_REMOVE(&m->fifo, p, link);
-		if (rq->cmd_op == REQ_OP_READ)
-			sh_copy(rq, at, true);
-		else if (rq->cmd_op == REQ_OP_WRITE)
-			sh_copy(rq, at, false);
-		dev_end(dev, rq, 0, blk_rq_sectors(rq));
-	}
-}
-
-static const struct dev_ops mem_ops = {
-    .api_version = DEV_API_VERSION,
-    .name = "mem",
-    .backend = true,
-    .rq_pdu_size = sizeof(struct mem_rq),
-    .open = mem_open,
-    .close = mem_close,
-    .submit = mem_submit,
-    .timer = mem_timer,
-};
-
-/* A queue with noop over the filter of spec over mem. */
+/* A queue with noop over the filter of spec over mem, its medium a pattern. */
 static void setup(struct stack_harness *h, const char *spec)
 {
-	sh_setup(h, &spec, 1, &mem_ops, CAPACITY, MAX_BIOS);
+	sh_setup(h, &spec, 1, &sh_mem_cache_ops, CAPACITY, MAX_BIOS);
+	for (size_t i = 0; i < (size_t)CAPACITY * SECTOR_SIZE; i++)
+		sh_mem->data[i] = pattern(i);
 }
 
 /* One request of one bio, run until it has ended; its index. */
@@ -295,7 +212,7 @@ START_TEST(times_and_interval)
 		ck_assert_int_eq(h.error[b], 0);
 	}
 	ck_assert_uint_eq(stat_of(&h, "errors"), 2);
-	ck_assert_uint_eq(the_mem->writes, 10); /* the failed two never went down */
+	ck_assert_uint_eq(sh_mem->writes, 10); /* the failed two never went down */
 	sh_teardown(&h);
 }
 END_TEST
@@ -360,8 +277,8 @@ START_TEST(flakey_error_reads_only)
 	sh_run_until(&h, START_NS + 2 * MS);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], -EIO);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 8)], 0);
-	ck_assert_uint_eq(the_mem->writes, 1);
-	ck_assert_uint_eq(the_mem->reads, 0);
+	ck_assert_uint_eq(sh_mem->writes, 1);
+	ck_assert_uint_eq(sh_mem->reads, 0);
 	sh_teardown(&h);
 }
 END_TEST
@@ -433,7 +350,7 @@ START_TEST(write_clears_a_bad_sector_unless_sticky)
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 21, 1)], -EIO);
 	ck_assert_str_eq(show(&h, "badblocks"), "20-21\n");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 21, 1)], -EIO);
-	ck_assert_uint_eq(the_mem->writes, 0);
+	ck_assert_uint_eq(sh_mem->writes, 0);
 	sh_teardown(&h);
 }
 END_TEST
@@ -584,9 +501,9 @@ START_TEST(corrupt_bio_byte_changes_exactly_that_byte)
 	setup(&h, "fault:up=1,down=1000,corrupt_bio_byte=1,corrupt_value=7,corrupt_on=write");
 	sh_run_until(&h, START_NS + 2 * MS);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 1)], 0);
-	ck_assert_uint_eq(the_mem->data[0], 7);
+	ck_assert_uint_eq(sh_mem->data[0], 7);
 	for (size_t i = 1; i < SECTOR_SIZE; i++)
-		ck_assert_uint_eq(the_mem->data[i], 0x5a);
+		ck_assert_uint_eq(sh_mem->data[i], 0x5a);
 	sh_teardown(&h);
 }
 END_TEST
@@ -601,11 +518,11 @@ START_TEST(drop_writes_completes_but_writes_nothing)
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 8)], 0);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE_ZEROES, 64, 8)], 0);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], 0);
-	ck_assert_uint_eq(the_mem->writes, 0);
-	ck_assert_uint_eq(the_mem->others, 0);
-	ck_assert_uint_eq(the_mem->reads, 1);
+	ck_assert_uint_eq(sh_mem->writes, 0);
+	ck_assert_uint_eq(sh_mem->others, 0);
+	ck_assert_uint_eq(sh_mem->reads, 1);
 	for (size_t i = 0; i < 8 * SECTOR_SIZE; i++)
-		ck_assert_uint_eq(the_mem->data[i], pattern(i));
+		ck_assert_uint_eq(sh_mem->data[i], pattern(i));
 	ck_assert_uint_eq(stat_of(&h, "dropped_writes"), 2);
 	sh_teardown(&h);
 }

@@ -17,164 +17,12 @@
 #define START_NS SH_START_NS
 #define CAPACITY 16384u /* sectors: 8 MiB */
 #define MAX_BIOS 64
-#define MAX_LOG 256
-
-/* The memory backend: the medium is an array; requests wait until the test ends them. */
-struct mem_rq {
-	TAILQ_ENTRY(mem_rq) link;
-	struct request *rq;
-	char *snap; /* a read's data, taken when it came: the device read it then */
-};
-
-struct mem_op {
-	enum req_op op;
-	unsigned int flags;
-	sector_t sector;
-	unsigned int nr;
-	uint64_t at;
-};
-
-struct mem {
-	char *data;
-	TAILQ_HEAD(, mem_rq) fifo;
-	unsigned int nr_pending;
-	bool hold;            /* end only when the test says; else at once, from the timer */
-	bool fail_writes;     /* writes end with -EIO, and change nothing */
-	bool refuse;          /* takes nothing (can_take false) */
-	struct mem_op log[MAX_LOG]; /* what came, in order */
-	unsigned int nr_log;
-	unsigned int writes_done, flushes_done;
-	unsigned int writes_done_at_flush; /* when the last flush came */
-};
-
-static struct mem *the_mem;
-
-static bool ranges_meet(sector_t a, unsigned int na, sector_t b, unsigned int nb)
-{
-	return a < b + nb && b < a + na;
-}
-
-static int mem_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
-		    size_t whylen)
-{
-	struct mem *m = calloc(1, sizeof(*m));
-
-	ck_assert_ptr_nonnull(m);
-	m->data = calloc(CAPACITY, SECTOR_SIZE);
-	ck_assert_ptr_nonnull(m->data);
-	TAILQ_INIT(&m->fifo);
-	lim->logical_block_size = SECTOR_SIZE;
-	lim->discard = lim->write_zeroes = true;
-	dev->priv = m;
-	the_mem = m;
-	return 0;
-}
-
-static void mem_close(struct blk_dev *dev)
-{
-	struct mem *m = dev->priv;
-
-	free(m->data);
-	free(m);
-	the_mem = NULL;
-}
-
-/* Two writes to the same sectors are never below at once: their order would be the device's. */
-static void mem_submit(struct blk_dev *dev, struct request *rq)
-{
-	struct mem *m = dev->priv;
-	struct mem_rq *p = dev_rq_pdu(dev, rq), *o;
-
-	if (rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH)
-		TAILQ_FOREACH(o, &m->fifo, link)
-			ck_assert_msg(o->rq->cmd_op == REQ_OP_READ || o->rq->cmd_op == REQ_OP_FLUSH ||
-					      !ranges_meet(blk_rq_pos(rq), blk_rq_sectors(rq),
-							   blk_rq_pos(o->rq), blk_rq_sectors(o->rq)),
-				      "overlapping writes below at once at %llu",
-				      (unsigned long long)blk_rq_pos(rq));
-	ck_assert_uint_lt(m->nr_log, MAX_LOG);
-	m->log[m->nr_log++] = (struct mem_op){ rq->cmd_op, rq->cmd_flags, blk_rq_pos(rq),
-					       blk_rq_sectors(rq), dev_now(dev) };
-	if (rq->cmd_op == REQ_OP_FLUSH)
-		m->writes_done_at_flush = m->writes_done;
-	p->rq = rq;
-	p->snap = NULL;
-	if (rq->cmd_op == REQ_OP_READ) {
-		p->snap = malloc((size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
-		ck_assert_ptr_nonnull(p->snap);
-		memcpy(p->snap, m->data + (blk_rq_pos(rq) << SECTOR_SHIFT),
-		       (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
-	}
-	TAILQ_INSERT_TAIL(&m->fifo, p, link);
-	m->nr_pending++;
-	if (!m->hold)
-		dev_set_timer(dev, dev_now(dev));
-}
-
-static void mem_finish(struct blk_dev *dev, struct mem_rq *p)
-{
-	struct mem *m = dev->priv;
-	struct request *rq = p->rq;
-	char *at = m->data + (blk_rq_pos(rq) << SECTOR_SHIFT);
-
-	TAILQ_REMOVE(&m->fifo, p, link);
-	m->nr_pending--;
-	switch (rq->cmd_op) {
-	case REQ_OP_READ:
-		sh_copy(rq, p->snap, true);
-		free(p->snap);
-		break;
-	case REQ_OP_WRITE:
-		if (m->fail_writes) {
-			dev_end(dev, rq, -EIO, blk_rq_sectors(rq));
-			return;
-		}
-		sh_copy(rq, at, false);
-		m->writes_done++;
-		break;
-	case REQ_OP_DISCARD:
-	case REQ_OP_WRITE_ZEROES:
-		memset(at, 0, (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
-		m->writes_done++;
-		break;
-	case REQ_OP_FLUSH:
-		m->flushes_done++;
-		break;
-	}
-	dev_end(dev, rq, 0, blk_rq_sectors(rq));
-}
-
-static bool mem_can_take(struct blk_dev *dev)
-{
-	struct mem *m = dev->priv;
-
-	return !m->refuse;
-}
-
-static void mem_timer(struct blk_dev *dev, uint64_t now)
-{
-	struct mem *m = dev->priv;
-
-	while (!m->hold && !TAILQ_EMPTY(&m->fifo))
-		mem_finish(dev, TAILQ_FIRST(&m->fifo));
-}
-
-static const struct dev_ops mem_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "mem",
-	.backend = true,
-	.rq_pdu_size = sizeof(struct mem_rq),
-	.open = mem_open,
-	.close = mem_close,
-	.can_take = mem_can_take,
-	.submit = mem_submit,
-	.timer = mem_timer,
-};
 
 /* A queue with noop over the stack of specs (top first) over mem, a write cache in it. */
 static void setup_stack(struct stack_harness *h, const char *const *specs, unsigned int nr)
 {
-	sh_setup(h, specs, nr, &mem_ops, CAPACITY, MAX_BIOS);
+	sh_setup(h, specs, nr, &sh_mem_ops, CAPACITY, MAX_BIOS);
+	sh_mem->no_overlap = true; /* their order would be the device's */
 	ck_assert(h->stack.limits.has_cache);
 	ck_assert_ptr_nonnull(dev_stack_find(&h->stack, "write-cache"));
 }
@@ -202,13 +50,13 @@ static unsigned int flush(struct stack_harness *h)
 /* End the backend's nth pending request (0: the oldest). */
 static void complete_nth(struct stack_harness *h, unsigned int n)
 {
-	struct mem_rq *p = TAILQ_FIRST(&the_mem->fifo);
+	struct sh_mem_rq *p = TAILQ_FIRST(&sh_mem->fifo);
 
 	while (p && n--)
 		p = TAILQ_NEXT(p, link);
 	ck_assert_ptr_nonnull(p);
 	blk_queue_lock(h->q);
-	mem_finish(h->stack.bottom, p);
+	sh_mem_finish(h->stack.bottom, p);
 	blk_queue_unlock(h->q);
 	sh_kick(h);
 }
@@ -216,7 +64,7 @@ static void complete_nth(struct stack_harness *h, unsigned int n)
 /* End the backend's oldest request, a read, in two parts: its first sectors, then the rest. */
 static void complete_read_in_two(struct stack_harness *h, unsigned int first)
 {
-	struct mem_rq *p = TAILQ_FIRST(&the_mem->fifo);
+	struct sh_mem_rq *p = TAILQ_FIRST(&sh_mem->fifo);
 	struct request *rq;
 	unsigned int total;
 
@@ -226,8 +74,8 @@ static void complete_read_in_two(struct stack_harness *h, unsigned int first)
 	ck_assert_int_eq(rq->cmd_op, REQ_OP_READ);
 	ck_assert_uint_lt(first, total);
 	blk_queue_lock(h->q);
-	TAILQ_REMOVE(&the_mem->fifo, p, link);
-	the_mem->nr_pending--;
+	TAILQ_REMOVE(&sh_mem->fifo, p, link);
+	sh_mem->nr_pending--;
 	sh_copy(rq, p->snap, true); /* all its data, before any of it ends */
 	free(p->snap);
 	dev_end(h->stack.bottom, rq, 0, first);
@@ -238,14 +86,14 @@ static void complete_read_in_two(struct stack_harness *h, unsigned int first)
 
 static void complete_all(struct stack_harness *h)
 {
-	while (the_mem->nr_pending)
+	while (sh_mem->nr_pending)
 		complete_nth(h, 0);
 }
 
 /* Whether nr sectors of the medium from sector are all byte b. */
 static bool medium_is(sector_t sector, unsigned int nr, int b)
 {
-	const unsigned char *p = (unsigned char *)the_mem->data + (sector << SECTOR_SHIFT);
+	const unsigned char *p = (unsigned char *)sh_mem->data + (sector << SECTOR_SHIFT);
 
 	for (size_t i = 0; i < (size_t)nr << SECTOR_SHIFT; i++)
 		if (p[i] != (unsigned char)b)
@@ -267,8 +115,8 @@ static unsigned int log_count(enum req_op op)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < the_mem->nr_log; i++)
-		n += the_mem->log[i].op == op;
+	for (unsigned int i = 0; i < sh_mem->nr_log; i++)
+		n += sh_mem->log[i].op == op;
 	return n;
 }
 
@@ -293,7 +141,7 @@ START_TEST(write_ends_before_the_backend_and_reads_back)
 	w = wr(&h, 8, 8, 0xa1);
 	ck_assert(h.ended_at[w]);
 	ck_assert_int_eq(h.error[w], 0);
-	ck_assert_uint_eq(the_mem->nr_log, 0);
+	ck_assert_uint_eq(sh_mem->nr_log, 0);
 	ck_assert(medium_is(8, 8, 0));
 	ck_assert_str_eq(attr_show(&h, "dirty"), "4096\n");
 
@@ -321,19 +169,19 @@ START_TEST(flush_ends_after_writeback_and_a_flush_below)
 	unsigned int w, f;
 
 	setup(&h, "write-cache:expire=0");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	w = wr(&h, 0, 8, 0xb2);
 	ck_assert(h.ended_at[w]);
 	f = flush(&h);
 	ck_assert(!h.ended_at[f]);
-	ck_assert_uint_eq(the_mem->nr_log, 1); /* the writeback, not yet the flush */
-	ck_assert_int_eq(the_mem->log[0].op, REQ_OP_WRITE);
+	ck_assert_uint_eq(sh_mem->nr_log, 1); /* the writeback, not yet the flush */
+	ck_assert_int_eq(sh_mem->log[0].op, REQ_OP_WRITE);
 	complete_nth(&h, 0);
 	ck_assert(medium_is(0, 8, 0xb2));
 	ck_assert(!h.ended_at[f]);
-	ck_assert_uint_eq(the_mem->nr_log, 2);
-	ck_assert_int_eq(the_mem->log[1].op, REQ_OP_FLUSH);
-	ck_assert_uint_eq(the_mem->writes_done_at_flush, 1);
+	ck_assert_uint_eq(sh_mem->nr_log, 2);
+	ck_assert_int_eq(sh_mem->log[1].op, REQ_OP_FLUSH);
+	ck_assert_uint_eq(sh_mem->writes_done_at_flush, 1);
 	complete_nth(&h, 0);
 	ck_assert(h.ended_at[f]);
 	ck_assert_int_eq(h.error[f], 0);
@@ -352,18 +200,18 @@ START_TEST(fua_write_goes_through_after_older_data)
 	unsigned int w1, w2, f;
 
 	setup(&h, "write-cache:expire=10");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	w1 = wr(&h, 0, 8, 0x11);
 	ck_assert(h.ended_at[w1]);
 	sh_run_until(&h, START_NS + 10 * MS); /* expired: its writeback goes down */
-	ck_assert_uint_eq(the_mem->nr_pending, 1);
+	ck_assert_uint_eq(sh_mem->nr_pending, 1);
 	w2 = sh_submit(&h, REQ_OP_WRITE, REQ_FUA, 4, 8, 0x22);
 	ck_assert(!h.ended_at[w2]);
-	ck_assert_uint_eq(the_mem->nr_pending, 1); /* waits for the writeback of 0-7 */
+	ck_assert_uint_eq(sh_mem->nr_pending, 1); /* waits for the writeback of 0-7 */
 	complete_nth(&h, 0);
-	ck_assert_uint_eq(the_mem->nr_pending, 1);
-	ck_assert_int_eq(the_mem->log[1].op, REQ_OP_WRITE);
-	ck_assert(the_mem->log[1].flags & REQ_FUA);
+	ck_assert_uint_eq(sh_mem->nr_pending, 1);
+	ck_assert_int_eq(sh_mem->log[1].op, REQ_OP_WRITE);
+	ck_assert(sh_mem->log[1].flags & REQ_FUA);
 	ck_assert(!h.ended_at[w2]);
 	complete_nth(&h, 0);
 	ck_assert(h.ended_at[w2]);
@@ -380,8 +228,8 @@ START_TEST(fua_write_goes_through_after_older_data)
 	ck_assert(h.ended_at[f]);
 	ck_assert(medium_is(16, 8, 0x44));
 	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 3); /* the writeback, and the two FUA writes */
-	ck_assert_uint_eq(the_mem->log[2].sector, 16);
-	ck_assert(the_mem->log[2].flags & REQ_FUA);
+	ck_assert_uint_eq(sh_mem->log[2].sector, 16);
+	ck_assert(sh_mem->log[2].flags & REQ_FUA);
 	sh_teardown(&h);
 }
 END_TEST
@@ -393,12 +241,12 @@ START_TEST(overlapping_writes_last_wins)
 	unsigned int w3, f;
 
 	setup(&h, "write-cache:expire=10,depth=4");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	wr(&h, 0, 16, 0xa0);
 	wr(&h, 4, 4, 0xb0);
 	wr(&h, 6, 4, 0xc0);
 	sh_run_until(&h, START_NS + 10 * MS); /* every extent expired: written back at once */
-	ck_assert_uint_eq(the_mem->nr_pending, 4); /* 0-3, 4-5, 6-9, 10-15 */
+	ck_assert_uint_eq(sh_mem->nr_pending, 4); /* 0-3, 4-5, 6-9, 10-15 */
 	/* a newer write over one in writeback waits for it, then lands after it */
 	w3 = wr(&h, 0, 16, 0xd0);
 	ck_assert(!h.ended_at[w3]);
@@ -424,11 +272,11 @@ START_TEST(read_racing_a_writeback_gets_the_newer_data)
 	unsigned int r;
 
 	setup(&h, "write-cache:expire=10");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	wr(&h, 0, 8, 0x5a);
 	r = rd(&h, 0, 8); /* the device reads the old zeros now */
 	sh_run_until(&h, START_NS + 10 * MS);
-	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	ck_assert_uint_eq(sh_mem->nr_pending, 2);
 	complete_nth(&h, 1); /* the writeback lands first */
 	ck_assert(medium_is(0, 8, 0x5a));
 	complete_nth(&h, 0);
@@ -458,7 +306,7 @@ START_TEST(cut_all_drops_and_fails_until_restore)
 	ck_assert(strstr(attr_show(&h, "stats"), "dropped 6144\n"));
 	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
 
-	unsigned int before = the_mem->nr_log;
+	unsigned int before = sh_mem->nr_log;
 
 	w = wr(&h, 32, 8, 0x04);
 	r = rd(&h, 0, 8);
@@ -467,7 +315,7 @@ START_TEST(cut_all_drops_and_fails_until_restore)
 	ck_assert_int_eq(h.error[w], -EIO);
 	ck_assert_int_eq(h.error[r], -EIO);
 	ck_assert_int_eq(h.error[f], -EIO);
-	ck_assert_uint_eq(the_mem->nr_log, before); /* nothing reached the backend */
+	ck_assert_uint_eq(sh_mem->nr_log, before); /* nothing reached the backend */
 
 	attr_store(&h, "restore", "2", -EINVAL);
 	attr_store(&h, "cut", "some", -EINVAL);
@@ -493,7 +341,7 @@ static void cut_after_writes(struct stack_harness *h, const char *spec, const ch
 		wr(h, (sector_t)i * 16, 8, 0x40 + (int)i);
 	attr_store(h, "cut", how, 0);
 	ck_assert_str_eq(attr_show(h, "state"), "off\n"); /* the persisted ones landed first */
-	memcpy(out, the_mem->data, 32 * 16 * SECTOR_SIZE);
+	memcpy(out, sh_mem->data, 32 * 16 * SECTOR_SIZE);
 	attr_store(h, "restore", "1", 0);
 }
 
@@ -565,13 +413,13 @@ START_TEST(expire_writes_back_on_time)
 	struct stack_harness h;
 
 	setup(&h, "write-cache:expire=50");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	wr(&h, 0, 8, 0x77);
 	sh_run_until(&h, START_NS + 50 * MS - 1);
-	ck_assert_uint_eq(the_mem->nr_log, 0);
+	ck_assert_uint_eq(sh_mem->nr_log, 0);
 	sh_run_until(&h, START_NS + 50 * MS);
-	ck_assert_uint_eq(the_mem->nr_log, 1);
-	ck_assert_uint_eq(the_mem->log[0].at, START_NS + 50 * MS);
+	ck_assert_uint_eq(sh_mem->nr_log, 1);
+	ck_assert_uint_eq(sh_mem->log[0].at, START_NS + 50 * MS);
 	complete_all(&h);
 	ck_assert(medium_is(0, 8, 0x77));
 	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
@@ -586,11 +434,11 @@ START_TEST(full_cache_makes_writes_wait)
 	unsigned int last;
 
 	setup(&h, "write-cache:size=1,expire=0,depth=2");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	for (unsigned int i = 0; i < 16; i++) /* 16 x 62 KiB: 992 KiB of 1 MiB */
 		ck_assert(h.ended_at[wr(&h, (sector_t)i * 256, 124, 0x10 + (int)i)]);
 	/* over half full: writeback began, no more than depth at once */
-	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	ck_assert_uint_eq(sh_mem->nr_pending, 2);
 	last = wr(&h, 4096, 128, 0x99); /* 64 KiB: 32 too many */
 	ck_assert(!h.ended_at[last]);
 	complete_nth(&h, 0);
@@ -613,10 +461,10 @@ START_TEST(cut_fails_what_is_below)
 	unsigned int r, w;
 
 	setup(&h, "write-cache:expire=0");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	r = rd(&h, 0, 8);
 	w = sh_submit(&h, REQ_OP_WRITE, REQ_FUA, 64, 8, 0x66);
-	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	ck_assert_uint_eq(sh_mem->nr_pending, 2);
 	attr_store(&h, "cut", "all", 0);
 	ck_assert(!h.ended_at[r] && !h.ended_at[w]);
 	complete_all(&h);
@@ -638,7 +486,7 @@ static void writeback_order(const char *spec, sector_t *order)
 	flush(&h);
 	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 16);
 	for (unsigned int i = 0; i < 16; i++)
-		order[i] = the_mem->log[i].sector;
+		order[i] = sh_mem->log[i].sector;
 	sh_teardown(&h);
 }
 
@@ -667,12 +515,12 @@ START_TEST(failed_writeback_fails_the_flush)
 
 	setup(&h, "write-cache:expire=0");
 	wr(&h, 0, 8, 0x12);
-	the_mem->fail_writes = true;
+	sh_mem->fail_writes = true;
 	f = flush(&h);
 	ck_assert(h.ended_at[f]);
 	ck_assert_int_eq(h.error[f], -EIO);
 	ck_assert(strstr(attr_show(&h, "stats"), "dropped 4096\n"));
-	the_mem->fail_writes = false;
+	sh_mem->fail_writes = false;
 	f = flush(&h);
 	ck_assert_int_eq(h.error[f], 0);
 	sh_teardown(&h);
@@ -692,13 +540,13 @@ START_TEST(read_ended_in_parts_under_a_model_gets_the_cache)
 	unsigned int w, r;
 
 	setup_stack(&h, specs, 2);
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	w = wr(&h, 8, 8, 0xa1);
 	sh_run_until(&h, START_NS + 1000 * MS);
 	ck_assert(h.ended_at[w]);
-	ck_assert_uint_eq(the_mem->nr_log, 0);
+	ck_assert_uint_eq(sh_mem->nr_log, 0);
 	r = rd(&h, 0, 16);
-	ck_assert_uint_eq(the_mem->nr_pending, 1);
+	ck_assert_uint_eq(sh_mem->nr_pending, 1);
 	complete_read_in_two(&h, 8);
 	sh_run_until(&h, START_NS + 2000 * MS);
 	ck_assert(h.ended_at[r]);
@@ -716,11 +564,11 @@ START_TEST(restore_waits_for_the_cut)
 	struct stack_harness h;
 
 	setup(&h, "write-cache:expire=0,seed=7");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	for (unsigned int i = 0; i < 8; i++)
 		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
 	attr_store(&h, "cut", "random", 0);
-	ck_assert_uint_gt(the_mem->nr_pending, 0);
+	ck_assert_uint_gt(sh_mem->nr_pending, 0);
 	ck_assert_str_eq(attr_show(&h, "state"), "cutting\n");
 	attr_store(&h, "restore", "1", -EBUSY);
 	complete_all(&h);
@@ -738,26 +586,26 @@ START_TEST(flush_during_a_cut_waits_for_its_writebacks)
 	unsigned int f;
 
 	setup(&h, "write-cache:expire=0,seed=12,depth=1");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	for (unsigned int i = 0; i < 8; i++)
 		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
-	the_mem->refuse = true; /* the cut's writebacks wait: none below for a moment */
+	sh_mem->refuse = true; /* the cut's writebacks wait: none below for a moment */
 	attr_store(&h, "cut", "random", 0);
 	ck_assert_ptr_nonnull(strstr(attr_show(&h, "stats"), "dropped 16384\n")); /* 4 kept */
 	f = flush(&h);
 	ck_assert(!h.ended_at[f]);
-	ck_assert_uint_eq(the_mem->nr_pending, 0);
-	the_mem->refuse = false;
+	ck_assert_uint_eq(sh_mem->nr_pending, 0);
+	sh_mem->refuse = false;
 	sh_run_until(&h, START_NS + MS); /* the filter looks again */
 	for (unsigned int i = 0; i < 3; i++) {
-		ck_assert_uint_eq(the_mem->nr_pending, 1);
+		ck_assert_uint_eq(sh_mem->nr_pending, 1);
 		complete_nth(&h, 0);
 		ck_assert(!h.ended_at[f]);
 	}
 	complete_nth(&h, 0);
 	ck_assert(h.ended_at[f]);
 	ck_assert_int_eq(h.error[f], -EIO);
-	ck_assert_uint_eq(the_mem->nr_pending, 0);
+	ck_assert_uint_eq(sh_mem->nr_pending, 0);
 	ck_assert_str_eq(attr_show(&h, "state"), "off\n");
 	sh_teardown(&h);
 }

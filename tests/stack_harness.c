@@ -281,6 +281,158 @@ void sh_hand_end(struct stack_harness *h, unsigned int k, int error, unsigned in
 	blk_queue_unlock(h->q);
 }
 
+struct sh_mem *sh_mem;
+
+static bool sh_ranges_meet(sector_t a, unsigned int na, sector_t b, unsigned int nb)
+{
+	return a < b + nb && b < a + na;
+}
+
+static int sh_mem_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		       size_t whylen)
+{
+	struct sh_mem *m = calloc(1, sizeof(*m));
+
+	(void)args;
+	(void)why;
+	(void)whylen;
+	ck_assert_ptr_nonnull(m);
+	m->data = calloc(lim->capacity, SECTOR_SIZE);
+	ck_assert_ptr_nonnull(m->data);
+	TAILQ_INIT(&m->fifo);
+	lim->logical_block_size = SECTOR_SIZE;
+	lim->discard = lim->write_zeroes = true;
+	dev->priv = m;
+	sh_mem = m;
+	return 0;
+}
+
+static int sh_mem_cache_open(struct blk_dev *dev, const char *args, struct dev_limits *lim,
+			     char *why, size_t whylen)
+{
+	lim->has_cache = true;
+	return sh_mem_open(dev, args, lim, why, whylen);
+}
+
+static void sh_mem_close(struct blk_dev *dev)
+{
+	struct sh_mem *m = dev->priv;
+
+	free(m->data);
+	free(m->log);
+	free(m);
+	sh_mem = NULL;
+}
+
+/* What came, in order, and (no_overlap) no write below at once with another on its sectors. */
+static void sh_mem_record(struct blk_dev *dev, struct sh_mem *m, struct request *rq)
+{
+	struct sh_mem_rq *o;
+	bool write = rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH;
+
+	if (write && m->no_overlap)
+		TAILQ_FOREACH(o, &m->fifo, link)
+			ck_assert_msg(o->rq->cmd_op == REQ_OP_READ || o->rq->cmd_op == REQ_OP_FLUSH ||
+					      !sh_ranges_meet(blk_rq_pos(rq), blk_rq_sectors(rq),
+							      blk_rq_pos(o->rq), blk_rq_sectors(o->rq)),
+				      "overlapping writes below at once at %llu",
+				      (unsigned long long)blk_rq_pos(rq));
+	m->log = realloc(m->log, (m->nr_log + 1) * sizeof(*m->log));
+	ck_assert_ptr_nonnull(m->log);
+	m->log[m->nr_log++] = (struct sh_mem_op){ rq->cmd_op, rq->cmd_flags, blk_rq_pos(rq),
+						  blk_rq_sectors(rq), dev_now(dev) };
+	m->reads += rq->cmd_op == REQ_OP_READ;
+	m->writes += rq->cmd_op == REQ_OP_WRITE;
+	m->others += rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_WRITE;
+	if (rq->cmd_op == REQ_OP_FLUSH)
+		m->writes_done_at_flush = m->writes_done;
+}
+
+static void sh_mem_submit(struct blk_dev *dev, struct request *rq)
+{
+	struct sh_mem *m = dev->priv;
+	struct sh_mem_rq *p = dev_rq_pdu(dev, rq);
+	size_t len = (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT;
+
+	sh_mem_record(dev, m, rq);
+	p->rq = rq;
+	p->snap = NULL;
+	if (rq->cmd_op == REQ_OP_READ) {
+		p->snap = malloc(len);
+		ck_assert_ptr_nonnull(p->snap);
+		memcpy(p->snap, m->data + (blk_rq_pos(rq) << SECTOR_SHIFT), len);
+	}
+	TAILQ_INSERT_TAIL(&m->fifo, p, link);
+	m->nr_pending++;
+	if (!m->hold)
+		dev_set_timer(dev, dev_now(dev));
+}
+
+void sh_mem_finish(struct blk_dev *dev, struct sh_mem_rq *p)
+{
+	struct sh_mem *m = dev->priv;
+	struct request *rq = p->rq;
+	unsigned char *at = m->data + (blk_rq_pos(rq) << SECTOR_SHIFT);
+
+	TAILQ_REMOVE(&m->fifo, p, link);
+	m->nr_pending--;
+	switch (rq->cmd_op) {
+	case REQ_OP_READ:
+		sh_copy(rq, p->snap, true);
+		free(p->snap);
+		break;
+	case REQ_OP_WRITE:
+		if (m->fail_writes) {
+			dev_end(dev, rq, -EIO, blk_rq_sectors(rq));
+			return;
+		}
+		sh_copy(rq, at, false);
+		m->writes_done++;
+		break;
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		memset(at, 0, (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
+		m->writes_done++;
+		break;
+	case REQ_OP_FLUSH:
+		m->flushes_done++;
+		break;
+	}
+	dev_end(dev, rq, 0, blk_rq_sectors(rq));
+}
+
+static bool sh_mem_can_take(struct blk_dev *dev)
+{
+	struct sh_mem *m = dev->priv;
+
+	return !m->refuse;
+}
+
+static void sh_mem_timer(struct blk_dev *dev, uint64_t now)
+{
+	struct sh_mem *m = dev->priv;
+
+	(void)now;
+	while (!m->hold && !TAILQ_EMPTY(&m->fifo))
+		sh_mem_finish(dev, TAILQ_FIRST(&m->fifo));
+}
+
+#define SH_MEM_OPS(open_fn)                                  \
+	{                                                    \
+		.api_version = DEV_API_VERSION,              \
+		.name = "mem",                               \
+		.backend = true,                             \
+		.rq_pdu_size = sizeof(struct sh_mem_rq),     \
+		.open = open_fn,                             \
+		.close = sh_mem_close,                       \
+		.can_take = sh_mem_can_take,                 \
+		.submit = sh_mem_submit,                     \
+		.timer = sh_mem_timer,                       \
+	}
+
+const struct dev_ops sh_mem_ops = SH_MEM_OPS(sh_mem_open);
+const struct dev_ops sh_mem_cache_ops = SH_MEM_OPS(sh_mem_cache_open);
+
 static const struct dev_attr *sh_attr(struct blk_dev *dev, const char *name)
 {
 	const struct dev_attr *a = dev->ops->attrs;

@@ -11,6 +11,7 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "device.h"
 #include "fake_driver.h"
@@ -97,6 +98,47 @@ extern struct sh_hand sh_hand;
 extern const struct dev_ops sh_hand_ops;
 /* End n sectors of the kth request that came below, with error. */
 void sh_hand_end(struct stack_harness *h, unsigned int k, int error, unsigned int n);
+
+/*
+ * The memory backend: the medium is an array of the disk's size, zeroed
+ * (sh_mem_cache_ops: the same with a volatile cache, so that flushes come
+ * down to it).  A request waits in fifo until it ends: at once, from its
+ * timer, or (hold) when the test ends it with sh_mem_finish.  A read's
+ * data is taken when it comes: the device read it then.
+ */
+struct sh_mem_rq {
+	TAILQ_ENTRY(sh_mem_rq) link;
+	struct request *rq;
+	unsigned char *snap; /* a read's data */
+};
+
+struct sh_mem_op {
+	enum req_op op;
+	unsigned int flags;
+	sector_t sector;
+	unsigned int nr;
+	uint64_t at;
+};
+
+struct sh_mem {
+	unsigned char *data;
+	TAILQ_HEAD(, sh_mem_rq) fifo;
+	unsigned int nr_pending;
+	bool hold;        /* end only when the test says; else at once, from the timer */
+	bool fail_writes; /* writes end with -EIO, and change nothing */
+	bool refuse;      /* takes nothing (can_take false) */
+	bool no_overlap;  /* two writes to the same sectors are never below at once */
+	struct sh_mem_op *log; /* what came, in order */
+	unsigned int nr_log;
+	unsigned int reads, writes, others; /* what came, by kind */
+	unsigned int writes_done, flushes_done;
+	unsigned int writes_done_at_flush; /* when the last flush came */
+};
+
+extern struct sh_mem *sh_mem; /* the open one, or NULL */
+extern const struct dev_ops sh_mem_ops, sh_mem_cache_ops;
+/* End p, the lock held. */
+void sh_mem_finish(struct blk_dev *dev, struct sh_mem_rq *p);
 
 /* A layer's control file: show's text (a static buffer), store's return; the lock held. */
 const char *sh_show(struct stack_harness *h, struct blk_dev *dev, const char *name);
