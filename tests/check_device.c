@@ -6,120 +6,30 @@
 #include <sys/queue.h>
 
 #include "device.h"
-#include "fake_driver.h"
 #include "model.h"
+#include "stack_harness.h"
 
 #define MS 1000000ull
-#define START_NS 1000000000ull
+#define START_NS SH_START_NS
 #define CAPACITY (2ull * 1024 * 1024) /* 1 GiB in sectors */
 #define MAX_BIOS 32
 
-/* A real queue with the noop elevator, a stack below it, and every bio's end. */
-struct harness {
-	struct blk_clock clock;
-	struct request_queue *q;
-	struct dev_stack stack;
-	struct bio bio[MAX_BIOS];
-	struct bio_vec vec[MAX_BIOS];
-	uint64_t ended_at[MAX_BIOS]; /* 0: not yet */
-	int error[MAX_BIOS];
-	unsigned int end_order[MAX_BIOS]; /* 1 for the first to end */
-	unsigned int nr_bios, nr_ended;
-	unsigned int max_below; /* requests handed down and not yet ended, at most */
-	void *buf;
-};
-
-static void request_fn(struct request_queue *q)
-{
-	struct harness *h = q->queuedata;
-	struct request *rq;
-
-	while (dev_can_take(h->stack.top) && (rq = blk_fetch_request(q))) {
-		dev_submit(h->stack.top, rq);
-		if (q->in_flight > h->max_below)
-			h->max_below = q->in_flight;
-	}
-}
-
-static void end_io(struct bio *bio, int error)
-{
-	struct harness *h = bio->bi_private;
-	unsigned int i = (unsigned int)(bio - h->bio);
-
-	ck_assert_uint_eq(h->ended_at[i], 0);
-	h->ended_at[i] = h->clock.virtual_ns;
-	h->error[i] = error;
-	h->end_order[i] = ++h->nr_ended;
-}
-
-static void setup(struct harness *h, const char *const *specs, unsigned int nr,
+/* A queue with noop over the stack of specs (top first) over backend. */
+static void setup(struct stack_harness *h, const char *const *specs, unsigned int nr,
 		  const struct dev_ops *backend)
 {
-	struct dev_limits lim = { .capacity = CAPACITY };
-	char why[256] = "";
-
-	memset(h, 0, sizeof(*h));
-	blk_virtual_clock_init(&h->clock, START_NS);
-	h->q = blk_init_queue(request_fn, NULL, &h->clock);
-	ck_assert_ptr_nonnull(h->q);
-	h->q->queuedata = h;
-	ck_assert_msg(dev_stack_open(&h->stack, h->q, specs, nr, backend, NULL, &lim, why,
-				     sizeof(why)) == 0,
-		      "%s", why);
-	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));
-	ck_assert_int_eq(elevator_init(h->q, "noop"), 0);
-	ck_assert_int_eq(posix_memalign(&h->buf, BLK_PAGE_SIZE, 1 << 20), 0);
-}
-
-static void teardown(struct harness *h)
-{
-	ck_assert(blk_queue_idle(h->q));
-	blk_cleanup_queue(h->q);
-	dev_stack_close(&h->stack);
-	free(h->buf);
-}
-
-/* Queue a bio (the queue lock held: several make one request while plugged). */
-static unsigned int queue_bio(struct harness *h, enum req_op op, sector_t sector,
-			      unsigned int nr_sectors)
-{
-	unsigned int i = h->nr_bios++;
-
-	ck_assert_uint_lt(i, MAX_BIOS);
-	h->vec[i] = (struct bio_vec){ h->buf, nr_sectors << SECTOR_SHIFT };
-	bio_init(&h->bio[i], op, sector, nr_sectors << SECTOR_SHIFT, &h->vec[i], 1);
-	h->bio[i].bi_end_io = end_io;
-	h->bio[i].bi_private = h;
-	__submit_bio(h->q, &h->bio[i]);
-	return i;
+	sh_setup(h, specs, nr, backend, CAPACITY, MAX_BIOS);
 }
 
 /* nr reads of 8 sectors, far apart (no merge), issued at once. */
-static void issue_reads(struct harness *h, unsigned int nr)
+static void issue_reads(struct stack_harness *h, unsigned int nr)
 {
 	blk_queue_lock(h->q);
 	blk_plug_device(h->q);
 	for (unsigned int i = 0; i < nr; i++)
-		queue_bio(h, REQ_OP_READ, (sector_t)i * 100000, 8);
+		sh_queue_bio(h, REQ_OP_READ, 0, (sector_t)i * 100000, 8, 0);
 	__blk_unplug(h->q);
 	blk_queue_unlock(h->q);
-}
-
-/* The host's loop: from timer to timer until the stack has none, the queue run after each. */
-static void run(struct harness *h)
-{
-	uint64_t at;
-
-	while ((at = dev_stack_next_timer(&h->stack))) {
-		ck_assert_uint_ge(at, h->clock.virtual_ns);
-		h->clock.virtual_ns = at;
-		blk_queue_lock(h->q);
-		dev_stack_run_timers(&h->stack, at);
-		blk_queue_unlock(h->q);
-		blk_run_queue(h->q);
-	}
-	for (unsigned int i = 0; i < h->nr_bios; i++)
-		ck_assert_msg(h->ended_at[i], "bio %u never ended", i);
 }
 
 static struct disk_model *model(const char *spec)
@@ -142,7 +52,7 @@ static uint64_t serve(struct disk_model *m, sector_t sector, unsigned int n, uin
 START_TEST(model_ends_at_the_models_time)
 {
 	const char *specs[][1] = { { "model:hdd" }, { "model:ssd:depth=1" } };
-	struct harness h;
+	struct stack_harness h;
 
 	for (unsigned int s = 0; s < 2; s++) {
 		struct disk_model *m = model(specs[s][0] + strlen("model:"));
@@ -150,7 +60,7 @@ START_TEST(model_ends_at_the_models_time)
 
 		setup(&h, specs[s], 1, &dev_sim_ops);
 		issue_reads(&h, 8);
-		run(&h);
+		sh_run(&h);
 		for (unsigned int i = 0; i < 8; i++) {
 			now = serve(m, (sector_t)i * 100000, 8, now);
 			ck_assert_msg(h.ended_at[i] == now, "%s: read %u ended at %llu, not %llu",
@@ -161,7 +71,7 @@ START_TEST(model_ends_at_the_models_time)
 		ck_assert_uint_eq(h.max_below, 1);
 		ck_assert_uint_eq(dev_sim_stats(h.stack.bottom)->requests, 8);
 		disk_model_free(m);
-		teardown(&h);
+		sh_teardown(&h);
 	}
 }
 END_TEST
@@ -170,18 +80,18 @@ END_TEST
 START_TEST(model_keeps_its_depth_below)
 {
 	const char *spec = "model:ssd:channels=2,depth=4";
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, &spec, 1, &dev_sim_ops);
 	issue_reads(&h, 16);
 	ck_assert_uint_eq(h.max_below, 4); /* the first four went down at once */
-	run(&h);
+	sh_run(&h);
 	ck_assert_uint_eq(h.max_below, 4);
 	for (unsigned int i = 1; i < 16; i++)
 		ck_assert_uint_ge(h.ended_at[i], h.ended_at[i - 1]);
 	ck_assert_uint_gt(h.ended_at[15], h.ended_at[0]);
 	ck_assert_uint_eq(dev_sim_stats(h.stack.bottom)->requests, 16);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -195,12 +105,12 @@ START_TEST(filter_order_matters)
 	const char *model_delay[] = { "model:ssd:depth=1", "delay:ms=100" };
 	const char *delay_model[] = { "delay:ms=100", "model:ssd:depth=1" };
 	struct disk_model *m = model("ssd:depth=1");
-	struct harness h;
+	struct stack_harness h;
 	uint64_t now = START_NS;
 
 	setup(&h, model_delay, 2, &dev_sim_ops);
 	issue_reads(&h, 8);
-	run(&h);
+	sh_run(&h);
 	for (unsigned int i = 0; i < 8; i++) {
 		uint64_t at = serve(m, (sector_t)i * 100000, 8, now);
 
@@ -209,7 +119,7 @@ START_TEST(filter_order_matters)
 	}
 	ck_assert_uint_eq(h.ended_at[7], START_NS + 800 * MS); /* the service is under 100 ms */
 	ck_assert_uint_eq(h.max_below, 1);
-	teardown(&h);
+	sh_teardown(&h);
 	disk_model_free(m);
 
 	m = model("ssd:depth=1");
@@ -217,42 +127,33 @@ START_TEST(filter_order_matters)
 	setup(&h, delay_model, 2, &dev_sim_ops);
 	issue_reads(&h, 8);
 	ck_assert_uint_eq(h.max_below, 8); /* all held in the delay */
-	run(&h);
+	sh_run(&h);
 	for (unsigned int i = 0; i < 8; i++) {
 		now = serve(m, (sector_t)i * 100000, 8, now);
 		ck_assert_uint_eq(h.ended_at[i], now);
 	}
 	ck_assert_uint_lt(h.ended_at[7], START_NS + 110 * MS); /* not 800 */
-	teardown(&h);
+	sh_teardown(&h);
 	disk_model_free(m);
 }
 END_TEST
-
-static void assert_refused(const char *spec, const char *reason)
-{
-	char why[256] = "";
-
-	ck_assert_int_eq(dev_check_filter(spec, why, sizeof(why)), -EINVAL);
-	ck_assert_msg(strstr(why, reason), "%s: '%s' lacks '%s'", spec, why, reason);
-	ck_assert_msg(!strchr(why, '\n'), "%s: '%s' is more than a line", spec, why);
-}
 
 START_TEST(bad_filter_specs_say_why)
 {
 	char why[256] = "";
 
-	assert_refused("delay:x=1", "delay: no key 'x'");
-	assert_refused("delay:ms=abc",
+	sh_assert_refused("delay:x=1", "delay: no key 'x'");
+	sh_assert_refused("delay:ms=abc",
 		       "delay: ms must be a whole number from 0 to 3600000, not 'abc'");
-	assert_refused("delay:ms=3600001", "delay: ms must be a whole number");
-	assert_refused("delay:read=-1", "delay: read must be a whole number");
-	assert_refused("delay:ms", "delay: ms must be a whole number");
-	assert_refused("delay", "delay: give ms=N, or read=N and write=N");
-	assert_refused("delay:", "delay: give ms=N");
-	assert_refused("nosuch", "no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)");
-	assert_refused("nosuch:ms=1", "no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)");
-	assert_refused("model:tape", "model: 'tape' is not none, hdd or ssd");
-	assert_refused("model:none", "'none' is no model");
+	sh_assert_refused("delay:ms=3600001", "delay: ms must be a whole number");
+	sh_assert_refused("delay:read=-1", "delay: read must be a whole number");
+	sh_assert_refused("delay:ms", "delay: ms must be a whole number");
+	sh_assert_refused("delay", "delay: give ms=N, or read=N and write=N");
+	sh_assert_refused("delay:", "delay: give ms=N");
+	sh_assert_refused("nosuch", "no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)");
+	sh_assert_refused("nosuch:ms=1", "no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)");
+	sh_assert_refused("model:tape", "model: 'tape' is not none, hdd or ssd");
+	sh_assert_refused("model:none", "'none' is no model");
 	ck_assert_int_eq(dev_check_filter("delay:ms=0", why, sizeof(why)), 0);
 	ck_assert_int_eq(dev_check_filter("delay:read=1,write=2", why, sizeof(why)), 0);
 	ck_assert_int_eq(dev_check_filter("model:hdd:rpm=5400", why, sizeof(why)), 0);
@@ -338,17 +239,17 @@ START_TEST(error_after_a_good_prefix_through_the_model)
 {
 	const char *spec = "model:hdd";
 	struct disk_model *m = model("hdd");
-	struct harness h;
+	struct stack_harness h;
 	uint64_t at;
 
 	setup(&h, &spec, 1, &halves_ops);
 	blk_queue_lock(h.q);
 	blk_plug_device(h.q);
 	for (unsigned int i = 0; i < 3; i++)
-		queue_bio(&h, REQ_OP_READ, 800 + i * 8, 8);
+		sh_queue_bio(&h, REQ_OP_READ, 0, 800 + i * 8, 8, 0);
 	__blk_unplug(h.q);
 	blk_queue_unlock(h.q);
-	run(&h);
+	sh_run(&h);
 	at = serve(m, 800, 24, START_NS);
 	ck_assert_uint_eq(((struct halves *)h.stack.bottom->priv)->taken, 1);
 	ck_assert_uint_eq(((struct halves *)h.stack.bottom->priv)->sectors, 24);
@@ -358,7 +259,7 @@ START_TEST(error_after_a_good_prefix_through_the_model)
 	for (unsigned int i = 0; i < 3; i++)
 		ck_assert_uint_eq(h.ended_at[i], at);
 	ck_assert_uint_eq(h.bio[1].bi_done, 8 << SECTOR_SHIFT);
-	teardown(&h);
+	sh_teardown(&h);
 	disk_model_free(m);
 }
 END_TEST
@@ -373,54 +274,21 @@ END_TEST
 START_TEST(delay_counts_a_request_ended_in_pieces)
 {
 	const char *specs[] = { "model:ssd:depth=8", "delay:ms=1" };
-	struct harness h;
+	struct stack_harness h;
 
 	halves_second_error = 0;
 	setup(&h, specs, 2, &halves_ops);
 	h.q->limits.nr_requests = 2;
 	issue_reads(&h, 8);
-	run(&h);
+	sh_run(&h);
 	for (unsigned int i = 0; i < 8; i++)
 		ck_assert_int_eq(h.error[i], 0);
 	ck_assert_uint_eq(((struct halves *)h.stack.bottom->priv)->taken, 8);
 	ck_assert_uint_le(h.max_below, 2);
-	teardown(&h);
+	sh_teardown(&h);
 	halves_second_error = -EIO;
 }
 END_TEST
-
-/* A backend the test ends by hand. */
-static struct request *manual_below[MAX_BIOS];
-static unsigned int manual_nr;
-static bool manual_refuse; /* can_take says no */
-
-static int manual_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
-		       size_t whylen)
-{
-	lim->logical_block_size = SECTOR_SIZE;
-	manual_nr = 0;
-	return 0;
-}
-
-static bool manual_can_take(struct blk_dev *dev)
-{
-	return !manual_refuse;
-}
-
-static void manual_submit(struct blk_dev *dev, struct request *rq)
-{
-	ck_assert_uint_lt(manual_nr, MAX_BIOS);
-	manual_below[manual_nr++] = rq;
-}
-
-static const struct dev_ops manual_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "manual",
-	.backend = true,
-	.open = manual_open,
-	.can_take = manual_can_take,
-	.submit = manual_submit,
-};
 
 /*
  * A ends below early and waits for its model time; the host wakes late,
@@ -430,23 +298,23 @@ static const struct dev_ops manual_ops = {
 START_TEST(model_ends_in_its_order_when_the_host_wakes_late)
 {
 	const char *spec = "model:ssd:read_us=1000,depth=4";
-	struct harness h;
+	struct stack_harness h;
 	uint64_t at_a;
 
-	setup(&h, &spec, 1, &manual_ops);
+	setup(&h, &spec, 1, &sh_hand_ops);
 	issue_reads(&h, 2);
-	ck_assert_uint_eq(manual_nr, 2);
+	ck_assert_uint_eq(sh_hand.nr, 2);
 	blk_queue_lock(h.q);
-	dev_end(h.stack.bottom, manual_below[0], 0, 8);
+	dev_end(h.stack.bottom, sh_hand.below[0], 0, 8);
 	at_a = dev_stack_next_timer(&h.stack);
 	ck_assert_uint_gt(at_a, START_NS);
 	h.clock.virtual_ns = at_a + 50 * MS;
-	dev_end(h.stack.bottom, manual_below[1], 0, 8);
+	dev_end(h.stack.bottom, sh_hand.below[1], 0, 8);
 	dev_stack_run_timers(&h.stack, h.clock.virtual_ns);
 	blk_queue_unlock(h.q);
-	ck_assert_uint_eq(h.end_order[0], 1);
-	ck_assert_uint_eq(h.end_order[1], 2);
-	teardown(&h);
+	ck_assert_uint_eq(h.order[0], 1);
+	ck_assert_uint_eq(h.order[1], 2);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -457,11 +325,11 @@ END_TEST
 START_TEST(delay_retries_when_below_refuses_with_nothing_there)
 {
 	const char *spec = "delay:ms=1";
-	struct harness h;
+	struct stack_harness h;
 	uint64_t at;
 
-	setup(&h, &spec, 1, &manual_ops);
-	manual_refuse = true;
+	setup(&h, &spec, 1, &sh_hand_ops);
+	sh_hand.refuse = true;
 	issue_reads(&h, 1);
 	at = dev_stack_next_timer(&h.stack);
 	ck_assert_uint_eq(at, START_NS + MS);
@@ -469,18 +337,18 @@ START_TEST(delay_retries_when_below_refuses_with_nothing_there)
 	blk_queue_lock(h.q);
 	dev_stack_run_timers(&h.stack, at);
 	blk_queue_unlock(h.q);
-	ck_assert_uint_eq(manual_nr, 0);
-	manual_refuse = false;
+	ck_assert_uint_eq(sh_hand.nr, 0);
+	sh_hand.refuse = false;
 	at = dev_stack_next_timer(&h.stack);
 	ck_assert_uint_gt(at, h.clock.virtual_ns);
 	h.clock.virtual_ns = at;
 	blk_queue_lock(h.q);
 	dev_stack_run_timers(&h.stack, at);
-	ck_assert_uint_eq(manual_nr, 1);
-	dev_end(h.stack.bottom, manual_below[0], 0, 8);
+	ck_assert_uint_eq(sh_hand.nr, 1);
+	dev_end(h.stack.bottom, sh_hand.below[0], 0, 8);
 	blk_queue_unlock(h.q);
 	ck_assert_uint_eq(h.nr_ended, 1);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -489,7 +357,7 @@ START_TEST(stack_described_into_any_buffer)
 {
 	const char *specs[] = { "delay:ms=5", "model:ssd" };
 	char full[512], cut[512];
-	struct harness h;
+	struct stack_harness h;
 	int n;
 
 	setup(&h, specs, 2, &dev_sim_ops);
@@ -502,7 +370,7 @@ START_TEST(stack_described_into_any_buffer)
 		ck_assert_uint_eq(strlen(cut), len - 1);
 		ck_assert(!strncmp(cut, full, len - 1));
 	}
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -587,7 +455,7 @@ START_TEST(timers_run_bottom_up)
 	const char *spec = "model:ssd:channels=2,depth=2";
 	struct disk_model *m = model("ssd:channels=2,depth=2");
 	uint64_t at_a = serve(m, 0, 64, START_NS), at_b = serve(m, 100000, 8, START_NS);
-	struct harness h;
+	struct stack_harness h;
 	unsigned int a, b;
 
 	ck_assert_uint_lt(at_b, at_a); /* the model serves the small one sooner */
@@ -596,16 +464,16 @@ START_TEST(timers_run_bottom_up)
 	setup(&h, &spec, 1, &timed_ops);
 	blk_queue_lock(h.q);
 	blk_plug_device(h.q);
-	a = queue_bio(&h, REQ_OP_READ, 0, 64);
-	b = queue_bio(&h, REQ_OP_READ, 100000, 8);
+	a = sh_queue_bio(&h, REQ_OP_READ, 0, 0, 64, 0);
+	b = sh_queue_bio(&h, REQ_OP_READ, 0, 100000, 8, 0);
 	__blk_unplug(h.q);
 	blk_queue_unlock(h.q);
-	run(&h);
+	sh_run(&h);
 	ck_assert_uint_eq(h.ended_at[a], at_a);
 	ck_assert_uint_eq(h.ended_at[b], at_a);
-	ck_assert_msg(h.end_order[b] < h.end_order[a], "A (model time %llu) ended before B (%llu)",
+	ck_assert_msg(h.order[b] < h.order[a], "A (model time %llu) ended before B (%llu)",
 		      (unsigned long long)at_a, (unsigned long long)at_b);
-	teardown(&h);
+	sh_teardown(&h);
 	disk_model_free(m);
 }
 END_TEST

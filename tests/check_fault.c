@@ -13,275 +13,49 @@
 #include <sys/stat.h>
 
 #include "device.h"
-#include "fake_driver.h"
+#include "stack_harness.h"
 
 #define MS 1000000ull
-#define START_NS 1000000000ull
+#define START_NS SH_START_NS
 #define CAPACITY 65536u /* sectors: 32 MiB */
 #define MAX_BIOS 4096
-
-/* The memory backend: the medium is an array; it ends each request whole from its timer, set to
- * now. */
-struct mem_rq {
-	TAILQ_ENTRY(mem_rq) link;
-	struct request *rq;
-};
-
-struct mem {
-	unsigned char *data;
-	TAILQ_HEAD(, mem_rq) fifo;
-	unsigned int reads, writes, others; /* what came down */
-};
-
-static struct mem *the_mem;
-
-static void mem_copy(struct request *rq, unsigned char *medium, bool to_rq)
-{
-	struct bio *bio;
-
-	rq_for_each_bio(bio, rq)
-	{
-		for (unsigned short i = 0; i < bio->bi_vcnt; i++) {
-			struct bio_vec *bv = &bio->bi_io_vec[i];
-
-			if (to_rq)
-				memcpy(bv->bv_base, medium, bv->bv_len);
-			else
-				memcpy(medium, bv->bv_base, bv->bv_len);
-			medium += bv->bv_len;
-		}
-	}
-}
 
 static unsigned char pattern(size_t off)
 {
 	return (unsigned char)(off * 7 + 3);
 }
 
-static int mem_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
-		    size_t whylen)
+/* A queue with noop over the filter of spec over mem, its medium a pattern. */
+static void setup(struct stack_harness *h, const char *spec)
 {
-	struct mem *m = calloc(1, sizeof(*m));
-
-	ck_assert_ptr_nonnull(m);
-	m->data = malloc((size_t)CAPACITY * SECTOR_SIZE);
-	ck_assert_ptr_nonnull(m->data);
+	sh_setup(h, &spec, 1, &sh_mem_cache_ops, CAPACITY, MAX_BIOS);
 	for (size_t i = 0; i < (size_t)CAPACITY * SECTOR_SIZE; i++)
-		m->data[i] = pattern(i);
-	TAILQ_INIT(&m->fifo);
-	lim->logical_block_size = SECTOR_SIZE;
-	lim->discard = lim->write_zeroes = true;
-	lim->has_cache = true; /* else the queue ends flushes itself */
-	dev->priv = m;
-	the_mem = m;
-	return 0;
-}
-
-static void mem_close(struct blk_dev *dev)
-{
-	struct mem *m = dev->priv;
-
-	free(m->data);
-	free(m);
-	the_mem = NULL;
-}
-
-static void mem_submit(struct blk_dev *dev, struct request *rq)
-{
-	struct mem *m = dev->priv;
-	struct mem_rq *p = dev_rq_pdu(dev, rq);
-
-	m->reads += rq->cmd_op == REQ_OP_READ;
-	m->writes += rq->cmd_op == REQ_OP_WRITE;
-	m->others += rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_WRITE;
-	p->rq = rq;
-	TAILQ_INSERT_TAIL(&m->fifo, p, link);
-	dev_set_timer(dev, dev_now(dev));
-}
-
-static void mem_timer(struct blk_dev *dev, uint64_t now)
-{
-	struct mem *m = dev->priv;
-	struct mem_rq *p;
-
-	while ((p = TAILQ_FIRST(&m->fifo))) {
-		struct request *rq = p->rq;
-		unsigned char *at = m->data + (blk_rq_pos(rq) << SECTOR_SHIFT);
-
-		TAILQ_REMOVE(&m->fifo, p, link);
-		if (rq->cmd_op == REQ_OP_READ)
-			mem_copy(rq, at, true);
-		else if (rq->cmd_op == REQ_OP_WRITE)
-			mem_copy(rq, at, false);
-		dev_end(dev, rq, 0, blk_rq_sectors(rq));
-	}
-}
-
-static const struct dev_ops mem_ops = {
-    .api_version = DEV_API_VERSION,
-    .name = "mem",
-    .backend = true,
-    .rq_pdu_size = sizeof(struct mem_rq),
-    .open = mem_open,
-    .close = mem_close,
-    .submit = mem_submit,
-    .timer = mem_timer,
-};
-
-struct harness {
-	struct blk_clock clock;
-	struct request_queue *q;
-	struct dev_stack stack;
-	struct bio *bio;
-	struct bio_vec *vec;
-	unsigned char **buf;
-	uint64_t *ended_at; /* 0: not yet */
-	int *error;
-	unsigned int *order; /* 1 for the first bio to end */
-	unsigned int nr_bios, nr_ended;
-	bool in_submit;
-};
-
-static void request_fn(struct request_queue *q)
-{
-	struct harness *h = q->queuedata;
-	struct request *rq;
-
-	while (dev_can_take(h->stack.top) && (rq = blk_fetch_request(q))) {
-		h->in_submit = true;
-		dev_submit(h->stack.top, rq);
-		h->in_submit = false;
-	}
-}
-
-static void end_io(struct bio *bio, int error)
-{
-	struct harness *h = bio->bi_private;
-	unsigned int i = (unsigned int)(bio - h->bio);
-
-	ck_assert_uint_eq(h->ended_at[i], 0);
-	ck_assert_msg(!h->in_submit, "bio %u ended inside submit", i);
-	h->ended_at[i] = h->clock.virtual_ns;
-	h->error[i] = error;
-	h->order[i] = ++h->nr_ended;
-}
-
-static int open_stack(struct harness *h, const char *spec, const struct dev_ops *backend, char *why,
-		      size_t whylen)
-{
-	struct dev_limits lim = {.capacity = CAPACITY};
-
-	memset(h, 0, sizeof(*h));
-	blk_virtual_clock_init(&h->clock, START_NS);
-	h->q = blk_init_queue(request_fn, NULL, &h->clock);
-	ck_assert_ptr_nonnull(h->q);
-	h->q->queuedata = h;
-	return dev_stack_open(&h->stack, h->q, &spec, 1, backend, NULL, &lim, why, whylen);
-}
-
-static void setup(struct harness *h, const char *spec)
-{
-	char why[256] = "";
-
-	ck_assert_msg(open_stack(h, spec, &mem_ops, why, sizeof(why)) == 0, "%s", why);
-	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));
-	ck_assert_int_eq(elevator_init(h->q, "noop"), 0);
-	h->bio = calloc(MAX_BIOS, sizeof(*h->bio));
-	h->vec = calloc(MAX_BIOS, sizeof(*h->vec));
-	h->buf = calloc(MAX_BIOS, sizeof(*h->buf));
-	h->ended_at = calloc(MAX_BIOS, sizeof(*h->ended_at));
-	h->error = calloc(MAX_BIOS, sizeof(*h->error));
-	h->order = calloc(MAX_BIOS, sizeof(*h->order));
-	ck_assert(h->bio && h->vec && h->buf && h->ended_at && h->error && h->order);
-}
-
-static void teardown(struct harness *h)
-{
-	ck_assert(blk_queue_idle(h->q));
-	blk_cleanup_queue(h->q);
-	dev_stack_close(&h->stack);
-	for (unsigned int i = 0; i < h->nr_bios; i++)
-		free(h->buf[i]);
-	free(h->bio);
-	free(h->vec);
-	free(h->buf);
-	free(h->ended_at);
-	free(h->error);
-	free(h->order);
-}
-
-/* Every timer due by now, and the queue after each. */
-static void kick(struct harness *h)
-{
-	uint64_t at;
-
-	while ((at = dev_stack_next_timer(&h->stack)) && at <= h->clock.virtual_ns) {
-		blk_queue_lock(h->q);
-		dev_stack_run_timers(&h->stack, h->clock.virtual_ns);
-		blk_queue_unlock(h->q);
-		blk_run_queue(h->q);
-	}
-	blk_run_queue(h->q);
-}
-
-/* On to time t, every timer on the way at its time. */
-static void run_until(struct harness *h, uint64_t t)
-{
-	uint64_t at;
-
-	kick(h);
-	while ((at = dev_stack_next_timer(&h->stack)) && at <= t) {
-		h->clock.virtual_ns = at;
-		kick(h);
-	}
-	h->clock.virtual_ns = t;
-	kick(h);
-}
-
-/* A bio, queued with the lock held (several make one request while plugged). */
-static unsigned int queue_bio(struct harness *h, enum req_op op, sector_t sector, unsigned int nr,
-			      int fill)
-{
-	unsigned int i = h->nr_bios++;
-	size_t len = (size_t)nr << SECTOR_SHIFT;
-
-	ck_assert_uint_lt(i, MAX_BIOS);
-	if (len) {
-		ck_assert_int_eq(posix_memalign((void **)&h->buf[i], BLK_PAGE_SIZE, len), 0);
-		memset(h->buf[i], fill, len);
-	}
-	h->vec[i] = (struct bio_vec){h->buf[i], len};
-	bio_init(&h->bio[i], op, sector, op == REQ_OP_FLUSH ? 0 : (unsigned int)len, &h->vec[i],
-		 op_has_data(op) ? 1 : 0);
-	h->bio[i].bi_end_io = end_io;
-	h->bio[i].bi_private = h;
-	__submit_bio(h->q, &h->bio[i]);
-	return i;
+		sh_mem->data[i] = pattern(i);
 }
 
 /* One request of one bio, run until it has ended; its index. */
-static unsigned int io(struct harness *h, enum req_op op, sector_t sector, unsigned int nr)
+static unsigned int io(struct stack_harness *h, enum req_op op, sector_t sector, unsigned int nr)
 {
 	unsigned int i;
 
 	blk_queue_lock(h->q);
-	i = queue_bio(h, op, sector, nr, 0x5a);
+	i = sh_queue_bio(h, op, 0, sector, nr, 0x5a);
 	blk_queue_unlock(h->q);
-	run_until(h, h->clock.virtual_ns);
+	sh_run_until(h, h->clock.virtual_ns);
 	ck_assert_msg(h->ended_at[i], "bio %u has not ended", i);
 	return i;
 }
 
 /* One request of two bios: [sector, sector + a) and then b sectors. */
-static void io2(struct harness *h, enum req_op op, sector_t sector, unsigned int a, unsigned int b)
+static void io2(struct stack_harness *h, enum req_op op, sector_t sector, unsigned int a, unsigned int b)
 {
 	blk_queue_lock(h->q);
 	blk_plug_device(h->q);
-	queue_bio(h, op, sector, a, 0x5a);
-	queue_bio(h, op, sector + a, b, 0x5a);
+	sh_queue_bio(h, op, 0, sector, a, 0x5a);
+	sh_queue_bio(h, op, 0, sector + a, b, 0x5a);
 	__blk_unplug(h->q);
 	blk_queue_unlock(h->q);
-	run_until(h, h->clock.virtual_ns);
+	sh_run_until(h, h->clock.virtual_ns);
 }
 
 /* bio_clone_range, linked with --wrap: the Nth call from when clone_fails_in is set to N fails. */
@@ -342,31 +116,18 @@ static void hang_let_go(unsigned int n)
 	pthread_mutex_unlock(&hang_lock);
 }
 
-static const struct dev_attr *attr(struct harness *h, const char *name)
+static const char *show(struct stack_harness *h, const char *name)
 {
-	const struct dev_attr *a = h->stack.top->ops->attrs;
-
-	while (a->name && strcmp(a->name, name))
-		a++;
-	ck_assert_msg(a->name, "no file %s", name);
-	return a;
+	return sh_show(h, h->stack.top, name);
 }
 
-static const char *show(struct harness *h, const char *name)
+static int store(struct stack_harness *h, const char *name, const char *value)
 {
-	static char buf[4096];
-
-	attr(h, name)->show(h->stack.top, buf, sizeof(buf));
-	return buf;
-}
-
-static int store(struct harness *h, const char *name, const char *value)
-{
-	return attr(h, name)->store(h->stack.top, value);
+	return sh_store(h, h->stack.top, name, value);
 }
 
 /* A stat line's count. */
-static unsigned long long stat_of(struct harness *h, const char *key)
+static unsigned long long stat_of(struct stack_harness *h, const char *key)
 {
 	const char *s = strstr(show(h, "stats"), key);
 
@@ -377,16 +138,16 @@ static unsigned long long stat_of(struct harness *h, const char *key)
 /* 2000 one-sector reads, far apart; which of them failed, as a bitmap. */
 static unsigned int hits(const char *spec, unsigned char *failed)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int n = 0;
 
 	setup(&h, spec);
 	for (unsigned int batch = 0; batch < 2000; batch += 50) {
 		blk_queue_lock(h.q);
 		for (unsigned int i = batch; i < batch + 50; i++)
-			queue_bio(&h, REQ_OP_READ, (sector_t)i * 16, 1, 0);
+			sh_queue_bio(&h, REQ_OP_READ, 0, (sector_t)i * 16, 1, 0);
 		blk_queue_unlock(h.q);
-		run_until(&h, h.clock.virtual_ns);
+		sh_run_until(&h, h.clock.virtual_ns);
 	}
 	for (unsigned int i = 0; i < 2000; i++) {
 		ck_assert_msg(h.ended_at[i], "read %u never ended", i);
@@ -395,7 +156,7 @@ static unsigned int hits(const char *spec, unsigned char *failed)
 		n += failed[i];
 	}
 	ck_assert_uint_eq(stat_of(&h, "errors"), n);
-	teardown(&h);
+	sh_teardown(&h);
 	return n;
 }
 
@@ -425,7 +186,7 @@ END_TEST
 /* times counts the requests the rule fails, not one a bad sector failed earlier. */
 START_TEST(times_counts_only_what_the_rule_fails)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:badblocks=10,error=read,start=12,times=1");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 8, 8)], -EIO); /* the bad sector */
@@ -433,13 +194,13 @@ START_TEST(times_counts_only_what_the_rule_fails)
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 100, 1)], -EIO); /* the rule's one */
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 200, 1)], 0);
 	ck_assert_uint_eq(stat_of(&h, "errors"), 1);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 START_TEST(times_and_interval)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:error=write,errno=ENOSPC,interval=3,times=2");
 	for (unsigned int i = 0; i < 12; i++) {
@@ -451,8 +212,8 @@ START_TEST(times_and_interval)
 		ck_assert_int_eq(h.error[b], 0);
 	}
 	ck_assert_uint_eq(stat_of(&h, "errors"), 2);
-	ck_assert_uint_eq(the_mem->writes, 10); /* the failed two never went down */
-	teardown(&h);
+	ck_assert_uint_eq(sh_mem->writes, 10); /* the failed two never went down */
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -463,7 +224,7 @@ END_TEST
  */
 START_TEST(ranges_fail_from_their_first_sector)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int b;
 
 	setup(&h, "fault:error=read,start=100,end=108");
@@ -479,7 +240,7 @@ START_TEST(ranges_fail_from_their_first_sector)
 	ck_assert_int_eq(h.error[h.nr_bios - 2], 0);
 	ck_assert_int_eq(h.error[h.nr_bios - 1], -EIO);
 	ck_assert_uint_lt(h.order[h.nr_bios - 2], h.order[h.nr_bios - 1]);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -491,34 +252,34 @@ START_TEST(flakey_up_and_down_on_the_virtual_clock)
 		int error;
 	} at[] = {{0, 0},   {99, 0},  {100, -EIO}, {149, -EIO},
 		  {150, 0}, {249, 0}, {260, -EIO}, {310, 0}};
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:up=100,down=50");
 	for (unsigned int i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
 		unsigned int b;
 
-		run_until(&h, START_NS + at[i].ms * MS);
+		sh_run_until(&h, START_NS + at[i].ms * MS);
 		b = io(&h, i % 2 ? REQ_OP_WRITE : REQ_OP_READ, 8 * i, 8);
 		ck_assert_msg(h.error[b] == at[i].error, "at %llu ms: %d",
 			      (unsigned long long)at[i].ms, h.error[b]);
 	}
 	ck_assert_uint_eq(stat_of(&h, "flakey_errors"), 3);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* error_reads only: writes go through while down. */
 START_TEST(flakey_error_reads_only)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:up=1,down=1000,error_reads=1");
-	run_until(&h, START_NS + 2 * MS);
+	sh_run_until(&h, START_NS + 2 * MS);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], -EIO);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 8)], 0);
-	ck_assert_uint_eq(the_mem->writes, 1);
-	ck_assert_uint_eq(the_mem->reads, 0);
-	teardown(&h);
+	ck_assert_uint_eq(sh_mem->writes, 1);
+	ck_assert_uint_eq(sh_mem->reads, 0);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -528,7 +289,7 @@ END_TEST
  */
 START_TEST(badblocks_end_the_good_prefix_first)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int b;
 
 	setup(&h, "fault:badblocks=10-10");
@@ -567,14 +328,14 @@ START_TEST(badblocks_end_the_good_prefix_first)
 	ck_assert_uint_eq(h.bio[b].bi_good, 40 * SECTOR_SIZE);
 	for (size_t i = 0; i < 40 * SECTOR_SIZE; i++)
 		ck_assert_uint_eq(h.buf[b][i], pattern(i));
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* A write over a bad sector clears it (remapped), unless sticky=1: then it fails, and stays. */
 START_TEST(write_clears_a_bad_sector_unless_sticky)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:badblocks=20-21/40-40");
 	ck_assert_str_eq(show(&h, "badblocks"), "20-21\n40-40\n");
@@ -583,26 +344,26 @@ START_TEST(write_clears_a_bad_sector_unless_sticky)
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 21, 1)], 0);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 20, 1)], -EIO);
 	ck_assert_uint_eq(stat_of(&h, "cleared_badblocks"), 1);
-	teardown(&h);
+	sh_teardown(&h);
 
 	setup(&h, "fault:badblocks=20-21,sticky=1");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 21, 1)], -EIO);
 	ck_assert_str_eq(show(&h, "badblocks"), "20-21\n");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 21, 1)], -EIO);
-	ck_assert_uint_eq(the_mem->writes, 0);
-	teardown(&h);
+	ck_assert_uint_eq(sh_mem->writes, 0);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* error_file on a mount that hangs: the filter closes all the same (its watcher is left behind). */
 START_TEST(a_hung_error_file_does_not_hold_up_the_close)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:error=read,error_file=/hang/yes");
 	hang_wait_entered(1);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 1)], 0); /* not seen yet: no rule */
-	teardown(&h);
+	sh_teardown(&h);
 	hang_let_go(1);
 }
 END_TEST
@@ -613,7 +374,7 @@ END_TEST
  */
 START_TEST(a_look_at_the_old_error_file_does_not_count_for_the_new)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:error=read,error_file=/hang/yes");
 	hang_wait_entered(1); /* looking at /hang/yes */
@@ -622,7 +383,7 @@ START_TEST(a_look_at_the_old_error_file_does_not_count_for_the_new)
 	hang_wait_entered(2); /* looking at /hang/no, not seen yet */
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 1)], 0);
 	hang_let_go(1);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -633,7 +394,7 @@ END_TEST
  */
 START_TEST(a_split_cut_short_keeps_no_unread_bytes_in_the_prefix)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int b;
 
 	setup(&h, "fault");
@@ -650,7 +411,7 @@ START_TEST(a_split_cut_short_keeps_no_unread_bytes_in_the_prefix)
 	b = io(&h, REQ_OP_READ, 0, 64);
 	ck_assert_int_eq(h.error[b], -ENOMEM);
 	ck_assert_uint_eq(h.bio[b].bi_good, 0);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -660,7 +421,7 @@ END_TEST
  */
 START_TEST(a_failed_or_dropped_write_leaves_bad_sectors_bad)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:badblocks=20-21,error=write");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 21, 1)], -EIO);
@@ -673,23 +434,23 @@ START_TEST(a_failed_or_dropped_write_leaves_bad_sectors_bad)
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 20, 4)], -EIO);
 	ck_assert_str_eq(show(&h, "badblocks"), "");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 20, 2)], 0);
-	teardown(&h);
+	sh_teardown(&h);
 
 	/* down, writes dropped: the bad sector still fails a read */
 	setup(&h, "fault:badblocks=30,up=1,down=1000,drop_writes=1");
-	run_until(&h, START_NS + 2 * MS);
+	sh_run_until(&h, START_NS + 2 * MS);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 30, 1)], 0);
 	ck_assert_uint_eq(stat_of(&h, "dropped_writes"), 1);
 	ck_assert_str_eq(show(&h, "badblocks"), "30-30\n");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 30, 1)], -EIO);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* badblocks: +, - and clear through the file; a bad command changes nothing. */
 START_TEST(badblocks_file)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault");
 	ck_assert_str_eq(show(&h, "rules"), "error=none\n");
@@ -710,21 +471,21 @@ START_TEST(badblocks_file)
 	ck_assert_int_eq(store(&h, "badblocks", "clear"), 0);
 	ck_assert_str_eq(show(&h, "badblocks"), "");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 149, 1)], 0);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* corrupt_bio_byte=5,corrupt_value=171 while down: that byte of each bio, and no other. */
 START_TEST(corrupt_bio_byte_changes_exactly_that_byte)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int b;
 
 	setup(&h, "fault:up=1,down=1000,corrupt_bio_byte=5,corrupt_value=171");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 8, 8)], 0); /* up: as it is */
 	for (size_t i = 0; i < 8 * SECTOR_SIZE; i++)
 		ck_assert_uint_eq(h.buf[0][i], pattern(8 * SECTOR_SIZE + i));
-	run_until(&h, START_NS + 2 * MS);
+	sh_run_until(&h, START_NS + 2 * MS);
 	io2(&h, REQ_OP_READ, 8, 2, 6);
 	for (b = h.nr_bios - 2; b < h.nr_bios; b++) {
 		size_t base = (b == h.nr_bios - 2 ? 8 : 10) * SECTOR_SIZE;
@@ -735,35 +496,35 @@ START_TEST(corrupt_bio_byte_changes_exactly_that_byte)
 				      "bio %u byte %zu is %u", b, i, h.buf[b][i]);
 	}
 	ck_assert_uint_eq(stat_of(&h, "corrupted"), 1);
-	teardown(&h);
+	sh_teardown(&h);
 
 	setup(&h, "fault:up=1,down=1000,corrupt_bio_byte=1,corrupt_value=7,corrupt_on=write");
-	run_until(&h, START_NS + 2 * MS);
+	sh_run_until(&h, START_NS + 2 * MS);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 1)], 0);
-	ck_assert_uint_eq(the_mem->data[0], 7);
+	ck_assert_uint_eq(sh_mem->data[0], 7);
 	for (size_t i = 1; i < SECTOR_SIZE; i++)
-		ck_assert_uint_eq(the_mem->data[i], 0x5a);
-	teardown(&h);
+		ck_assert_uint_eq(sh_mem->data[i], 0x5a);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* drop_writes while down: the write ends without error and never reaches the backend. */
 START_TEST(drop_writes_completes_but_writes_nothing)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:up=1,down=1000,drop_writes=1");
-	run_until(&h, START_NS + 2 * MS);
+	sh_run_until(&h, START_NS + 2 * MS);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 8)], 0);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE_ZEROES, 64, 8)], 0);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], 0);
-	ck_assert_uint_eq(the_mem->writes, 0);
-	ck_assert_uint_eq(the_mem->others, 0);
-	ck_assert_uint_eq(the_mem->reads, 1);
+	ck_assert_uint_eq(sh_mem->writes, 0);
+	ck_assert_uint_eq(sh_mem->others, 0);
+	ck_assert_uint_eq(sh_mem->reads, 1);
 	for (size_t i = 0; i < 8 * SECTOR_SIZE; i++)
-		ck_assert_uint_eq(the_mem->data[i], pattern(i));
+		ck_assert_uint_eq(sh_mem->data[i], pattern(i));
 	ck_assert_uint_eq(stat_of(&h, "dropped_writes"), 2);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -771,37 +532,37 @@ END_TEST
  */
 START_TEST(delays_and_spikes)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int r, w;
 
 	setup(&h, "fault:delay_read=5");
 	blk_queue_lock(h.q);
-	r = queue_bio(&h, REQ_OP_READ, 0, 8, 0);
-	w = queue_bio(&h, REQ_OP_WRITE, 64, 8, 0);
+	r = sh_queue_bio(&h, REQ_OP_READ, 0, 0, 8, 0);
+	w = sh_queue_bio(&h, REQ_OP_WRITE, 0, 64, 8, 0);
 	blk_queue_unlock(h.q);
-	run_until(&h, START_NS + 10 * MS);
+	sh_run_until(&h, START_NS + 10 * MS);
 	ck_assert_uint_eq(h.ended_at[r], START_NS + 5 * MS);
 	ck_assert_uint_eq(h.ended_at[w], START_NS);
 	ck_assert_uint_eq(stat_of(&h, "delayed"), 1);
-	teardown(&h);
+	sh_teardown(&h);
 
 	setup(&h, "fault:delay_read=5,spike_ms=20,spike_prob=1000000");
 	blk_queue_lock(h.q);
-	r = queue_bio(&h, REQ_OP_READ, 0, 8, 0);
-	w = queue_bio(&h, REQ_OP_WRITE, 64, 8, 0);
+	r = sh_queue_bio(&h, REQ_OP_READ, 0, 0, 8, 0);
+	w = sh_queue_bio(&h, REQ_OP_WRITE, 0, 64, 8, 0);
 	blk_queue_unlock(h.q);
-	run_until(&h, START_NS + 100 * MS);
+	sh_run_until(&h, START_NS + 100 * MS);
 	ck_assert_uint_eq(h.ended_at[r], START_NS + 25 * MS);
 	ck_assert_uint_eq(h.ended_at[w], START_NS + 20 * MS);
 	ck_assert_uint_eq(stat_of(&h, "spikes"), 2);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* The error rule switched off and on by fault/enable; a flush fails when the rule says flush. */
 START_TEST(enable_switches_the_error_rule)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "fault:error=read/flush,enable=0");
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], 0);
@@ -813,48 +574,41 @@ START_TEST(enable_switches_the_error_rule)
 	ck_assert_str_eq(show(&h, "enable"), "1\n");
 	ck_assert_int_eq(store(&h, "enable", "0"), 0);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], 0);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
-static void assert_refused(const char *spec, const char *reason)
-{
-	char why[256] = "";
-
-	ck_assert_int_eq(dev_check_filter(spec, why, sizeof(why)), -EINVAL);
-	ck_assert_msg(strstr(why, reason), "%s: '%s' lacks '%s'", spec, why, reason);
-	ck_assert_msg(!strchr(why, '\n'), "%s: '%s' is more than a line", spec, why);
-}
-
 START_TEST(bad_rules_are_refused_and_change_nothing)
 {
-	struct harness h;
+	const char *sim_spec = "fault:up=1,down=1,drop_writes=1";
+	struct stack_harness h;
 	char why[256] = "";
 	char before[4096];
 
-	assert_refused("fault:error=reed", "fault: error must be none, or read");
-	assert_refused("fault:error=read/", "fault: error must be");
-	assert_refused("fault:errno=EFOO", "fault: errno must be EIO, ENOSPC");
-	assert_refused("fault:prob=1000001", "fault: prob must be parts per million");
-	assert_refused("fault:prob=10%", "fault: prob must be parts per million");
-	assert_refused("fault:interval=0", "fault: interval must be");
-	assert_refused("fault:start=10,end=10", "fault: end (10) must be after start (10)");
-	assert_refused("fault:down=5", "fault: down=5 needs up=");
-	assert_refused("fault:corrupt_value=256", "fault: corrupt_value must be 0 to 255");
-	assert_refused("fault:corrupt_on=flush", "fault: corrupt_on must be read, write");
-	assert_refused("fault:badblocks=9-8", "fault: badblocks must be START-END");
-	assert_refused("fault:error_file=relative", "fault: error_file must be an absolute path");
-	assert_refused("fault:nosuch=1", "fault: no key 'nosuch'");
-	assert_refused("fault:enable", "fault: enable must be 0 or 1, not ''");
+	sh_assert_refused("fault:error=reed", "fault: error must be none, or read");
+	sh_assert_refused("fault:error=read/", "fault: error must be");
+	sh_assert_refused("fault:errno=EFOO", "fault: errno must be EIO, ENOSPC");
+	sh_assert_refused("fault:prob=1000001", "fault: prob must be parts per million");
+	sh_assert_refused("fault:prob=10%", "fault: prob must be parts per million");
+	sh_assert_refused("fault:interval=0", "fault: interval must be");
+	sh_assert_refused("fault:start=10,end=10", "fault: end (10) must be after start (10)");
+	sh_assert_refused("fault:down=5", "fault: down=5 needs up=");
+	sh_assert_refused("fault:corrupt_value=256", "fault: corrupt_value must be 0 to 255");
+	sh_assert_refused("fault:corrupt_on=flush", "fault: corrupt_on must be read, write");
+	sh_assert_refused("fault:badblocks=9-8", "fault: badblocks must be START-END");
+	sh_assert_refused("fault:error_file=relative", "fault: error_file must be an absolute path");
+	sh_assert_refused("fault:nosuch=1", "fault: no key 'nosuch'");
+	sh_assert_refused("fault:enable", "fault: enable must be 0 or 1, not ''");
 	ck_assert_int_eq(
 	    dev_check_filter("fault:error=any,errno=ETIMEDOUT,prob=5", why, sizeof(why)), 0);
 
 	/* over the sim backend, what needs data or files is refused */
-	ck_assert_int_eq(
-	    open_stack(&h, "fault:up=1,down=1,drop_writes=1", &dev_sim_ops, why, sizeof(why)),
-	    -EINVAL);
+	ck_assert_int_eq(sh_open(&h, &sim_spec, 1, &dev_sim_ops, CAPACITY, MAX_BIOS, why,
+				 sizeof(why)),
+			 -EINVAL);
 	ck_assert_msg(strstr(why, "the sim backend"), "%s", why);
 	blk_cleanup_queue(h.q);
+	sh_free(&h);
 
 	setup(&h, "fault:error=read,prob=500000,seed=3,badblocks=7");
 	strcpy(before, show(&h, "rules"));
@@ -871,7 +625,7 @@ START_TEST(bad_rules_are_refused_and_change_nothing)
 	ck_assert_str_eq(show(&h, "rules"), "prob=500000,seed=3,up=10,down=10\n");
 	dev_stack_describe(&h.stack, before, sizeof(before));
 	ck_assert_str_eq(before, "fault:prob=500000,seed=3,up=10,down=10 -> mem");
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 

@@ -17,112 +17,48 @@
 
 #include "device.h"
 #include "log_writes.h"
+#include "stack_harness.h"
 
 #define MAX_RQ 32
 #define BUF_SECTORS 64
 
-/* ------------------------------------------------ a backend ended by hand */
-
-static struct request *below[MAX_RQ];
-static unsigned int nr_below;
-
-static int hand_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
-		     size_t whylen)
-{
-	lim->capacity = 1 << 21;
-	lim->logical_block_size = SECTOR_SIZE;
-	lim->discard = lim->write_zeroes = true;
-	nr_below = 0;
-	return 0;
-}
-
-static void hand_submit(struct blk_dev *dev, struct request *rq)
-{
-	ck_assert_uint_lt(nr_below, MAX_RQ);
-	below[nr_below++] = rq;
-}
-
-static const struct dev_ops hand_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "hand",
-	.backend = true,
-	.open = hand_open,
-	.submit = hand_submit,
-};
-
-/* The host's side: one watched fd, the writer's eventfd. */
-static int watched_fd = -1;
-
-static int fake_watch(void *host, int fd, void (*ready)(void *arg), void *arg)
-{
-	watched_fd = fd;
-	return 0;
-}
-
-static void fake_unwatch(void *host, int fd)
-{
-	ck_assert_int_eq(fd, watched_fd);
-	watched_fd = -1;
-}
-
-static const struct dev_host_ops fake_host = { .watch_fd = fake_watch, .unwatch_fd = fake_unwatch };
-
 /* ------------------------------------------------------------ the harness */
 
+/* A stack over the hand backend, its requests' bios, and the log in a directory of its own. */
 struct rig {
-	struct blk_clock clock;
-	struct request_queue *q;
-	struct dev_stack s;
-	struct bio bio[MAX_RQ];
-	struct bio_vec vec[MAX_RQ];
-	unsigned char buf[MAX_RQ][BUF_SECTORS * SECTOR_SIZE];
-	int error[MAX_RQ];
-	bool ended[MAX_RQ];
-	unsigned int nr;
+	struct stack_harness h;
 	char dir[64], log[96];
 };
 
-static void rig_end_io(struct bio *bio, int error)
+static void rig_open_specs(struct rig *r, const char *const *specs, unsigned int nr)
 {
-	struct rig *r = bio->bi_private;
-	unsigned int i = (unsigned int)(bio - r->bio);
-
-	r->ended[i] = true;
-	r->error[i] = error;
-}
-
-/* Requests go down from issue(), not from the queue. */
-static void no_request_fn(struct request_queue *q)
-{
+	sh_setup(&r->h, specs, nr, &sh_hand_ops, 1 << 21, MAX_RQ);
+	ck_assert_int_ge(r->h.watched_fd, 0);
 }
 
 static void rig_open_spec(struct rig *r, const char *spec)
 {
-	struct dev_limits lim = { .capacity = 1 << 21 };
-	char why[256] = "";
-
-	blk_virtual_clock_init(&r->clock, 1000);
-	r->q = blk_init_queue(no_request_fn, NULL, &r->clock);
-	ck_assert_ptr_nonnull(r->q);
-	r->s.host_ops = &fake_host;
-	r->s.host = r;
-	ck_assert_msg(!dev_stack_open(&r->s, r->q, &spec, 1, &hand_ops, NULL, &lim, why,
-				      sizeof(why)),
-		      "%s", why);
-	blk_queue_set_pdu_size(r->q, dev_stack_pdu_size(&r->s));
-	ck_assert_int_ge(watched_fd, 0);
+	rig_open_specs(r, &spec, 1);
 }
 
-static struct rig *rig_open(const char *extra)
+/* A rig whose log is in a new directory; a spec of log-writes there, with extra. */
+static struct rig *rig_new(char *spec, size_t len, const char *extra)
 {
 	struct rig *r = calloc(1, sizeof(*r));
-	char spec[256];
 
 	ck_assert_ptr_nonnull(r);
 	strcpy(r->dir, "/tmp/check_log_writes.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(r->dir));
 	snprintf(r->log, sizeof(r->log), "%s/log", r->dir);
-	snprintf(spec, sizeof(spec), "log-writes:file=%s%s", r->log, extra);
+	snprintf(spec, len, "log-writes:file=%s%s", r->log, extra);
+	return r;
+}
+
+static struct rig *rig_open(const char *extra)
+{
+	char spec[256];
+	struct rig *r = rig_new(spec, sizeof(spec), extra);
+
 	rig_open_spec(r, spec);
 	return r;
 }
@@ -130,18 +66,17 @@ static struct rig *rig_open(const char *extra)
 /* Close the stack (the log is complete then) and keep the log to read. */
 static void rig_close(struct rig *r)
 {
-	for (unsigned int i = 0; i < r->nr; i++)
-		ck_assert_msg(r->ended[i], "request %u never ended", i);
-	ck_assert(blk_queue_idle(r->q));
-	dev_stack_close(&r->s);
-	ck_assert_int_eq(watched_fd, -1);
-	blk_cleanup_queue(r->q);
+	for (unsigned int i = 0; i < r->h.nr_bios; i++)
+		ck_assert_msg(r->h.ended_at[i], "request %u never ended", i);
+	sh_close(&r->h);
+	ck_assert_int_eq(r->h.watched_fd, -1);
 }
 
 static void rig_free(struct rig *r)
 {
 	unlink(r->log);
 	rmdir(r->dir);
+	sh_free(&r->h);
 	free(r);
 }
 
@@ -154,46 +89,26 @@ static void rig_free(struct rig *r)
 static unsigned int issue(struct rig *r, enum req_op op, unsigned int flags, sector_t sector,
 			  unsigned int nr_sectors, char fill)
 {
-	unsigned int i = r->nr++;
-	struct request *rq;
+	unsigned int i = sh_bio(&r->h, op, flags, sector, nr_sectors, fill);
 
-	ck_assert_uint_lt(i, MAX_RQ);
 	ck_assert_uint_le(nr_sectors, BUF_SECTORS);
-	for (unsigned int s = 0; s < nr_sectors; s++) {
-		memset(r->buf[i] + s * SECTOR_SIZE, fill, SECTOR_SIZE);
-		r->buf[i][s * SECTOR_SIZE] = (unsigned char)s;
-	}
-	r->vec[i] = (struct bio_vec){ r->buf[i], (size_t)nr_sectors << SECTOR_SHIFT };
-	bio_init(&r->bio[i], op, sector, nr_sectors << SECTOR_SHIFT, &r->vec[i],
-		 op_has_data(op) ? 1 : 0);
-	r->bio[i].bi_flags = flags;
-	r->bio[i].bi_end_io = rig_end_io;
-	r->bio[i].bi_private = r;
-	r->bio[i].bi_remaining = 1; /* what submit_bio sets */
-	blk_queue_lock(r->q);
-	rq = blk_alloc_request(r->q, &r->bio[i]);
-	ck_assert_ptr_nonnull(rq);
-	rq->rq_flags |= RQF_STARTED; /* as blk_fetch_request leaves it */
-	r->q->in_flight++;
-	r->q->epoch_count++;
-	ck_assert(dev_can_take(r->s.top));
-	dev_submit(r->s.top, rq);
-	blk_queue_unlock(r->q);
-	ck_assert_ptr_eq(below[nr_below - 1], rq);
-	return nr_below - 1;
+	for (unsigned int s = 0; s < nr_sectors; s++)
+		r->h.buf[i][s * SECTOR_SIZE] = (unsigned char)s;
+	sh_issue(&r->h, i);
+	ck_assert_uint_eq(sh_hand.nr - 1, i);
+	ck_assert_ptr_eq(sh_hand.below[i]->bio, &r->h.bio[i]);
+	return i;
 }
 
 /* End n sectors of the k-th request that went below. */
 static void complete(struct rig *r, unsigned int k, int error, unsigned int n)
 {
-	blk_queue_lock(r->q);
-	dev_end(r->s.bottom, below[k], error, n);
-	blk_queue_unlock(r->q);
+	sh_hand_end(&r->h, k, error, n);
 }
 
 static void complete_all(struct rig *r, unsigned int k)
 {
-	complete(r, k, 0, blk_rq_sectors(below[k]));
+	complete(r, k, 0, blk_rq_sectors(sh_hand.below[k]));
 }
 
 /* ------------------------------------------------------------ the log read */
@@ -282,10 +197,10 @@ static void assert_write(struct log *l, unsigned int i, struct rig *r, unsigned 
 	ck_assert_uint_lt(i, l->nr);
 	ck_assert_msg(e->flags == flags, "entry %u: flags %llu, not %llu", i,
 		      (unsigned long long)e->flags, (unsigned long long)flags);
-	ck_assert_uint_eq(e->sector, r->bio[k].bi_sector + from);
+	ck_assert_uint_eq(e->sector, r->h.bio[k].bi_sector + from);
 	ck_assert_uint_eq(e->nr, nr);
 	ck_assert_ptr_nonnull(e->data);
-	ck_assert_msg(!memcmp(e->data, r->buf[k] + from * SECTOR_SIZE, nr * SECTOR_SIZE),
+	ck_assert_msg(!memcmp(e->data, r->h.buf[k] + from * SECTOR_SIZE, nr * SECTOR_SIZE),
 		      "entry %u: the data is not request %u's", i, k);
 }
 
@@ -303,31 +218,14 @@ static void assert_mark(struct log *l, unsigned int i, const char *name)
 	ck_assert_uint_eq(l->e[i].nr, 0);
 }
 
-/* A control file of the layer. */
-static const struct dev_attr *attr(struct rig *r, const char *name)
-{
-	for (const struct dev_attr *a = r->s.top->ops->attrs; a->name; a++)
-		if (!strcmp(a->name, name))
-			return a;
-	ck_abort_msg("no file %s", name);
-	return NULL;
-}
-
 static int store(struct rig *r, const char *name, const char *val)
 {
-	int ret;
-
-	blk_queue_lock(r->q);
-	ret = attr(r, name)->store(r->s.top, val);
-	blk_queue_unlock(r->q);
-	return ret;
+	return sh_store(&r->h, r->h.stack.top, name, val);
 }
 
 static void show(struct rig *r, const char *name, char *buf, size_t len)
 {
-	blk_queue_lock(r->q);
-	attr(r, name)->show(r->s.top, buf, len);
-	blk_queue_unlock(r->q);
+	snprintf(buf, len, "%s", sh_show(&r->h, r->h.stack.top, name));
 }
 
 /* ------------------------------------------------------------------ tests */
@@ -577,7 +475,7 @@ START_TEST(partial_completion)
 	complete(r, b, -EIO, 10);
 	c = issue(r, REQ_OP_WRITE, 0, 200, 8, 'c');
 	complete(r, c, -EIO, 8);
-	ck_assert_int_eq(r->error[b], -EIO);
+	ck_assert_int_eq(r->h.error[b], -EIO);
 	rig_close(r);
 
 	log_read(r->log, &l);
@@ -597,35 +495,23 @@ END_TEST
  */
 START_TEST(partial_completion_under_a_filter_that_holds_ends)
 {
-	struct rig *r = calloc(1, sizeof(*r));
 	const char *specs[2] = { "model:ssd:depth=4", NULL };
-	struct dev_limits lim = { .capacity = 1 << 21 };
-	char why[256] = "", spec[160];
+	char spec[160];
+	struct rig *r = rig_new(spec, sizeof(spec), "");
 	unsigned int a;
 	struct log l;
 
-	ck_assert_ptr_nonnull(r);
-	strcpy(r->dir, "/tmp/check_log_writes.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->dir));
-	snprintf(r->log, sizeof(r->log), "%s/log", r->dir);
-	snprintf(spec, sizeof(spec), "log-writes:file=%s", r->log);
 	specs[1] = spec;
-	blk_virtual_clock_init(&r->clock, 1000);
-	r->q = blk_init_queue(no_request_fn, NULL, &r->clock);
-	r->s.host_ops = &fake_host;
-	ck_assert_msg(!dev_stack_open(&r->s, r->q, specs, 2, &hand_ops, NULL, &lim, why,
-				      sizeof(why)),
-		      "%s", why);
-	blk_queue_set_pdu_size(r->q, dev_stack_pdu_size(&r->s));
+	rig_open_specs(r, specs, 2);
 	a = issue(r, REQ_OP_WRITE, 0, 0, 24, 'a');
 	complete(r, a, 0, 5);
 	complete(r, a, 0, 11);
 	complete(r, a, 0, 8);
-	ck_assert(!r->ended[a]); /* held in the model */
-	r->clock.virtual_ns += 1000000000ull;
-	blk_queue_lock(r->q);
-	dev_stack_run_timers(&r->s, r->clock.virtual_ns);
-	blk_queue_unlock(r->q);
+	ck_assert(!r->h.ended_at[a]); /* held in the model */
+	r->h.clock.virtual_ns += 1000000000ull;
+	blk_queue_lock(r->h.q);
+	dev_stack_run_timers(&r->h.stack, r->h.clock.virtual_ns);
+	blk_queue_unlock(r->h.q);
 	rig_close(r);
 
 	log_read(r->log, &l);
@@ -662,52 +548,39 @@ START_TEST(super_block_follows_each_flush)
 }
 END_TEST
 
-static void assert_refused(const char *spec, const char *reason)
-{
-	char why[256] = "";
-
-	ck_assert_int_eq(dev_check_filter(spec, why, sizeof(why)), -EINVAL);
-	ck_assert_msg(strstr(why, reason), "%s: '%s' lacks '%s'", spec, why, reason);
-	ck_assert_msg(!strchr(why, '\n'), "%s: '%s' is more than a line", spec, why);
-}
-
 /* Bad args say why in a line, and no file is made, not even for good ones checked. */
 START_TEST(bad_args_make_nothing)
 {
 	const char *path = "/tmp/check_log_writes.never";
-	struct dev_stack s = { .host_ops = &fake_host };
-	struct dev_limits lim = { .capacity = 1 << 21 };
-	struct request_queue *q;
-	struct blk_clock clock;
+	struct stack_harness h;
 	const char *spec = "log-writes:file=/tmp/check_log_writes.never";
 	char why[256] = "";
 	struct stat st;
 
 	unlink(path);
-	assert_refused("log-writes", "log-writes: give file=LOG");
-	assert_refused("log-writes:", "log-writes: give file=LOG");
-	assert_refused("log-writes:file=", "log-writes: file= needs a value");
-	assert_refused("log-writes:file", "log-writes: file= needs a value");
-	assert_refused("log-writes:file=/tmp/check_log_writes.never,x=1", "log-writes: no key 'x'");
-	assert_refused("log-writes:file=/tmp/check_log_writes.never,enable=2",
+	sh_assert_refused("log-writes", "log-writes: give file=LOG");
+	sh_assert_refused("log-writes:", "log-writes: give file=LOG");
+	sh_assert_refused("log-writes:file=", "log-writes: file= needs a value");
+	sh_assert_refused("log-writes:file", "log-writes: file= needs a value");
+	sh_assert_refused("log-writes:file=/tmp/check_log_writes.never,x=1", "log-writes: no key 'x'");
+	sh_assert_refused("log-writes:file=/tmp/check_log_writes.never,enable=2",
 		       "log-writes: enable must be 0 or 1, not '2'");
 	ck_assert_int_eq(dev_check_filter(spec, why, sizeof(why)), 0);
 	ck_assert_int_ne(stat(path, &st), 0);
 
-	blk_virtual_clock_init(&clock, 1000);
-	q = blk_init_queue(no_request_fn, NULL, &clock);
-	ck_assert_int_eq(dev_stack_open(&s, q, &spec, 1, &dev_sim_ops, NULL, &lim, why,
-					sizeof(why)),
+	ck_assert_int_eq(sh_open(&h, &spec, 1, &dev_sim_ops, 1 << 21, 1, why, sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, "log-writes: the sim backend has no data to log"), "%s", why);
 	ck_assert_int_ne(stat(path, &st), 0);
+	blk_cleanup_queue(h.q);
+	sh_free(&h);
 	spec = "log-writes:file=/tmp/check_log_writes.never,base=/nonexistent/dir/base";
-	s.host_ops = &fake_host;
-	ck_assert_int_eq(dev_stack_open(&s, q, &spec, 1, &hand_ops, NULL, &lim, why, sizeof(why)),
+	ck_assert_int_eq(sh_open(&h, &spec, 1, &sh_hand_ops, 1 << 21, 1, why, sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, "base= needs an image"), "%s", why);
 	ck_assert_int_ne(stat(path, &st), 0);
-	blk_cleanup_queue(q);
+	blk_cleanup_queue(h.q);
+	sh_free(&h);
 }
 END_TEST
 
@@ -719,30 +592,22 @@ END_TEST
 START_TEST(aborted_start_removes_what_it_made)
 {
 	struct rig *r = rig_open("");
+	char spec[256];
 	struct stat st;
 	int fd;
 
 	ck_assert_int_eq(stat(r->log, &st), 0);
-	r->s.aborted = true;
+	r->h.stack.aborted = true;
 	rig_close(r);
 	ck_assert_msg(stat(r->log, &st) && errno == ENOENT, "the log of an aborted start is left");
 	rig_free(r);
 
-	r = calloc(1, sizeof(*r));
-	ck_assert_ptr_nonnull(r);
-	strcpy(r->dir, "/tmp/check_log_writes.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(r->dir));
-	snprintf(r->log, sizeof(r->log), "%s/log", r->dir);
+	r = rig_new(spec, sizeof(spec), "");
 	fd = open(r->log, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	{
-		char spec[sizeof(r->log) + 32];
-
-		snprintf(spec, sizeof(spec), "log-writes:file=%s", r->log);
-		rig_open_spec(r, spec);
-	}
-	r->s.aborted = true;
+	rig_open_spec(r, spec);
+	r->h.stack.aborted = true;
 	rig_close(r);
 	ck_assert_msg(!stat(r->log, &st), "a log file the filter did not make was unlinked");
 	rig_free(r);
@@ -774,8 +639,9 @@ START_TEST(log_write_error_stops_logging)
 	ck_assert_int_eq(store(r, "mark", "after"), -EIO);
 	b = issue(r, REQ_OP_WRITE, 0, 64, 8, 'b');
 	complete_all(r, b);
-	ck_assert_int_eq(r->error[b], 0);
+	ck_assert_int_eq(r->h.error[b], 0);
 	rig_close(r);
+	sh_free(&r->h);
 	free(r);
 }
 END_TEST

@@ -11,339 +11,60 @@
 #include <sys/queue.h>
 
 #include "device.h"
-#include "fake_driver.h"
+#include "stack_harness.h"
 
 #define MS 1000000ull
-#define START_NS 1000000000ull
+#define START_NS SH_START_NS
 #define CAPACITY 16384u /* sectors: 8 MiB */
 #define MAX_BIOS 64
-#define MAX_LOG 256
 
-/* The memory backend: the medium is an array; requests wait until the test ends them. */
-struct mem_rq {
-	TAILQ_ENTRY(mem_rq) link;
-	struct request *rq;
-	char *snap; /* a read's data, taken when it came: the device read it then */
-};
-
-struct mem_op {
-	enum req_op op;
-	unsigned int flags;
-	sector_t sector;
-	unsigned int nr;
-	uint64_t at;
-};
-
-struct mem {
-	char *data;
-	TAILQ_HEAD(, mem_rq) fifo;
-	unsigned int nr_pending;
-	bool hold;            /* end only when the test says; else at once, from the timer */
-	bool fail_writes;     /* writes end with -EIO, and change nothing */
-	bool refuse;          /* takes nothing (can_take false) */
-	struct mem_op log[MAX_LOG]; /* what came, in order */
-	unsigned int nr_log;
-	unsigned int writes_done, flushes_done;
-	unsigned int writes_done_at_flush; /* when the last flush came */
-};
-
-static struct mem *the_mem;
-
-/* Copy between the medium and a request's data, from its first sector on. */
-static void mem_copy(struct request *rq, char *medium, bool to_rq)
+/* A queue with noop over the stack of specs (top first) over mem, a write cache in it. */
+static void setup_stack(struct stack_harness *h, const char *const *specs, unsigned int nr)
 {
-	struct bio *bio;
-
-	rq_for_each_bio(bio, rq) {
-		for (unsigned short i = 0; i < bio->bi_vcnt; i++) {
-			struct bio_vec *bv = &bio->bi_io_vec[i];
-
-			if (to_rq)
-				memcpy(bv->bv_base, medium, bv->bv_len);
-			else
-				memcpy(medium, bv->bv_base, bv->bv_len);
-			medium += bv->bv_len;
-		}
-	}
+	sh_setup(h, specs, nr, &sh_mem_ops, CAPACITY, MAX_BIOS);
+	sh_mem->no_overlap = true; /* their order would be the device's */
+	ck_assert(h->stack.limits.has_cache);
+	ck_assert_ptr_nonnull(dev_stack_find(&h->stack, "write-cache"));
 }
 
-static bool ranges_meet(sector_t a, unsigned int na, sector_t b, unsigned int nb)
-{
-	return a < b + nb && b < a + na;
-}
-
-static int mem_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
-		    size_t whylen)
-{
-	struct mem *m = calloc(1, sizeof(*m));
-
-	ck_assert_ptr_nonnull(m);
-	m->data = calloc(CAPACITY, SECTOR_SIZE);
-	ck_assert_ptr_nonnull(m->data);
-	TAILQ_INIT(&m->fifo);
-	lim->logical_block_size = SECTOR_SIZE;
-	lim->discard = lim->write_zeroes = true;
-	dev->priv = m;
-	the_mem = m;
-	return 0;
-}
-
-static void mem_close(struct blk_dev *dev)
-{
-	struct mem *m = dev->priv;
-
-	free(m->data);
-	free(m);
-	the_mem = NULL;
-}
-
-/* Two writes to the same sectors are never below at once: their order would be the device's. */
-static void mem_submit(struct blk_dev *dev, struct request *rq)
-{
-	struct mem *m = dev->priv;
-	struct mem_rq *p = dev_rq_pdu(dev, rq), *o;
-
-	if (rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH)
-		TAILQ_FOREACH(o, &m->fifo, link)
-			ck_assert_msg(o->rq->cmd_op == REQ_OP_READ || o->rq->cmd_op == REQ_OP_FLUSH ||
-					      !ranges_meet(blk_rq_pos(rq), blk_rq_sectors(rq),
-							   blk_rq_pos(o->rq), blk_rq_sectors(o->rq)),
-				      "overlapping writes below at once at %llu",
-				      (unsigned long long)blk_rq_pos(rq));
-	ck_assert_uint_lt(m->nr_log, MAX_LOG);
-	m->log[m->nr_log++] = (struct mem_op){ rq->cmd_op, rq->cmd_flags, blk_rq_pos(rq),
-					       blk_rq_sectors(rq), dev_now(dev) };
-	if (rq->cmd_op == REQ_OP_FLUSH)
-		m->writes_done_at_flush = m->writes_done;
-	p->rq = rq;
-	p->snap = NULL;
-	if (rq->cmd_op == REQ_OP_READ) {
-		p->snap = malloc((size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
-		ck_assert_ptr_nonnull(p->snap);
-		memcpy(p->snap, m->data + (blk_rq_pos(rq) << SECTOR_SHIFT),
-		       (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
-	}
-	TAILQ_INSERT_TAIL(&m->fifo, p, link);
-	m->nr_pending++;
-	if (!m->hold)
-		dev_set_timer(dev, dev_now(dev));
-}
-
-static void mem_finish(struct blk_dev *dev, struct mem_rq *p)
-{
-	struct mem *m = dev->priv;
-	struct request *rq = p->rq;
-	char *at = m->data + (blk_rq_pos(rq) << SECTOR_SHIFT);
-
-	TAILQ_REMOVE(&m->fifo, p, link);
-	m->nr_pending--;
-	switch (rq->cmd_op) {
-	case REQ_OP_READ:
-		mem_copy(rq, p->snap, true);
-		free(p->snap);
-		break;
-	case REQ_OP_WRITE:
-		if (m->fail_writes) {
-			dev_end(dev, rq, -EIO, blk_rq_sectors(rq));
-			return;
-		}
-		mem_copy(rq, at, false);
-		m->writes_done++;
-		break;
-	case REQ_OP_DISCARD:
-	case REQ_OP_WRITE_ZEROES:
-		memset(at, 0, (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT);
-		m->writes_done++;
-		break;
-	case REQ_OP_FLUSH:
-		m->flushes_done++;
-		break;
-	}
-	dev_end(dev, rq, 0, blk_rq_sectors(rq));
-}
-
-static bool mem_can_take(struct blk_dev *dev)
-{
-	struct mem *m = dev->priv;
-
-	return !m->refuse;
-}
-
-static void mem_timer(struct blk_dev *dev, uint64_t now)
-{
-	struct mem *m = dev->priv;
-
-	while (!m->hold && !TAILQ_EMPTY(&m->fifo))
-		mem_finish(dev, TAILQ_FIRST(&m->fifo));
-}
-
-static const struct dev_ops mem_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "mem",
-	.backend = true,
-	.rq_pdu_size = sizeof(struct mem_rq),
-	.open = mem_open,
-	.close = mem_close,
-	.can_take = mem_can_take,
-	.submit = mem_submit,
-	.timer = mem_timer,
-};
-
-/* A queue with noop over write-cache over mem, and each bio's buffer and end. */
-struct harness {
-	struct blk_clock clock;
-	struct request_queue *q;
-	struct dev_stack stack;
-	struct blk_dev *wc;
-	struct bio bio[MAX_BIOS];
-	struct bio_vec vec[MAX_BIOS];
-	char *buf[MAX_BIOS];
-	bool ended[MAX_BIOS];
-	int error[MAX_BIOS];
-	unsigned int nr_bios;
-	bool in_submit; /* inside dev_submit: no request may end there */
-};
-
-static void request_fn(struct request_queue *q)
-{
-	struct harness *h = q->queuedata;
-	struct request *rq;
-
-	while (dev_can_take(h->stack.top) && (rq = blk_fetch_request(q))) {
-		h->in_submit = true;
-		dev_submit(h->stack.top, rq);
-		h->in_submit = false;
-	}
-}
-
-static void end_io(struct bio *bio, int error)
-{
-	struct harness *h = bio->bi_private;
-	unsigned int i = (unsigned int)(bio - h->bio);
-
-	ck_assert(!h->ended[i]);
-	ck_assert_msg(!h->in_submit, "bio %u ended from inside submit", i);
-	h->ended[i] = true;
-	h->error[i] = error;
-}
-
-/* The stack of specs (top first) over mem; h->wc is its write-cache layer. */
-static void setup_stack(struct harness *h, const char *const *specs, unsigned int nr)
-{
-	struct dev_limits lim = { .capacity = CAPACITY };
-	char why[256] = "";
-
-	memset(h, 0, sizeof(*h));
-	blk_virtual_clock_init(&h->clock, START_NS);
-	h->q = blk_init_queue(request_fn, NULL, &h->clock);
-	ck_assert_ptr_nonnull(h->q);
-	h->q->queuedata = h;
-	ck_assert_msg(dev_stack_open(&h->stack, h->q, specs, nr, &mem_ops, NULL, &lim, why,
-				     sizeof(why)) == 0,
-		      "%s", why);
-	ck_assert(lim.has_cache);
-	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));
-	ck_assert_int_eq(elevator_init(h->q, "noop"), 0);
-	h->wc = dev_stack_find(&h->stack, "write-cache");
-	ck_assert_ptr_nonnull(h->wc);
-}
-
-static void setup(struct harness *h, const char *spec)
+static void setup(struct stack_harness *h, const char *spec)
 {
 	setup_stack(h, &spec, 1);
 }
 
-static void teardown(struct harness *h)
+static unsigned int wr(struct stack_harness *h, sector_t sector, unsigned int nr, int fill)
 {
-	ck_assert(blk_queue_idle(h->q));
-	blk_cleanup_queue(h->q);
-	dev_stack_close(&h->stack);
-	for (unsigned int i = 0; i < h->nr_bios; i++)
-		free(h->buf[i]);
+	return sh_submit(h, REQ_OP_WRITE, 0, sector, nr, fill);
 }
 
-/* Run every timer due by now, and the queue after it. */
-static void kick(struct harness *h)
+static unsigned int rd(struct stack_harness *h, sector_t sector, unsigned int nr)
 {
-	while (dev_stack_next_timer(&h->stack) && dev_stack_next_timer(&h->stack) <= h->clock.virtual_ns) {
-		blk_queue_lock(h->q);
-		dev_stack_run_timers(&h->stack, h->clock.virtual_ns);
-		blk_queue_unlock(h->q);
-		blk_run_queue(h->q);
-	}
-	blk_run_queue(h->q);
+	return sh_submit(h, REQ_OP_READ, 0, sector, nr, 0xee);
 }
 
-/* On to time t, every timer on the way at its time. */
-static void run_until(struct harness *h, uint64_t t)
+static unsigned int flush(struct stack_harness *h)
 {
-	uint64_t at;
-
-	kick(h);
-	while ((at = dev_stack_next_timer(&h->stack)) && at <= t) {
-		h->clock.virtual_ns = at;
-		kick(h);
-	}
-	h->clock.virtual_ns = t;
-	kick(h);
-}
-
-/* A bio of nr sectors at sector, its buffer filled with byte fill; returns its index. */
-static unsigned int submit(struct harness *h, enum req_op op, unsigned int flags, sector_t sector,
-			   unsigned int nr, int fill)
-{
-	unsigned int i = h->nr_bios++;
-	size_t len = (size_t)nr << SECTOR_SHIFT;
-
-	ck_assert_uint_lt(i, MAX_BIOS);
-	if (len) {
-		ck_assert_int_eq(posix_memalign((void **)&h->buf[i], BLK_PAGE_SIZE, len), 0);
-		memset(h->buf[i], fill, len);
-	}
-	h->vec[i] = (struct bio_vec){ h->buf[i], len };
-	bio_init(&h->bio[i], op, sector, op == REQ_OP_FLUSH ? 0 : (unsigned int)len, &h->vec[i],
-		 op_has_data(op) ? 1 : 0);
-	h->bio[i].bi_flags = flags;
-	h->bio[i].bi_end_io = end_io;
-	h->bio[i].bi_private = h;
-	submit_bio(h->q, &h->bio[i]);
-	kick(h);
-	return i;
-}
-
-static unsigned int wr(struct harness *h, sector_t sector, unsigned int nr, int fill)
-{
-	return submit(h, REQ_OP_WRITE, 0, sector, nr, fill);
-}
-
-static unsigned int rd(struct harness *h, sector_t sector, unsigned int nr)
-{
-	return submit(h, REQ_OP_READ, 0, sector, nr, 0xee);
-}
-
-static unsigned int flush(struct harness *h)
-{
-	return submit(h, REQ_OP_FLUSH, REQ_SYNC, 0, 0, 0);
+	return sh_submit(h, REQ_OP_FLUSH, REQ_SYNC, 0, 0, 0);
 }
 
 /* End the backend's nth pending request (0: the oldest). */
-static void complete_nth(struct harness *h, unsigned int n)
+static void complete_nth(struct stack_harness *h, unsigned int n)
 {
-	struct mem_rq *p = TAILQ_FIRST(&the_mem->fifo);
+	struct sh_mem_rq *p = TAILQ_FIRST(&sh_mem->fifo);
 
 	while (p && n--)
 		p = TAILQ_NEXT(p, link);
 	ck_assert_ptr_nonnull(p);
 	blk_queue_lock(h->q);
-	mem_finish(h->stack.bottom, p);
+	sh_mem_finish(h->stack.bottom, p);
 	blk_queue_unlock(h->q);
-	kick(h);
+	sh_kick(h);
 }
 
 /* End the backend's oldest request, a read, in two parts: its first sectors, then the rest. */
-static void complete_read_in_two(struct harness *h, unsigned int first)
+static void complete_read_in_two(struct stack_harness *h, unsigned int first)
 {
-	struct mem_rq *p = TAILQ_FIRST(&the_mem->fifo);
+	struct sh_mem_rq *p = TAILQ_FIRST(&sh_mem->fifo);
 	struct request *rq;
 	unsigned int total;
 
@@ -353,26 +74,26 @@ static void complete_read_in_two(struct harness *h, unsigned int first)
 	ck_assert_int_eq(rq->cmd_op, REQ_OP_READ);
 	ck_assert_uint_lt(first, total);
 	blk_queue_lock(h->q);
-	TAILQ_REMOVE(&the_mem->fifo, p, link);
-	the_mem->nr_pending--;
-	mem_copy(rq, p->snap, true); /* all its data, before any of it ends */
+	TAILQ_REMOVE(&sh_mem->fifo, p, link);
+	sh_mem->nr_pending--;
+	sh_copy(rq, p->snap, true); /* all its data, before any of it ends */
 	free(p->snap);
 	dev_end(h->stack.bottom, rq, 0, first);
 	dev_end(h->stack.bottom, rq, 0, total - first);
 	blk_queue_unlock(h->q);
-	kick(h);
+	sh_kick(h);
 }
 
-static void complete_all(struct harness *h)
+static void complete_all(struct stack_harness *h)
 {
-	while (the_mem->nr_pending)
+	while (sh_mem->nr_pending)
 		complete_nth(h, 0);
 }
 
 /* Whether nr sectors of the medium from sector are all byte b. */
 static bool medium_is(sector_t sector, unsigned int nr, int b)
 {
-	const unsigned char *p = (unsigned char *)the_mem->data + (sector << SECTOR_SHIFT);
+	const unsigned char *p = (unsigned char *)sh_mem->data + (sector << SECTOR_SHIFT);
 
 	for (size_t i = 0; i < (size_t)nr << SECTOR_SHIFT; i++)
 		if (p[i] != (unsigned char)b)
@@ -380,8 +101,10 @@ static bool medium_is(sector_t sector, unsigned int nr, int b)
 	return true;
 }
 
-static bool buf_is(const char *buf, size_t off, size_t len, int b)
+static bool buf_is(const void *data, size_t off, size_t len, int b)
 {
+	const unsigned char *buf = data;
+
 	for (size_t i = off; i < off + len; i++)
 		if ((unsigned char)buf[i] != (unsigned char)b)
 			return false;
@@ -392,55 +115,39 @@ static unsigned int log_count(enum req_op op)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < the_mem->nr_log; i++)
-		n += the_mem->log[i].op == op;
+	for (unsigned int i = 0; i < sh_mem->nr_log; i++)
+		n += sh_mem->log[i].op == op;
 	return n;
 }
 
-static void attr_store(struct harness *h, const char *name, const char *val, int want)
+static void attr_store(struct stack_harness *h, const char *name, const char *val, int want)
 {
-	const struct dev_attr *a = h->wc->ops->attrs;
-
-	while (a->name && strcmp(a->name, name))
-		a++;
-	ck_assert_ptr_nonnull(a->name);
-	blk_queue_lock(h->q);
-	ck_assert_int_eq(a->store(h->wc, val), want);
-	blk_queue_unlock(h->q);
-	kick(h);
+	ck_assert_int_eq(sh_store(h, dev_stack_find(&h->stack, "write-cache"), name, val), want);
+	sh_kick(h);
 }
 
-static const char *attr_show(struct harness *h, const char *name)
+static const char *attr_show(struct stack_harness *h, const char *name)
 {
-	static char buf[256];
-	const struct dev_attr *a = h->wc->ops->attrs;
-
-	while (a->name && strcmp(a->name, name))
-		a++;
-	ck_assert_ptr_nonnull(a->name);
-	blk_queue_lock(h->q);
-	a->show(h->wc, buf, sizeof(buf));
-	blk_queue_unlock(h->q);
-	return buf;
+	return sh_show(h, dev_stack_find(&h->stack, "write-cache"), name);
 }
 
 /* A write ends once in the cache, before the backend sees a thing; a read then gets it. */
 START_TEST(write_ends_before_the_backend_and_reads_back)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int w, r;
 
 	setup(&h, "write-cache:expire=0");
 	w = wr(&h, 8, 8, 0xa1);
-	ck_assert(h.ended[w]);
+	ck_assert(h.ended_at[w]);
 	ck_assert_int_eq(h.error[w], 0);
-	ck_assert_uint_eq(the_mem->nr_log, 0);
+	ck_assert_uint_eq(sh_mem->nr_log, 0);
 	ck_assert(medium_is(8, 8, 0));
 	ck_assert_str_eq(attr_show(&h, "dirty"), "4096\n");
 
 	/* sectors 0-23: the medium's zeros, the cache's 8-15, zeros again */
 	r = rd(&h, 0, 24);
-	ck_assert(h.ended[r]);
+	ck_assert(h.ended_at[r]);
 	ck_assert(buf_is(h.buf[r], 0, 4096, 0));
 	ck_assert(buf_is(h.buf[r], 4096, 4096, 0xa1));
 	ck_assert(buf_is(h.buf[r], 8192, 4096, 0));
@@ -448,38 +155,38 @@ START_TEST(write_ends_before_the_backend_and_reads_back)
 	ck_assert(strstr(attr_show(&h, "stats"), "read_hits 1\n"));
 
 	/* and the data stays the cache's: nothing is written back, with no reason to */
-	run_until(&h, START_NS + 3600 * 1000 * MS);
+	sh_run_until(&h, START_NS + 3600 * 1000 * MS);
 	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 0);
 	attr_store(&h, "cut", "all", 0); /* what teardown leaves: nothing dirty */
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* A flush ends only once the backend has the data and then took a flush itself. */
 START_TEST(flush_ends_after_writeback_and_a_flush_below)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int w, f;
 
 	setup(&h, "write-cache:expire=0");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	w = wr(&h, 0, 8, 0xb2);
-	ck_assert(h.ended[w]);
+	ck_assert(h.ended_at[w]);
 	f = flush(&h);
-	ck_assert(!h.ended[f]);
-	ck_assert_uint_eq(the_mem->nr_log, 1); /* the writeback, not yet the flush */
-	ck_assert_int_eq(the_mem->log[0].op, REQ_OP_WRITE);
+	ck_assert(!h.ended_at[f]);
+	ck_assert_uint_eq(sh_mem->nr_log, 1); /* the writeback, not yet the flush */
+	ck_assert_int_eq(sh_mem->log[0].op, REQ_OP_WRITE);
 	complete_nth(&h, 0);
 	ck_assert(medium_is(0, 8, 0xb2));
-	ck_assert(!h.ended[f]);
-	ck_assert_uint_eq(the_mem->nr_log, 2);
-	ck_assert_int_eq(the_mem->log[1].op, REQ_OP_FLUSH);
-	ck_assert_uint_eq(the_mem->writes_done_at_flush, 1);
+	ck_assert(!h.ended_at[f]);
+	ck_assert_uint_eq(sh_mem->nr_log, 2);
+	ck_assert_int_eq(sh_mem->log[1].op, REQ_OP_FLUSH);
+	ck_assert_uint_eq(sh_mem->writes_done_at_flush, 1);
 	complete_nth(&h, 0);
-	ck_assert(h.ended[f]);
+	ck_assert(h.ended_at[f]);
 	ck_assert_int_eq(h.error[f], 0);
 	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -489,62 +196,62 @@ END_TEST
  */
 START_TEST(fua_write_goes_through_after_older_data)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int w1, w2, f;
 
 	setup(&h, "write-cache:expire=10");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	w1 = wr(&h, 0, 8, 0x11);
-	ck_assert(h.ended[w1]);
-	run_until(&h, START_NS + 10 * MS); /* expired: its writeback goes down */
-	ck_assert_uint_eq(the_mem->nr_pending, 1);
-	w2 = submit(&h, REQ_OP_WRITE, REQ_FUA, 4, 8, 0x22);
-	ck_assert(!h.ended[w2]);
-	ck_assert_uint_eq(the_mem->nr_pending, 1); /* waits for the writeback of 0-7 */
+	ck_assert(h.ended_at[w1]);
+	sh_run_until(&h, START_NS + 10 * MS); /* expired: its writeback goes down */
+	ck_assert_uint_eq(sh_mem->nr_pending, 1);
+	w2 = sh_submit(&h, REQ_OP_WRITE, REQ_FUA, 4, 8, 0x22);
+	ck_assert(!h.ended_at[w2]);
+	ck_assert_uint_eq(sh_mem->nr_pending, 1); /* waits for the writeback of 0-7 */
 	complete_nth(&h, 0);
-	ck_assert_uint_eq(the_mem->nr_pending, 1);
-	ck_assert_int_eq(the_mem->log[1].op, REQ_OP_WRITE);
-	ck_assert(the_mem->log[1].flags & REQ_FUA);
-	ck_assert(!h.ended[w2]);
+	ck_assert_uint_eq(sh_mem->nr_pending, 1);
+	ck_assert_int_eq(sh_mem->log[1].op, REQ_OP_WRITE);
+	ck_assert(sh_mem->log[1].flags & REQ_FUA);
+	ck_assert(!h.ended_at[w2]);
 	complete_nth(&h, 0);
-	ck_assert(h.ended[w2]);
+	ck_assert(h.ended_at[w2]);
 	ck_assert(medium_is(0, 4, 0x11));
 	ck_assert(medium_is(4, 8, 0x22));
 
 	/* cached data under a FUA write is superseded: it never lands */
 	wr(&h, 16, 8, 0x33);
-	w2 = submit(&h, REQ_OP_WRITE, REQ_FUA, 16, 8, 0x44);
+	w2 = sh_submit(&h, REQ_OP_WRITE, REQ_FUA, 16, 8, 0x44);
 	complete_all(&h);
-	ck_assert(h.ended[w2]);
+	ck_assert(h.ended_at[w2]);
 	f = flush(&h);
 	complete_all(&h);
-	ck_assert(h.ended[f]);
+	ck_assert(h.ended_at[f]);
 	ck_assert(medium_is(16, 8, 0x44));
 	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 3); /* the writeback, and the two FUA writes */
-	ck_assert_uint_eq(the_mem->log[2].sector, 16);
-	ck_assert(the_mem->log[2].flags & REQ_FUA);
-	teardown(&h);
+	ck_assert_uint_eq(sh_mem->log[2].sector, 16);
+	ck_assert(sh_mem->log[2].flags & REQ_FUA);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* Overlapping writes keep their order: the last one is what the backend has. */
 START_TEST(overlapping_writes_last_wins)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int w3, f;
 
 	setup(&h, "write-cache:expire=10,depth=4");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	wr(&h, 0, 16, 0xa0);
 	wr(&h, 4, 4, 0xb0);
 	wr(&h, 6, 4, 0xc0);
-	run_until(&h, START_NS + 10 * MS); /* every extent expired: written back at once */
-	ck_assert_uint_eq(the_mem->nr_pending, 4); /* 0-3, 4-5, 6-9, 10-15 */
+	sh_run_until(&h, START_NS + 10 * MS); /* every extent expired: written back at once */
+	ck_assert_uint_eq(sh_mem->nr_pending, 4); /* 0-3, 4-5, 6-9, 10-15 */
 	/* a newer write over one in writeback waits for it, then lands after it */
 	w3 = wr(&h, 0, 16, 0xd0);
-	ck_assert(!h.ended[w3]);
+	ck_assert(!h.ended_at[w3]);
 	complete_all(&h);
-	ck_assert(h.ended[w3]);
+	ck_assert(h.ended_at[w3]);
 	ck_assert(medium_is(0, 4, 0xa0));
 	ck_assert(medium_is(4, 2, 0xb0));
 	ck_assert(medium_is(6, 4, 0xc0));
@@ -552,43 +259,43 @@ START_TEST(overlapping_writes_last_wins)
 	f = flush(&h);
 	complete_all(&h);
 	complete_all(&h);
-	ck_assert(h.ended[f]);
+	ck_assert(h.ended_at[f]);
 	ck_assert(medium_is(0, 16, 0xd0));
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* A read below while the data it overlaps is written back still gets the cache's data. */
 START_TEST(read_racing_a_writeback_gets_the_newer_data)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int r;
 
 	setup(&h, "write-cache:expire=10");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	wr(&h, 0, 8, 0x5a);
 	r = rd(&h, 0, 8); /* the device reads the old zeros now */
-	run_until(&h, START_NS + 10 * MS);
-	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	sh_run_until(&h, START_NS + 10 * MS);
+	ck_assert_uint_eq(sh_mem->nr_pending, 2);
 	complete_nth(&h, 1); /* the writeback lands first */
 	ck_assert(medium_is(0, 8, 0x5a));
 	complete_nth(&h, 0);
-	ck_assert(h.ended[r]);
+	ck_assert(h.ended_at[r]);
 	ck_assert(buf_is(h.buf[r], 0, 4096, 0x5a));
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* cut all: what was not flushed is not on the backend, and I/O fails until restore. */
 START_TEST(cut_all_drops_and_fails_until_restore)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int f, w, r;
 
 	setup(&h, "write-cache:expire=0");
 	wr(&h, 0, 8, 0x01);
 	f = flush(&h);
-	ck_assert(h.ended[f]);
+	ck_assert(h.ended_at[f]);
 	wr(&h, 8, 8, 0x02);
 	wr(&h, 0, 4, 0x03);
 	ck_assert_str_eq(attr_show(&h, "state"), "on\n");
@@ -599,16 +306,16 @@ START_TEST(cut_all_drops_and_fails_until_restore)
 	ck_assert(strstr(attr_show(&h, "stats"), "dropped 6144\n"));
 	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
 
-	unsigned int before = the_mem->nr_log;
+	unsigned int before = sh_mem->nr_log;
 
 	w = wr(&h, 32, 8, 0x04);
 	r = rd(&h, 0, 8);
 	f = flush(&h);
-	ck_assert(h.ended[w] && h.ended[r] && h.ended[f]);
+	ck_assert(h.ended_at[w] && h.ended_at[r] && h.ended_at[f]);
 	ck_assert_int_eq(h.error[w], -EIO);
 	ck_assert_int_eq(h.error[r], -EIO);
 	ck_assert_int_eq(h.error[f], -EIO);
-	ck_assert_uint_eq(the_mem->nr_log, before); /* nothing reached the backend */
+	ck_assert_uint_eq(sh_mem->nr_log, before); /* nothing reached the backend */
 
 	attr_store(&h, "restore", "2", -EINVAL);
 	attr_store(&h, "cut", "some", -EINVAL);
@@ -622,19 +329,19 @@ START_TEST(cut_all_drops_and_fails_until_restore)
 	ck_assert_int_eq(h.error[f], 0);
 	ck_assert(buf_is(h.buf[r], 0, 4096, 0x01));
 	ck_assert(medium_is(32, 8, 0x05));
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* 32 writes of 8 sectors, 16 apart, each its own byte; a cut; the medium afterwards. */
-static void cut_after_writes(struct harness *h, const char *spec, const char *how, char *out)
+static void cut_after_writes(struct stack_harness *h, const char *spec, const char *how, char *out)
 {
 	setup(h, spec);
 	for (unsigned int i = 0; i < 32; i++)
 		wr(h, (sector_t)i * 16, 8, 0x40 + (int)i);
 	attr_store(h, "cut", how, 0);
 	ck_assert_str_eq(attr_show(h, "state"), "off\n"); /* the persisted ones landed first */
-	memcpy(out, the_mem->data, 32 * 16 * SECTOR_SIZE);
+	memcpy(out, sh_mem->data, 32 * 16 * SECTOR_SIZE);
 	attr_store(h, "restore", "1", 0);
 }
 
@@ -642,15 +349,15 @@ static void cut_after_writes(struct harness *h, const char *spec, const char *ho
 START_TEST(cut_random_is_a_reproducible_subset)
 {
 	static char a[32 * 16 * SECTOR_SIZE], b[32 * 16 * SECTOR_SIZE], c[32 * 16 * SECTOR_SIZE];
-	struct harness h;
+	struct stack_harness h;
 	unsigned int kept = 0;
 
 	cut_after_writes(&h, "write-cache:expire=0,seed=7", "random", a);
-	teardown(&h);
+	sh_teardown(&h);
 	cut_after_writes(&h, "write-cache:expire=0,seed=7", "random", b);
-	teardown(&h);
+	sh_teardown(&h);
 	cut_after_writes(&h, "write-cache:expire=0,seed=8", "random", c);
-	teardown(&h);
+	sh_teardown(&h);
 	ck_assert(!memcmp(a, b, sizeof(a)));
 	ck_assert(memcmp(a, c, sizeof(a))); /* another seed, another crash */
 	for (unsigned int i = 0; i < 32; i++) {
@@ -670,7 +377,7 @@ END_TEST
 static void check_torn(const char *spec, unsigned int unit_sectors)
 {
 	static char a[32 * 16 * SECTOR_SIZE];
-	struct harness h;
+	struct stack_harness h;
 	unsigned int torn = 0;
 
 	cut_after_writes(&h, spec, "torn", a);
@@ -690,7 +397,7 @@ static void check_torn(const char *spec, unsigned int unit_sectors)
 	ck_assert_uint_eq(torn, 1);
 	ck_assert_ptr_nonnull(strstr(attr_show(&h, "stats"), "torn "));
 	ck_assert_ptr_null(strstr(attr_show(&h, "stats"), "torn 0\n"));
-	teardown(&h);
+	sh_teardown(&h);
 }
 
 START_TEST(cut_torn_keeps_a_prefix_at_the_unit)
@@ -703,39 +410,39 @@ END_TEST
 /* expire on the virtual clock: written back at the expiry, not a nanosecond before. */
 START_TEST(expire_writes_back_on_time)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "write-cache:expire=50");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	wr(&h, 0, 8, 0x77);
-	run_until(&h, START_NS + 50 * MS - 1);
-	ck_assert_uint_eq(the_mem->nr_log, 0);
-	run_until(&h, START_NS + 50 * MS);
-	ck_assert_uint_eq(the_mem->nr_log, 1);
-	ck_assert_uint_eq(the_mem->log[0].at, START_NS + 50 * MS);
+	sh_run_until(&h, START_NS + 50 * MS - 1);
+	ck_assert_uint_eq(sh_mem->nr_log, 0);
+	sh_run_until(&h, START_NS + 50 * MS);
+	ck_assert_uint_eq(sh_mem->nr_log, 1);
+	ck_assert_uint_eq(sh_mem->log[0].at, START_NS + 50 * MS);
 	complete_all(&h);
 	ck_assert(medium_is(0, 8, 0x77));
 	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* A full cache: the next write waits until writeback frees room. */
 START_TEST(full_cache_makes_writes_wait)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int last;
 
 	setup(&h, "write-cache:size=1,expire=0,depth=2");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	for (unsigned int i = 0; i < 16; i++) /* 16 x 62 KiB: 992 KiB of 1 MiB */
-		ck_assert(h.ended[wr(&h, (sector_t)i * 256, 124, 0x10 + (int)i)]);
+		ck_assert(h.ended_at[wr(&h, (sector_t)i * 256, 124, 0x10 + (int)i)]);
 	/* over half full: writeback began, no more than depth at once */
-	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	ck_assert_uint_eq(sh_mem->nr_pending, 2);
 	last = wr(&h, 4096, 128, 0x99); /* 64 KiB: 32 too many */
-	ck_assert(!h.ended[last]);
+	ck_assert(!h.ended_at[last]);
 	complete_nth(&h, 0);
-	ck_assert(h.ended[last]);
+	ck_assert(h.ended_at[last]);
 	ck_assert_int_eq(h.error[last], 0);
 	complete_all(&h);
 	flush(&h);
@@ -743,35 +450,35 @@ START_TEST(full_cache_makes_writes_wait)
 	for (unsigned int i = 0; i < 16; i++)
 		ck_assert(medium_is((sector_t)i * 256, 124, 0x10 + (int)i));
 	ck_assert(medium_is(4096, 128, 0x99));
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* What was below when the power went ends with -EIO: the device lost power with it. */
 START_TEST(cut_fails_what_is_below)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int r, w;
 
 	setup(&h, "write-cache:expire=0");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	r = rd(&h, 0, 8);
-	w = submit(&h, REQ_OP_WRITE, REQ_FUA, 64, 8, 0x66);
-	ck_assert_uint_eq(the_mem->nr_pending, 2);
+	w = sh_submit(&h, REQ_OP_WRITE, REQ_FUA, 64, 8, 0x66);
+	ck_assert_uint_eq(sh_mem->nr_pending, 2);
 	attr_store(&h, "cut", "all", 0);
-	ck_assert(!h.ended[r] && !h.ended[w]);
+	ck_assert(!h.ended_at[r] && !h.ended_at[w]);
 	complete_all(&h);
 	ck_assert_int_eq(h.error[r], -EIO);
 	ck_assert_int_eq(h.error[w], -EIO);
 	ck_assert(medium_is(64, 8, 0x66)); /* it was in the device's hands: it landed */
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* The sectors of the writebacks a flush makes of 16 writes, in the order they went down. */
 static void writeback_order(const char *spec, sector_t *order)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, spec);
 	for (unsigned int i = 0; i < 16; i++)
@@ -779,8 +486,8 @@ static void writeback_order(const char *spec, sector_t *order)
 	flush(&h);
 	ck_assert_uint_eq(log_count(REQ_OP_WRITE), 16);
 	for (unsigned int i = 0; i < 16; i++)
-		order[i] = the_mem->log[i].sector;
-	teardown(&h);
+		order[i] = sh_mem->log[i].sector;
+	sh_teardown(&h);
 }
 
 /* Writeback goes in an order of the cache's own: the same for a seed, another for another. */
@@ -803,20 +510,20 @@ END_TEST
 /* A failed writeback fails the next flush, once; its data is counted as dropped. */
 START_TEST(failed_writeback_fails_the_flush)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int f;
 
 	setup(&h, "write-cache:expire=0");
 	wr(&h, 0, 8, 0x12);
-	the_mem->fail_writes = true;
+	sh_mem->fail_writes = true;
 	f = flush(&h);
-	ck_assert(h.ended[f]);
+	ck_assert(h.ended_at[f]);
 	ck_assert_int_eq(h.error[f], -EIO);
 	ck_assert(strstr(attr_show(&h, "stats"), "dropped 4096\n"));
-	the_mem->fail_writes = false;
+	sh_mem->fail_writes = false;
 	f = flush(&h);
 	ck_assert_int_eq(h.error[f], 0);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -829,97 +536,97 @@ END_TEST
 START_TEST(read_ended_in_parts_under_a_model_gets_the_cache)
 {
 	const char *specs[] = { "model:ssd:depth=4", "write-cache:expire=0" };
-	struct harness h;
+	struct stack_harness h;
 	unsigned int w, r;
 
 	setup_stack(&h, specs, 2);
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	w = wr(&h, 8, 8, 0xa1);
-	run_until(&h, START_NS + 1000 * MS);
-	ck_assert(h.ended[w]);
-	ck_assert_uint_eq(the_mem->nr_log, 0);
+	sh_run_until(&h, START_NS + 1000 * MS);
+	ck_assert(h.ended_at[w]);
+	ck_assert_uint_eq(sh_mem->nr_log, 0);
 	r = rd(&h, 0, 16);
-	ck_assert_uint_eq(the_mem->nr_pending, 1);
+	ck_assert_uint_eq(sh_mem->nr_pending, 1);
 	complete_read_in_two(&h, 8);
-	run_until(&h, START_NS + 2000 * MS);
-	ck_assert(h.ended[r]);
+	sh_run_until(&h, START_NS + 2000 * MS);
+	ck_assert(h.ended_at[r]);
 	ck_assert_int_eq(h.error[r], 0);
 	ck_assert(buf_is(h.buf[r], 0, 4096, 0));
 	ck_assert_msg(buf_is(h.buf[r], 4096, 4096, 0xa1), "the read missed the cache's data");
 	attr_store(&h, "cut", "all", 0);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* A cut that keeps writes is "cutting" until they land: restore waits for that. */
 START_TEST(restore_waits_for_the_cut)
 {
-	struct harness h;
+	struct stack_harness h;
 
 	setup(&h, "write-cache:expire=0,seed=7");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	for (unsigned int i = 0; i < 8; i++)
 		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
 	attr_store(&h, "cut", "random", 0);
-	ck_assert_uint_gt(the_mem->nr_pending, 0);
+	ck_assert_uint_gt(sh_mem->nr_pending, 0);
 	ck_assert_str_eq(attr_show(&h, "state"), "cutting\n");
 	attr_store(&h, "restore", "1", -EBUSY);
 	complete_all(&h);
 	ck_assert_str_eq(attr_show(&h, "state"), "off\n");
 	attr_store(&h, "restore", "1", 0);
 	ck_assert_str_eq(attr_show(&h, "state"), "on\n");
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* A flush while the cut writes back what it keeps waits for all of it, then fails. */
 START_TEST(flush_during_a_cut_waits_for_its_writebacks)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int f;
 
 	setup(&h, "write-cache:expire=0,seed=12,depth=1");
-	the_mem->hold = true;
+	sh_mem->hold = true;
 	for (unsigned int i = 0; i < 8; i++)
 		wr(&h, (sector_t)i * 16, 8, 0x20 + (int)i);
-	the_mem->refuse = true; /* the cut's writebacks wait: none below for a moment */
+	sh_mem->refuse = true; /* the cut's writebacks wait: none below for a moment */
 	attr_store(&h, "cut", "random", 0);
 	ck_assert_ptr_nonnull(strstr(attr_show(&h, "stats"), "dropped 16384\n")); /* 4 kept */
 	f = flush(&h);
-	ck_assert(!h.ended[f]);
-	ck_assert_uint_eq(the_mem->nr_pending, 0);
-	the_mem->refuse = false;
-	run_until(&h, START_NS + MS); /* the filter looks again */
+	ck_assert(!h.ended_at[f]);
+	ck_assert_uint_eq(sh_mem->nr_pending, 0);
+	sh_mem->refuse = false;
+	sh_run_until(&h, START_NS + MS); /* the filter looks again */
 	for (unsigned int i = 0; i < 3; i++) {
-		ck_assert_uint_eq(the_mem->nr_pending, 1);
+		ck_assert_uint_eq(sh_mem->nr_pending, 1);
 		complete_nth(&h, 0);
-		ck_assert(!h.ended[f]);
+		ck_assert(!h.ended_at[f]);
 	}
 	complete_nth(&h, 0);
-	ck_assert(h.ended[f]);
+	ck_assert(h.ended_at[f]);
 	ck_assert_int_eq(h.error[f], -EIO);
-	ck_assert_uint_eq(the_mem->nr_pending, 0);
+	ck_assert_uint_eq(sh_mem->nr_pending, 0);
 	ck_assert_str_eq(attr_show(&h, "state"), "off\n");
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
 /* A discard goes through once the cached data of its range is gone: none lands after it. */
 START_TEST(discard_goes_through)
 {
-	struct harness h;
+	struct stack_harness h;
 	unsigned int d, f;
 
 	setup(&h, "write-cache:expire=0");
 	wr(&h, 0, 16, 0x31);
 	flush(&h);
 	wr(&h, 0, 8, 0x32);
-	d = submit(&h, REQ_OP_DISCARD, 0, 0, 16, 0);
-	ck_assert(h.ended[d]);
+	d = sh_submit(&h, REQ_OP_DISCARD, 0, 0, 16, 0);
+	ck_assert(h.ended_at[d]);
 	f = flush(&h);
-	ck_assert(h.ended[f]);
+	ck_assert(h.ended_at[f]);
 	ck_assert(medium_is(0, 16, 0));
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -949,13 +656,13 @@ END_TEST
 
 START_TEST(describes_its_parameters)
 {
-	struct harness h;
+	struct stack_harness h;
 	char buf[256];
 
 	setup(&h, "write-cache:size=8,seed=5");
 	dev_stack_describe(&h.stack, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "write-cache:size=8 expire=30000 seed=5 depth=4 atomic=512 -> mem");
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 

@@ -2,23 +2,33 @@
  * fuzz_control.c - fuzz target: writes to the control tree, as the owner
  * would send them.  Every write is answered exactly once; one refused
  * changes nothing the tree shows; the queue's limits stay valid whatever
- * was taken; a write from anyone but the owner, or to a read-only file, is
- * refused.  The input: an elevator to start with, then writes of [node |
- * 0x80 if not the owner's][length][value...].  Writes that would reach
- * outside the process are left out: a scheduler path (dlopen) and
- * trace/enable (a file).  Below the queue are two delays and a model over
- * a backend that takes nothing, for their files in device/.
+ * was taken; a write from anyone but the owner, or to a read-only file, or
+ * to a tunable of an elevator no longer running, is refused; every text
+ * shown is whole lines; and a file that takes back what it shows (a
+ * number, fault/rules) takes it unchanged.  The input: an elevator to
+ * start with, then writes of [node | 0x80 if not the owner's][length]
+ * [value...]; the running elevator's tunables are numbers, and text for
+ * bfq's weights.  Writes that would reach outside the process are left
+ * out: a scheduler path (dlopen), trace/enable (a file) and fault's
+ * error_file (a thread that stats a path).  Below the queue are the log-writes filter
+ * (its log a temporary file, unlinked once open), two delays, a
+ * model, the write cache and the fault filter over a backend that takes
+ * nothing, for their files in device/ and at the top (log/, power/,
+ * fault/).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "control.h"
 #include "fuzz.h"
 
 #define MAX_WRITES 16
 #define MAX_TEXT 4096
+#define MAX_NODES 128
 
 /* libfuse's replies, taken here in its place: control.c is linked without libfuse. */
 static struct {
@@ -26,6 +36,7 @@ static struct {
 	int error;
 	size_t written;
 	char *text; /* where a read's bytes go, or NULL */
+	size_t size;
 } answer;
 
 int fuse_reply_err(fuse_req_t req, int err)
@@ -48,6 +59,7 @@ int fuse_reply_buf(fuse_req_t req, const char *buf, size_t size)
 {
 	(void)req;
 	answer.count++;
+	answer.size = size;
 	if (answer.text) {
 		FUZZ_ASSERT(size < MAX_TEXT);
 		memcpy(answer.text, buf, size);
@@ -74,19 +86,70 @@ static void no_driver(struct request_queue *q)
 	(void)q;
 }
 
-static const char *const fixed_nodes[][2] = {
-	{ "queue", "scheduler" }, { "queue", "max_sectors_kb" }, { "queue", "nr_requests" },
-	{ "queue", "nomerges" },  { "trace", "name" },
+/* What the target knows of a node, beyond what its mode says. */
+enum {
+	N_LINE = 1,   /* one line of text: a value, never a list */
+	N_BACK = 2,   /* what it shows, written back, is taken and changes nothing */
+	N_MOVING = 4, /* changes by itself (the log's writer thread): shown, never compared */
+	N_STALE = 8,  /* a tunable of an elevator no longer running: every write refused */
+};
+
+struct node_name {
+	const char *dir, *name;
+	unsigned int flags;
+};
+
+static const struct node_name fixed_nodes[] = {
+	{ "queue", "scheduler", N_LINE },
+	{ "queue", "max_sectors_kb", N_LINE | N_BACK },
+	{ "queue", "nr_requests", N_LINE | N_BACK },
+	{ "queue", "nomerges", N_LINE | N_BACK },
+	{ "trace", "name", N_BACK },
 };
 #define NR_FIXED (sizeof(fixed_nodes) / sizeof(fixed_nodes[0]))
 
-/* The layers' files, after the tunables: the model's are read-only. */
-static const char *const layer_nodes[][2] = {
-	{ "delay", "read_ms" }, { "delay", "write_ms" },   { "model", "in_flight" },
-	{ "model", "held" },    { "delay.2", "read_ms" }, { "delay.2", "write_ms" },
+/*
+ * The layers' files, after the tunables, by the name the tree gives them
+ * in device/, or at the top for the filters that have a directory there.
+ */
+static const struct node_name layer_nodes[] = {
+	{ "delay", "read_ms", N_LINE | N_BACK },
+	{ "delay", "write_ms", N_LINE | N_BACK },
+	{ "model", "in_flight", N_LINE },
+	{ "model", "held", N_LINE },
+	{ "delay.2", "read_ms", N_LINE | N_BACK },
+	{ "delay.2", "write_ms", N_LINE | N_BACK },
+	{ "log", "mark", N_LINE },
+	{ "log", "enable", N_LINE | N_BACK },
+	{ "log", "entries", N_LINE },
+	{ "log", "stats", N_MOVING },
+	{ "power", "cut", N_LINE },
+	{ "power", "restore", N_LINE },
+	{ "power", "state", N_LINE },
+	{ "power", "dirty", N_LINE },
+	{ "power", "stats", 0 },
+	{ "fault", "rules", N_LINE | N_BACK },
+	{ "fault", "enable", N_LINE | N_BACK },
+	{ "fault", "badblocks", 0 },
+	{ "fault", "stats", 0 },
 };
 #define NR_LAYER_NODES (sizeof(layer_nodes) / sizeof(layer_nodes[0]))
-static const char *const stack_specs[] = { "delay:ms=200", "model:ssd", "delay:read=1,write=2" };
+/* The filters' own directories at the top, and the names of their layers in device/. */
+static const char *const top_dirs[][2] = {
+	{ "log", "log-writes" }, { "power", "write-cache" }, { "fault", "fault" } };
+
+#define NR_SPECS 6
+static const char *stack_specs[NR_SPECS] = {
+	NULL, /* log-writes:file=..., made at the first input */
+	"delay:ms=200",
+	"model:ssd",
+	"delay:read=1,write=2",
+	"write-cache:size=1,expire=0",
+	"fault",
+};
+static char log_path[PATH_MAX];
+
+/* ------------------------------------------------------------- the stack below */
 
 static int nothing_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 			size_t whylen)
@@ -116,6 +179,49 @@ static const struct dev_ops nothing_backend = {
 	.submit = nothing_submit,
 };
 
+/* The host's loop, as log-writes needs one to watch its writer's eventfd: never woken here. */
+static int watched = -1;
+
+static int host_watch(void *host, int fd, void (*ready)(void *arg), void *arg)
+{
+	(void)host;
+	(void)ready;
+	(void)arg;
+	FUZZ_ASSERT(watched < 0);
+	watched = fd;
+	return 0;
+}
+
+static void host_unwatch(void *host, int fd)
+{
+	(void)host;
+	FUZZ_ASSERT(fd == watched);
+	watched = -1;
+}
+
+static const struct dev_host_ops host_ops = { .watch_fd = host_watch, .unwatch_fd = host_unwatch };
+
+/*
+ * The log in memory where there is a tmpfs, named for this process, and
+ * unlinked as soon as the filter has it open: an input that crashes
+ * leaves nothing behind.
+ */
+static void log_spec(void)
+{
+	static char spec[PATH_MAX + 32];
+	const char *dir = getenv("TMPDIR");
+
+	if (stack_specs[0])
+		return;
+	if (!dir || !*dir)
+		dir = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
+	snprintf(log_path, sizeof(log_path), "%s/rqdisk-fuzz-control.%d.log", dir, (int)getpid());
+	snprintf(spec, sizeof(spec), "log-writes:file=%s", log_path);
+	stack_specs[0] = spec;
+}
+
+/* ------------------------------------------------------------------ the nodes */
+
 static fuse_ino_t lookup(struct rqdisk *d, fuse_ino_t parent, const char *name)
 {
 	struct stat st;
@@ -123,78 +229,164 @@ static fuse_ino_t lookup(struct rqdisk *d, fuse_ino_t parent, const char *name)
 	return ctl_lookup(d, parent, name, &st) ? 0 : st.st_ino;
 }
 
+/* Every tunable inode looked up while its elevator ran: stale once it has gone. */
+static struct {
+	fuse_ino_t ino[MAX_NODES];
+	size_t nr;
+} seen;
+
+static void seen_add(fuse_ino_t ino)
+{
+	for (size_t i = 0; i < seen.nr; i++)
+		if (seen.ino[i] == ino)
+			return;
+	if (seen.nr < MAX_NODES)
+		seen.ino[seen.nr++] = ino;
+}
+
+struct node {
+	fuse_ino_t ino;
+	unsigned int flags;
+};
+
 /*
  * The nodes written to now: the writable fixed ones, the running
- * elevator's tunables, then the layers' files; their count.
+ * elevator's tunables, the layers' files, then the tunables of elevators
+ * gone; their count.
  */
-static size_t writable(struct rqdisk *d, fuse_ino_t *ino, size_t max)
+static size_t writable(struct rqdisk *d, struct node *nodes, size_t max)
 {
 	const struct elv_tunable *t = d->q->elevator ? d->q->elevator->type->tunables : NULL;
 	fuse_ino_t iosched = lookup(d, lookup(d, FUSE_ROOT_ID, "queue"), "iosched");
 	fuse_ino_t device = lookup(d, FUSE_ROOT_ID, "device");
-	size_t n = 0;
+	size_t n = 0, first_tunable;
 
 	for (size_t i = 0; i < NR_FIXED; i++)
-		ino[n++] = lookup(d, lookup(d, FUSE_ROOT_ID, fixed_nodes[i][0]), fixed_nodes[i][1]);
-	for (; t && t->name && n + NR_LAYER_NODES < max; t++)
-		ino[n++] = lookup(d, iosched, t->name);
-	for (size_t i = 0; i < NR_LAYER_NODES; i++)
-		ino[n++] = lookup(d, lookup(d, device, layer_nodes[i][0]), layer_nodes[i][1]);
+		nodes[n++] = (struct node){
+			lookup(d, lookup(d, FUSE_ROOT_ID, fixed_nodes[i].dir), fixed_nodes[i].name),
+			fixed_nodes[i].flags
+		};
+	first_tunable = n;
+	for (; t && t->name && n + NR_LAYER_NODES < max; t++) {
+		/* a number, or text of the elevator's own (bfq's weights: a line for each) */
+		nodes[n] = (struct node){ lookup(d, iosched, t->name), t->get ? N_LINE | N_BACK : 0 };
+		seen_add(nodes[n++].ino);
+	}
+	for (size_t i = 0; i < NR_LAYER_NODES; i++) {
+		fuse_ino_t dir = lookup(d, FUSE_ROOT_ID, layer_nodes[i].dir);
+
+		if (!dir)
+			dir = lookup(d, device, layer_nodes[i].dir);
+		nodes[n++] = (struct node){ lookup(d, dir, layer_nodes[i].name), layer_nodes[i].flags };
+	}
 	for (size_t i = 0; i < n; i++)
-		FUZZ_ASSERT(ino[i]);
+		FUZZ_ASSERT(nodes[i].ino);
+	for (size_t i = 0; i < seen.nr && n < max; i++) {
+		bool live = false;
+
+		for (size_t k = first_tunable; k < n && !live; k++)
+			live = nodes[k].ino == seen.ino[i];
+		if (!live)
+			nodes[n++] = (struct node){ seen.ino[i], N_STALE };
+	}
 	return n;
 }
 
+/* A filter's directory at the top holds the very files of its directory in device/. */
+static void check_top_dirs(struct rqdisk *d)
+{
+	fuse_ino_t device = lookup(d, FUSE_ROOT_ID, "device");
+
+	for (size_t i = 0; i < sizeof(top_dirs) / sizeof(top_dirs[0]); i++) {
+		fuse_ino_t top = lookup(d, FUSE_ROOT_ID, top_dirs[i][0]);
+		fuse_ino_t dev = lookup(d, device, top_dirs[i][1]);
+
+		FUZZ_ASSERT(top && dev && top != dev);
+		for (size_t k = 0; k < NR_LAYER_NODES; k++)
+			if (!strcmp(layer_nodes[k].dir, top_dirs[i][0]))
+				FUZZ_ASSERT(lookup(d, top, layer_nodes[k].name) ==
+					    lookup(d, dev, layer_nodes[k].name));
+	}
+}
+
+/* Whole lines, no NUL, within the file; one line if it holds a value. */
+static void check_text(const char *text, size_t size, unsigned int flags)
+{
+	FUZZ_ASSERT(strlen(text) == size);
+	FUZZ_ASSERT(size + 1 < MAX_TEXT);
+	FUZZ_ASSERT(!size || text[size - 1] == '\n');
+	if (flags & N_LINE)
+		FUZZ_ASSERT(size && strchr(text, '\n') == text + size - 1);
+}
+
 /* What a node shows, as a reader opening it now would get it. */
-static void show(struct rqdisk *d, fuse_ino_t ino, char *text)
+static void show(struct rqdisk *d, const struct node *node, char *text)
 {
 	struct fuse_file_info fi = { .flags = O_RDONLY };
 
-	FUZZ_ASSERT(!ctl_open(d, ino, &fi, true));
+	FUZZ_ASSERT(!ctl_open(d, node->ino, &fi, true));
 	memset(&answer, 0, sizeof(answer));
 	answer.text = text;
-	ctl_read((fuse_req_t)d, d, ino, &fi, MAX_TEXT - 1, 0);
+	ctl_read((fuse_req_t)d, d, node->ino, &fi, MAX_TEXT - 1, 0);
 	FUZZ_ASSERT(answer.count == 1 && !answer.error);
 	answer.text = NULL;
 	ctl_release(&fi);
+	check_text(text, answer.size, node->flags);
 }
 
-/* Every writable node's text, one after another. */
+/* Every live node's text, one after another (what moves by itself left out). */
 static void show_all(struct rqdisk *d, char *texts, size_t max)
 {
-	fuse_ino_t ino[64];
-	size_t n = writable(d, ino, 64);
+	struct node nodes[MAX_NODES];
+	size_t n = writable(d, nodes, MAX_NODES);
 
 	texts[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		char one[MAX_TEXT];
 
-		show(d, ino[i], one);
-		strncat(texts, one, max - strlen(texts) - 1);
+		if (nodes[i].flags & N_STALE)
+			continue;
+		show(d, &nodes[i], one);
+		if (!(nodes[i].flags & N_MOVING))
+			strncat(texts, one, max - strlen(texts) - 1);
 	}
 }
 
 static bool excluded(struct rqdisk *d, fuse_ino_t ino, const char *val)
 {
-	return ino == lookup(d, lookup(d, FUSE_ROOT_ID, "queue"), "scheduler") && strchr(val, '/');
+	if (ino == lookup(d, lookup(d, FUSE_ROOT_ID, "queue"), "scheduler"))
+		return strchr(val, '/');
+	if (ino == lookup(d, lookup(d, FUSE_ROOT_ID, "fault"), "rules"))
+		return strstr(val, "error_file");
+	return false;
 }
 
-/* One write, from the owner or not; checks it is answered once, and what a refusal leaves. */
-static void write_one(struct rqdisk *d, fuse_ino_t ino, const char *val, size_t len, bool owner)
+/*
+ * One write, from the owner or not; checks it is answered once, and what a
+ * refusal leaves.  Returns the error it was answered with.
+ */
+static int write_one(struct rqdisk *d, const struct node *node, const char *val, size_t len,
+		     bool owner)
 {
-	static char before[8 * MAX_TEXT], after[8 * MAX_TEXT];
+	static char before[16 * MAX_TEXT], after[16 * MAX_TEXT];
 
 	struct stat st;
 	int error;
 
 	show_all(d, before, sizeof(before));
-	FUZZ_ASSERT(!ctl_getattr(d, ino, &st));
+	if (node->flags & N_STALE)
+		FUZZ_ASSERT(ctl_getattr(d, node->ino, &st) == -ESTALE);
+	else
+		FUZZ_ASSERT(!ctl_getattr(d, node->ino, &st));
 	memset(&answer, 0, sizeof(answer));
-	ctl_write((fuse_req_t)d, d, ino, val, len, owner);
+	ctl_write((fuse_req_t)d, d, node->ino, val, len, owner);
 	FUZZ_ASSERT(owner || answer.error == EACCES); /* whatever the value */
-	/* read-only: refused as such, or as an empty write */
-	FUZZ_ASSERT((st.st_mode & S_IWUSR) || answer.error == EACCES ||
-		    (!len && answer.error == EINVAL));
+	/* read-only: refused as such, or as a value no file takes (empty, a NUL inside) */
+	FUZZ_ASSERT((node->flags & N_STALE) || (st.st_mode & S_IWUSR) || answer.error == EACCES ||
+		    ((!len || memchr(val, 0, len)) && answer.error == EINVAL));
+	/* gone with its elevator: refused as such, or as a value no file takes */
+	FUZZ_ASSERT(!(node->flags & N_STALE) || answer.error == ESTALE ||
+		    answer.error == EACCES || answer.error == EINVAL);
 	FUZZ_ASSERT(answer.count == 1); /* nothing in flight: no switch is left pending */
 	FUZZ_ASSERT(!d->q->switch_pending);
 	FUZZ_ASSERT(answer.error || answer.written == len);
@@ -204,6 +396,51 @@ static void write_one(struct rqdisk *d, fuse_ino_t ino, const char *val, size_t 
 	show_all(d, after, sizeof(after));
 	if (error)
 		FUZZ_ASSERT(!strcmp(before, after));
+	return error;
+}
+
+/* A node that takes back what it shows: the text, written back, is taken and changes nothing. */
+static void write_back(struct rqdisk *d, const struct node *node)
+{
+	static char before[16 * MAX_TEXT], after[16 * MAX_TEXT];
+	char text[MAX_TEXT];
+	size_t len;
+
+	show(d, node, text);
+	len = strlen(text);
+	if (len <= 1 || len >= 256) /* nothing to write, or more than one write takes */
+		return;
+	show_all(d, before, sizeof(before));
+	memset(&answer, 0, sizeof(answer));
+	ctl_write((fuse_req_t)d, d, node->ino, text, len, true);
+	if (answer.error)
+		fprintf(stderr, "refused (%s) what it shows: %s", strerror(answer.error), text);
+	FUZZ_ASSERT(answer.count == 1 && !answer.error && answer.written == len);
+	show_all(d, after, sizeof(after));
+	FUZZ_ASSERT(!strcmp(before, after));
+}
+
+static void open_all(struct rqdisk *d, struct dev_stack *stack, const uint8_t *data,
+		     size_t nr_names)
+{
+	const char *const *names = elevator_builtin_names();
+	struct dev_limits lim = { 0 };
+	char why[256];
+
+	d->q = blk_init_queue(no_driver, NULL, NULL);
+	FUZZ_ASSERT(d->q);
+	LIST_INIT(&d->ctl_files);
+	FUZZ_ASSERT(!elevator_init(d->q, names[data[0] % nr_names]));
+	log_spec();
+	stack->host_ops = &host_ops;
+	if (dev_stack_open(stack, d->q, stack_specs, NR_SPECS, &nothing_backend, NULL, &lim, why,
+			   sizeof(why))) {
+		fprintf(stderr, "fuzz-control: %s\n", why);
+		abort();
+	}
+	unlink(log_path);
+	d->stack = stack;
+	check_top_dirs(d);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -212,24 +449,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t nr_names = 0, pos = 1;
 	struct rqdisk d = { .uid = 0, .max_nr_requests = 128 };
 	struct dev_stack stack = { 0 };
-	struct dev_limits lim = { 0 };
-	char why[256];
 
 	while (names[nr_names])
 		nr_names++;
 	if (!size)
 		return 0;
-	d.q = blk_init_queue(no_driver, NULL, NULL);
-	FUZZ_ASSERT(d.q);
-	LIST_INIT(&d.ctl_files);
-	FUZZ_ASSERT(!elevator_init(d.q, names[data[0] % nr_names]));
-	FUZZ_ASSERT(!dev_stack_open(&stack, d.q, stack_specs, 3, &nothing_backend, NULL, &lim, why,
-				    sizeof(why)));
-	d.stack = &stack;
+	seen.nr = 0;
+	open_all(&d, &stack, data, nr_names);
 	for (unsigned int w = 0; w < MAX_WRITES && pos + 2 <= size; w++) {
-		fuse_ino_t ino[64];
-		size_t n = writable(&d, ino, 64);
-		fuse_ino_t node = ino[(data[pos] & 0x7f) % n];
+		struct node nodes[MAX_NODES];
+		size_t n = writable(&d, nodes, MAX_NODES);
+		struct node node = nodes[(data[pos] & 0x7f) % n];
 		bool owner = !(data[pos] & 0x80);
 		size_t len = data[pos + 1];
 		char val[256];
@@ -240,12 +470,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(val, data + pos, len);
 		pos += len;
 		val[len] = '\0';
-		if (excluded(&d, node, val))
+		if (excluded(&d, node.ino, val))
 			continue;
-		write_one(&d, node, val, len, owner);
+		if (!write_one(&d, &node, val, len, owner) && (node.flags & N_BACK))
+			write_back(&d, &node);
 	}
 	ctl_cleanup(&d);
 	dev_stack_close(&stack);
+	FUZZ_ASSERT(watched < 0);
 	blk_cleanup_queue(d.q);
 	return 0;
 }
