@@ -2,7 +2,8 @@
 # test-write-cache.sh - the write-cache filter on a mounted disk: a write not flushed
 # is lost when the power is cut (echo all > power/cut, or SIGPWR), I/O fails with EIO
 # until "echo 1 > power/restore", a write flushed before the cut is on the image, a
-# random cut keeps some writes whole and drops the others, and the cache's data
+# random cut keeps some writes whole and drops the others, an O_DSYNC write survives
+# a cut (the frontend sends it FUA), and the cache's data
 # reaches the image when the disk is unmounted (exit 1 when it cannot).  power/ and
 # device/write-cache/ are two directories.  queue/write_cache says "write back" over an
 # image (--direct too: the host disk has a cache) or a write cache, "write through"
@@ -103,6 +104,13 @@ echo all >"$pw/cut"
 image_has 0 || fail "the cut took flushed data"
 echo 1 >"$pw/restore"
 cmp -s -n $MiB "$tmp/pat" "$rqdisk_disk" || fail "the disk lost flushed data"
+
+say "an O_DSYNC write (dd oflag=dsync) is durable when it returns: it survives the cut"
+write_pattern 4 oflag=dsync || fail "the write failed"
+[ "$(cat "$pw/dirty")" = 0 ] || fail "dirty is $(cat "$pw/dirty") after O_DSYNC writes"
+echo all >"$pw/cut"
+image_has 4 || fail "the cut took the O_DSYNC writes"
+echo 1 >"$pw/restore"
 
 say "SIGPWR cuts the power as well"
 write_pattern 1 || fail "the write failed"

@@ -39,6 +39,7 @@ struct fe_io {
 	int error;
 	enum req_op op;
 	uint64_t next;       /* discard, zeroes: the next chunk */
+	bool fua;            /* a write durable when answered: O_DSYNC, O_SYNC, RWF_DSYNC */
 	struct range_waiter lock;
 	struct bio bio, head, tail;
 	struct bio_vec vec, head_vec, tail_vec;
@@ -391,6 +392,8 @@ static void fe_write_submit(struct fe_io *io)
 {
 	fe_bio(io, &io->bio, &io->vec, REQ_OP_WRITE, io->start, io->end - io->start, io->buf,
 	       fe_write_done);
+	if (io->fua)
+		io->bio.bi_flags = REQ_FUA | REQ_SYNC;
 	__submit_bio(io->disk->q, &io->bio);
 }
 
@@ -568,7 +571,6 @@ static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(len);
 	struct fe_io *io;
 
-	(void)fi;
 	if (fe_is_ctl(d, ino)) {
 		fe_ctl_write(req, d, ino, bufv);
 		return;
@@ -586,6 +588,13 @@ static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 		return;
 	}
 	io = fe_io_new(req, (uint64_t)off, len);
+	/*
+	 * The kernel passes a synchronous write's O_DSYNC (O_SYNC holds it,
+	 * RWF_DSYNC sets it) with the write and, with direct I/O, sends no
+	 * fsync after it: the write itself must be durable when answered.
+	 */
+	if (io)
+		io->fua = fi->flags & O_DSYNC;
 	if (io && fe_take_input(io, bufv)) {
 		fe_write_start(io);
 		return;
