@@ -1,8 +1,8 @@
 #!/bin/bash
-# test-ioprio.sh - cfq serves a real-time reader before idle-class readers:
+# test-ioprio.sh - cfq and bfq serve a real-time reader before idle-class readers:
 # the daemon reads each FUSE caller's priority (ioprio_get of its pid), its
 # bios carry it, and cfq on a modelled hdd keeps the real-time reader's
-# latency near what it is alone while the idle readers wait; once the disk
+# latency near what it is alone while the idle readers wait (bfq: the same); once the disk
 # is free, an idle reader is served.  Margins are ratios of runs on the same
 # machine, loaded or not: the real-time reader's mean latency with two idle
 # readers at most 1.5 times its latency alone (without priorities, three
@@ -42,45 +42,47 @@ kill_quietly()
 	kill "$@" 2>/dev/null || true
 }
 
-start_rqdisk --model hdd -e cfq "$tmp/img" "$tmp/mnt"
-[[ $(cat "$tmp/mnt/queue/scheduler") == *"[cfq]"* ]] ||
-	fail "queue/scheduler: $(cat "$tmp/mnt/queue/scheduler")"
+for elv in cfq bfq; do
+	start_rqdisk --model hdd -e "$elv" "$tmp/img" "$tmp/mnt"
+	[[ $(cat "$tmp/mnt/queue/scheduler") == *"[$elv]"* ]] ||
+		fail "queue/scheduler: $(cat "$tmp/mnt/queue/scheduler")"
 
-say "the real-time reader alone"
-(fio_read 1 "$tmp/alone" 3) || fail "fio failed"
-stats=$(fio_stats "$tmp/alone")
-read -r alone_ios alone_lat <<<"$stats"
-say "alone: $alone_ios reads, $alone_lat µs each"
-[ "$alone_ios" -ge 20 ] || fail "the real-time reader alone did only $alone_ios reads"
+	say "$elv: the real-time reader alone"
+	(fio_read 1 "$tmp/alone" 3) || fail "fio failed"
+	stats=$(fio_stats "$tmp/alone")
+	read -r alone_ios alone_lat <<<"$stats"
+	say "alone: $alone_ios reads, $alone_lat µs each"
+	[ "$alone_ios" -ge 20 ] || fail "the real-time reader alone did only $alone_ios reads"
 
-say "the real-time reader with two idle-class readers"
-idle_pids=()
-for i in 1 2; do
-	(fio_read 3 "$tmp/idle$i" 60) &
-	idle_pids+=($!)
+	say "$elv: the real-time reader with two idle-class readers"
+	idle_pids=()
+	for i in 1 2; do
+		(fio_read 3 "$tmp/idle$i" 60) &
+		idle_pids+=($!)
+	done
+	cleanup_fn kill_quietly "${idle_pids[@]}"
+	(fio_read 1 "$tmp/rt" 3) || fail "fio failed"
+	# fio stops on SIGINT and writes what it did so far
+	kill -INT "${idle_pids[@]}"
+	for i in 1 2; do
+		wait "${idle_pids[i - 1]}" || true
+		[ -s "$tmp/idle$i" ] || fail "an idle-class fio wrote no results"
+	done
+	stats=$(fio_stats "$tmp/rt")
+	read -r rt_ios rt_lat <<<"$stats"
+	stats=$(fio_stats "$tmp/idle1")
+	read -r idle1_ios idle1_lat <<<"$stats"
+	stats=$(fio_stats "$tmp/idle2")
+	read -r idle2_ios idle2_lat <<<"$stats"
+	idle_ios=$((idle1_ios + idle2_ios))
+	say "real time: $rt_ios reads, $rt_lat µs each; idle: $idle1_ios + $idle2_ios reads"
+	[ $((rt_lat * 2)) -le $((alone_lat * 3)) ] ||
+		fail "$elv: the real-time reader's reads take $rt_lat µs beside idle readers, over 1.5 times its $alone_lat µs alone"
+	[ $((idle_ios * 4)) -lt "$rt_ios" ] ||
+		fail "$elv: the idle readers did $idle_ios reads while the real-time one did $rt_ios: they did not wait"
+
+	say "$elv: with the disk free, an idle-class reader is served"
+	timeout 20 ionice -c3 dd if="$rqdisk_disk" of=/dev/null bs=4k count=50 iflag=direct status=none ||
+		fail "$elv: an idle-class reader alone did not finish 50 reads in 20 seconds"
+	stop_rqdisk
 done
-cleanup_fn kill_quietly "${idle_pids[@]}"
-(fio_read 1 "$tmp/rt" 3) || fail "fio failed"
-# fio stops on SIGINT and writes what it did so far
-kill -INT "${idle_pids[@]}"
-for i in 1 2; do
-	wait "${idle_pids[i - 1]}" || true
-	[ -s "$tmp/idle$i" ] || fail "an idle-class fio wrote no results"
-done
-stats=$(fio_stats "$tmp/rt")
-read -r rt_ios rt_lat <<<"$stats"
-stats=$(fio_stats "$tmp/idle1")
-read -r idle1_ios idle1_lat <<<"$stats"
-stats=$(fio_stats "$tmp/idle2")
-read -r idle2_ios idle2_lat <<<"$stats"
-idle_ios=$((idle1_ios + idle2_ios))
-say "real time: $rt_ios reads, $rt_lat µs each; idle: $idle1_ios + $idle2_ios reads"
-[ $((rt_lat * 2)) -le $((alone_lat * 3)) ] ||
-	fail "the real-time reader's reads take $rt_lat µs beside idle readers, over 1.5 times its $alone_lat µs alone"
-[ $((idle_ios * 4)) -lt "$rt_ios" ] ||
-	fail "the idle readers did $idle_ios reads while the real-time one did $rt_ios: they did not wait"
-
-say "with the disk free, an idle-class reader is served"
-timeout 20 ionice -c3 dd if="$rqdisk_disk" of=/dev/null bs=4k count=50 iflag=direct status=none ||
-	fail "an idle-class reader alone did not finish 50 reads in 20 seconds"
-stop_rqdisk
