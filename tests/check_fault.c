@@ -220,7 +220,8 @@ END_TEST
 /*
  * error=read,start=100,end=108: reads outside pass; one across 96..111,
  * in two bios of 4 and 12, ends the first good and before the second,
- * which fails: its good part came up first, then the error.
+ * which fails: its good part came up first, then the error; in one bio,
+ * its good prefix is the four sectors before the range.
  */
 START_TEST(ranges_fail_from_their_first_sector)
 {
@@ -240,6 +241,10 @@ START_TEST(ranges_fail_from_their_first_sector)
 	ck_assert_int_eq(h.error[h.nr_bios - 2], 0);
 	ck_assert_int_eq(h.error[h.nr_bios - 1], -EIO);
 	ck_assert_uint_lt(h.order[h.nr_bios - 2], h.order[h.nr_bios - 1]);
+	/* one bio across it: the four sectors before the range are its good prefix */
+	b = io(&h, REQ_OP_READ, 96, 16);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 4 * SECTOR_SIZE);
 	sh_teardown(&h);
 }
 END_TEST
