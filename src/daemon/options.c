@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_nbd.h"
 #include "blkdev.h"
 #include "cli.h"
 #include "device.h"
@@ -58,7 +59,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: rqdisk [OPTIONS] IMAGE MOUNTPOINT\n"
 		"Expose IMAGE as a disk file: MOUNTPOINT/disk for a directory, or\n"
-		"MOUNTPOINT itself for a regular file.\n"
+		"MOUNTPOINT itself for a regular file.  IMAGE may be an NBD server's\n"
+		"export: nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH.\n"
 		"\n"
 		"  -e, --elevator NAME          I/O scheduler: deadline (default), none, noop,\n"
 		"                               cfq, as, sstf, clook, or the path of a .so\n"
@@ -276,15 +278,26 @@ static int check_elevator(const char *name)
 }
 
 /*
- * IMAGE is a path for the file backend.  A URI, "SCHEME://...", is left
- * for the backends that will claim one (nbd://, rbd://): none does yet.
+ * IMAGE is a path for the file backend, or an NBD URI for the nbd one
+ * (where libnbd was there to build it).  Another URI, "SCHEME://...", is
+ * left for the backends that will claim one (rbd://).
  */
-static int check_image(const char *image)
+static int check_image(const struct rqdisk_options *o)
 {
+	const char *image = o->image;
 	size_t scheme = strspn(image, "abcdefghijklmnopqrstuvwxyz0123456789+.-");
 
 	if (!scheme || strncmp(image + scheme, "://", 3))
 		return 0;
+#ifdef HAVE_LIBNBD
+	if (nbd_is_uri(image)) {
+		if (!o->create_size && !o->direct && !o->null)
+			return 0;
+		fprintf(stderr, "rqdisk: IMAGE %s: %s is for an image file, not an NBD export\n",
+			image, o->create_size ? "--create" : o->direct ? "--direct" : "--null");
+		return -EINVAL;
+	}
+#endif
 	fprintf(stderr, "rqdisk: IMAGE %s: no backend takes %.*s:// URIs; give a path\n", image,
 		(int)scheme, image);
 	return -EINVAL;
@@ -342,5 +355,5 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	}
 	o->image = argv[optind];
 	o->mountpoint = argv[optind + 1];
-	return check_together(o) || check_image(o->image) ? PARSE_ERROR : PARSE_OK;
+	return check_together(o) || check_image(o) ? PARSE_ERROR : PARSE_OK;
 }

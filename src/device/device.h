@@ -80,6 +80,7 @@ struct dev_limits {
 	bool write_zeroes;          /* takes REQ_OP_WRITE_ZEROES */
 	bool has_cache;             /* volatile: a flush makes it durable */
 	bool rotational;            /* what queue/rotational shows */
+	bool read_only;             /* takes no writes: the disk is read-only */
 };
 
 struct dev_ops {
@@ -142,6 +143,16 @@ struct dev_host_ops {
 	/* Poll fd for input in the host's loop; ready(arg) runs on its thread, lock held. */
 	int (*watch_fd)(void *host, int fd, void (*ready)(void *arg), void *arg);
 	void (*unwatch_fd)(void *host, int fd);
+	/*
+	 * The same for a socket that must also be polled for output (libnbd's
+	 * while it has bytes to send): events are POLLIN and POLLOUT, and
+	 * ready gets those that came (0: the poll was taken back to change
+	 * them).  set_fd_events changes what the watch of fd polls for from
+	 * then on.  NULL in a host that has no such watch.
+	 */
+	int (*watch_fd_events)(void *host, int fd, unsigned int events,
+			       void (*ready)(void *arg, unsigned int revents), void *arg);
+	void (*set_fd_events)(void *host, int fd, unsigned int events);
 };
 
 struct dev_stack {
