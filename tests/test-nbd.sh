@@ -1,0 +1,61 @@
+#!/bin/bash
+# test-nbd.sh - rqdisk on an NBD export (nbdkit's memory plugin over a Unix
+# socket): direct writes reach the server and read back the same, a
+# discard reaches it, device/stack names it, and a URI no backend takes is
+# refused in one line with status 2.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires dd cmp nbdkit nbdcopy
+"$RQDISK" --help | grep -q nbd+unix || skip "rqdisk was built without libnbd"
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+sock=$tmp/sock
+uri="nbd+unix:///?socket=$sock"
+
+say "a URI of a scheme no backend takes: one line, status 2"
+status=0
+"$RQDISK" -f "nbdx:///?socket=$sock" "$tmp/mnt" 2>"$tmp/err" || status=$?
+[ "$status" = 2 ] || fail "a bad URI: status $status, not 2"
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "a bad URI: not one line: $(cat "$tmp/err")"
+
+nbdkit -U "$sock" -P "$tmp/nbdkit.pid" -f memory 64M &
+nbdkit_pid=$!
+cleanup_fn kill "$nbdkit_pid"
+for ((i = 0; i < 100; i++)); do
+	[ -S "$sock" ] && break
+	sleep 0.1
+done
+[ -S "$sock" ] || fail "nbdkit did not make its socket"
+
+start_rqdisk "$uri" "$tmp/mnt"
+disk=$rqdisk_disk
+[ "$(stat -c %s "$disk")" = $((64 << 20)) ] || fail "disk size $(stat -c %s "$disk"), not 64M"
+[ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri" ] ||
+	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
+
+say "patterns written direct read back the same, and are on the server"
+random_file "$tmp/pat" $((1 << 20))
+dd if="$tmp/pat" of="$disk" bs=64k seek=16 oflag=direct conv=notrunc status=none ||
+	fail "direct writes failed"
+dd if="$tmp/pat" of="$disk" bs=4k seek=5000 count=3 oflag=direct,sync conv=notrunc \
+	status=none || fail "O_SYNC (FUA) writes failed"
+dd if="$disk" of="$tmp/back" bs=64k skip=16 count=16 iflag=direct status=none ||
+	fail "direct reads failed"
+cmp "$tmp/pat" "$tmp/back" || fail "read back differs from what was written"
+nbdcopy "$uri" "$tmp/server" || fail "nbdcopy from the server failed"
+same_bytes "$tmp/server" $((1 << 20)) "$tmp/pat" 0 $((1 << 20)) ||
+	fail "the server does not hold the written pattern"
+same_bytes "$tmp/server" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
+	fail "the server does not hold the FUA writes"
+
+say "a discard reaches the server: the range reads zeros there"
+if command -v fallocate >/dev/null; then
+	fallocate -p -o $((1 << 20)) -l $((256 << 10)) "$disk" || fail "punching a hole failed"
+	nbdcopy "$uri" "$tmp/server2" || fail "nbdcopy from the server failed"
+	cmp -s -n $((256 << 10)) -i $((1 << 20)):0 "$tmp/server2" /dev/zero ||
+		fail "the discarded range is not zeros on the server"
+fi
+stop_rqdisk
+echo "PASS"
