@@ -1,7 +1,7 @@
 #!/bin/bash
 # test-nbd.sh - rqdisk on an NBD export (nbdkit's memory plugin over a Unix
 # socket): direct writes reach the server and read back the same, a
-# discard reaches it, device/stack names it, and a URI no backend takes is
+# discard reaches it as a trim, device/stack names it, and a URI no backend takes is
 # refused in one line with status 2.
 source "$(dirname "$0")/functions.sh"
 requires_root
@@ -20,7 +20,7 @@ status=0
 [ "$status" = 2 ] || fail "a bad URI: status $status, not 2"
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "a bad URI: not one line: $(cat "$tmp/err")"
 
-nbdkit -U "$sock" -P "$tmp/nbdkit.pid" -f memory 64M &
+nbdkit -U "$sock" -P "$tmp/nbdkit.pid" -f --filter=log memory 64M logfile="$tmp/nbd.log" &
 nbdkit_pid=$!
 cleanup_fn kill "$nbdkit_pid"
 for ((i = 0; i < 100; i++)); do
@@ -56,6 +56,8 @@ if command -v fallocate >/dev/null; then
 	nbdcopy "$uri" "$tmp/server2" || fail "nbdcopy from the server failed"
 	cmp -s -n $((256 << 10)) -i $((1 << 20)):0 "$tmp/server2" /dev/zero ||
 		fail "the discarded range is not zeros on the server"
+	grep -q "Trim .*offset=0x100000 " "$tmp/nbd.log" ||
+		fail "the server was sent no trim at 1 MiB: $(grep -c Trim "$tmp/nbd.log") trims"
 fi
 stop_rqdisk
 echo "PASS"
