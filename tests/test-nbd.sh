@@ -2,7 +2,7 @@
 # test-nbd.sh - rqdisk on an NBD export (nbdkit's memory plugin over a Unix
 # socket): direct writes reach the server and read back the same, a
 # discard reaches it as a trim, device/stack names it, and a URI no backend takes is
-# refused in one line with status 2.
+# refused in one line with status 2.  A read-only export is a read-only disk.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -59,5 +59,21 @@ if command -v fallocate >/dev/null; then
 	grep -q "Trim .*offset=0x100000 " "$tmp/nbd.log" ||
 		fail "the server was sent no trim at 1 MiB: $(grep -c Trim "$tmp/nbd.log") trims"
 fi
+stop_rqdisk
+
+say "a read-only export makes a read-only disk: writes refused, reads served"
+nbdkit -r -U "$sock.ro" -f memory 1M &
+ro_pid=$!
+cleanup_fn kill "$ro_pid"
+for ((i = 0; i < 100; i++)); do
+	[ -S "$sock.ro" ] && break
+	sleep 0.1
+done
+start_rqdisk "nbd+unix:///?socket=$sock.ro" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/ro")" = 1 ] || fail "ro shows $(cat "$tmp/mnt/ro") for a read-only export"
+dd if=/dev/zero of="$rqdisk_disk" bs=4k count=1 oflag=direct conv=notrunc status=none \
+	2>/dev/null && fail "a write to a read-only export's disk succeeded"
+dd if="$rqdisk_disk" of=/dev/null bs=64k iflag=direct status=none ||
+	fail "reading a read-only export's disk failed"
 stop_rqdisk
 echo "PASS"
