@@ -65,7 +65,7 @@ static void nbd_lost(struct nbd_backend *nb)
 	nb->watched = false;
 }
 
-/* Poll for what libnbd waits for now: input always (a hang-up), output while it has bytes to send. */
+/* Poll for what libnbd waits for: input always (a hang-up), output while it has bytes to send. */
 static void nbd_update_events(struct nbd_backend *nb)
 {
 	const struct dev_host_ops *ops = nb->dev->stack->host_ops;

@@ -59,8 +59,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: rqdisk [OPTIONS] IMAGE MOUNTPOINT\n"
 		"Expose IMAGE as a disk file: MOUNTPOINT/disk for a directory, or\n"
-		"MOUNTPOINT itself for a regular file.  IMAGE may be an NBD server's\n"
-		"export: nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH.\n"
+		"MOUNTPOINT itself for a regular file.\n"
+#ifdef HAVE_LIBNBD
+		"IMAGE may be an NBD server's export: nbd://HOST[:PORT]/EXPORT or\n"
+		"nbd+unix:///EXPORT?socket=PATH.\n"
+#endif
 		"\n"
 		"  -e, --elevator NAME          I/O scheduler: deadline (default), none, noop,\n"
 		"                               cfq, as, sstf, clook, or the path of a .so\n"
