@@ -10,6 +10,8 @@
 #include <bsd/sys/queue.h>
 #include <bsd/sys/tree.h>
 
+#include "ioprio.h"
+
 typedef uint64_t sector_t;
 
 /* Sector numbers and counts are always in these units, whatever the logical block size. */
@@ -54,6 +56,7 @@ struct bio {
 	unsigned short bi_vcnt;
 	struct bio_vec *bi_io_vec;
 	pid_t bi_pid;
+	unsigned short bi_ioprio; /* IOPRIO_PRIO_VALUE; bio_init sets IOPRIO_DEFAULT */
 	bio_end_io_t *bi_end_io; /* called exactly once, with 0 or -errno */
 	void *bi_private;
 
@@ -108,6 +111,7 @@ struct request {
 	unsigned int cmd_flags; /* REQ_* */
 	unsigned int rq_flags;  /* RQF_*, core-managed */
 	pid_t pid;
+	unsigned short ioprio; /* its bios', all alike: the core never merges across priorities */
 	uint64_t epoch; /* barrier epoch; the elevator only sees the current one */
 
 	/* Submission position: where the driver is in the request. */

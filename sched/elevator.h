@@ -13,7 +13,7 @@
  * copies no more than the size the elevator was built with.  See
  * rqdisk-elevator(3), VERSIONING.
  */
-#define ELV_API_VERSION 2
+#define ELV_API_VERSION 3
 
 /* Clocks in nanoseconds: real (CLOCK_MONOTONIC) or virtual (tests, replay). */
 struct blk_clock {
@@ -47,13 +47,20 @@ struct elevator_queue {
 
 /*
  * A tunable shows under queue/iosched/.  The core parses and checks the
- * bounds; set is only called with a value in [min, max].
+ * bounds; set is only called with a value in [min, max].  A tunable that
+ * is not one number (bfq's per-process weights) has show and store
+ * instead, and no get or set: show writes at most len bytes of text and
+ * returns its length; store gets one write's text (NUL-terminated, a
+ * trailing newline kept) and returns 0 or -EINVAL, leaving everything as
+ * it was on an error.  Both are called with the queue lock held.
  */
 struct elv_tunable {
 	const char *name;
 	long long min, max;
 	long long (*get)(const struct elevator_queue *e);
 	void (*set)(struct elevator_queue *e, long long value);
+	int (*show)(const struct elevator_queue *e, char *buf, size_t len);
+	int (*store)(struct elevator_queue *e, const char *buf);
 };
 
 /*
@@ -178,7 +185,13 @@ void elv_schedule_dispatch(struct elevator_queue *e, uint64_t when_ns);
 #define ELV_ATTR(prefix, name)                                                  \
 	{                                                                       \
 		#name, prefix##_##name##_min, prefix##_##name##_max,            \
-			prefix##_##name##_get, prefix##_##name##_set            \
+			prefix##_##name##_get, prefix##_##name##_set, NULL, NULL \
+	}
+
+/* A text tunable: prefix_name_show and prefix_name_store, defined by the elevator. */
+#define ELV_TEXT_ATTR(prefix, name)                                             \
+	{                                                                       \
+		#name, 0, 0, NULL, NULL, prefix##_##name##_show, prefix##_##name##_store \
 	}
 
 /*

@@ -345,6 +345,12 @@ START_TEST(test_too_small_table_is_refused)
 }
 END_TEST
 
+START_TEST(test_tunable_half_number_half_text_is_refused)
+{
+	assert_refused("broken-tunable", "tunable mixed needs get and set, or show and store", NULL);
+}
+END_TEST
+
 START_TEST(test_name_none_is_refused)
 {
 	assert_refused("broken-none", "the name none is taken", NULL);
@@ -387,6 +393,7 @@ int main(void)
 	tcase_add_test(tc, test_missing_required_hook_is_refused);
 	tcase_add_test(tc, test_missing_entry_point_is_refused);
 	tcase_add_test(tc, test_too_small_table_is_refused);
+	tcase_add_test(tc, test_tunable_half_number_half_text_is_refused);
 	tcase_add_test(tc, test_name_none_is_refused);
 	tcase_add_test(tc, test_taken_alias_is_refused);
 	tcase_add_test(tc, test_missing_file_is_refused);

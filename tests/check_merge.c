@@ -286,6 +286,49 @@ START_TEST(test_fua_and_flush_do_not_merge)
 }
 END_TEST
 
+/* Linux's blk_rq_merge_ok and attempt_merge: a priority never rides in another's request. */
+START_TEST(test_priorities_never_merge)
+{
+	struct fake_disk *fd = stopped_disk("noop");
+	unsigned short idle = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 7);
+	struct test_bio tb[4];
+
+	submit_w(fd, &tb[0], 0, 8, 0);
+	tbio_init(&tb[1], REQ_OP_WRITE, 8, 8, mem + 4096); /* a back merge but for its class */
+	tb[1].bio.bi_ioprio = idle;
+	submit_bio(fd->q, &tb[1].bio);
+	submit_w(fd, &tb[2], 32, 8, 65536);
+	submit_w(fd, &tb[3], 16, 16, 8192); /* closes [16,32) to tb[2]'s, not to tb[1]'s */
+	ck_assert_uint_eq(dispatch_count(fd), 3);
+	ck_assert_uint_eq(fd->events[0].ioprio, IOPRIO_DEFAULT);
+	ck_assert_uint_eq(fd->events[0].nr_sectors, 8);
+	ck_assert_uint_eq(fd->events[1].ioprio, idle);
+	ck_assert_uint_eq(fd->events[1].nr_sectors, 8);
+	ck_assert_uint_eq(fd->events[2].sector, 16);
+	ck_assert_uint_eq(fd->events[2].nr_sectors, 24);
+	finish(fd, tb, 4);
+}
+END_TEST
+
+/* An idle-class request and its neighbour of another class stay two when a bio fills the gap. */
+START_TEST(test_gap_filled_between_priorities_keeps_two_requests)
+{
+	struct fake_disk *fd = stopped_disk("noop");
+	struct test_bio tb[3];
+
+	submit_w(fd, &tb[0], 0, 8, 0);
+	tbio_init(&tb[1], REQ_OP_WRITE, 16, 8, mem + 8192);
+	tb[1].bio.bi_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0);
+	submit_bio(fd->q, &tb[1].bio);
+	submit_w(fd, &tb[2], 8, 8, 4096); /* joins [0,8); [16,24) is real time */
+	ck_assert_uint_eq(dispatch_count(fd), 2);
+	ck_assert_uint_eq(fd->events[0].nr_sectors, 16);
+	ck_assert_uint_eq(fd->events[1].sector, 16);
+	ck_assert_uint_eq(fd->events[1].ioprio, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0));
+	finish(fd, tb, 3);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("merge");
@@ -304,6 +347,8 @@ int main(void)
 	tcase_add_test(tc, test_read_never_merges_with_write);
 	tcase_add_test(tc, test_bio_closing_a_gap_merges_the_two_requests);
 	tcase_add_test(tc, test_fua_and_flush_do_not_merge);
+	tcase_add_test(tc, test_priorities_never_merge);
+	tcase_add_test(tc, test_gap_filled_between_priorities_keeps_two_requests);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

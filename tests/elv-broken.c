@@ -8,6 +8,7 @@
  *   BROKEN_SMALL     an ops table that ends before the required hooks
  *   BROKEN_NONE      named "none", which means no elevator at all
  *   BROKEN_ALIAS     with deadline's alias, "mq-deadline"
+ *   BROKEN_TUNABLE   a tunable with a number's get and a text's store
  */
 #ifdef BROKEN_NOSYMBOL
 #define ELV_BUILTIN /* the entry point is then elv_builtin_broken */
@@ -54,6 +55,26 @@ static bool broken_has_work(const struct elevator_queue *e)
 	return false;
 }
 
+#ifdef BROKEN_TUNABLE
+static long long broken_mixed_get(const struct elevator_queue *e)
+{
+	(void)e;
+	return 0;
+}
+
+static int broken_mixed_store(struct elevator_queue *e, const char *buf)
+{
+	(void)e;
+	(void)buf;
+	return 0;
+}
+
+static const struct elv_tunable broken_tunables[] = {
+	{ .name = "mixed", .get = broken_mixed_get, .store = broken_mixed_store },
+	{ 0 },
+};
+#endif
+
 static struct elevator_type elevator_broken = {
 #ifdef BROKEN_NONE
 	.elevator_name = "none",
@@ -70,6 +91,9 @@ static struct elevator_type elevator_broken = {
 	.dispatch_request = broken_dispatch_request,
 #endif
 	.has_work = broken_has_work,
+#ifdef BROKEN_TUNABLE
+	.tunables = broken_tunables,
+#endif
 };
 
 #ifdef BROKEN_SMALL

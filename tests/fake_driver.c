@@ -23,6 +23,7 @@ static void fake_request_fn(struct request_queue *q)
 			.nr_segments = rq->nr_phys_segments,
 			.epoch = rq->epoch,
 			.pid = rq->pid,
+			.ioprio = rq->ioprio,
 		};
 		if (fd->on_dispatch)
 			fd->on_dispatch(fd, rq);

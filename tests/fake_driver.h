@@ -17,6 +17,7 @@ struct fake_event {
 	unsigned int nr_segments;
 	uint64_t epoch;
 	pid_t pid;
+	unsigned short ioprio;
 };
 
 struct fake_disk {

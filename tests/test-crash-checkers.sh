@@ -112,7 +112,15 @@ fi
 
 # A log of one flush: its states are BASE itself.
 printf 'flush\n' | "$gen" -s 4096 >"$tmp/flush.log"
-if command -v mkfs.xfs xfs_repair xfs_db >/dev/null && [ "$(command -v mkfs.xfs xfs_repair xfs_db | wc -l)" = 3 ]; then
+# have PROGRAM...: every one is installed
+have()
+{
+	local p
+
+	for p; do command -v "$p" >/dev/null || return 1; done
+}
+
+if have mkfs.xfs xfs_repair xfs_db; then
 	say "check-fs: a clean XFS passes, one whose AG 1 lost its superblock copy fails"
 	truncate -s 320M "$tmp/xfs.img"
 	mkfs.xfs -q "$tmp/xfs.img" || fail "mkfs.xfs failed"
@@ -129,7 +137,7 @@ if command -v mkfs.xfs xfs_repair xfs_db >/dev/null && [ "$(command -v mkfs.xfs 
 else
 	echo "no XFS tools: the XFS case is not run"
 fi
-if command -v mkfs.btrfs btrfs >/dev/null && [ "$(command -v mkfs.btrfs btrfs | wc -l)" = 2 ]; then
+if have mkfs.btrfs btrfs; then
 	say "check-fs: a clean btrfs passes"
 	truncate -s 128M "$tmp/btrfs.img"
 	mkfs.btrfs -q "$tmp/btrfs.img" >/dev/null || fail "mkfs.btrfs failed"

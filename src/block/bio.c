@@ -14,6 +14,7 @@ void bio_init(struct bio *bio, enum req_op op, sector_t sector, unsigned int siz
 	bio->bi_size = size;
 	bio->bi_io_vec = vecs;
 	bio->bi_vcnt = vcnt;
+	bio->bi_ioprio = IOPRIO_DEFAULT;
 }
 
 /*
@@ -97,6 +98,7 @@ struct bio *bio_clone_range(struct bio *parent, size_t offset, unsigned int size
 	bio->bi_op = parent->bi_op;
 	bio->bi_flags = parent->bi_flags;
 	bio->bi_pid = parent->bi_pid;
+	bio->bi_ioprio = parent->bi_ioprio;
 	bio->bi_sector = parent->bi_sector + (offset >> SECTOR_SHIFT);
 	bio->bi_size = size;
 	bio->bi_good = size;

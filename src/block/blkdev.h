@@ -170,6 +170,9 @@ void elv_rb_reposition(struct request *rq);
 struct request *elv_next_request(struct request_queue *q, uint64_t now);
 int elv_tunable_store(struct elevator_queue *e, const char *name, const char *buf);
 int elv_tunable_show(const struct elevator_queue *e, const char *name, long long *value);
+/* A tunable's text, number or not, at most len - 1 bytes; its length or -errno. */
+int elv_tunable_text(const struct elevator_queue *e, const struct elv_tunable *t, char *buf,
+		     size_t len);
 
 /* clock.c */
 extern const struct blk_clock blk_real_clock;

@@ -131,6 +131,11 @@ static int elv_plugin_check(const char *path, const struct elevator_type *t, cha
 	REQUIRE_HOOK(dispatch_request);
 	REQUIRE_HOOK(has_work);
 #undef REQUIRE_HOOK
+	for (const struct elv_tunable *u = t->tunables; u && u->name; u++)
+		if (!(u->get && u->set && !u->show && !u->store) &&
+		    !(u->show && u->store && !u->get && !u->set))
+			ELV_REFUSE("elevator %s: tunable %s needs get and set, or show and store",
+				   path, u->name);
 	return 0;
 }
 
@@ -448,8 +453,18 @@ int elv_tunable_show(const struct elevator_queue *e, const char *name, long long
 
 	if (!t)
 		return -ENOENT;
+	if (!t->get)
+		return -EINVAL; /* a text tunable: see elv_tunable_text */
 	*value = t->get(e);
 	return 0;
+}
+
+int elv_tunable_text(const struct elevator_queue *e, const struct elv_tunable *t, char *buf,
+		     size_t len)
+{
+	int n = t->show ? t->show(e, buf, len) : snprintf(buf, len, "%lld\n", t->get(e));
+
+	return n < 0 || (size_t)n < len ? n : (int)len - 1;
 }
 
 /* Parse, check the bounds, then set: a bad value leaves the old one. */
@@ -461,6 +476,8 @@ int elv_tunable_store(struct elevator_queue *e, const char *name, const char *bu
 
 	if (!t)
 		return -ENOENT;
+	if (t->store)
+		return t->store(e, buf);
 	errno = 0;
 	v = strtoll(buf, &end, 10);
 	while (*end == '\n' || *end == ' ')

@@ -98,11 +98,16 @@ static bool bio_mergeable(const struct bio *bio)
 	return bio->bi_op != REQ_OP_FLUSH && !(bio->bi_flags & (REQ_FUA | REQ_BARRIER));
 }
 
-/* Same kind of I/O in the epoch the bio joins: discards never meet reads or writes. */
+/*
+ * Same kind of I/O at the same priority in the epoch the bio joins:
+ * discards never meet reads or writes, and an idle-class bio never rides
+ * in a real-time request (nor the other way round), as in Linux.
+ */
 static bool blk_rq_merge_ok(struct request_queue *q, const struct request *rq,
 			    const struct bio *bio)
 {
-	return rq_mergeable(rq) && rq->cmd_op == bio->bi_op && rq->epoch == q->submit_epoch;
+	return rq_mergeable(rq) && rq->cmd_op == bio->bi_op && rq->ioprio == bio->bi_ioprio &&
+	       rq->epoch == q->submit_epoch;
 }
 
 static enum elv_merge blk_try_merge(const struct request *rq, const struct bio *bio)
@@ -163,7 +168,7 @@ static bool attempt_merge(struct request_queue *q, struct request *rq, struct re
 
 	/* after a front merge rq is whatever ends where next starts: maybe nothing */
 	if (!rq || !next || next == rq || !rq_mergeable(next) || next->cmd_op != rq->cmd_op ||
-	    next->epoch != rq->epoch || (rq->rq_flags & RQF_HELD) != (next->rq_flags & RQF_HELD))
+	    next->ioprio != rq->ioprio || next->epoch != rq->epoch || (rq->rq_flags & RQF_HELD) != (next->rq_flags & RQF_HELD))
 		return false;
 	/* both wait in the elevator, or both in the hold list: nowhere else */
 	if (!(next->rq_flags & (RQF_ELVPRIV | RQF_HELD)) ||

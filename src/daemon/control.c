@@ -576,7 +576,7 @@ static int ctl_show(struct rqdisk *d, fuse_ino_t ino, char *buf, size_t len)
 	else if (!n && !ctl_layer(d, ino, &dev, &a))
 		ret = a && a->show ? a->show(dev, buf, len) : -ENOENT;
 	else if (!n && !(ret = ctl_tunable(d, ino, &t)))
-		ret = snprintf(buf, len, "%lld\n", t->get(d->q->elevator));
+		ret = elv_tunable_text(d->q->elevator, t, buf, len);
 	blk_queue_unlock(d->q);
 	return ret;
 }
