@@ -112,6 +112,25 @@ static void dev_stack_link(struct dev_stack *s)
 }
 
 /*
+ * What the stack takes is what the queue lets through: an op the stack
+ * does not take gets a limit of 0, so that the queue refuses it
+ * (EOPNOTSUPP) before any layer sees it, as Linux's max_discard_sectors
+ * of 0 means no discard.  One it takes keeps the queue's limit, or the
+ * default where the queue had none.
+ */
+static void dev_stack_queue_limits(const struct dev_limits *lim, struct queue_limits *ql)
+{
+	if (!lim->discard)
+		ql->max_discard_sectors = 0;
+	else if (!ql->max_discard_sectors)
+		ql->max_discard_sectors = BLK_DEF_MAX_DISCARD_SECTORS;
+	if (!lim->write_zeroes)
+		ql->max_write_zeroes_sectors = 0;
+	else if (!ql->max_write_zeroes_sectors)
+		ql->max_write_zeroes_sectors = BLK_DEF_MAX_WRITE_ZEROES_SECTORS;
+}
+
+/*
  * The backend opens first, since it says what the disk is; then the
  * filters from the bottom up, each seeing what the layers below impose.
  */
@@ -145,6 +164,8 @@ int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *con
 		return ret;
 	}
 	s->limits = *lim;
+	if (q)
+		dev_stack_queue_limits(lim, &q->limits);
 	dev_stack_link(s);
 	return 0;
 }

@@ -183,7 +183,8 @@ const char *const *dev_filter_names(void);
  * Build a stack: the filters from specs "NAME[:ARGS]", top first, over the
  * backend the host chose, opened with backend_args.  lim comes in with what
  * the host knows (capacity: the image's size) and leaves with what the
- * stack imposes.  s->host and s->host_ops are the caller's, set before
+ * stack imposes; q's limits (when q is given) refuse what the stack does
+ * not take.  s->host and s->host_ops are the caller's, set before
  * (a backend finds its host there).  0, or -errno with a one-line reason in
  * why (nothing kept).
  */
