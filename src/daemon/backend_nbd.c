@@ -46,7 +46,7 @@ struct nbd_backend {
 	unsigned int events; /* what the watch polls for */
 	bool dead;           /* the connection is gone: every request fails */
 	bool read_only;
-	bool can_flush, can_fua, can_trim, can_zero;
+	bool can_flush, can_fua;
 	uint64_t max_io; /* bytes a read or write command carries at most */
 	struct iovec *iov; /* a request's memory, mapped at submit */
 	struct nbd_rq_list done; /* requests to end from the timer */
@@ -217,11 +217,8 @@ static void nbd_submit(struct blk_dev *dev, struct request *rq)
 		r->error = -EIO;
 	else if (nb->read_only && rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH)
 		r->error = -EROFS;
-	else if ((rq->cmd_op == REQ_OP_FLUSH && !nb->can_flush) ||
-		 (rq->cmd_op == REQ_OP_DISCARD && !nb->can_trim))
-		; /* nothing is cached there, or a discard it ignores: done */
-	else if (rq->cmd_op == REQ_OP_WRITE_ZEROES && !nb->can_zero)
-		r->error = -EOPNOTSUPP;
+	else if (rq->cmd_op == REQ_OP_FLUSH && !nb->can_flush)
+		; /* nothing is cached there: done */
 	else if (op_has_data(rq->cmd_op))
 		nbd_issue_rw(nb, r, flags);
 	else
@@ -307,10 +304,9 @@ static int nbd_limits(struct nbd_backend *nb, struct dev_limits *lim, char *why,
 	nb->can_fua = nbd_can_fua(nb->h) == 1;
 	lim->read_only = nb->read_only;
 	lim->has_cache = nb->can_flush;
-	nb->can_trim = !nb->read_only && nbd_can_trim(nb->h) == 1;
-	nb->can_zero = !nb->read_only && nbd_can_zero(nb->h) == 1;
-	lim->discard = nb->can_trim;
-	lim->write_zeroes = nb->can_zero;
+	/* what the export does not take, the queue refuses before it comes here */
+	lim->discard = !nb->read_only && nbd_can_trim(nb->h) == 1;
+	lim->write_zeroes = !nb->read_only && nbd_can_zero(nb->h) == 1;
 	lim->rotational = false;
 	return nbd_block_sizes(nb, lbs, why, whylen);
 }
