@@ -617,9 +617,13 @@ static unsigned int picky_taken[REQ_OP_NR];
 static int picky_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		      size_t whylen)
 {
-	lim->logical_block_size = SECTOR_SIZE;
+	lim->logical_block_size = picky_says.logical_block_size ? picky_says.logical_block_size
+								: SECTOR_SIZE;
 	lim->discard = picky_says.discard;
 	lim->write_zeroes = picky_says.write_zeroes;
+	lim->physical_block_size = picky_says.physical_block_size;
+	lim->io_opt = picky_says.io_opt;
+	lim->max_sectors = picky_says.max_sectors;
 	memset(picky_taken, 0, sizeof(picky_taken));
 	return 0;
 }
@@ -697,6 +701,50 @@ START_TEST(ops_the_stack_does_not_take_are_refused_by_the_queue)
 }
 END_TEST
 
+/*
+ * A backend's block sizes and largest I/O become the queue's limits: the
+ * logical block size raised, the physical one and io_opt as said, and a
+ * read of 1 MiB split into requests of at most its max_sectors.  A limit
+ * the queue cannot keep fails the stack's open with the reason.
+ */
+START_TEST(block_sizes_and_max_sectors_come_from_the_stack)
+{
+	struct harness h;
+	struct dev_stack s = { 0 };
+	struct dev_limits lim = { .capacity = CAPACITY };
+	char why[256] = "";
+	unsigned int r;
+
+	picky_says = (struct dev_limits){ .logical_block_size = 4096,
+					  .physical_block_size = 65536,
+					  .io_opt = 65536,
+					  .max_sectors = 128 };
+	setup(&h, NULL, 0, &picky_ops);
+	ck_assert_uint_eq(h.q->limits.logical_block_size, 4096);
+	ck_assert_uint_eq(queue_physical_block_size(&h.q->limits), 65536);
+	ck_assert_uint_eq(h.q->limits.io_opt, 65536);
+	ck_assert_uint_eq(h.q->limits.max_hw_sectors, 128);
+	ck_assert_uint_eq(h.q->limits.max_sectors, 128);
+	blk_queue_lock(h.q);
+	r = queue_bio(&h, REQ_OP_READ, 0, 2048);
+	blk_queue_unlock(h.q);
+	blk_run_queue(h.q);
+	run(&h);
+	ck_assert_int_eq(h.error[r], 0);
+	ck_assert_uint_eq(picky_taken[REQ_OP_READ], 2048 / 128);
+	teardown(&h);
+
+	picky_says = (struct dev_limits){ .max_sectors = 4 }; /* below a page */
+	h.q = blk_init_queue(NULL, NULL, NULL);
+	ck_assert_int_eq(dev_stack_open(&s, h.q, NULL, 0, &picky_ops, NULL, &lim, why,
+					sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, "max sectors"), "why: %s", why);
+	ck_assert_uint_eq(h.q->limits.max_sectors, BLK_DEF_MAX_SECTORS);
+	blk_cleanup_queue(h.q);
+}
+END_TEST
+
 static Suite *device_suite(void)
 {
 	Suite *s = suite_create("device");
@@ -713,6 +761,7 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, stack_described_into_any_buffer);
 	tcase_add_test(tc, timers_run_bottom_up);
 	tcase_add_test(tc, ops_the_stack_does_not_take_are_refused_by_the_queue);
+	tcase_add_test(tc, block_sizes_and_max_sectors_come_from_the_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,6 +7,11 @@ requires_nbd()
 	"$RQDISK" --help | grep -q nbd+unix || skip "rqdisk was built without libnbd"
 }
 
+_stop_pid()
+{
+	kill "$1" 2>/dev/null || true
+}
+
 # start_nbdkit SOCK NBDKIT-ARGS...: serve on the Unix socket SOCK, in the
 # foreground of a background job (its pid in nbdkit_pid), stopped at exit;
 # returns once the socket is there.
@@ -18,7 +23,7 @@ start_nbdkit()
 	rm -f "$sock"
 	nbdkit -U "$sock" -f "$@" &
 	nbdkit_pid=$!
-	cleanup_fn kill "$nbdkit_pid"
+	cleanup_fn _stop_pid "$nbdkit_pid"
 	for ((i = 0; i < 100; i++)); do
 		[ -S "$sock" ] && return 0
 		kill -0 "$nbdkit_pid" 2>/dev/null || fail "nbdkit $* exited before serving"

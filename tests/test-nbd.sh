@@ -97,4 +97,32 @@ fallocate -z -o 0 -l 64k "$tmp/mnt/disk" 2>"$tmp/err" && fail "zeroed a range on
 grep -qE "(not |un)supported" "$tmp/err" || fail "zeroing a range: $(cat "$tmp/err"), not EOPNOTSUPP"
 fallocate -p -o 0 -l 64k "$tmp/mnt/disk" || fail "a discard on an export with trim failed"
 stop_rqdisk
+stop_nbdkit
+
+say "the server's block sizes are the queue's limits; it sees no I/O it would refuse"
+if nbdkit --filter=blocksize-policy null --version >/dev/null 2>&1; then
+	start_nbdkit "$sock.bs" --filter=blocksize-policy memory 4M blocksize-minimum=4096 \
+		blocksize-preferred=65536 blocksize-maximum=65536 blocksize-error-policy=error
+	start_rqdisk "nbd+unix:///?socket=$sock.bs" "$tmp/mnt"
+	q=$tmp/mnt/queue
+	[ "$(cat "$q/logical_block_size")" = 4096 ] || fail "logical_block_size $(cat "$q/logical_block_size")"
+	[ "$(cat "$q/physical_block_size")" = 65536 ] || fail "physical_block_size $(cat "$q/physical_block_size")"
+	[ "$(cat "$q/optimal_io_size")" = 65536 ] || fail "optimal_io_size $(cat "$q/optimal_io_size")"
+	[ "$(cat "$q/max_hw_sectors_kb")" = 64 ] || fail "max_hw_sectors_kb $(cat "$q/max_hw_sectors_kb")"
+	[ "$(stat -c %o "$tmp/mnt/disk")" = 4096 ] || fail "st_blksize $(stat -c %o "$tmp/mnt/disk")"
+	random_file "$tmp/pat4" $((1 << 20))
+	dd if="$tmp/pat4" of="$tmp/mnt/disk" bs=1M seek=1 oflag=direct conv=notrunc status=none ||
+		fail "a 1 MiB write (above the server's maximum) failed"
+	random_file "$tmp/pat5" 1536
+	dd if="$tmp/pat5" of="$tmp/mnt/disk" bs=512 seek=2048 conv=notrunc,fsync status=none ||
+		fail "a write of 512-byte pieces (below the server's minimum) failed"
+	dd if="$tmp/mnt/disk" of="$tmp/back4" bs=1M skip=1 count=1 iflag=direct status=none ||
+		fail "a 1 MiB read failed"
+	cmp -n 1536 "$tmp/pat5" "$tmp/back4" || fail "the 512-byte pieces did not read back"
+	cmp -i 1536 "$tmp/pat4" "$tmp/back4" || fail "the rest of the 1 MiB write did not read back"
+	stop_rqdisk
+	stop_nbdkit
+else
+	say "(skipped: no nbdkit blocksize-policy filter here)"
+fi
 echo "PASS"

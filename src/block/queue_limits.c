@@ -68,6 +68,10 @@ int blk_validate_limits(const struct queue_limits *lim, char *why, size_t whylen
 	if (lim->max_segment_size % SECTOR_SIZE || lim->max_segment_size % (lim->dma_alignment + 1))
 		REFUSE("max segment size %u is not a multiple of 512 and of the dma alignment",
 		       lim->max_segment_size);
+	if (lim->physical_block_size &&
+	    (!is_power_of_2(lim->physical_block_size) || lim->physical_block_size < lbs))
+		REFUSE("physical block size %u is not a power of two of at least the logical block "
+		       "size %u", lim->physical_block_size, lbs);
 	if (!lim->nr_requests)
 		REFUSE("nr requests must be at least 1");
 	if (lim->nomerges > BLK_MERGES_NONE)
@@ -102,4 +106,10 @@ unsigned int queue_max_segments(const struct queue_limits *lim)
 {
 	return lim->max_phys_segments < lim->max_hw_segments ? lim->max_phys_segments
 							      : lim->max_hw_segments;
+}
+
+unsigned int queue_physical_block_size(const struct queue_limits *lim)
+{
+	return lim->physical_block_size > lim->logical_block_size ? lim->physical_block_size
+								  : lim->logical_block_size;
 }

@@ -42,6 +42,8 @@ struct queue_limits {
 	unsigned int max_segment_size;
 	unsigned long seg_boundary_mask;
 	unsigned int logical_block_size;
+	unsigned int physical_block_size; /* 0: the logical block size */
+	unsigned int io_opt;              /* bytes the device prefers per I/O, 0: none said */
 	unsigned int dma_alignment;
 	unsigned int nr_requests;
 	unsigned int nomerges;
@@ -51,5 +53,6 @@ void blk_set_default_limits(struct queue_limits *lim);
 int blk_validate_limits(const struct queue_limits *lim, char *why, size_t whylen);
 unsigned int queue_max_sectors(const struct queue_limits *lim, enum req_op op);
 unsigned int queue_max_segments(const struct queue_limits *lim);
+unsigned int queue_physical_block_size(const struct queue_limits *lim);
 
 #endif
