@@ -32,9 +32,10 @@ start_nbdkit()
 	fail "nbdkit $* did not make its socket"
 }
 
-# stop_nbdkit: stop the last server start_nbdkit started, and wait for it.
+# stop_nbdkit [SIGNAL]: stop the last server start_nbdkit started (SIGKILL:
+# at once, its clients' sockets closed under them), and wait for it.
 stop_nbdkit()
 {
-	kill "$nbdkit_pid" 2>/dev/null || true
+	kill "-${1:-TERM}" "$nbdkit_pid" 2>/dev/null || true
 	wait "$nbdkit_pid" 2>/dev/null || true
 }

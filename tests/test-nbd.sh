@@ -22,6 +22,18 @@ status=0
 [ "$status" = 2 ] || fail "a bad URI: status $status, not 2"
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "a bad URI: not one line: $(cat "$tmp/err")"
 
+say "the NBD options: bad values, and an image file, refused in one line with status 2"
+truncate -s 1M "$tmp/file.img"
+for args in "--nbd-timeout 0 $uri" "--nbd-timeout x $uri" "--connections 17 $uri" \
+	"--connections 2 $tmp/file.img" "--nbd-timeout 5 $tmp/file.img"; do
+	status=0
+	# shellcheck disable=SC2086 # the words are the options
+	"$RQDISK" -f $args "$tmp/mnt" 2>"$tmp/err" || status=$?
+	[ "$status" = 2 ] || fail "rqdisk $args: status $status, not 2"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "rqdisk $args: not one line: $(cat "$tmp/err")"
+done
+grep -q "is for an NBD export" "$tmp/err" || fail "an NBD option with a file: $(cat "$tmp/err")"
+
 nbdkit -U "$sock" -P "$tmp/nbdkit.pid" -f --filter=log memory 64M logfile="$tmp/nbd.log" &
 nbdkit_pid=$!
 cleanup_fn kill "$nbdkit_pid"
@@ -34,7 +46,7 @@ done
 start_rqdisk "$uri" "$tmp/mnt"
 disk=$rqdisk_disk
 [ "$(stat -c %s "$disk")" = $((64 << 20)) ] || fail "disk size $(stat -c %s "$disk"), not 64M"
-[ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri" ] ||
+[ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri timeout=30,connections=1" ] ||
 	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
 
 say "patterns written direct read back the same, and are on the server"

@@ -1,10 +1,16 @@
 /*
  * backend_nbd.c - the nbd backend: an NBD server's export as the disk.
- * libnbd connects before the loop runs; then each request becomes
- * asynchronous commands (one per piece of its memory the server takes at
- * once), libnbd's socket is polled in the loop through the host's watch,
- * and the commands' completion callbacks, run on the loop's thread from
- * nbd_aio_notify_read/_write, end the request: no thread, no hand-off.
+ * Its connections (nbd_conn.c) connect before the loop runs; then each
+ * request becomes asynchronous commands (one per piece of its memory the
+ * server takes at once) on one connection, round robin, a flush on every
+ * one; libnbd's sockets are polled in the loop through the host's watch,
+ * and the commands' completion callbacks, run on the loop's thread, end
+ * the request: no thread, no hand-off.
+ *
+ * A server that goes away (its socket closes, or a command has no reply
+ * within the timeout) is reconnected from the loop, without blocking it;
+ * meanwhile requests wait, and are sent again on the new connections.
+ * Every request ends within the timeout of its coming here: done, or EIO.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,13 +24,17 @@
 
 #include "backend_nbd.h"
 #include "blkdev.h"
+#include "nbd_conn.h"
 
-/* Commands in flight beyond which no request is taken. */
+/* Commands in flight on one connection beyond which no request is taken. */
 #define NBD_MAX_IN_FLIGHT 64
 /* A preferred block size above this is no physical block size (the protocol's 32 MiB). */
 #define NBD_MAX_PREFERRED (32u << 20)
 /* Discard and zeroing go out in commands of at most this much. */
 #define NBD_RANGE_CHUNK (1u << 30)
+/* Between two attempts to reach a server that went away. */
+#define NBD_RETRY_NS ((uint64_t)1000000000)
+#define NS_PER_S ((uint64_t)1000000000)
 
 struct nbd_backend;
 
@@ -32,104 +42,68 @@ struct nbd_backend;
 struct nbd_rq {
 	struct nbd_backend *nb;
 	struct request *rq;
-	TAILQ_ENTRY(nbd_rq) link; /* on the list ended from the timer */
+	TAILQ_ENTRY(nbd_rq) link; /* on the done list or the held one */
+	TAILQ_ENTRY(nbd_rq) out;  /* on outstanding, from submit to end */
+	uint64_t deadline;        /* it ends by then, done or EIO */
 	unsigned int pending;     /* commands out */
+	unsigned int conn;        /* the connection its data went on */
 	int error;                /* the first command's failure, -errno */
 	bool issuing;             /* submit is still issuing its commands */
 	bool flush_after;         /* FUA on a server without it: a flush once the data is there */
+	bool lost;                /* a command died with its connection: to send again */
+	bool on_done, held;
 };
 
 TAILQ_HEAD(nbd_rq_list, nbd_rq);
 
 struct nbd_backend {
 	struct blk_dev *dev;
-	struct nbd_handle *h;
-	int fd;           /* libnbd's socket, watched while the connection lives */
-	bool watched;
-	unsigned int events; /* what the watch polls for */
-	bool dead;           /* the connection is gone: every request fails */
-	bool read_only;
-	bool can_flush, can_fua;
-	uint64_t max_io; /* bytes a read or write command carries at most */
-	struct iovec *iov; /* a request's memory, mapped at submit */
-	struct nbd_rq_list done; /* requests to end from the timer */
+	char *uri;
+	uint64_t timeout_ns;
+	unsigned int nr_conns, next_conn;
+	struct nbd_conn conns[NBD_MAX_CONNECTIONS];
+	bool up;             /* every connection is UP */
+	bool need_drop;      /* a command found its connection dead */
+	uint64_t down_since; /* the server went away then; 0 while up */
+	uint64_t retry_at;   /* the next attempt to reconnect, 0: none due */
+	int64_t size;        /* the export's, which a new connection must have */
+	bool read_only, can_flush, can_fua;
+	uint64_t max_io;     /* bytes a read or write command carries at most */
+	struct iovec *iov;   /* a request's memory, mapped at submit */
+	struct nbd_rq_list done;        /* to end, outside libnbd */
+	struct nbd_rq_list held;        /* waiting for the server to come back */
+	struct nbd_rq_list outstanding; /* every request taken and not ended */
 };
 
-static void nbd_lost(struct nbd_backend *nb)
+static void nbd_to_done(struct nbd_backend *nb, struct nbd_rq *r)
 {
-	const struct dev_host_ops *ops = nb->dev->stack->host_ops;
-
-	if (nb->dead)
-		return;
-	nb->dead = true;
-	fprintf(stderr, "rqdisk: nbd: connection lost: %s\n", nbd_get_error());
-	if (nb->watched)
-		ops->unwatch_fd(nb->dev->stack->host, nb->fd);
-	nb->watched = false;
-}
-
-/* Poll for what libnbd waits for: input always (a hang-up), output while it has bytes to send. */
-static void nbd_update_events(struct nbd_backend *nb)
-{
-	const struct dev_host_ops *ops = nb->dev->stack->host_ops;
-	unsigned int events = POLLIN;
-
-	if (!nb->watched)
-		return;
-	if (nbd_aio_get_direction(nb->h) & LIBNBD_AIO_DIRECTION_WRITE)
-		events |= POLLOUT;
-	if (events != nb->events)
-		ops->set_fd_events(nb->dev->stack->host, nb->fd, events);
-	nb->events = events;
+	r->on_done = true;
+	TAILQ_INSERT_TAIL(&nb->done, r, link);
 }
 
 /*
  * A command of r's is over.  libnbd holds the handle's lock here, and
  * ending a request runs the queue, which issues commands: the request
- * only goes on the done list, ended once libnbd has returned.
+ * only goes on the done list, ended once libnbd has returned.  ENOTCONN
+ * is libnbd failing the commands of a connection that died.
  */
 static int nbd_cmd_done(void *user_data, int *error)
 {
 	struct nbd_rq *r = user_data;
 
-	if (*error && !r->error)
+	if (*error == ENOTCONN)
+		r->lost = true;
+	else if (*error && !r->error)
 		r->error = -*error;
 	if (!--r->pending && !r->issuing) /* submit, still issuing, puts it there itself */
-		TAILQ_INSERT_TAIL(&r->nb->done, r, link);
+		nbd_to_done(r->nb, r);
 	return 1; /* libnbd retires the command */
 }
 
-static int64_t nbd_issue_flush(struct nbd_rq *r)
+/* One command of r's on connection c; false (r->error set) when libnbd refused it. */
+static bool nbd_issue(struct nbd_rq *r, struct nbd_handle *h, enum req_op op, void *buf,
+		      uint64_t len, uint64_t off, uint32_t flags)
 {
-	nbd_completion_callback cb = { .callback = nbd_cmd_done, .user_data = r };
-
-	return nbd_aio_flush(r->nb->h, cb, 0);
-}
-
-/* End what is done, outside libnbd: a FUA write on a server without FUA flushes first. */
-static void nbd_end_done(struct nbd_backend *nb)
-{
-	struct nbd_rq *r;
-
-	while ((r = TAILQ_FIRST(&nb->done))) {
-		TAILQ_REMOVE(&nb->done, r, link);
-		if (r->flush_after && !r->error && !nb->dead) {
-			r->flush_after = false;
-			if (nbd_issue_flush(r) >= 0) {
-				r->pending++;
-				continue;
-			}
-			r->error = -(nbd_get_errno() ? nbd_get_errno() : EIO);
-		}
-		dev_end(nb->dev, r->rq, r->error, blk_rq_sectors(r->rq));
-	}
-}
-
-/* One command of r's; false (r->error set) when libnbd refused it. */
-static bool nbd_issue(struct nbd_rq *r, enum req_op op, void *buf, uint64_t len, uint64_t off,
-		      uint32_t flags)
-{
-	struct nbd_handle *h = r->nb->h;
 	nbd_completion_callback cb = { .callback = nbd_cmd_done, .user_data = r };
 	int64_t ret = -1;
 
@@ -154,14 +128,18 @@ static bool nbd_issue(struct nbd_rq *r, enum req_op op, void *buf, uint64_t len,
 		r->pending++;
 		return true;
 	}
-	r->error = -(nbd_get_errno() ? nbd_get_errno() : EIO);
-	if (nbd_aio_is_dead(h) || nbd_aio_is_closed(h))
-		nbd_lost(r->nb);
+	if (nbd_aio_is_dead(h) || nbd_aio_is_closed(h)) {
+		r->lost = true; /* sent again once the server is back */
+		r->nb->need_drop = true;
+	} else {
+		r->error = -(nbd_get_errno() ? nbd_get_errno() : EIO);
+	}
 	return false;
 }
 
 /* A read or write: a command per piece of memory, none above what the server takes. */
-static void nbd_issue_rw(struct nbd_backend *nb, struct nbd_rq *r, uint32_t flags)
+static void nbd_issue_rw(struct nbd_backend *nb, struct nbd_rq *r, struct nbd_handle *h,
+			 uint32_t flags)
 {
 	struct request *rq = r->rq;
 	uint64_t off = (uint64_t)blk_rq_pos(rq) << SECTOR_SHIFT;
@@ -174,7 +152,7 @@ static void nbd_issue_rw(struct nbd_backend *nb, struct nbd_rq *r, uint32_t flag
 		while (left) {
 			size_t len = left < nb->max_io ? left : nb->max_io;
 
-			if (!nbd_issue(r, rq->cmd_op, base, len, off, flags))
+			if (!nbd_issue(r, h, rq->cmd_op, base, len, off, flags))
 				return;
 			base += len;
 			off += len;
@@ -184,7 +162,7 @@ static void nbd_issue_rw(struct nbd_backend *nb, struct nbd_rq *r, uint32_t flag
 }
 
 /* A discard or zeroing: commands over the range, in chunks. */
-static void nbd_issue_range(struct nbd_rq *r, uint32_t flags)
+static void nbd_issue_range(struct nbd_rq *r, struct nbd_handle *h, uint32_t flags)
 {
 	struct request *rq = r->rq;
 	uint64_t off = (uint64_t)blk_rq_pos(rq) << SECTOR_SHIFT;
@@ -193,71 +171,307 @@ static void nbd_issue_range(struct nbd_rq *r, uint32_t flags)
 	while (left) {
 		uint64_t len = left < NBD_RANGE_CHUNK ? left : NBD_RANGE_CHUNK;
 
-		if (!nbd_issue(r, rq->cmd_op, NULL, len, off, flags))
+		if (!nbd_issue(r, h, rq->cmd_op, NULL, len, off, flags))
 			return;
 		off += len;
 		left -= len;
 	}
 }
 
+/*
+ * Send r on the connections, which are up: its data on the next one in
+ * turn, a flush on every one (multi-conn's consistency: what any of them
+ * wrote is durable once each has flushed).
+ */
+static void nbd_issue_request(struct nbd_backend *nb, struct nbd_rq *r)
+{
+	struct request *rq = r->rq;
+	bool fua = rq->cmd_flags & REQ_FUA;
+	uint32_t flags = fua && nb->can_fua ? LIBNBD_CMD_FLAG_FUA : 0;
+
+	r->issuing = true;
+	r->flush_after = fua && !nb->can_fua && nb->can_flush;
+	r->conn = nb->next_conn++ % nb->nr_conns;
+	if (rq->cmd_op == REQ_OP_FLUSH) {
+		for (unsigned int i = 0; i < nb->nr_conns && nb->can_flush; i++) {
+			if (!nbd_issue(r, nb->conns[i].h, REQ_OP_FLUSH, NULL, 0, 0, 0))
+				break;
+		}
+	} else if (op_has_data(rq->cmd_op)) {
+		nbd_issue_rw(nb, r, nb->conns[r->conn].h, flags);
+	} else {
+		nbd_issue_range(r, nb->conns[r->conn].h, flags);
+	}
+	r->issuing = false;
+	if (!r->pending) /* refused, or nothing cached to flush */
+		nbd_to_done(nb, r);
+}
+
+static void nbd_hold(struct nbd_backend *nb, struct nbd_rq *r)
+{
+	r->pending = 0;
+	r->error = 0;
+	r->lost = false;
+	r->held = true;
+	TAILQ_INSERT_TAIL(&nb->held, r, link);
+}
+
+/*
+ * The server is gone (or hung): every connection is closed at once, its
+ * commands lost with it, and every request not yet answered waits to be
+ * sent again on the connections to come.
+ */
+static void nbd_drop_all(struct nbd_backend *nb, uint64_t now, uint64_t retry_at)
+{
+	struct nbd_rq *r;
+
+	for (unsigned int i = 0; i < nb->nr_conns; i++)
+		nbd_conn_drop(&nb->conns[i], nb->dev);
+	TAILQ_FOREACH(r, &nb->outstanding, out) {
+		if (r->held || (r->on_done && !r->lost))
+			continue; /* waiting already, or answered */
+		if (r->on_done) {
+			TAILQ_REMOVE(&nb->done, r, link);
+			r->on_done = false;
+		}
+		nbd_hold(nb, r);
+	}
+	nb->up = false;
+	nb->need_drop = false;
+	if (!nb->down_since)
+		nb->down_since = now;
+	nb->retry_at = retry_at;
+}
+
+static void nbd_lost(struct nbd_backend *nb, const char *what)
+{
+	uint64_t now = dev_now(nb->dev);
+
+	if (nb->up)
+		fprintf(stderr, "rqdisk: nbd: %s: %s; requests wait up to %" PRIu64
+			" s for it to come back\n", nb->uri, what, nb->timeout_ns / NS_PER_S);
+	nbd_drop_all(nb, now, nb->up ? now : now + NBD_RETRY_NS);
+}
+
+/* End r to the queue. */
+static void nbd_end(struct nbd_backend *nb, struct nbd_rq *r)
+{
+	TAILQ_REMOVE(&nb->outstanding, r, out);
+	dev_end(nb->dev, r->rq, r->error, blk_rq_sectors(r->rq));
+}
+
+/* End what is done, outside libnbd: a FUA write on a server without FUA flushes first. */
+static void nbd_end_done(struct nbd_backend *nb)
+{
+	struct nbd_rq *r;
+
+	while ((r = TAILQ_FIRST(&nb->done))) {
+		TAILQ_REMOVE(&nb->done, r, link);
+		r->on_done = false;
+		if (r->lost && !r->error)
+			r->error = -EIO;
+		if (r->flush_after && !r->error && nb->up) {
+			r->flush_after = false;
+			if (nbd_issue(r, nb->conns[r->conn].h, REQ_OP_FLUSH, NULL, 0, 0, 0))
+				continue;
+			if (!r->error)
+				r->error = -EIO;
+		}
+		nbd_end(nb, r);
+	}
+}
+
+static void nbd_update_events(struct nbd_backend *nb)
+{
+	for (unsigned int i = 0; i < nb->nr_conns; i++) {
+		if (nb->conns[i].state != NBD_CONN_DOWN)
+			nbd_conn_update_events(&nb->conns[i], nb->dev);
+	}
+}
+
+static uint64_t min_at(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* The timer runs at the first of: something to end, a deadline, a reconnection due. */
+static void nbd_rearm(struct nbd_backend *nb)
+{
+	struct nbd_rq *r = TAILQ_FIRST(&nb->outstanding);
+	uint64_t at = TAILQ_EMPTY(&nb->done) ? 0 : dev_now(nb->dev);
+
+	if (r)
+		at = min_at(at, r->deadline);
+	if (!nb->up) {
+		at = min_at(at, nb->retry_at);
+		for (unsigned int i = 0; i < nb->nr_conns; i++) {
+			if (nb->conns[i].state == NBD_CONN_CONNECTING)
+				at = min_at(at, nb->conns[i].deadline);
+		}
+	}
+	dev_set_timer(nb->dev, at);
+}
+
 static bool nbd_can_take(struct blk_dev *dev)
 {
 	struct nbd_backend *nb = dev->priv;
+	int64_t in_flight = 0;
 
-	return nb->dead || nbd_aio_in_flight(nb->h) < NBD_MAX_IN_FLIGHT;
+	if (!nb->up)
+		return true; /* held, or failed: nothing goes to the server */
+	for (unsigned int i = 0; i < nb->nr_conns; i++)
+		in_flight += nbd_aio_in_flight(nb->conns[i].h);
+	return in_flight < (int64_t)NBD_MAX_IN_FLIGHT * nb->nr_conns;
 }
 
 static void nbd_submit(struct blk_dev *dev, struct request *rq)
 {
 	struct nbd_backend *nb = dev->priv;
 	struct nbd_rq *r = dev_rq_pdu(dev, rq);
-	bool fua = rq->cmd_flags & REQ_FUA;
-	uint32_t flags = fua && nb->can_fua ? LIBNBD_CMD_FLAG_FUA : 0;
+	uint64_t now = dev_now(dev);
 
-	*r = (struct nbd_rq){ .nb = nb, .rq = rq, .issuing = true };
-	r->flush_after = fua && !nb->can_fua && nb->can_flush;
-	if (nb->dead)
-		r->error = -EIO;
-	else if (nb->read_only && rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH)
+	*r = (struct nbd_rq){ .nb = nb, .rq = rq, .deadline = now + nb->timeout_ns };
+	TAILQ_INSERT_TAIL(&nb->outstanding, r, out);
+	if (nb->read_only && rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH) {
 		r->error = -EROFS;
-	else if (rq->cmd_op == REQ_OP_FLUSH && !nb->can_flush)
-		; /* nothing is cached there: done */
-	else if (op_has_data(rq->cmd_op))
-		nbd_issue_rw(nb, r, flags);
-	else
-		nbd_issue_range(r, flags);
-	r->issuing = false;
-	if (!r->pending) /* refused, done already, or nothing to do */
-		TAILQ_INSERT_TAIL(&nb->done, r, link);
+		nbd_to_done(nb, r);
+	} else if (nb->up) {
+		nbd_issue_request(nb, r);
+	} else if (now - nb->down_since >= nb->timeout_ns) {
+		r->error = -EIO; /* gone longer than the timeout: fail at once */
+		nbd_to_done(nb, r);
+	} else {
+		nbd_hold(nb, r);
+	}
 	/* no request ends inside submit: what is done ends from the timer */
-	if (!TAILQ_EMPTY(&nb->done))
-		dev_set_timer(dev, dev_now(dev));
+	if (nb->need_drop)
+		dev_set_timer(dev, now);
+	else
+		nbd_rearm(nb);
 	nbd_update_events(nb);
+}
+
+static void nbd_ready(void *arg, unsigned int revents);
+
+/* Start a new connection for each: none blocks the loop. */
+static void nbd_reconnect(struct nbd_backend *nb, uint64_t now)
+{
+	nb->retry_at = 0;
+	for (unsigned int i = 0; i < nb->nr_conns; i++) {
+		struct nbd_conn *c = &nb->conns[i];
+
+		if (nbd_conn_connect_start(c, nb->uri) ||
+		    nbd_conn_watch(c, nb->dev, nbd_ready, c)) {
+			nbd_drop_all(nb, now, now + NBD_RETRY_NS);
+			return;
+		}
+		c->deadline = now + nb->timeout_ns;
+	}
+}
+
+/* The export a new connection reached must be the one the disk is. */
+static bool nbd_same_export(struct nbd_backend *nb, struct nbd_handle *h)
+{
+	int64_t size = nbd_get_size(h);
+
+	if (size == nb->size && (nbd_is_read_only(h) == 1) == nb->read_only)
+		return true;
+	fprintf(stderr, "rqdisk: nbd: %s: the export came back %s (%" PRId64 " bytes%s)\n",
+		nb->uri, "changed", size, nbd_is_read_only(h) == 1 ? ", read-only" : "");
+	return false;
+}
+
+/* Every connection is up again: the held requests go out, in their order. */
+static void nbd_back_up(struct nbd_backend *nb)
+{
+	struct nbd_rq *r;
+
+	for (unsigned int i = 0; i < nb->nr_conns; i++) {
+		if (nb->conns[i].state != NBD_CONN_UP)
+			return;
+		if (!nbd_same_export(nb, nb->conns[i].h)) {
+			nbd_drop_all(nb, dev_now(nb->dev), dev_now(nb->dev) + NBD_RETRY_NS);
+			return;
+		}
+	}
+	nb->can_flush = nbd_can_flush(nb->conns[0].h) == 1;
+	nb->can_fua = nbd_can_fua(nb->conns[0].h) == 1;
+	nb->up = true;
+	nb->down_since = 0;
+	fprintf(stderr, "rqdisk: nbd: %s: connected again\n", nb->uri);
+	while ((r = TAILQ_FIRST(&nb->held))) {
+		TAILQ_REMOVE(&nb->held, r, link);
+		r->held = false;
+		nbd_issue_request(nb, r);
+	}
+}
+
+/* A socket is ready, on the loop's thread: replies run their callbacks. */
+static void nbd_ready(void *arg, unsigned int revents)
+{
+	struct nbd_conn *c = arg;
+	struct nbd_backend *nb = c->owner;
+	enum nbd_conn_state was = c->state;
+
+	if (was == NBD_CONN_DOWN)
+		return; /* dropped: a poll that was out */
+	if (!nbd_conn_notify(c, revents))
+		nbd_lost(nb, was == NBD_CONN_UP ? "connection lost" : "cannot connect");
+	else if (was == NBD_CONN_CONNECTING && c->state == NBD_CONN_UP)
+		nbd_back_up(nb);
+	if (nb->need_drop)
+		nbd_lost(nb, "connection lost");
+	nbd_end_done(nb);
+	nbd_update_events(nb);
+	nbd_rearm(nb);
+}
+
+/*
+ * The first request still waiting for a reply past its deadline means the
+ * server no longer answers: its connections are dropped (its requests then
+ * wait with the others).  A request held past its deadline fails with EIO.
+ */
+static void nbd_expire(struct nbd_backend *nb, uint64_t now)
+{
+	struct nbd_rq *r, *next;
+
+	TAILQ_FOREACH(r, &nb->outstanding, out) {
+		if (r->deadline > now)
+			break;
+		if (nb->up && r->pending && !r->on_done) {
+			fprintf(stderr, "rqdisk: nbd: %s: no reply within %" PRIu64
+				" s: the connection is dropped\n", nb->uri, nb->timeout_ns / NS_PER_S);
+			nbd_drop_all(nb, now, now);
+			break;
+		}
+	}
+	for (r = TAILQ_FIRST(&nb->held); r && r->deadline <= now; r = next) {
+		next = TAILQ_NEXT(r, link);
+		TAILQ_REMOVE(&nb->held, r, link);
+		r->held = false;
+		r->error = -EIO;
+		nbd_to_done(nb, r);
+	}
 }
 
 static void nbd_timer(struct blk_dev *dev, uint64_t now)
 {
-	nbd_end_done(dev->priv);
-}
+	struct nbd_backend *nb = dev->priv;
 
-/* libnbd's socket is ready, on the loop's thread: replies run their callbacks. */
-static void nbd_ready(void *arg, unsigned int revents)
-{
-	struct nbd_backend *nb = arg;
-	int ret = 0;
-
-	if (nb->dead)
-		return;
-	if (revents & (POLLIN | POLLHUP | POLLERR))
-		ret = nbd_aio_notify_read(nb->h);
-	if (!ret && (revents & POLLOUT) &&
-	    (nbd_aio_get_direction(nb->h) & LIBNBD_AIO_DIRECTION_WRITE))
-		ret = nbd_aio_notify_write(nb->h);
-	/* a dead connection has failed every command in flight: they end too */
-	if (ret || nbd_aio_is_dead(nb->h) || nbd_aio_is_closed(nb->h))
-		nbd_lost(nb);
+	if (nb->need_drop)
+		nbd_lost(nb, "connection lost");
+	nbd_expire(nb, now);
+	for (unsigned int i = 0; !nb->up && i < nb->nr_conns; i++) {
+		if (nb->conns[i].state == NBD_CONN_CONNECTING && nb->conns[i].deadline <= now) {
+			nbd_drop_all(nb, now, now + NBD_RETRY_NS); /* no answer: try again later */
+			break;
+		}
+	}
+	if (!nb->up && nb->retry_at && nb->retry_at <= now)
+		nbd_reconnect(nb, now);
 	nbd_end_done(nb);
 	nbd_update_events(nb);
+	nbd_rearm(nb);
 }
 
 /*
@@ -266,12 +480,12 @@ static void nbd_ready(void *arg, unsigned int revents)
  * to it, up to a page), its preferred size the physical block size and
  * io_opt, its maximum what one read or write carries (max_sectors).
  */
-static int nbd_block_sizes(struct nbd_backend *nb, struct dev_limits *lim, char *why,
-			   size_t whylen)
+static int nbd_block_sizes(struct nbd_backend *nb, struct nbd_handle *h, struct dev_limits *lim,
+			   char *why, size_t whylen)
 {
-	int64_t min = nbd_get_block_size(nb->h, LIBNBD_SIZE_MINIMUM);
-	int64_t pref = nbd_get_block_size(nb->h, LIBNBD_SIZE_PREFERRED);
-	int64_t max = nbd_get_block_size(nb->h, LIBNBD_SIZE_MAXIMUM);
+	int64_t min = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
+	int64_t pref = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
+	int64_t max = nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM);
 	unsigned int lbs = lim->logical_block_size;
 
 	if (min > BLK_PAGE_SIZE) {
@@ -299,87 +513,147 @@ static int nbd_block_sizes(struct nbd_backend *nb, struct dev_limits *lim, char 
 
 static int nbd_limits(struct nbd_backend *nb, struct dev_limits *lim, char *why, size_t whylen)
 {
-	int64_t size = nbd_get_size(nb->h);
+	struct nbd_handle *h = nb->conns[0].h;
 	unsigned int lbs;
 	int ret;
 
-	if (size < 0) {
+	nb->size = nbd_get_size(h);
+	if (nb->size < 0) {
 		snprintf(why, whylen, "nbd: %s", nbd_get_error());
 		return -EIO;
 	}
-	ret = nbd_block_sizes(nb, lim, why, whylen);
+	ret = nbd_block_sizes(nb, h, lim, why, whylen);
 	if (ret)
 		return ret;
 	lbs = lim->logical_block_size;
-	if (!size || size % lbs) {
+	if (!nb->size || nb->size % lbs) {
 		snprintf(why, whylen,
 			 "nbd: the export's size %" PRId64
 			 " is not a non-zero multiple of the logical block size %u",
-			 size, lbs);
+			 nb->size, lbs);
 		return -EINVAL;
 	}
-	lim->capacity = (sector_t)(size >> SECTOR_SHIFT);
-	nb->read_only = nbd_is_read_only(nb->h) == 1;
-	nb->can_flush = nbd_can_flush(nb->h) == 1;
-	nb->can_fua = nbd_can_fua(nb->h) == 1;
+	lim->capacity = (sector_t)(nb->size >> SECTOR_SHIFT);
+	nb->read_only = nbd_is_read_only(h) == 1;
+	nb->can_flush = nbd_can_flush(h) == 1;
+	nb->can_fua = nbd_can_fua(h) == 1;
 	lim->read_only = nb->read_only;
 	lim->has_cache = nb->can_flush;
 	/* what the export does not take, the queue refuses before it comes here */
-	lim->discard = !nb->read_only && nbd_can_trim(nb->h) == 1;
-	lim->write_zeroes = !nb->read_only && nbd_can_zero(nb->h) == 1;
+	lim->discard = !nb->read_only && nbd_can_trim(h) == 1;
+	lim->write_zeroes = !nb->read_only && nbd_can_zero(h) == 1;
 	lim->rotational = false;
 	return 0;
 }
 
+/*
+ * A server that does not say its connections see each other's writes
+ * (multi-conn) gets one: requests spread over several would not be
+ * consistent.
+ */
+static int nbd_connect_more(struct nbd_backend *nb, char *why, size_t whylen)
+{
+	unsigned int timeout_ms = (unsigned int)(nb->timeout_ns / 1000000);
+
+	if (nb->nr_conns > 1 && nbd_can_multi_conn(nb->conns[0].h) != 1) {
+		fprintf(stderr,
+			"rqdisk: nbd: %s: the server does not advertise multi-conn: one "
+			"connection, not %u\n",
+			nb->uri, nb->nr_conns);
+		nb->nr_conns = 1;
+	}
+	for (unsigned int i = 1; i < nb->nr_conns; i++) {
+		int ret = nbd_conn_connect_wait(&nb->conns[i], nb->uri, timeout_ms, why, whylen);
+
+		if (ret)
+			return ret;
+		if (nbd_get_size(nb->conns[i].h) != nb->size) {
+			snprintf(why, whylen, "nbd: %s: connection %u found another export", nb->uri,
+				 i + 1);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* "URI[ timeout=SECONDS,connections=N]": what rqdisk opens the backend with. */
+static int nbd_parse_args(struct nbd_backend *nb, const char *args, char *why, size_t whylen)
+{
+	static const struct dev_key keys[] = {
+		{ "timeout", 1, NBD_MAX_TIMEOUT },
+		{ "connections", 1, NBD_MAX_CONNECTIONS },
+		{ NULL, 0, 0 },
+	};
+	uint64_t vals[] = { NBD_DEFAULT_TIMEOUT, 1 };
+	const char *space;
+	int ret;
+
+	if (!args || !*args) {
+		snprintf(why, whylen, "nbd: no URI given");
+		return -EINVAL;
+	}
+	space = strchr(args, ' ');
+	nb->uri = space ? strndup(args, (size_t)(space - args)) : strdup(args);
+	if (!nb->uri) {
+		snprintf(why, whylen, "nbd: out of memory");
+		return -ENOMEM;
+	}
+	ret = space ? dev_parse_keys("nbd", space + 1, keys, vals, why, whylen) : 0;
+	nb->timeout_ns = vals[0] * NS_PER_S;
+	nb->nr_conns = (unsigned int)vals[1];
+	return ret;
+}
+
 static void nbd_free(struct nbd_backend *nb)
 {
-	if (nb->h)
-		nbd_close(nb->h);
+	for (unsigned int i = 0; i < NBD_MAX_CONNECTIONS; i++) {
+		if (nb->conns[i].h)
+			nbd_conn_drop(&nb->conns[i], nb->dev);
+	}
+	free(nb->uri);
 	free(nb->iov);
 	free(nb);
 }
 
-/*
- * Connect to the URI before the loop runs, blocking, and learn the export.
- * Local files named in the URI (tls-psk-file) stay refused: libnbd's default.
- */
+/* Connect before the loop runs, each connection waiting at most the timeout. */
 static int nbd_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		    size_t whylen)
 {
-	const struct dev_host_ops *ops = dev->stack->host_ops;
 	struct request_queue *q = dev->stack->q;
 	struct nbd_backend *nb = calloc(1, sizeof(*nb));
 	int ret = -ENOMEM;
 
-	if (!nb || !(nb->iov = calloc(queue_max_segments(&q->limits), sizeof(*nb->iov))) ||
-	    !(nb->h = nbd_create())) {
+	if (!nb || !(nb->iov = calloc(queue_max_segments(&q->limits), sizeof(*nb->iov)))) {
 		snprintf(why, whylen, "nbd: out of memory");
 		goto fail;
 	}
 	nb->dev = dev;
 	TAILQ_INIT(&nb->done);
-	if (!ops->watch_fd_events) {
+	TAILQ_INIT(&nb->held);
+	TAILQ_INIT(&nb->outstanding);
+	for (unsigned int i = 0; i < NBD_MAX_CONNECTIONS; i++)
+		nb->conns[i].owner = nb;
+	if (!dev->stack->host_ops->watch_fd_events) {
 		snprintf(why, whylen, "nbd: the host cannot poll a socket for output");
 		ret = -EOPNOTSUPP;
 		goto fail;
 	}
-	if (!args || nbd_connect_uri(nb->h, args)) {
-		snprintf(why, whylen, "nbd: %s: %s", args ? args : "no URI",
-			 args ? nbd_get_error() : "given");
-		ret = -EIO;
-		goto fail;
+	ret = nbd_parse_args(nb, args, why, whylen);
+	if (!ret)
+		ret = nbd_conn_connect_wait(&nb->conns[0], nb->uri,
+					    (unsigned int)(nb->timeout_ns / 1000000), why, whylen);
+	if (!ret)
+		ret = nbd_limits(nb, lim, why, whylen);
+	if (!ret)
+		ret = nbd_connect_more(nb, why, whylen);
+	for (unsigned int i = 0; !ret && i < nb->nr_conns; i++) {
+		ret = nbd_conn_watch(&nb->conns[i], dev, nbd_ready, &nb->conns[i]);
+		if (ret)
+			snprintf(why, whylen, "nbd: cannot watch the socket: %s", strerror(-ret));
 	}
-	ret = nbd_limits(nb, lim, why, whylen);
 	if (ret)
 		goto fail;
-	nb->fd = nbd_aio_get_fd(nb->h);
-	nb->events = POLLIN;
-	ret = ops->watch_fd_events(dev->stack->host, nb->fd, nb->events, nbd_ready, nb);
-	if (ret) {
-		snprintf(why, whylen, "nbd: cannot watch the socket: %s", strerror(-ret));
-		goto fail;
-	}
-	nb->watched = true;
+	nb->up = true;
 	dev->priv = nb;
 	return 0;
 fail:
@@ -390,20 +664,28 @@ fail:
 
 /*
  * The queue is idle: what the server caches is made durable, as the file
- * backend's image is synced at exit, and the connection is closed cleanly.
+ * backend's image is synced at exit, and the connections are closed
+ * cleanly; a server that does not answer holds the exit up to the timeout.
  */
 static void nbd_close_dev(struct blk_dev *dev)
 {
 	struct nbd_backend *nb = dev->priv;
+	bool flush = nb->up && nb->can_flush && !nb->read_only && !dev->stack->aborted;
+	unsigned int timeout_ms = (unsigned int)(nb->timeout_ns / 1000000);
 
-	if (nb->watched)
-		dev->stack->host_ops->unwatch_fd(dev->stack->host, nb->fd);
-	if (!nb->dead && !dev->stack->aborted) {
-		if (nb->can_flush && !nb->read_only && nbd_flush(nb->h, 0))
-			fprintf(stderr, "rqdisk: nbd: flush at exit: %s\n", nbd_get_error());
-		nbd_shutdown(nb->h, 0);
+	for (unsigned int i = 0; i < nb->nr_conns; i++) {
+		if (!nbd_conn_finish(&nb->conns[i], dev, flush, timeout_ms))
+			fprintf(stderr, "rqdisk: nbd: %s: the flush at exit failed\n", nb->uri);
 	}
 	nbd_free(nb);
+}
+
+static int nbd_describe(const struct blk_dev *dev, char *buf, size_t len)
+{
+	const struct nbd_backend *nb = dev->priv;
+
+	return snprintf(buf, len, "%s timeout=%" PRIu64 ",connections=%u", nb->uri,
+			nb->timeout_ns / NS_PER_S, nb->nr_conns);
 }
 
 const struct dev_ops dev_nbd_ops = {
@@ -416,4 +698,5 @@ const struct dev_ops dev_nbd_ops = {
 	.can_take = nbd_can_take,
 	.submit = nbd_submit,
 	.timer = nbd_timer,
+	.describe = nbd_describe,
 };

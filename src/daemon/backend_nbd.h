@@ -7,6 +7,12 @@
 
 #include "device.h"
 
+/* --nbd-timeout: seconds a request waits for the server (Linux's nbd default, 30 s). */
+#define NBD_DEFAULT_TIMEOUT 30
+#define NBD_MAX_TIMEOUT 86400
+/* --connections: at most this many to one server (with multi-conn). */
+#define NBD_MAX_CONNECTIONS 16
+
 /* Whether IMAGE is a URI for this backend: nbd://, nbds://, nbd+unix://, nbds+unix://. */
 static inline bool nbd_is_uri(const char *image)
 {
@@ -21,7 +27,10 @@ static inline bool nbd_is_uri(const char *image)
 }
 
 #ifdef HAVE_LIBNBD
-/* Opened with the URI; polls libnbd's socket through host_ops.watch_fd_events. */
+/*
+ * Opened with "URI[ timeout=SECONDS,connections=N]"; polls libnbd's
+ * sockets through host_ops.watch_fd_events.
+ */
 extern const struct dev_ops dev_nbd_ops;
 #endif
 

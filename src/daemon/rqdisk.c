@@ -225,6 +225,18 @@ static bool image_is_nbd(const struct rqdisk_state *s)
 #endif
 }
 
+/* The URI and the NBD options, as the nbd backend opens them (NULL: no memory). */
+static char *nbd_backend_args(const struct rqdisk_options *o)
+{
+	char *args = NULL;
+
+	if (asprintf(&args, "%s timeout=%u,connections=%u", o->image,
+		     o->nbd_timeout ? o->nbd_timeout : NBD_DEFAULT_TIMEOUT,
+		     o->connections ? o->connections : 1) < 0)
+		return NULL;
+	return args;
+}
+
 static int open_image(struct rqdisk_state *s)
 {
 	struct stat st;
@@ -822,7 +834,7 @@ static int start(struct rqdisk_state *s)
 	}
 	s->opt.mountpoint = s->mountpoint;
 	/* device/stack shows it */
-	s->image_path = image_is_nbd(s) ? strdup(s->opt.image) : absolute_path(s->opt.image);
+	s->image_path = image_is_nbd(s) ? nbd_backend_args(&s->opt) : absolute_path(s->opt.image);
 	if (!s->image_path) {
 		die_msg("image %s: %s", s->opt.image, strerror(errno));
 		return -1;
