@@ -40,20 +40,27 @@ write_block()
 	timeout 120 dd if="$2" of="$tmp/mnt/disk" bs=4k seek="$1" count=1 oflag=direct conv=notrunc status=none
 }
 
-say "a server that accepts and never answers: the start fails within the timeout"
-python3 -c '
-import socket, sys, time
+# start_mute SOCK: a server on SOCK that accepts connections and never says a word.
+start_mute()
+{
+	rm -f "$1"
+	python3 -c '
+import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1])
 s.listen(8)
 conns = []
 while True:
-    c, _ = s.accept()
-    conns.append(c)
-' "$tmp/mute" &
-mute_pid=$!
-cleanup_fn _stop_pid "$mute_pid"
-for ((i = 0; i < 50; i++)); do [ -S "$tmp/mute" ] && break; sleep 0.1; done
+    conns.append(s.accept()[0])
+' "$1" &
+	mute_pid=$!
+	cleanup_fn _stop_pid "$mute_pid"
+	for ((i = 0; i < 50; i++)); do [ -S "$1" ] && return 0; sleep 0.1; done
+	fail "the mute server did not make $1"
+}
+
+say "a server that accepts and never answers: the start fails within the timeout"
+start_mute "$tmp/mute"
 start=$SECONDS
 status=0
 timeout 60 "$RQDISK" -f --nbd-timeout $T "nbd+unix:///?socket=$tmp/mute" "$tmp/mnt" \
@@ -122,4 +129,17 @@ kill -TERM "$rqdisk_pid"
 wait_rqdisk
 [ $((SECONDS - start)) -le $((T + MARGIN)) ] || fail "the exit took $((SECONDS - start)) s"
 wait "$reader" && fail "the hung read succeeded"
+
+say "the server comes back mute: I/O fails within the timeout, the exit does not hang"
+stop_nbdkit KILL
+start_nbdkit "$sock" file "$tmp/img"
+start_rqdisk --nbd-timeout $T "$uri" "$tmp/mnt"
+stop_nbdkit KILL
+start_mute "$sock"
+fails_within $((T + MARGIN)) read_block 40
+grep -q "Input/output error" "$tmp/err" || fail "a read on a mute server: $(cat "$tmp/err"), not EIO"
+sleep 2 # a reconnection waits on the mute server
+start=$SECONDS
+stop_rqdisk
+[ $((SECONDS - start)) -le $((T + MARGIN)) ] || fail "the exit took $((SECONDS - start)) s"
 echo "PASS"
