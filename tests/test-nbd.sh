@@ -87,6 +87,8 @@ dd if=/dev/zero of="$rqdisk_disk" bs=4k count=1 oflag=direct conv=notrunc status
 	2>/dev/null && fail "a write to a read-only export's disk succeeded"
 dd if="$rqdisk_disk" of=/dev/null bs=64k iflag=direct status=none ||
 	fail "reading a read-only export's disk failed"
+fallocate -p -o 0 -l 4096 "$rqdisk_disk" 2>"$tmp/err" && fail "a hole punched in a read-only disk"
+grep -q "Read-only file system" "$tmp/err" || fail "punching a read-only disk: $(cat "$tmp/err")"
 stop_rqdisk
 
 say "an export without trim: a hole punched fails EOPNOTSUPP, as on a disk without discard"

@@ -89,7 +89,8 @@ int nbd_conn_connect_wait(struct nbd_conn *c, const char *uri, unsigned int time
 	int ret = nbd_conn_connect_start(c, uri);
 
 	if (ret) {
-		snprintf(why, whylen, "nbd: %s: %s", uri, nbd_get_error());
+		snprintf(why, whylen, "nbd: %s: %s", uri,
+			 nbd_get_error() ? nbd_get_error() : strerror(-ret));
 		return ret;
 	}
 	ret = nbd_conn_wait(c->h, nbd_conn_not_connecting, NULL, mono_ms() + timeout_ms);
