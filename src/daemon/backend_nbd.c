@@ -1,6 +1,7 @@
 /*
  * backend_nbd.c - the nbd backend: an NBD server's export as the disk.
- * Its connections (nbd_conn.c) connect before the loop runs; then each
+ * Its connections (nbd_conn.c) connect before the loop runs, the export
+ * says what the disk is (nbd_export.c); then each
  * request becomes asynchronous commands (one per piece of its memory the
  * server takes at once) on one connection, round robin, a flush on every
  * one; libnbd's sockets are polled in the loop through the host's watch,
@@ -14,7 +15,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <libnbd.h>
 #include <poll.h>
 #include <stdio.h>
@@ -25,11 +25,10 @@
 #include "backend_nbd.h"
 #include "blkdev.h"
 #include "nbd_conn.h"
+#include "nbd_export.h"
 
 /* Commands in flight on one connection beyond which no request is taken. */
 #define NBD_MAX_IN_FLIGHT 64
-/* A preferred block size above this is no physical block size (the protocol's 32 MiB). */
-#define NBD_MAX_PREFERRED (32u << 20)
 /* Discard and zeroing go out in commands of at most this much. */
 #define NBD_RANGE_CHUNK (1u << 30)
 /* Between two attempts to reach a server that went away. */
@@ -66,9 +65,7 @@ struct nbd_backend {
 	bool need_drop;      /* a command found its connection dead */
 	uint64_t down_since; /* the server went away then; 0 while up */
 	uint64_t retry_at;   /* the next attempt to reconnect, 0: none due */
-	int64_t size;        /* the export's, which a new connection must have */
-	bool read_only, can_flush, can_fua;
-	uint64_t max_io;     /* bytes a read or write command carries at most */
+	struct nbd_export ex; /* what the export said of itself */
 	struct iovec *iov;   /* a request's memory, mapped at submit */
 	struct nbd_rq_list done;        /* to end, outside libnbd */
 	struct nbd_rq_list held;        /* waiting for the server to come back */
@@ -150,7 +147,7 @@ static void nbd_issue_rw(struct nbd_backend *nb, struct nbd_rq *r, struct nbd_ha
 		size_t left = nb->iov[i].iov_len;
 
 		while (left) {
-			size_t len = left < nb->max_io ? left : nb->max_io;
+			size_t len = left < nb->ex.max_io ? left : nb->ex.max_io;
 
 			if (!nbd_issue(r, h, rq->cmd_op, base, len, off, flags))
 				return;
@@ -187,13 +184,13 @@ static void nbd_issue_request(struct nbd_backend *nb, struct nbd_rq *r)
 {
 	struct request *rq = r->rq;
 	bool fua = rq->cmd_flags & REQ_FUA;
-	uint32_t flags = fua && nb->can_fua ? LIBNBD_CMD_FLAG_FUA : 0;
+	uint32_t flags = fua && nb->ex.can_fua ? LIBNBD_CMD_FLAG_FUA : 0;
 
 	r->issuing = true;
-	r->flush_after = fua && !nb->can_fua && nb->can_flush;
+	r->flush_after = fua && !nb->ex.can_fua && nb->ex.can_flush;
 	r->conn = nb->next_conn++ % nb->nr_conns;
 	if (rq->cmd_op == REQ_OP_FLUSH) {
-		for (unsigned int i = 0; i < nb->nr_conns && nb->can_flush; i++) {
+		for (unsigned int i = 0; i < nb->nr_conns && nb->ex.can_flush; i++) {
 			if (!nbd_issue(r, nb->conns[i].h, REQ_OP_FLUSH, NULL, 0, 0, 0))
 				break;
 		}
@@ -332,7 +329,7 @@ static void nbd_submit(struct blk_dev *dev, struct request *rq)
 
 	*r = (struct nbd_rq){ .nb = nb, .rq = rq, .deadline = now + nb->timeout_ns };
 	TAILQ_INSERT_TAIL(&nb->outstanding, r, out);
-	if (nb->read_only && rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH) {
+	if (nb->ex.read_only && rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH) {
 		r->error = -EROFS;
 		nbd_to_done(nb, r);
 	} else if (nb->up) {
@@ -369,18 +366,6 @@ static void nbd_reconnect(struct nbd_backend *nb, uint64_t now)
 	}
 }
 
-/* The export a new connection reached must be the one the disk is. */
-static bool nbd_same_export(struct nbd_backend *nb, struct nbd_handle *h)
-{
-	int64_t size = nbd_get_size(h);
-
-	if (size == nb->size && (nbd_is_read_only(h) == 1) == nb->read_only)
-		return true;
-	fprintf(stderr, "rqdisk: nbd: %s: the export came back %s (%" PRId64 " bytes%s)\n",
-		nb->uri, "changed", size, nbd_is_read_only(h) == 1 ? ", read-only" : "");
-	return false;
-}
-
 /* Every connection is up again: the held requests go out, in their order. */
 static void nbd_back_up(struct nbd_backend *nb)
 {
@@ -389,13 +374,12 @@ static void nbd_back_up(struct nbd_backend *nb)
 	for (unsigned int i = 0; i < nb->nr_conns; i++) {
 		if (nb->conns[i].state != NBD_CONN_UP)
 			return;
-		if (!nbd_same_export(nb, nb->conns[i].h)) {
+		if (!nbd_export_same(&nb->ex, nb->conns[i].h, nb->uri)) {
 			nbd_drop_all(nb, dev_now(nb->dev), dev_now(nb->dev) + NBD_RETRY_NS);
 			return;
 		}
 	}
-	nb->can_flush = nbd_can_flush(nb->conns[0].h) == 1;
-	nb->can_fua = nbd_can_fua(nb->conns[0].h) == 1;
+	nbd_export_flags(&nb->ex, nb->conns[0].h);
 	nb->up = true;
 	nb->down_since = 0;
 	fprintf(stderr, "rqdisk: nbd: %s: connected again\n", nb->uri);
@@ -475,78 +459,6 @@ static void nbd_timer(struct blk_dev *dev, uint64_t now)
 }
 
 /*
- * What the server states about block sizes, into the queue's limits, as
- * a client aligns to them: its minimum is the logical block size (raised
- * to it, up to a page), its preferred size the physical block size and
- * io_opt, its maximum what one read or write carries (max_sectors).
- */
-static int nbd_block_sizes(struct nbd_backend *nb, struct nbd_handle *h, struct dev_limits *lim,
-			   char *why, size_t whylen)
-{
-	int64_t min = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
-	int64_t pref = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
-	int64_t max = nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM);
-	unsigned int lbs = lim->logical_block_size;
-
-	if (min > BLK_PAGE_SIZE) {
-		snprintf(why, whylen,
-			 "nbd: the export takes I/O in blocks of %" PRId64 " bytes, above a page",
-			 min);
-		return -EINVAL;
-	}
-	if (min > (int64_t)lbs)
-		lbs = lim->logical_block_size = (unsigned int)min;
-	if (pref > (int64_t)lbs && pref <= NBD_MAX_PREFERRED)
-		lim->physical_block_size = lim->io_opt = (unsigned int)pref;
-	nb->max_io = UINT32_MAX - (UINT32_MAX % lbs);
-	if (max > 0)
-		nb->max_io = (uint64_t)max - (uint64_t)max % lbs;
-	if (nb->max_io < BLK_PAGE_SIZE) {
-		snprintf(why, whylen, "nbd: the export's largest I/O, %" PRId64
-			 " bytes, is below a page", max);
-		return -EINVAL;
-	}
-	if (nb->max_io >> SECTOR_SHIFT < UINT_MAX)
-		lim->max_sectors = (unsigned int)(nb->max_io >> SECTOR_SHIFT);
-	return 0;
-}
-
-static int nbd_limits(struct nbd_backend *nb, struct dev_limits *lim, char *why, size_t whylen)
-{
-	struct nbd_handle *h = nb->conns[0].h;
-	unsigned int lbs;
-	int ret;
-
-	nb->size = nbd_get_size(h);
-	if (nb->size < 0) {
-		snprintf(why, whylen, "nbd: %s", nbd_get_error());
-		return -EIO;
-	}
-	ret = nbd_block_sizes(nb, h, lim, why, whylen);
-	if (ret)
-		return ret;
-	lbs = lim->logical_block_size;
-	if (!nb->size || nb->size % lbs) {
-		snprintf(why, whylen,
-			 "nbd: the export's size %" PRId64
-			 " is not a non-zero multiple of the logical block size %u",
-			 nb->size, lbs);
-		return -EINVAL;
-	}
-	lim->capacity = (sector_t)(nb->size >> SECTOR_SHIFT);
-	nb->read_only = nbd_is_read_only(h) == 1;
-	nb->can_flush = nbd_can_flush(h) == 1;
-	nb->can_fua = nbd_can_fua(h) == 1;
-	lim->read_only = nb->read_only;
-	lim->has_cache = nb->can_flush;
-	/* what the export does not take, the queue refuses before it comes here */
-	lim->discard = !nb->read_only && nbd_can_trim(h) == 1;
-	lim->write_zeroes = !nb->read_only && nbd_can_zero(h) == 1;
-	lim->rotational = false;
-	return 0;
-}
-
-/*
  * A server that does not say its connections see each other's writes
  * (multi-conn) gets one: requests spread over several would not be
  * consistent.
@@ -567,7 +479,7 @@ static int nbd_connect_more(struct nbd_backend *nb, char *why, size_t whylen)
 
 		if (ret)
 			return ret;
-		if (nbd_get_size(nb->conns[i].h) != nb->size) {
+		if (nbd_get_size(nb->conns[i].h) != nb->ex.size) {
 			snprintf(why, whylen, "nbd: %s: connection %u found another export", nb->uri,
 				 i + 1);
 			return -EIO;
@@ -643,7 +555,7 @@ static int nbd_open(struct blk_dev *dev, const char *args, struct dev_limits *li
 		ret = nbd_conn_connect_wait(&nb->conns[0], nb->uri,
 					    (unsigned int)(nb->timeout_ns / 1000000), why, whylen);
 	if (!ret)
-		ret = nbd_limits(nb, lim, why, whylen);
+		ret = nbd_export_limits(&nb->ex, nb->conns[0].h, lim, why, whylen);
 	if (!ret)
 		ret = nbd_connect_more(nb, why, whylen);
 	for (unsigned int i = 0; !ret && i < nb->nr_conns; i++) {
@@ -670,7 +582,7 @@ fail:
 static void nbd_close_dev(struct blk_dev *dev)
 {
 	struct nbd_backend *nb = dev->priv;
-	bool flush = nb->up && nb->can_flush && !nb->read_only && !dev->stack->aborted;
+	bool flush = nb->up && nb->ex.can_flush && !nb->ex.read_only && !dev->stack->aborted;
 	unsigned int timeout_ms = (unsigned int)(nb->timeout_ns / 1000000);
 
 	for (unsigned int i = 0; i < nb->nr_conns; i++) {
