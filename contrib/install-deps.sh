@@ -6,6 +6,7 @@ PACKAGES=(
 	libfuse3-dev fuse3 liburing-dev check libbsd-dev
 	e2fsprogs xfsprogs btrfs-progs util-linux fio python3 man-db blktrace
 	gnuplot-nox bsdextrautils
+	libnbd-dev nbdkit libnbd-bin
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

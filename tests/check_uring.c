@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <liburing.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1218,6 +1220,98 @@ START_TEST(test_fd_backend_unwatches_in_ready)
 }
 END_TEST
 
+/*
+ * A backend on a socket polled for input, then for output too, as libnbd's
+ * is while it has bytes to send: nothing is written to the socket's other
+ * end, so only the poll for output, armed anew, ends the request.
+ */
+static struct {
+	struct blk_dev *dev;
+	int sv[2];
+	struct request *rq;
+	unsigned int revents;
+} sockb;
+
+static void sock_ready(void *arg, unsigned int revents)
+{
+	struct request *rq = sockb.rq;
+	struct dev_stack *s = sockb.dev->stack;
+
+	sockb.revents |= revents;
+	if (!(revents & POLLOUT) || !rq)
+		return;
+	sockb.rq = NULL;
+	s->host_ops->set_fd_events(s->host, sockb.sv[0], POLLIN);
+	dev_end(sockb.dev, rq, 0, blk_rq_sectors(rq));
+}
+
+static int sock_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		     size_t whylen)
+{
+	struct dev_stack *s = dev->stack;
+
+	memset(&sockb, 0, sizeof(sockb));
+	sockb.dev = dev;
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+				    sockb.sv), 0);
+	ck_assert_ptr_nonnull(s->host_ops->watch_fd_events);
+	return s->host_ops->watch_fd_events(s->host, sockb.sv[0], POLLIN, sock_ready, NULL);
+}
+
+static void sock_close(struct blk_dev *dev)
+{
+	dev->stack->host_ops->unwatch_fd(dev->stack->host, sockb.sv[0]);
+	close(sockb.sv[0]);
+	close(sockb.sv[1]);
+}
+
+static bool sock_can_take(struct blk_dev *dev)
+{
+	return !sockb.rq;
+}
+
+static void sock_submit(struct blk_dev *dev, struct request *rq)
+{
+	sockb.rq = rq;
+	dev->stack->host_ops->set_fd_events(dev->stack->host, sockb.sv[0], POLLIN | POLLOUT);
+}
+
+static const struct dev_ops sock_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "sock",
+	.backend = true,
+	.open = sock_open,
+	.close = sock_close,
+	.can_take = sock_can_take,
+	.submit = sock_submit,
+};
+
+/* Three reads, one at a time: each ends from the poll for output its submit asked for. */
+START_TEST(test_fd_backend_polls_for_output)
+{
+	char *buf = mem_alloc(3 * 4 * KIB), why[256];
+	struct tbio tb[3];
+	struct disk k;
+
+	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
+	disk_start(&k, 0);
+	ck_assert_msg(!uring_driver_set_stack(k.d, NULL, 0, &sock_ops, NULL,
+					      DISK_SIZE >> SECTOR_SHIFT, why, sizeof(why)),
+		      "%s", why);
+	for (unsigned int i = 0; i < 3; i++) {
+		tbio_setup(&tb[i], &k, REQ_OP_READ, 0, 64 * i, 4 * KIB, buf + 4 * KIB * i);
+		disk_submit(&k, &tb[i]);
+	}
+	wait_ended(&k, 3);
+	for (unsigned int i = 0; i < 3; i++)
+		ck_assert_int_eq(tb[i].error, 0);
+	ck_assert_uint_eq(sockb.revents & POLLIN, 0); /* nothing came to read */
+	ck_assert_uint_ne(sockb.revents & POLLOUT, 0);
+	disk_close(&k);
+	free(buf);
+}
+END_TEST
+
 /* A model still times a null device: four 30 ms reads one at a time take 120 ms. */
 START_TEST(test_null_keeps_the_model_time)
 {
@@ -1690,6 +1784,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_write_then_read, 0, NR_ELEVATORS);
 	tcase_add_loop_test(tc, test_fd_backend_ends_on_the_loop, 0, 2);
 	tcase_add_test(tc, test_fd_backend_unwatches_in_ready);
+	tcase_add_test(tc, test_fd_backend_polls_for_output);
 	tcase_add_loop_test(tc, test_unaligned_memory, 0, NR_ELEVATORS);
 	tcase_add_loop_test(tc, test_big_write_is_split, 0, NR_ELEVATORS);
 	tcase_add_loop_test(tc, test_flush_and_barrier, 0, NR_ELEVATORS);

@@ -100,10 +100,10 @@ for spec in nosuch delay delay:ms=x delay:x=1 delay:ms=1,,y=2 model model:none m
 done
 say "a URI for IMAGE: no backend claims it yet: one line, exit 2"
 status=0
-"$RQDISK" nbd://localhost/disk "$tmp/mnt" 2>"$tmp/err" || status=$?
-[ "$status" = 2 ] || fail "nbd://: exit $status, not 2"
-[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "nbd://" "$tmp/err" || fail "nbd://: $(cat "$tmp/err")"
-! is_mounted "$tmp/mnt" || fail "nbd:// left a mount"
+"$RQDISK" iscsi://localhost/disk "$tmp/mnt" 2>"$tmp/err" || status=$?
+[ "$status" = 2 ] || fail "iscsi://: exit $status, not 2"
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "iscsi://" "$tmp/err" || fail "iscsi://: $(cat "$tmp/err")"
+! is_mounted "$tmp/mnt" || fail "iscsi:// left a mount"
 "$RQDISK" --filter nosuch "$tmp/img" "$tmp/mnt" 2>"$tmp/err" && fail "--filter nosuch started"
 grep -q "there are: model, delay, write-cache, log-writes, fault" "$tmp/err" || fail "an unknown filter's error does not list them"
 exit 0

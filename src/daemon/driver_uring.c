@@ -45,8 +45,12 @@ struct uring_fd_watch {
 	struct uring_driver *d;
 	LIST_ENTRY(uring_fd_watch) link;
 	int fd;
-	void (*ready)(void *arg);
+	void (*ready)(void *arg);                        /* watch_fd's, or */
+	void (*ready_events)(void *arg, unsigned int revents); /* watch_fd_events' */
 	void *arg;
+	unsigned int events;       /* what the next poll is for */
+	unsigned int armed_events; /* what the poll out is for */
+	bool cancelling; /* the poll out is taken back: its events are no longer wanted */
 	bool armed;   /* a poll SQE is out */
 	bool removed; /* unwatched while armed: freed when its CQE comes */
 	bool broken;  /* the poll failed (a closed fd): not armed again; ready hears it once */
@@ -269,12 +273,21 @@ static void uring_arm_fd_watches(struct uring_driver *d)
 	struct io_uring_sqe *sqe;
 
 	LIST_FOREACH(w, &d->fd_watches, link) {
+		if (w->armed && !w->removed && !w->cancelling && w->armed_events != w->events &&
+		    uring_sq_room(d, 1)) {
+			/* its CQE arms the poll again, for the events wanted now */
+			sqe = io_uring_get_sqe(&d->ring);
+			io_uring_prep_poll_remove(sqe, (uint64_t)(uintptr_t)&w->op);
+			io_uring_sqe_set_data64(sqe, UD_POLL_REMOVE);
+			w->cancelling = true;
+		}
 		if (w->armed || w->removed || w->broken || !uring_sq_room(d, 1))
 			continue;
 		sqe = io_uring_get_sqe(&d->ring);
-		io_uring_prep_poll_add(sqe, w->fd, POLLIN);
+		io_uring_prep_poll_add(sqe, w->fd, w->events);
 		uring_op_set(sqe, &w->op);
 		w->armed = true;
+		w->armed_events = w->events;
 	}
 }
 
@@ -285,6 +298,7 @@ static void uring_fd_watch_done(struct uring_op *op, int res)
 	struct uring_driver *d = w->d; /* ready may unwatch: w is gone after it */
 
 	w->armed = false;
+	w->cancelling = false;
 	if (w->removed) {
 		LIST_REMOVE(w, link);
 		free(w);
@@ -292,22 +306,50 @@ static void uring_fd_watch_done(struct uring_op *op, int res)
 	}
 	/* an error that polling again would only repeat: the backend finds it on its fd */
 	w->broken = res < 0 && res != -EINTR && res != -ECANCELED && res != -EAGAIN;
-	w->ready(w->arg);
+	if (w->ready_events)
+		w->ready_events(w->arg, res > 0 ? (unsigned int)res : 0);
+	else
+		w->ready(w->arg);
 	uring_arm_fd_watches(d);
 }
 
-static int uring_watch_fd(void *host, int fd, void (*ready)(void *arg), void *arg)
+static int uring_add_watch(struct uring_driver *d, int fd, unsigned int events,
+			   void (*ready)(void *arg),
+			   void (*ready_events)(void *arg, unsigned int revents), void *arg)
 {
-	struct uring_driver *d = host;
 	struct uring_fd_watch *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return -ENOMEM;
 	*w = (struct uring_fd_watch){ .op.done = uring_fd_watch_done, .d = d, .fd = fd,
-				      .ready = ready, .arg = arg };
+				      .ready = ready, .ready_events = ready_events, .arg = arg,
+				      .events = events };
 	LIST_INSERT_HEAD(&d->fd_watches, w, link);
 	uring_arm_fd_watches(d);
 	return 0;
+}
+
+static int uring_watch_fd(void *host, int fd, void (*ready)(void *arg), void *arg)
+{
+	return uring_add_watch(host, fd, POLLIN, ready, NULL, arg);
+}
+
+static int uring_watch_fd_events(void *host, int fd, unsigned int events,
+				 void (*ready)(void *arg, unsigned int revents), void *arg)
+{
+	return uring_add_watch(host, fd, events, NULL, ready, arg);
+}
+
+/* A poll out for other events is taken back when the watches are next armed. */
+static void uring_set_fd_events(void *host, int fd, unsigned int events)
+{
+	struct uring_driver *d = host;
+	struct uring_fd_watch *w;
+
+	LIST_FOREACH(w, &d->fd_watches, link) {
+		if (w->fd == fd && !w->removed)
+			w->events = events;
+	}
 }
 
 /* An armed poll is cancelled and the watch freed with its CQE; the fd is the caller's still. */
@@ -338,6 +380,8 @@ static void uring_unwatch_fd(void *host, int fd)
 static const struct dev_host_ops uring_host_ops = {
 	.watch_fd = uring_watch_fd,
 	.unwatch_fd = uring_unwatch_fd,
+	.watch_fd_events = uring_watch_fd_events,
+	.set_fd_events = uring_set_fd_events,
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_nbd.h"
 #include "blkdev.h"
 #include "cli.h"
 #include "device.h"
@@ -26,6 +27,8 @@ enum {
 	OPT_ALLOW_OTHER,
 	OPT_TRACE,
 	OPT_FILTER,
+	OPT_NBD_TIMEOUT,
+	OPT_CONNECTIONS,
 };
 
 static const struct option long_options[] = {
@@ -47,6 +50,8 @@ static const struct option long_options[] = {
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "model", required_argument, NULL, 'm' },
 	{ "filter", required_argument, NULL, OPT_FILTER },
+	{ "nbd-timeout", required_argument, NULL, OPT_NBD_TIMEOUT },
+	{ "connections", required_argument, NULL, OPT_CONNECTIONS },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -59,6 +64,10 @@ static void usage(FILE *f)
 		"Usage: rqdisk [OPTIONS] IMAGE MOUNTPOINT\n"
 		"Expose IMAGE as a disk file: MOUNTPOINT/disk for a directory, or\n"
 		"MOUNTPOINT itself for a regular file.\n"
+#ifdef HAVE_LIBNBD
+		"IMAGE may be an NBD server's export: nbd://HOST[:PORT]/EXPORT or\n"
+		"nbd+unix:///EXPORT?socket=PATH.\n"
+#endif
 		"\n"
 		"  -e, --elevator NAME          I/O scheduler: deadline (default), none, noop,\n"
 		"                               cfq, as, sstf, clook, or the path of a .so\n"
@@ -92,6 +101,12 @@ static void usage(FILE *f)
 		"                               log-writes:file=LOG, fault[:KEY=V,...]\n"
 		"                               (repeatable; the first is\n"
 		"                               nearest the queue)\n"
+#ifdef HAVE_LIBNBD
+		"      --nbd-timeout SECONDS    an NBD request fails with EIO when the server\n"
+		"                               has not answered it in this time (default 30)\n"
+		"      --connections N          connections to an NBD server that offers\n"
+		"                               multi-conn (default 1, at most 16)\n"
+#endif
 		"  -f, --foreground             stay in the foreground\n"
 		"  -h, --help                   show this help\n"
 		"  -V, --version                show the version\n");
@@ -210,6 +225,17 @@ static int parse_idle_poll(const char *arg, unsigned int *us)
 	return ret;
 }
 
+/* An NBD option's number, 1 to max. */
+static int parse_nbd_number(const char *name, const char *arg, unsigned long max,
+			    unsigned int *out)
+{
+	unsigned long v;
+	int ret = cli_number("rqdisk", name, arg, 1, max, &v);
+
+	*out = (unsigned int)v;
+	return ret;
+}
+
 /* No argument is "on", as the option was before it took one. */
 static int parse_fuse_uring(const char *arg, enum fuse_uring_mode *mode)
 {
@@ -262,6 +288,10 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		return set_model(o, arg);
 	case OPT_FILTER:
 		return add_filter(o, arg);
+	case OPT_NBD_TIMEOUT:
+		return parse_nbd_number("--nbd-timeout", arg, NBD_MAX_TIMEOUT, &o->nbd_timeout);
+	case OPT_CONNECTIONS:
+		return parse_nbd_number("--connections", arg, NBD_MAX_CONNECTIONS, &o->connections);
 	case OPT_CREATE:
 		if (parse_size(arg, &o->create_size) || !o->create_size) {
 			fprintf(stderr, "rqdisk: --create: '%s' is not a size (like 64M or 2G)\n", arg);
@@ -284,16 +314,37 @@ static int check_elevator(const char *name)
 	return -EINVAL;
 }
 
-/*
- * IMAGE is a path for the file backend.  A URI, "SCHEME://...", is left
- * for the backends that will claim one (nbd://, rbd://): none does yet.
- */
-static int check_image(const char *image)
+/* The NBD options are for an NBD export only. */
+static int check_not_nbd(const struct rqdisk_options *o)
 {
+	if (!o->nbd_timeout && !o->connections)
+		return 0;
+	fprintf(stderr, "rqdisk: IMAGE %s: %s is for an NBD export, not an image file\n",
+		o->image, o->nbd_timeout ? "--nbd-timeout" : "--connections");
+	return -EINVAL;
+}
+
+/*
+ * IMAGE is a path for the file backend, or an NBD URI for the nbd one
+ * (where libnbd was there to build it).  Another URI, "SCHEME://...", is
+ * left for the backends that will claim one (rbd://).
+ */
+static int check_image(const struct rqdisk_options *o)
+{
+	const char *image = o->image;
 	size_t scheme = strspn(image, "abcdefghijklmnopqrstuvwxyz0123456789+.-");
 
 	if (!scheme || strncmp(image + scheme, "://", 3))
-		return 0;
+		return check_not_nbd(o);
+#ifdef HAVE_LIBNBD
+	if (nbd_is_uri(image)) {
+		if (!o->create_size && !o->direct && !o->null)
+			return 0;
+		fprintf(stderr, "rqdisk: IMAGE %s: %s is for an image file, not an NBD export\n",
+			image, o->create_size ? "--create" : o->direct ? "--direct" : "--null");
+		return -EINVAL;
+	}
+#endif
 	fprintf(stderr, "rqdisk: IMAGE %s: no backend takes %.*s:// URIs; give a path\n", image,
 		(int)scheme, image);
 	return -EINVAL;
@@ -351,5 +402,5 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	}
 	o->image = argv[optind];
 	o->mountpoint = argv[optind + 1];
-	return check_together(o) || check_image(o->image) ? PARSE_ERROR : PARSE_OK;
+	return check_together(o) || check_image(o) ? PARSE_ERROR : PARSE_OK;
 }

@@ -38,6 +38,8 @@ struct rqdisk_options {
 	const char *filters[RQDISK_MAX_FILTERS];
 	unsigned int nr_filters;
 	int model_filter; /* where --model's filter is in filters, or -1 */
+	unsigned int nbd_timeout; /* seconds; 0: not given (the default) */
+	unsigned int connections; /* to an NBD server; 0: not given (one) */
 };
 
 enum parse_result { PARSE_OK, PARSE_EXIT_OK, PARSE_ERROR };

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend_nbd.h"
 #include "blktrace.h"
 #include "control.h"
 #include "driver_uring.h"
@@ -214,12 +215,38 @@ static int check_direct_alignment(struct rqdisk_state *s)
 	return 0;
 }
 
+/* An NBD export has no file here: its size comes when the backend connects. */
+static bool image_is_nbd(const struct rqdisk_state *s)
+{
+#ifdef HAVE_LIBNBD
+	return nbd_is_uri(s->opt.image);
+#else
+	return false;
+#endif
+}
+
+/* The URI and the NBD options, as the nbd backend opens them (NULL: no memory). */
+static char *nbd_backend_args(const struct rqdisk_options *o)
+{
+	char *args = NULL;
+
+	if (asprintf(&args, "%s timeout=%u,connections=%u", o->image,
+		     o->nbd_timeout ? o->nbd_timeout : NBD_DEFAULT_TIMEOUT,
+		     o->connections ? o->connections : 1) < 0)
+		return NULL;
+	return args;
+}
+
 static int open_image(struct rqdisk_state *s)
 {
 	struct stat st;
 	/* --null never writes the image: it only gives the disk its size */
 	int flags = (s->opt.read_only || s->opt.null ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 
+	if (image_is_nbd(s)) {
+		clock_gettime(CLOCK_REALTIME, &s->disk.mtime);
+		return 0;
+	}
 	if (stat(s->opt.image, &st)) {
 		if (errno != ENOENT || !s->opt.create_size) {
 			die_msg("image %s: %s", s->opt.image, strerror(errno));
@@ -245,6 +272,29 @@ static unsigned int driver_flags(const struct rqdisk_options *o)
 {
 	return (o->fuse_uring != FUSE_URING_OFF ? URING_DRIVER_SQE128 : 0) |
 	       (o->null ? URING_DRIVER_NULL : 0);
+}
+
+/* The file or null backend (NULL: the driver's own), or the nbd one for a URI. */
+static const struct dev_ops *backend_of(const struct rqdisk_state *s)
+{
+#ifdef HAVE_LIBNBD
+	if (image_is_nbd(s))
+		return &dev_nbd_ops;
+#endif
+	return NULL;
+}
+
+/* The export's size and whether it takes writes, as the backend found them. */
+static void take_export(struct rqdisk_state *s)
+{
+	const struct dev_limits *lim = &s->disk.stack->limits;
+
+	s->disk.size = (uint64_t)lim->capacity << SECTOR_SHIFT;
+	if (lim->read_only && !s->opt.read_only) {
+		fprintf(stderr, "rqdisk: %s: the export is read-only: so is the disk\n",
+			s->opt.image);
+		s->opt.read_only = s->disk.read_only = true;
+	}
 }
 
 static int setup_queue(struct rqdisk_state *s)
@@ -281,12 +331,15 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("%s", why);
 		return -1;
 	}
-	if (uring_driver_set_filters(s->driver, s->opt.filters, s->opt.nr_filters,
-				     s->disk.size >> SECTOR_SHIFT, s->image_path, why, sizeof(why))) {
+	if (uring_driver_set_stack(s->driver, s->opt.filters, s->opt.nr_filters, backend_of(s),
+				   s->image_path, s->disk.size >> SECTOR_SHIFT, why, sizeof(why))) {
 		die_msg("%s", why);
 		return -1;
 	}
 	s->disk.stack = uring_driver_stack(s->driver);
+	s->disk.lbs = q->limits.logical_block_size; /* the device may need larger blocks */
+	if (image_is_nbd(s))
+		take_export(s);
 	model = dev_stack_find(s->disk.stack, "model");
 	s->disk.model = model ? dev_model_of(model) : NULL;
 	return 0;
@@ -764,7 +817,7 @@ static int sync_image(struct rqdisk_state *s)
 
 	assert(blk_queue_idle(s->disk.q)); /* the loop returns only once the queue is */
 	ret = finish_trace(s);
-	if (!s->opt.read_only && fdatasync(s->fd)) {
+	if (!s->opt.read_only && s->fd >= 0 && fdatasync(s->fd)) {
 		die_msg("image %s: fdatasync: %s", s->opt.image, strerror(errno));
 		return -1;
 	}
@@ -781,7 +834,8 @@ static int start(struct rqdisk_state *s)
 		return -1;
 	}
 	s->opt.mountpoint = s->mountpoint;
-	s->image_path = absolute_path(s->opt.image); /* device/stack shows it */
+	/* device/stack shows it */
+	s->image_path = image_is_nbd(s) ? nbd_backend_args(&s->opt) : absolute_path(s->opt.image);
 	if (!s->image_path) {
 		die_msg("image %s: %s", s->opt.image, strerror(errno));
 		return -1;

@@ -80,6 +80,11 @@ struct dev_limits {
 	bool write_zeroes;          /* takes REQ_OP_WRITE_ZEROES */
 	bool has_cache;             /* volatile: a flush makes it durable */
 	bool rotational;            /* what queue/rotational shows */
+	bool read_only;             /* takes no writes: the disk is read-only */
+	/* What the device says of its I/O sizes (0: nothing), raised into the queue's limits. */
+	unsigned int physical_block_size; /* bytes it writes at once, a power of two */
+	unsigned int io_opt;              /* bytes it prefers per I/O */
+	unsigned int max_sectors;         /* a read or write's sectors at most */
 };
 
 struct dev_ops {
@@ -142,6 +147,16 @@ struct dev_host_ops {
 	/* Poll fd for input in the host's loop; ready(arg) runs on its thread, lock held. */
 	int (*watch_fd)(void *host, int fd, void (*ready)(void *arg), void *arg);
 	void (*unwatch_fd)(void *host, int fd);
+	/*
+	 * The same for a socket that must also be polled for output (libnbd's
+	 * while it has bytes to send): events are POLLIN and POLLOUT, and
+	 * ready gets those that came (0: the poll was taken back to change
+	 * them).  set_fd_events changes what the watch of fd polls for from
+	 * then on.  NULL in a host that has no such watch.
+	 */
+	int (*watch_fd_events)(void *host, int fd, unsigned int events,
+			       void (*ready)(void *arg, unsigned int revents), void *arg);
+	void (*set_fd_events)(void *host, int fd, unsigned int events);
 };
 
 struct dev_stack {
@@ -172,7 +187,9 @@ const char *const *dev_filter_names(void);
  * Build a stack: the filters from specs "NAME[:ARGS]", top first, over the
  * backend the host chose, opened with backend_args.  lim comes in with what
  * the host knows (capacity: the image's size) and leaves with what the
- * stack imposes.  s->host and s->host_ops are the caller's, set before
+ * stack imposes; q's limits (when q is given) are made to follow: a larger
+ * logical block size, its physical block size, io_opt and max_sectors, and
+ * a limit of 0 for the discards or write-zeroes it does not take.  s->host and s->host_ops are the caller's, set before
  * (a backend finds its host there).  0, or -errno with a one-line reason in
  * why (nothing kept).
  */

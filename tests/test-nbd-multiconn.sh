@@ -1,0 +1,57 @@
+#!/bin/bash
+# test-nbd-multiconn.sh - rqdisk --connections N on an NBD server: with
+# multi-conn advertised, N connections carry requests in turn and a flush
+# goes on every one (nbdkit's log says which connection saw what); the
+# data reads back whole.  A server without multi-conn gets one connection,
+# said in one line.
+source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/nbd-functions.sh"
+requires_root
+requires_fuse
+requires dd cmp
+requires_nbd
+nbdkit --filter=multi-conn null --version >/dev/null 2>&1 || skip "no nbdkit multi-conn filter"
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+sock=$tmp/sock
+uri="nbd+unix:///?socket=$sock"
+
+# conns_that WORD: the connections whose log lines name WORD (Read, Write, Flush).
+conns_that()
+{
+	grep -o "connection=[0-9]* $1 " "$tmp/nbd.log" | sort -u | wc -l
+}
+
+say "multi-conn: 4 connections, requests spread over them, a flush on each"
+start_nbdkit "$sock" --filter=log memory 64M logfile="$tmp/nbd.log"
+start_rqdisk --connections 4 "$uri" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri timeout=30,connections=4" ] ||
+	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
+random_file "$tmp/pat" $((4 << 20))
+dd if="$tmp/pat" of="$tmp/mnt/disk" bs=64k oflag=direct conv=notrunc status=none ||
+	fail "writes over 4 connections failed"
+dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none || fail "fsync failed"
+dd if="$tmp/mnt/disk" of="$tmp/back" bs=64k count=64 iflag=direct status=none ||
+	fail "reads over 4 connections failed"
+cmp "$tmp/pat" "$tmp/back" || fail "what was written over 4 connections does not read back"
+[ "$(conns_that Write)" = 4 ] || fail "writes went on $(conns_that Write) connections, not 4"
+[ "$(conns_that Read)" = 4 ] || fail "reads went on $(conns_that Read) connections, not 4"
+[ "$(conns_that Flush)" = 4 ] || fail "flushes went on $(conns_that Flush) connections, not 4"
+stop_rqdisk
+stop_nbdkit
+
+say "no multi-conn: one connection, said in one line"
+start_nbdkit "$sock" --filter=multi-conn --filter=log memory 64M multi-conn-mode=disable \
+	logfile="$tmp/nbd2.log"
+start_rqdisk --connections 4 "$uri" "$tmp/mnt" 2>"$tmp/err"
+grep -q "does not advertise multi-conn: one connection, not 4" "$tmp/err" ||
+	fail "no word of the fallback: $(cat "$tmp/err")"
+[ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri timeout=30,connections=1" ] ||
+	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
+dd if="$tmp/pat" of="$tmp/mnt/disk" bs=64k count=16 oflag=direct conv=notrunc status=none ||
+	fail "writes over one connection failed"
+[ "$(grep -c " Connect " "$tmp/nbd2.log")" = 1 ] ||
+	fail "$(grep -c " Connect " "$tmp/nbd2.log") connections to a server without multi-conn"
+stop_rqdisk
+echo "PASS"
