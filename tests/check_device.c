@@ -525,14 +525,14 @@ static const struct dev_ops picky_ops = {
 	.timer = picky_timer,
 };
 
-static void discard_and_zeroes(struct harness *h, unsigned int *d, unsigned int *z)
+static void discard_and_zeroes(struct stack_harness *h, unsigned int *d, unsigned int *z)
 {
 	blk_queue_lock(h->q);
-	*d = queue_bio(h, REQ_OP_DISCARD, 0, 64);
-	*z = queue_bio(h, REQ_OP_WRITE_ZEROES, 1000, 64);
+	*d = sh_queue_bio(h, REQ_OP_DISCARD, 0, 0, 64, 0);
+	*z = sh_queue_bio(h, REQ_OP_WRITE_ZEROES, 0, 1000, 64, 0);
 	blk_queue_unlock(h->q);
 	blk_run_queue(h->q);
-	run(h);
+	sh_run(h);
 }
 
 /*
@@ -543,7 +543,7 @@ static void discard_and_zeroes(struct harness *h, unsigned int *d, unsigned int 
 START_TEST(ops_the_stack_does_not_take_are_refused_by_the_queue)
 {
 	const char *spec = "delay:read=0";
-	struct harness h;
+	struct stack_harness h;
 	unsigned int d, z;
 
 	picky_says = (struct dev_limits){ .write_zeroes = true };
@@ -555,7 +555,7 @@ START_TEST(ops_the_stack_does_not_take_are_refused_by_the_queue)
 	ck_assert_int_eq(h.error[z], 0);
 	ck_assert_uint_eq(picky_taken[REQ_OP_DISCARD], 0);
 	ck_assert_uint_eq(picky_taken[REQ_OP_WRITE_ZEROES], 1);
-	teardown(&h);
+	sh_teardown(&h);
 
 	picky_says = (struct dev_limits){ .discard = true };
 	setup(&h, NULL, 0, &picky_ops);
@@ -565,7 +565,7 @@ START_TEST(ops_the_stack_does_not_take_are_refused_by_the_queue)
 	ck_assert_int_eq(h.error[z], -EOPNOTSUPP);
 	ck_assert_uint_eq(picky_taken[REQ_OP_DISCARD], 1);
 	ck_assert_uint_eq(picky_taken[REQ_OP_WRITE_ZEROES], 0);
-	teardown(&h);
+	sh_teardown(&h);
 }
 END_TEST
 
@@ -577,7 +577,7 @@ END_TEST
  */
 START_TEST(block_sizes_and_max_sectors_come_from_the_stack)
 {
-	struct harness h;
+	struct stack_harness h;
 	struct dev_stack s = { 0 };
 	struct dev_limits lim = { .capacity = CAPACITY };
 	char why[256] = "";
@@ -594,13 +594,13 @@ START_TEST(block_sizes_and_max_sectors_come_from_the_stack)
 	ck_assert_uint_eq(h.q->limits.max_hw_sectors, 128);
 	ck_assert_uint_eq(h.q->limits.max_sectors, 128);
 	blk_queue_lock(h.q);
-	r = queue_bio(&h, REQ_OP_READ, 0, 2048);
+	r = sh_queue_bio(&h, REQ_OP_READ, 0, 0, 2048, 0);
 	blk_queue_unlock(h.q);
 	blk_run_queue(h.q);
-	run(&h);
+	sh_run(&h);
 	ck_assert_int_eq(h.error[r], 0);
 	ck_assert_uint_eq(picky_taken[REQ_OP_READ], 2048 / 128);
-	teardown(&h);
+	sh_teardown(&h);
 
 	picky_says = (struct dev_limits){ .max_sectors = 4 }; /* below a page */
 	h.q = blk_init_queue(NULL, NULL, NULL);
