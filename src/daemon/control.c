@@ -49,6 +49,7 @@ enum ctl_ino {
 	CTL_DEVICE_STACK,
 	CTL_FUSE,
 	CTL_FUSE_TRANSPORT,
+	CTL_OPTIMAL_IO_SIZE,
 	CTL_INO_END,
 };
 
@@ -203,6 +204,12 @@ static int store_nomerges(struct rqdisk *d, const char *buf)
 	return 0;
 }
 
+/* The backend's preferred unit (an RBD object), in bytes; 0 when it states none, as sysfs. */
+static int show_optimal_io_size(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->stack ? d->stack->limits.io_opt : 0);
+}
+
 static int show_rotational(struct rqdisk *d, char *buf, size_t len)
 {
 	return snprintf(buf, len, "%d\n", d->model && disk_model_rotational(d->model));
@@ -311,6 +318,7 @@ static const struct ctl_node ctl_nodes[] = {
 	{ CTL_NR_REQUESTS, CTL_QUEUE, "nr_requests", show_nr_requests, store_nr_requests },
 	{ CTL_NOMERGES, CTL_QUEUE, "nomerges", show_nomerges, store_nomerges },
 	{ CTL_ROTATIONAL, CTL_QUEUE, "rotational", show_rotational, NULL },
+	{ CTL_OPTIMAL_IO_SIZE, CTL_QUEUE, "optimal_io_size", show_optimal_io_size, NULL },
 	{ CTL_WRITE_CACHE, CTL_QUEUE, "write_cache", show_write_cache, NULL },
 	{ CTL_MODEL, CTL_QUEUE, "model", show_model, NULL },
 	{ CTL_TRACE, CTL_ROOT, "trace", NULL, NULL },

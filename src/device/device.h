@@ -81,6 +81,7 @@ struct dev_limits {
 	bool has_cache;             /* volatile: a flush makes it durable */
 	bool rotational;            /* what queue/rotational shows */
 	bool read_only;             /* takes no writes: the disk is read-only */
+	unsigned int io_opt;        /* bytes a request best fills and does not cross (0: none) */
 };
 
 struct dev_ops {
