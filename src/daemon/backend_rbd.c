@@ -32,6 +32,7 @@
  */
 #define RBD_CONNECT_TIMEOUT "10"
 #define RBD_MON_OP_TIMEOUT "30"
+#define RBD_DEFAULT_CONF "/etc/ceph/ceph.conf"
 
 struct rbd_backend;
 
@@ -48,6 +49,7 @@ struct rbd_rq {
 	struct request *rq;
 	TAILQ_ENTRY(rbd_rq) link; /* on the list ended from the timer */
 	int error;                /* -errno */
+	struct iovec *read_iov;   /* a read's memory: librbd fills it at completion, not at the call */
 	bool flush_after;         /* FUA: librbd has none, a flush once the write is done */
 };
 
@@ -84,8 +86,15 @@ static int rbd_issue(struct rbd_rq *r, bool flush)
 		return ret;
 	switch (flush ? REQ_OP_FLUSH : rq->cmd_op) {
 	case REQ_OP_READ:
+		/* librbd keeps the iovec array until the read completes: the request's own copy */
 		n = blk_rq_map_sg(rq->q, rq, rb->iov);
-		ret = rbd_aio_readv(rb->image, rb->iov, n, off, c);
+		r->read_iov = malloc(n * sizeof(*r->read_iov));
+		if (!r->read_iov) {
+			ret = -ENOMEM;
+			break;
+		}
+		memcpy(r->read_iov, rb->iov, n * sizeof(*r->read_iov));
+		ret = rbd_aio_readv(rb->image, r->read_iov, n, off, c);
 		break;
 	case REQ_OP_WRITE:
 		n = blk_rq_map_sg(rq->q, rq, rb->iov);
@@ -110,6 +119,14 @@ static int rbd_issue(struct rbd_rq *r, bool flush)
 	}
 	rb->in_flight++;
 	return 0;
+}
+
+/* The request's sectors end, with r->error. */
+static void rbd_end(struct rbd_rq *r)
+{
+	free(r->read_iov);
+	r->read_iov = NULL;
+	dev_end(r->rb->dev, r->rq, r->error, blk_rq_sectors(r->rq));
 }
 
 static bool rbd_can_take(struct blk_dev *dev)
@@ -147,7 +164,7 @@ static void rbd_timer(struct blk_dev *dev, uint64_t now)
 
 	while ((r = TAILQ_FIRST(&rb->done))) {
 		TAILQ_REMOVE(&rb->done, r, link);
-		dev_end(dev, r->rq, r->error, blk_rq_sectors(r->rq));
+		rbd_end(r);
 	}
 }
 
@@ -165,7 +182,7 @@ static void rbd_call_done(struct rbd_rq *r, ssize_t ret)
 		if (!r->error)
 			return;
 	}
-	dev_end(rb->dev, r->rq, r->error, blk_rq_sectors(r->rq));
+	rbd_end(r);
 }
 
 /* The eventfd was signalled, on the loop's thread: end what librbd completed. */
@@ -191,10 +208,32 @@ static void rbd_ready(void *arg)
 	} while (n == RBD_POLL_BATCH);
 }
 
+/*
+ * conf=, or else $CEPH_CONF or /etc/ceph/ceph.conf where there is one
+ * (not Ceph's whole search, which reads ./ceph.conf and complains on
+ * stderr when it finds none): mon_host may come from the spec alone.
+ */
+static int rbd_read_conf(rados_t cluster, const char **conf)
+{
+	if (!*conf)
+		*conf = getenv("CEPH_CONF");
+	if (!*conf && access(RBD_DEFAULT_CONF, F_OK) == 0)
+		*conf = RBD_DEFAULT_CONF;
+	/*
+	 * With none, an empty file: librados (16.2) puts the stderr settings
+	 * set before in force when it reads a file, not at rados_conf_set.
+	 */
+	if (!*conf)
+		return rados_conf_read_file(cluster, "/dev/null");
+	return rados_conf_read_file(cluster, *conf);
+}
+
 /* The cluster's client: defaults, then the ceph.conf, then the spec's options. */
 static int rbd_connect(struct rbd_backend *rb, char *why, size_t whylen)
 {
 	const struct rbd_spec *sp = &rb->spec;
+	const char *conf = sp->conf;
+	char mon_host[256];
 	int ret;
 
 	ret = rados_create(&rb->cluster, sp->id);
@@ -210,12 +249,11 @@ static int rbd_connect(struct rbd_backend *rb, char *why, size_t whylen)
 	/* librados' own messages would interleave with ours: errors come back as one line */
 	rados_conf_set(rb->cluster, "log_to_stderr", "false");
 	rados_conf_set(rb->cluster, "err_to_stderr", "false");
-	ret = rados_conf_read_file(rb->cluster, sp->conf);
-	if (ret < 0 && sp->conf) {
-		snprintf(why, whylen, "rbd: conf %s: %s", sp->conf, strerror(-ret));
+	ret = rbd_read_conf(rb->cluster, &conf);
+	if (ret < 0) {
+		snprintf(why, whylen, "rbd: conf %s: %s", conf ? conf : "/dev/null", strerror(-ret));
 		return ret;
 	}
-	/* without conf=, no ceph.conf in Ceph's usual places is fine: mon_host may be given */
 	for (unsigned int i = 0; i < sp->nr_opts; i++) {
 		ret = rados_conf_set(rb->cluster, sp->keys[i], sp->vals[i]);
 		if (ret < 0) {
@@ -224,10 +262,17 @@ static int rbd_connect(struct rbd_backend *rb, char *why, size_t whylen)
 			return ret;
 		}
 	}
+	/* else librados looks the monitors up in DNS, and says so on stderr */
+	if (rados_conf_get(rb->cluster, "mon_host", mon_host, sizeof(mon_host)) < 0 || !*mon_host) {
+		snprintf(why, whylen,
+			 "rbd: no monitor address in %s: give conf=PATH or mon_host=ADDRESS",
+			 conf ? conf : "the spec (and no " RBD_DEFAULT_CONF ")");
+		return -EINVAL;
+	}
 	ret = rados_connect(rb->cluster);
 	if (ret < 0) {
 		snprintf(why, whylen, "rbd: cannot reach the Ceph cluster%s%s: %s",
-			 sp->conf ? " of " : "", sp->conf ? sp->conf : "",
+			 conf ? " of " : "", conf ? conf : "",
 			 ret == -ETIMEDOUT ? "no monitor answered in time" : strerror(-ret));
 		return ret;
 	}
