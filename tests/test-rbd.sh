@@ -1,17 +1,17 @@
 #!/bin/bash
 # test-rbd.sh - rqdisk on a Ceph RBD image (a one-node cluster from
-# contrib/ceph-single-node.sh): direct and FUA writes read back and are in
-# the image (rbd export), a discard and a zeroing reach it, device/stack
-# names it, ext4 made through a loop device checks clean, a snapshot is a
-# read-only disk that keeps what it held, and a bad spec, a missing pool,
-# image or snapshot and an unreachable cluster are refused in one line,
-# nothing mounted.
+# contrib/ceph-single-node.sh): direct and synced writes read back and are
+# in the image (rbd export), an fsync is a flush in librbd, a discard and a
+# zeroing reach the image, device/stack names it, ext4 made through a loop
+# device checks clean, a snapshot is a read-only disk that keeps what it
+# held, and a bad spec, a missing pool, image or snapshot and an
+# unreachable cluster are refused in one line, nothing mounted.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
 requires_loop
 requires dd cmp ceph-mon ceph-osd ceph rbd monmaptool ceph-authtool uuidgen ss \
-	mkfs.ext4 e2fsck fallocate
+	mkfs.ext4 e2fsck fallocate python3
 "$RQDISK" --help | grep -q "rbd:POOL" || skip "rqdisk was built without librbd"
 
 make_tmpdir tmp
@@ -61,7 +61,17 @@ refused "rbd:rqdisk/nodisk:conf=$conf" "no such image"
 refused "rbd:rqdisk/disk@nosnap:conf=$conf" "no such image or snapshot"
 refused "rbd:rqdisk/disk:conf=$conf:no_such_option=1" "no such Ceph option"
 
-start_rqdisk "$spec" "$tmp/mnt"
+# librbd's counters of the daemon's own client, through an admin socket set in the spec
+rbd_count() # NAME
+{
+	ceph --admin-daemon "$tmp/rqdisk.asok" perf dump 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(v.get(sys.argv[1], 0) for k, v in d.items() if k.startswith("librbd-")))' "$1" ||
+		fail "no librbd counters from the daemon's admin socket"
+}
+
+start_rqdisk "$spec:admin_socket=$tmp/rqdisk.asok" "$tmp/mnt"
 disk=$rqdisk_disk
 [ "$(stat -c %s "$disk")" = $((64 * M)) ] || fail "disk size $(stat -c %s "$disk"), not 64M"
 [ "$(cat "$tmp/mnt/device/stack")" = "rbd:rqdisk/disk" ] ||
@@ -71,20 +81,22 @@ disk=$rqdisk_disk
 [ "$(cat "$tmp/mnt/device/rbd/object_size")" = $((4 * M)) ] ||
 	fail "device/rbd/object_size: $(cat "$tmp/mnt/device/rbd/object_size")"
 
-say "patterns written direct and FUA read back the same, and are in the image"
+say "patterns written direct and synced read back the same, and are in the image"
 random_file "$tmp/pat" $((6 * M))
 # 6 MiB from 1 MiB: across the first object boundary, from a second open's view too
 dd if="$tmp/pat" of="$disk" bs=64k seek=16 oflag=direct conv=notrunc status=none ||
 	fail "direct writes failed"
-dd if="$tmp/pat" of="$disk" bs=4k seek=5000 count=3 oflag=direct,sync conv=notrunc \
-	status=none || fail "O_SYNC (FUA) writes failed"
+flushes=$(rbd_count flush)
+dd if="$tmp/pat" of="$disk" bs=4k seek=5000 count=3 oflag=direct,sync conv=notrunc,fsync \
+	status=none || fail "O_SYNC writes and an fsync failed"
+[ "$(rbd_count flush)" -gt "$flushes" ] || fail "an fsync of the disk flushed nothing in librbd"
 dd if="$disk" of="$tmp/back" bs=64k skip=16 count=96 iflag=direct status=none ||
 	fail "direct reads failed"
 cmp "$tmp/pat" "$tmp/back" || fail "read back differs from what was written"
-# the FUA writes are in the cluster while the disk is still open
+# the synced writes are in the cluster while the disk is still open
 export_image "$tmp/image"
 same_bytes "$tmp/image" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
-	fail "the image does not hold the FUA writes"
+	fail "the image does not hold the synced writes"
 
 say "a discard of a whole object and a zeroing reach the image"
 fallocate -p -o $((4 * M)) -l $((4 * M)) "$disk" || fail "punching a hole failed"
@@ -107,7 +119,7 @@ same_bytes "$tmp/image3" $((2 * M + (64 << 10))) "$tmp/pat" $((M + (64 << 10))) 
 cmp -s -n $((4 * M)) -i $((4 * M)):0 "$tmp/image3" /dev/zero ||
 	fail "the discarded object came back"
 same_bytes "$tmp/image3" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
-	fail "the image does not hold the FUA writes"
+	fail "the image does not hold the synced writes"
 
 say "ext4 through a loop device on the disk: made, written, checked clean"
 mkdir "$tmp/fs"
