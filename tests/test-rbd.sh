@@ -98,13 +98,25 @@ export_image "$tmp/image"
 same_bytes "$tmp/image" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
 	fail "the image does not hold the synced writes"
 
-say "a discard of a whole object and a zeroing reach the image"
+say "a discard of a whole object removes it, a discard of 4 KiB and a zeroing read zeros"
+prefix=$(rbd -c "$conf" info rqdisk/disk | sed -n 's/.*block_name_prefix: //p')
+rados -c "$conf" -p rqdisk stat "$prefix.0000000000000001" >/dev/null 2>&1 ||
+	fail "no object $prefix.0000000000000001 for the second 4 MiB written"
 fallocate -p -o $((4 * M)) -l $((4 * M)) "$disk" || fail "punching a hole failed"
+fallocate -p -o $((3 * M + 4096)) -l 4096 "$disk" || fail "punching a 4 KiB hole failed"
 fallocate -z -o $((2 * M)) -l $((64 << 10)) "$disk" || fail "zeroing a range failed"
 sync "$disk"
+rados -c "$conf" -p rqdisk stat "$prefix.0000000000000001" >/dev/null 2>&1 &&
+	fail "the discarded object $prefix.0000000000000001 is still there"
 export_image "$tmp/image2"
 cmp -s -n $((4 * M)) -i $((4 * M)):0 "$tmp/image2" /dev/zero ||
 	fail "the discarded object is not zeros in the image"
+cmp -s -n 4096 -i $((3 * M + 4096)):0 "$tmp/image2" /dev/zero ||
+	fail "the discarded 4 KiB are not zeros in the image"
+dd if="$disk" bs=4k skip=$((3 * 256 + 1)) count=1 iflag=direct status=none |
+	cmp -s -n 4096 - /dev/zero || fail "the discarded 4 KiB do not read back as zeros"
+same_bytes "$tmp/image2" $((3 * M)) "$tmp/pat" $((2 * M)) 4096 ||
+	fail "the 4 KiB before the small discard changed"
 cmp -s -n $((64 << 10)) -i $((2 * M)):0 "$tmp/image2" /dev/zero ||
 	fail "the zeroed range is not zeros in the image"
 same_bytes "$tmp/image2" $((M)) "$tmp/pat" 0 $((M)) ||
@@ -115,7 +127,9 @@ say "everything written is in the image after the disk closes"
 export_image "$tmp/image3"
 same_bytes "$tmp/image3" $((M)) "$tmp/pat" 0 $((M)) || fail "the first MiB is not in the image"
 same_bytes "$tmp/image3" $((2 * M + (64 << 10))) "$tmp/pat" $((M + (64 << 10))) \
-	$((2 * M - (64 << 10))) || fail "the pattern after the zeroed range is not in the image"
+	$((M - (64 << 10) + 4096)) || fail "the pattern after the zeroed range is not in the image"
+same_bytes "$tmp/image3" $((3 * M + 8192)) "$tmp/pat" $((2 * M + 8192)) $((M - 8192)) ||
+	fail "the pattern after the small discard is not in the image"
 cmp -s -n $((4 * M)) -i $((4 * M)):0 "$tmp/image3" /dev/zero ||
 	fail "the discarded object came back"
 same_bytes "$tmp/image3" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
