@@ -50,6 +50,23 @@ stop() {
 	rm -rf "$dir"
 }
 
+# start failed: the ends of the logs on stderr, then nothing left running or on disk.
+failed() {
+	local dir=$1 made=$2 log
+
+	for log in "$dir"/log/*.log; do
+		[ -s "$log" ] || continue
+		echo "--- the end of ${log##*/}:"
+		tail -n 5 "$log"
+	done >&2
+	stop_daemons "$dir"
+	if [ "$made" = 1 ]; then
+		rm -rf "$dir"
+	else
+		rm -rf "${dir:?}"/*
+	fi
+}
+
 # A TCP port on 127.0.0.1 that nothing listens on.
 free_port() {
 	local port
@@ -86,15 +103,16 @@ start() {
 	if [ -z "$dir" ]; then
 		dir=$(mktemp -d /tmp/ceph-single-node.XXXXXX)
 		made=1
-	elif [ -e "$dir" ] && [ -n "$(ls -A "$dir")" ]; then
-		die "$dir: not empty"
+	elif [ -e "$dir" ]; then
+		[ -d "$dir" ] && [ -z "$(ls -A "$dir")" ] || die "$dir: not an empty directory"
 	else
 		mkdir -p "$dir"
 		made=1
 	fi
 	dir=$(cd "$dir" && pwd)
 	# from here on a failure stops what started and removes the directory
-	trap 'stop_daemons "$dir"; [ $made = 1 ] && rm -rf "$dir"; echo "ceph-single-node: start failed (logs were in $dir/log)" >&2' EXIT
+	# (a directory given empty is emptied again; the logs' ends are shown first)
+	trap 'failed "$dir" $made' EXIT
 	mkdir -p "$dir/run" "$dir/log" "$dir/mon.a" "$dir/osd.0"
 	port=$(free_port) || die "no free port on 127.0.0.1"
 	fsid=$(uuidgen)
@@ -140,28 +158,28 @@ osd max object namespace len = 64
 EOF
 	local conf=$dir/ceph.conf
 	ceph-authtool --create-keyring "$dir/keyring" --gen-key -n mon. --cap mon 'allow *' \
-		>>"$dir/log/setup.log" 2>&1 || die "ceph-authtool failed (see $dir/log/setup.log)"
+		>>"$dir/log/setup.log" 2>&1 || die "ceph-authtool failed"
 	monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$port]" "$dir/monmap" \
 		>>"$dir/log/setup.log" 2>&1 || die "monmaptool failed"
 	ceph-mon -c "$conf" -i a --mkfs --monmap "$dir/monmap" --keyring "$dir/keyring" \
-		>>"$dir/log/setup.log" 2>&1 || die "ceph-mon --mkfs failed (see $dir/log/)"
-	ceph-mon -c "$conf" -i a >>"$dir/log/setup.log" 2>&1 || die "ceph-mon did not start (see $dir/log/)"
+		>>"$dir/log/setup.log" 2>&1 || die "ceph-mon --mkfs failed"
+	ceph-mon -c "$conf" -i a >>"$dir/log/setup.log" 2>&1 || die "ceph-mon did not start"
 	wait_for 300 ceph -c "$conf" --connect-timeout 5 mon stat || die "the monitor does not answer"
 	local id
 	id=$(ceph -c "$conf" osd new "$osd_uuid" 2>>"$dir/log/setup.log") || die "ceph osd new failed"
 	[ "$id" = 0 ] || die "ceph osd new gave id $id, not 0"
 	ceph-osd -c "$conf" -i 0 --mkfs --osd-uuid "$osd_uuid" >>"$dir/log/setup.log" 2>&1 ||
-		die "ceph-osd --mkfs failed (see $dir/log/)"
-	ceph-osd -c "$conf" -i 0 >>"$dir/log/setup.log" 2>&1 || die "ceph-osd did not start (see $dir/log/)"
+		die "ceph-osd --mkfs failed"
+	ceph-osd -c "$conf" -i 0 >>"$dir/log/setup.log" 2>&1 || die "ceph-osd did not start"
 	wait_for 600 sh -c "ceph -c '$conf' osd dump 2>/dev/null | grep -q '^osd.0 up'" ||
-		die "the OSD did not come up (see $dir/log/)"
+		die "the OSD did not come up"
 	ceph -c "$conf" osd pool create "$pool" 8 8 >>"$dir/log/setup.log" 2>&1 ||
 		die "cannot create pool $pool"
 	ceph -c "$conf" osd pool application enable "$pool" rbd >>"$dir/log/setup.log" 2>&1 ||
 		die "cannot tag pool $pool for rbd"
 	# waits for the pool's placement groups to go active, but not for ever
 	timeout 120 rbd -c "$conf" create --size "$size" "$pool/$image" >>"$dir/log/setup.log" 2>&1 ||
-		die "cannot create image $pool/$image (see $dir/log/)"
+		die "cannot create image $pool/$image"
 	trap - EXIT
 	echo "$conf"
 }
