@@ -40,7 +40,8 @@ struct rbd_backend;
 static int rbd_name(const struct rbd_spec *sp, char *buf, size_t len)
 {
 	return snprintf(buf, len, "%s/%s%s%s%s%s", sp->pool, sp->ns ? sp->ns : "",
-			sp->ns ? "/" : "", sp->image, sp->snap ? "@" : "", sp->snap ? sp->snap : "");
+			sp->ns ? "/" : "", sp->image, sp->snap ? "@" : "",
+			sp->snap ? sp->snap : "");
 }
 
 /* Kept with each request. */
@@ -49,7 +50,7 @@ struct rbd_rq {
 	struct request *rq;
 	TAILQ_ENTRY(rbd_rq) link; /* on the list ended from the timer */
 	int error;                /* -errno */
-	struct iovec *read_iov;   /* a read's memory: librbd fills it at completion, not at the call */
+	struct iovec *read_iov;   /* a read's memory: librbd fills it at completion */
 	bool flush_after;         /* FUA: librbd has none, a flush once the write is done */
 };
 
@@ -255,7 +256,8 @@ static int rbd_connect(struct rbd_backend *rb, char *why, size_t whylen)
 	rados_conf_set(rb->cluster, "err_to_stderr", "false");
 	ret = rbd_read_conf(rb->cluster, &conf);
 	if (ret < 0) {
-		snprintf(why, whylen, "rbd: conf %s: %s", conf ? conf : "/dev/null", strerror(-ret));
+		snprintf(why, whylen, "rbd: conf %s: %s", conf ? conf : "/dev/null",
+			 strerror(-ret));
 		return ret;
 	}
 	for (unsigned int i = 0; i < sp->nr_opts; i++) {
@@ -337,7 +339,7 @@ static int rbd_limits(struct rbd_backend *rb, struct dev_limits *lim, char *why,
 	lim->capacity = (sector_t)(info.size >> SECTOR_SHIFT);
 	lim->read_only = rb->read_only;
 	lim->discard = lim->write_zeroes = !rb->read_only;
-	/* librbd's cache is write-back once the first flush came (rbd_cache_writethrough_until_flush) */
+	/* librbd's cache takes writes back once a flush came (rbd_cache_writethrough_until_flush) */
 	lim->has_cache = !rb->read_only;
 	lim->rotational = false;
 	/* a request within one object is one RADOS operation: the object is the unit to fill */

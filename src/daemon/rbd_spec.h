@@ -1,4 +1,4 @@
-/* rbd_spec.h - the rbd backend's IMAGE, "rbd:POOL[/NAMESPACE]/IMAGE[@SNAP][:KEY=VALUE...]", parsed. */
+/* rbd_spec.h - the rbd backend's IMAGE parsed: rbd:POOL[/NAMESPACE]/IMAGE[@SNAP][:KEY=VALUE...]. */
 #ifndef RQDISK_RBD_SPEC_H
 #define RQDISK_RBD_SPEC_H
 
