@@ -1,5 +1,5 @@
 #!/bin/bash
-# ceph-single-node.sh - a throwaway one-node Ceph (a monitor, a memstore OSD) on loopback, for tests.
+# ceph-single-node.sh - a throwaway one-node Ceph (a monitor, a memstore OSD) on loopback for tests.
 #
 #   contrib/ceph-single-node.sh start [DIR] [POOL/IMAGE] [SIZE]
 #       starts the cluster in DIR (a new temporary directory when not given),
