@@ -10,7 +10,7 @@ source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
 requires_loop
-requires dd cmp ceph-mon ceph-osd ceph rbd monmaptool ceph-authtool uuidgen ss \
+requires dd cmp ceph-mon ceph-osd ceph rbd rados monmaptool ceph-authtool uuidgen ss \
 	mkfs.ext4 e2fsck fallocate python3
 "$RQDISK" --help | grep -q "rbd:POOL" || skip "rqdisk was built without librbd"
 
