@@ -610,6 +610,141 @@ START_TEST(timers_run_bottom_up)
 }
 END_TEST
 
+/* A backend that takes the ops its limits say, ending each at once, and counts them by op. */
+static struct dev_limits picky_says;
+static unsigned int picky_taken[REQ_OP_NR];
+
+static int picky_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		      size_t whylen)
+{
+	lim->logical_block_size = picky_says.logical_block_size ? picky_says.logical_block_size
+								: SECTOR_SIZE;
+	lim->discard = picky_says.discard;
+	lim->write_zeroes = picky_says.write_zeroes;
+	lim->physical_block_size = picky_says.physical_block_size;
+	lim->io_opt = picky_says.io_opt;
+	lim->max_sectors = picky_says.max_sectors;
+	memset(picky_taken, 0, sizeof(picky_taken));
+	return 0;
+}
+
+static struct request *picky_held[MAX_BIOS];
+static unsigned int picky_nr_held;
+
+static void picky_submit(struct blk_dev *dev, struct request *rq)
+{
+	picky_taken[rq->cmd_op]++;
+	ck_assert_uint_lt(picky_nr_held, MAX_BIOS);
+	picky_held[picky_nr_held++] = rq;
+	dev_set_timer(dev, dev_now(dev)); /* never ended inside submit */
+}
+
+static void picky_timer(struct blk_dev *dev, uint64_t now)
+{
+	while (picky_nr_held) {
+		struct request *rq = picky_held[--picky_nr_held];
+
+		dev_end(dev, rq, 0, blk_rq_sectors(rq));
+	}
+}
+
+static const struct dev_ops picky_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "picky",
+	.backend = true,
+	.open = picky_open,
+	.submit = picky_submit,
+	.timer = picky_timer,
+};
+
+static void discard_and_zeroes(struct harness *h, unsigned int *d, unsigned int *z)
+{
+	blk_queue_lock(h->q);
+	*d = queue_bio(h, REQ_OP_DISCARD, 0, 64);
+	*z = queue_bio(h, REQ_OP_WRITE_ZEROES, 1000, 64);
+	blk_queue_unlock(h->q);
+	blk_run_queue(h->q);
+	run(h);
+}
+
+/*
+ * The stack's limits are the queue's: a backend that takes no discard (or
+ * no write-zeroes) gives a limit of 0, and the queue ends such a bio with
+ * EOPNOTSUPP before any layer sees it; what it takes goes down.
+ */
+START_TEST(ops_the_stack_does_not_take_are_refused_by_the_queue)
+{
+	const char *spec = "delay:read=0";
+	struct harness h;
+	unsigned int d, z;
+
+	picky_says = (struct dev_limits){ .write_zeroes = true };
+	setup(&h, &spec, 1, &picky_ops);
+	ck_assert_uint_eq(h.q->limits.max_discard_sectors, 0);
+	ck_assert_uint_ne(h.q->limits.max_write_zeroes_sectors, 0);
+	discard_and_zeroes(&h, &d, &z);
+	ck_assert_int_eq(h.error[d], -EOPNOTSUPP);
+	ck_assert_int_eq(h.error[z], 0);
+	ck_assert_uint_eq(picky_taken[REQ_OP_DISCARD], 0);
+	ck_assert_uint_eq(picky_taken[REQ_OP_WRITE_ZEROES], 1);
+	teardown(&h);
+
+	picky_says = (struct dev_limits){ .discard = true };
+	setup(&h, NULL, 0, &picky_ops);
+	ck_assert_uint_eq(h.q->limits.max_write_zeroes_sectors, 0);
+	discard_and_zeroes(&h, &d, &z);
+	ck_assert_int_eq(h.error[d], 0);
+	ck_assert_int_eq(h.error[z], -EOPNOTSUPP);
+	ck_assert_uint_eq(picky_taken[REQ_OP_DISCARD], 1);
+	ck_assert_uint_eq(picky_taken[REQ_OP_WRITE_ZEROES], 0);
+	teardown(&h);
+}
+END_TEST
+
+/*
+ * A backend's block sizes and largest I/O become the queue's limits: the
+ * logical block size raised, the physical one and io_opt as said, and a
+ * read of 1 MiB split into requests of at most its max_sectors.  A limit
+ * the queue cannot keep fails the stack's open with the reason.
+ */
+START_TEST(block_sizes_and_max_sectors_come_from_the_stack)
+{
+	struct harness h;
+	struct dev_stack s = { 0 };
+	struct dev_limits lim = { .capacity = CAPACITY };
+	char why[256] = "";
+	unsigned int r;
+
+	picky_says = (struct dev_limits){ .logical_block_size = 4096,
+					  .physical_block_size = 65536,
+					  .io_opt = 65536,
+					  .max_sectors = 128 };
+	setup(&h, NULL, 0, &picky_ops);
+	ck_assert_uint_eq(h.q->limits.logical_block_size, 4096);
+	ck_assert_uint_eq(queue_physical_block_size(&h.q->limits), 65536);
+	ck_assert_uint_eq(h.q->limits.io_opt, 65536);
+	ck_assert_uint_eq(h.q->limits.max_hw_sectors, 128);
+	ck_assert_uint_eq(h.q->limits.max_sectors, 128);
+	blk_queue_lock(h.q);
+	r = queue_bio(&h, REQ_OP_READ, 0, 2048);
+	blk_queue_unlock(h.q);
+	blk_run_queue(h.q);
+	run(&h);
+	ck_assert_int_eq(h.error[r], 0);
+	ck_assert_uint_eq(picky_taken[REQ_OP_READ], 2048 / 128);
+	teardown(&h);
+
+	picky_says = (struct dev_limits){ .max_sectors = 4 }; /* below a page */
+	h.q = blk_init_queue(NULL, NULL, NULL);
+	ck_assert_int_eq(dev_stack_open(&s, h.q, NULL, 0, &picky_ops, NULL, &lim, why,
+					sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, "max sectors"), "why: %s", why);
+	ck_assert_uint_eq(h.q->limits.max_sectors, BLK_DEF_MAX_SECTORS);
+	blk_cleanup_queue(h.q);
+}
+END_TEST
+
 static Suite *device_suite(void)
 {
 	Suite *s = suite_create("device");
@@ -625,6 +760,8 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, delay_retries_when_below_refuses_with_nothing_there);
 	tcase_add_test(tc, stack_described_into_any_buffer);
 	tcase_add_test(tc, timers_run_bottom_up);
+	tcase_add_test(tc, ops_the_stack_does_not_take_are_refused_by_the_queue);
+	tcase_add_test(tc, block_sizes_and_max_sectors_come_from_the_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }

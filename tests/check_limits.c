@@ -82,11 +82,11 @@ START_TEST(test_max_sectors_keeps_whole_logical_blocks)
 	struct queue_limits lim;
 
 	blk_set_default_limits(&lim);
-	ck_assert_uint_eq(queue_max_sectors(&lim, false), 255);
+	ck_assert_uint_eq(queue_max_sectors(&lim, REQ_OP_READ), 255);
 	lim.logical_block_size = 4096;
-	ck_assert_uint_eq(queue_max_sectors(&lim, false), 248);
+	ck_assert_uint_eq(queue_max_sectors(&lim, REQ_OP_READ), 248);
 	lim.logical_block_size = 2048;
-	ck_assert_uint_eq(queue_max_sectors(&lim, false), 252);
+	ck_assert_uint_eq(queue_max_sectors(&lim, REQ_OP_READ), 252);
 }
 END_TEST
 

@@ -135,7 +135,7 @@ static void check_limits(struct request_queue *q, struct request *rq)
 	unsigned int total = 0;
 	struct bio *bio;
 
-	REQUIRE((blk_rq_sectors(rq)) <= (queue_max_sectors(lim, !op_has_data(rq->cmd_op))), "blk_rq_sectors(rq) <= queue_max_sectors(lim, !op_has_data(rq->cmd_op))");
+	REQUIRE((blk_rq_sectors(rq)) <= (queue_max_sectors(lim, rq->cmd_op)), "blk_rq_sectors(rq) <= queue_max_sectors(lim, rq->cmd_op)");
 	REQUIRE((blk_rq_pos(rq) % lbs) == (0), "request start breaks the logical block size");
 	REQUIRE((blk_rq_sectors(rq) % lbs) == (0), "request size breaks the logical block size");
 	rq_for_each_bio(bio, rq) {
@@ -268,6 +268,7 @@ static void random_limits(struct request_queue *q, unsigned int *seed)
 	lim.nr_requests = depth[rnd(seed, 4)];
 	lim.nomerges = rnd(seed, 4) == 3 ? rnd(seed, 3) : 0;
 	lim.max_discard_sectors = rnd(seed, 2) ? 64 : BLK_DEF_MAX_DISCARD_SECTORS;
+	lim.max_write_zeroes_sectors = lim.max_discard_sectors;
 	ck_assert_msg(!blk_queue_set_limits(q, &lim, why, sizeof(why)), "%s", why);
 }
 

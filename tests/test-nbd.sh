@@ -2,12 +2,14 @@
 # test-nbd.sh - rqdisk on an NBD export (nbdkit's memory plugin over a Unix
 # socket): direct writes reach the server and read back the same, a
 # discard reaches it as a trim, device/stack names it, and a URI no backend takes is
-# refused in one line with status 2.  A read-only export is a read-only disk.
+# refused in one line with status 2.  A read-only export is a read-only disk;
+# one without trim or write-zeroes refuses those fallocates (EOPNOTSUPP).
 source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/nbd-functions.sh"
 requires_root
 requires_fuse
-requires dd cmp nbdkit nbdcopy
-"$RQDISK" --help | grep -q nbd+unix || skip "rqdisk was built without libnbd"
+requires dd cmp fallocate
+requires_nbd
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"
@@ -51,14 +53,12 @@ same_bytes "$tmp/server" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
 	fail "the server does not hold the FUA writes"
 
 say "a discard reaches the server: the range reads zeros there"
-if command -v fallocate >/dev/null; then
-	fallocate -p -o $((1 << 20)) -l $((256 << 10)) "$disk" || fail "punching a hole failed"
-	nbdcopy "$uri" "$tmp/server2" || fail "nbdcopy from the server failed"
-	cmp -s -n $((256 << 10)) -i $((1 << 20)):0 "$tmp/server2" /dev/zero ||
-		fail "the discarded range is not zeros on the server"
-	grep -q "Trim .*offset=0x100000 " "$tmp/nbd.log" ||
-		fail "the server was sent no trim at 1 MiB: $(grep -c Trim "$tmp/nbd.log") trims"
-fi
+fallocate -p -o $((1 << 20)) -l $((256 << 10)) "$disk" || fail "punching a hole failed"
+nbdcopy "$uri" "$tmp/server2" || fail "nbdcopy from the server failed"
+cmp -s -n $((256 << 10)) -i $((1 << 20)):0 "$tmp/server2" /dev/zero ||
+	fail "the discarded range is not zeros on the server"
+grep -q "Trim .*offset=0x100000 " "$tmp/nbd.log" ||
+	fail "the server was sent no trim at 1 MiB: $(grep -c Trim "$tmp/nbd.log") trims"
 stop_rqdisk
 
 say "a read-only export makes a read-only disk: writes refused, reads served"
@@ -76,4 +76,53 @@ dd if=/dev/zero of="$rqdisk_disk" bs=4k count=1 oflag=direct conv=notrunc status
 dd if="$rqdisk_disk" of=/dev/null bs=64k iflag=direct status=none ||
 	fail "reading a read-only export's disk failed"
 stop_rqdisk
+
+say "an export without trim: a hole punched fails EOPNOTSUPP, as on a disk without discard"
+truncate -s 1M "$tmp/notrim.img"
+start_nbdkit "$sock.nt" eval get_size='echo 1048576' \
+	pread="dd if=$tmp/notrim.img skip=\$4 count=\$3 iflag=skip_bytes,count_bytes status=none" \
+	pwrite="dd of=$tmp/notrim.img seek=\$4 conv=notrunc oflag=seek_bytes status=none"
+start_rqdisk "nbd+unix:///?socket=$sock.nt" "$tmp/mnt"
+fallocate -p -o 0 -l 64k "$tmp/mnt/disk" 2>"$tmp/err" && fail "a hole was punched in an export without trim"
+grep -qE "(not |un)supported" "$tmp/err" || fail "punching a hole: $(cat "$tmp/err"), not EOPNOTSUPP"
+dd if=/dev/urandom of="$tmp/mnt/disk" bs=4k count=2 oflag=direct conv=notrunc status=none ||
+	fail "a write to an export without trim failed"
+stop_rqdisk
+stop_nbdkit
+
+say "an export without write-zeroes: zeroing a range fails EOPNOTSUPP, a discard still goes"
+start_nbdkit "$sock.nz" --filter=nozero memory 1M zeromode=none
+start_rqdisk "nbd+unix:///?socket=$sock.nz" "$tmp/mnt"
+fallocate -z -o 0 -l 64k "$tmp/mnt/disk" 2>"$tmp/err" && fail "zeroed a range on an export without zero"
+grep -qE "(not |un)supported" "$tmp/err" || fail "zeroing a range: $(cat "$tmp/err"), not EOPNOTSUPP"
+fallocate -p -o 0 -l 64k "$tmp/mnt/disk" || fail "a discard on an export with trim failed"
+stop_rqdisk
+stop_nbdkit
+
+say "the server's block sizes are the queue's limits; it sees no I/O it would refuse"
+if nbdkit --filter=blocksize-policy null --version >/dev/null 2>&1; then
+	start_nbdkit "$sock.bs" --filter=blocksize-policy memory 4M blocksize-minimum=4096 \
+		blocksize-preferred=65536 blocksize-maximum=65536 blocksize-error-policy=error
+	start_rqdisk "nbd+unix:///?socket=$sock.bs" "$tmp/mnt"
+	q=$tmp/mnt/queue
+	[ "$(cat "$q/logical_block_size")" = 4096 ] || fail "logical_block_size $(cat "$q/logical_block_size")"
+	[ "$(cat "$q/physical_block_size")" = 65536 ] || fail "physical_block_size $(cat "$q/physical_block_size")"
+	[ "$(cat "$q/optimal_io_size")" = 65536 ] || fail "optimal_io_size $(cat "$q/optimal_io_size")"
+	[ "$(cat "$q/max_hw_sectors_kb")" = 64 ] || fail "max_hw_sectors_kb $(cat "$q/max_hw_sectors_kb")"
+	[ "$(stat -c %o "$tmp/mnt/disk")" = 4096 ] || fail "st_blksize $(stat -c %o "$tmp/mnt/disk")"
+	random_file "$tmp/pat4" $((1 << 20))
+	dd if="$tmp/pat4" of="$tmp/mnt/disk" bs=1M seek=1 oflag=direct conv=notrunc status=none ||
+		fail "a 1 MiB write (above the server's maximum) failed"
+	random_file "$tmp/pat5" 1536
+	dd if="$tmp/pat5" of="$tmp/mnt/disk" bs=512 seek=2048 conv=notrunc,fsync status=none ||
+		fail "a write of 512-byte pieces (below the server's minimum) failed"
+	dd if="$tmp/mnt/disk" of="$tmp/back4" bs=1M skip=1 count=1 iflag=direct status=none ||
+		fail "a 1 MiB read failed"
+	cmp -n 1536 "$tmp/pat5" "$tmp/back4" || fail "the 512-byte pieces did not read back"
+	cmp -i 1536 "$tmp/pat4" "$tmp/back4" || fail "the rest of the 1 MiB write did not read back"
+	stop_rqdisk
+	stop_nbdkit
+else
+	say "(skipped: no nbdkit blocksize-policy filter here)"
+fi
 echo "PASS"

@@ -121,7 +121,7 @@ static enum elv_merge blk_try_merge(const struct request *rq, const struct bio *
 
 static bool ll_sectors_ok(struct request_queue *q, const struct request *rq, unsigned int more)
 {
-	return blk_rq_sectors(rq) + more <= queue_max_sectors(&q->limits, !op_has_data(rq->cmd_op));
+	return blk_rq_sectors(rq) + more <= queue_max_sectors(&q->limits, rq->cmd_op);
 }
 
 static bool ll_new_segments(struct request_queue *q, struct request *rq, struct bio *first,
@@ -297,7 +297,7 @@ int blk_rq_map_sg(struct request_queue *q, struct request *rq, struct iovec *sg)
 static size_t blk_split_point(struct request_queue *q, struct bio *bio, size_t offset)
 {
 	const struct queue_limits *lim = &q->limits;
-	size_t budget = (size_t)queue_max_sectors(lim, !op_has_data(bio->bi_op)) << SECTOR_SHIFT;
+	size_t budget = (size_t)queue_max_sectors(lim, bio->bi_op) << SECTOR_SHIFT;
 	size_t left = bio->bi_size - offset, fit = 0, unit;
 	struct seg_walk w;
 

@@ -87,6 +87,10 @@ static int bio_check(const struct request_queue *q, const struct bio *bio)
 
 	if (bio->bi_op == REQ_OP_FLUSH)
 		return bio->bi_size ? -EINVAL : 0;
+	/* a limit of 0 is a device without the op, as submit_bio_noacct refuses it */
+	if ((bio->bi_op == REQ_OP_DISCARD && !q->limits.max_discard_sectors) ||
+	    (bio->bi_op == REQ_OP_WRITE_ZEROES && !q->limits.max_write_zeroes_sectors))
+		return -EOPNOTSUPP;
 	if (!bio->bi_size || bio->bi_size % lbs || (bio->bi_sector << SECTOR_SHIFT) % lbs)
 		return -EINVAL;
 	return 0;

@@ -11,6 +11,7 @@ void blk_set_default_limits(struct queue_limits *lim)
 		.max_sectors = BLK_DEF_MAX_SECTORS,
 		.max_hw_sectors = BLK_DEF_MAX_SECTORS,
 		.max_discard_sectors = BLK_DEF_MAX_DISCARD_SECTORS,
+		.max_write_zeroes_sectors = BLK_DEF_MAX_WRITE_ZEROES_SECTORS,
 		.max_phys_segments = BLK_MAX_SEGMENTS,
 		.max_hw_segments = BLK_MAX_SEGMENTS,
 		.max_segment_size = BLK_MAX_SEGMENT_SIZE,
@@ -67,23 +68,36 @@ int blk_validate_limits(const struct queue_limits *lim, char *why, size_t whylen
 	if (lim->max_segment_size % SECTOR_SIZE || lim->max_segment_size % (lim->dma_alignment + 1))
 		REFUSE("max segment size %u is not a multiple of 512 and of the dma alignment",
 		       lim->max_segment_size);
+	if (lim->physical_block_size &&
+	    (!is_power_of_2(lim->physical_block_size) || lim->physical_block_size < lbs))
+		REFUSE("physical block size %u is not a power of two of at least the logical block "
+		       "size %u", lim->physical_block_size, lbs);
 	if (!lim->nr_requests)
 		REFUSE("nr requests must be at least 1");
 	if (lim->nomerges > BLK_MERGES_NONE)
 		REFUSE("nomerges %u is not 0, 1 or 2", lim->nomerges);
-	if (lim->max_discard_sectors < lbs >> 9)
+	/* 0 is a device that takes none, as in Linux */
+	if (lim->max_discard_sectors && lim->max_discard_sectors < lbs >> 9)
 		REFUSE("max discard sectors %u is below one logical block", lim->max_discard_sectors);
 	if (lim->max_discard_sectors > BLK_MAX_DISCARD_SECTORS)
 		REFUSE("max discard sectors %u is above %u: its bytes would not fit in 32 bits",
 		       lim->max_discard_sectors, BLK_MAX_DISCARD_SECTORS);
+	if (lim->max_write_zeroes_sectors && lim->max_write_zeroes_sectors < lbs >> 9)
+		REFUSE("max write zeroes sectors %u is below one logical block",
+		       lim->max_write_zeroes_sectors);
+	if (lim->max_write_zeroes_sectors > BLK_MAX_DISCARD_SECTORS)
+		REFUSE("max write zeroes sectors %u is above %u: its bytes would not fit in 32 bits",
+		       lim->max_write_zeroes_sectors, BLK_MAX_DISCARD_SECTORS);
 	return 0;
 }
 
 /* Limits in sectors, rounded down so no request breaks the logical block size. */
-unsigned int queue_max_sectors(const struct queue_limits *lim, bool discard)
+unsigned int queue_max_sectors(const struct queue_limits *lim, enum req_op op)
 {
 	unsigned int lbs_sectors = lim->logical_block_size >> 9;
-	unsigned int max = discard ? lim->max_discard_sectors : lim->max_sectors;
+	unsigned int max = op == REQ_OP_DISCARD	       ? lim->max_discard_sectors
+			   : op == REQ_OP_WRITE_ZEROES ? lim->max_write_zeroes_sectors
+						       : lim->max_sectors;
 
 	return max - max % lbs_sectors;
 }
@@ -92,4 +106,10 @@ unsigned int queue_max_segments(const struct queue_limits *lim)
 {
 	return lim->max_phys_segments < lim->max_hw_segments ? lim->max_phys_segments
 							      : lim->max_hw_segments;
+}
+
+unsigned int queue_physical_block_size(const struct queue_limits *lim)
+{
+	return lim->physical_block_size > lim->logical_block_size ? lim->physical_block_size
+								  : lim->logical_block_size;
 }

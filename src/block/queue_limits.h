@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "blk_types.h"
+
 /* Defaults of the 2.6 block layer, as the LWN "Request Queues" article gives them. */
 #define BLK_DEF_MAX_SECTORS 255u           /* 512-byte sectors per request */
 #define BLK_MAX_SEGMENTS 128u              /* phys and hw segments per request */
@@ -21,6 +23,7 @@
  */
 #define BLK_MAX_DISCARD_SECTORS (UINT_MAX >> 9)
 #define BLK_DEF_MAX_DISCARD_SECTORS BLK_MAX_DISCARD_SECTORS
+#define BLK_DEF_MAX_WRITE_ZEROES_SECTORS BLK_MAX_DISCARD_SECTORS
 #define BLK_PAGE_SIZE 4096u
 
 enum blk_nomerges {
@@ -32,12 +35,15 @@ enum blk_nomerges {
 struct queue_limits {
 	unsigned int max_sectors;
 	unsigned int max_hw_sectors;
-	unsigned int max_discard_sectors;
+	unsigned int max_discard_sectors;      /* 0: the device takes no discard */
+	unsigned int max_write_zeroes_sectors; /* 0: nor any write-zeroes */
 	unsigned short max_phys_segments;
 	unsigned short max_hw_segments;
 	unsigned int max_segment_size;
 	unsigned long seg_boundary_mask;
 	unsigned int logical_block_size;
+	unsigned int physical_block_size; /* 0: the logical block size */
+	unsigned int io_opt;              /* bytes the device prefers per I/O, 0: none said */
 	unsigned int dma_alignment;
 	unsigned int nr_requests;
 	unsigned int nomerges;
@@ -45,7 +51,8 @@ struct queue_limits {
 
 void blk_set_default_limits(struct queue_limits *lim);
 int blk_validate_limits(const struct queue_limits *lim, char *why, size_t whylen);
-unsigned int queue_max_sectors(const struct queue_limits *lim, bool discard);
+unsigned int queue_max_sectors(const struct queue_limits *lim, enum req_op op);
 unsigned int queue_max_segments(const struct queue_limits *lim);
+unsigned int queue_physical_block_size(const struct queue_limits *lim);
 
 #endif

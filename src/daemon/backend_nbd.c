@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libnbd.h>
 #include <poll.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@
 
 /* Commands in flight beyond which no request is taken. */
 #define NBD_MAX_IN_FLIGHT 64
+/* A preferred block size above this is no physical block size (the protocol's 32 MiB). */
+#define NBD_MAX_PREFERRED (32u << 20)
 /* Discard and zeroing go out in commands of at most this much. */
 #define NBD_RANGE_CHUNK (1u << 30)
 
@@ -46,7 +49,7 @@ struct nbd_backend {
 	unsigned int events; /* what the watch polls for */
 	bool dead;           /* the connection is gone: every request fails */
 	bool read_only;
-	bool can_flush, can_fua, can_trim, can_zero;
+	bool can_flush, can_fua;
 	uint64_t max_io; /* bytes a read or write command carries at most */
 	struct iovec *iov; /* a request's memory, mapped at submit */
 	struct nbd_rq_list done; /* requests to end from the timer */
@@ -217,11 +220,8 @@ static void nbd_submit(struct blk_dev *dev, struct request *rq)
 		r->error = -EIO;
 	else if (nb->read_only && rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH)
 		r->error = -EROFS;
-	else if ((rq->cmd_op == REQ_OP_FLUSH && !nb->can_flush) ||
-		 (rq->cmd_op == REQ_OP_DISCARD && !nb->can_trim))
-		; /* nothing is cached there, or a discard it ignores: done */
-	else if (rq->cmd_op == REQ_OP_WRITE_ZEROES && !nb->can_zero)
-		r->error = -EOPNOTSUPP;
+	else if (rq->cmd_op == REQ_OP_FLUSH && !nb->can_flush)
+		; /* nothing is cached there: done */
 	else if (op_has_data(rq->cmd_op))
 		nbd_issue_rw(nb, r, flags);
 	else
@@ -260,40 +260,57 @@ static void nbd_ready(void *arg, unsigned int revents)
 	nbd_update_events(nb);
 }
 
-/* What the server states about block sizes, checked against the queue's. */
-static int nbd_block_sizes(struct nbd_backend *nb, unsigned int lbs, char *why, size_t whylen)
+/*
+ * What the server states about block sizes, into the queue's limits, as
+ * a client aligns to them: its minimum is the logical block size (raised
+ * to it, up to a page), its preferred size the physical block size and
+ * io_opt, its maximum what one read or write carries (max_sectors).
+ */
+static int nbd_block_sizes(struct nbd_backend *nb, struct dev_limits *lim, char *why,
+			   size_t whylen)
 {
 	int64_t min = nbd_get_block_size(nb->h, LIBNBD_SIZE_MINIMUM);
+	int64_t pref = nbd_get_block_size(nb->h, LIBNBD_SIZE_PREFERRED);
 	int64_t max = nbd_get_block_size(nb->h, LIBNBD_SIZE_MAXIMUM);
+	unsigned int lbs = lim->logical_block_size;
 
-	if (min > (int64_t)lbs) {
+	if (min > BLK_PAGE_SIZE) {
 		snprintf(why, whylen,
-			 "nbd: the export takes I/O in blocks of %" PRId64
-			 " bytes, above the logical block size %u (try --logical-block-size %" PRId64
-			 ")",
-			 min, lbs, min);
+			 "nbd: the export takes I/O in blocks of %" PRId64 " bytes, above a page",
+			 min);
 		return -EINVAL;
 	}
+	if (min > (int64_t)lbs)
+		lbs = lim->logical_block_size = (unsigned int)min;
+	if (pref > (int64_t)lbs && pref <= NBD_MAX_PREFERRED)
+		lim->physical_block_size = lim->io_opt = (unsigned int)pref;
 	nb->max_io = UINT32_MAX - (UINT32_MAX % lbs);
 	if (max > 0)
 		nb->max_io = (uint64_t)max - (uint64_t)max % lbs;
-	if (!nb->max_io) {
+	if (nb->max_io < BLK_PAGE_SIZE) {
 		snprintf(why, whylen, "nbd: the export's largest I/O, %" PRId64
-			 " bytes, is below the logical block size %u", max, lbs);
+			 " bytes, is below a page", max);
 		return -EINVAL;
 	}
+	if (nb->max_io >> SECTOR_SHIFT < UINT_MAX)
+		lim->max_sectors = (unsigned int)(nb->max_io >> SECTOR_SHIFT);
 	return 0;
 }
 
 static int nbd_limits(struct nbd_backend *nb, struct dev_limits *lim, char *why, size_t whylen)
 {
 	int64_t size = nbd_get_size(nb->h);
-	unsigned int lbs = lim->logical_block_size;
+	unsigned int lbs;
+	int ret;
 
 	if (size < 0) {
 		snprintf(why, whylen, "nbd: %s", nbd_get_error());
 		return -EIO;
 	}
+	ret = nbd_block_sizes(nb, lim, why, whylen);
+	if (ret)
+		return ret;
+	lbs = lim->logical_block_size;
 	if (!size || size % lbs) {
 		snprintf(why, whylen,
 			 "nbd: the export's size %" PRId64
@@ -307,12 +324,11 @@ static int nbd_limits(struct nbd_backend *nb, struct dev_limits *lim, char *why,
 	nb->can_fua = nbd_can_fua(nb->h) == 1;
 	lim->read_only = nb->read_only;
 	lim->has_cache = nb->can_flush;
-	nb->can_trim = !nb->read_only && nbd_can_trim(nb->h) == 1;
-	nb->can_zero = !nb->read_only && nbd_can_zero(nb->h) == 1;
-	lim->discard = nb->can_trim;
-	lim->write_zeroes = nb->can_zero;
+	/* what the export does not take, the queue refuses before it comes here */
+	lim->discard = !nb->read_only && nbd_can_trim(nb->h) == 1;
+	lim->write_zeroes = !nb->read_only && nbd_can_zero(nb->h) == 1;
 	lim->rotational = false;
-	return nbd_block_sizes(nb, lbs, why, whylen);
+	return 0;
 }
 
 static void nbd_free(struct nbd_backend *nb)

@@ -50,6 +50,8 @@ enum ctl_ino {
 	CTL_FUSE,
 	CTL_FUSE_TRANSPORT,
 	CTL_OPTIMAL_IO_SIZE,
+	CTL_DISCARD_MAX_BYTES,
+	CTL_WRITE_ZEROES_MAX_BYTES,
 	CTL_INO_END,
 };
 
@@ -173,6 +175,31 @@ static int show_block_size(struct rqdisk *d, char *buf, size_t len)
 	return snprintf(buf, len, "%u\n", d->q->limits.logical_block_size);
 }
 
+static int show_physical_block_size(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", queue_physical_block_size(&d->q->limits));
+}
+
+static int show_optimal_io_size(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->q->limits.io_opt);
+}
+
+/* 0: the device takes none, as sysfs shows it. */
+static int show_discard_max_bytes(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%llu\n",
+			(unsigned long long)queue_max_sectors(&d->q->limits, REQ_OP_DISCARD)
+				<< SECTOR_SHIFT);
+}
+
+static int show_write_zeroes_max_bytes(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%llu\n",
+			(unsigned long long)queue_max_sectors(&d->q->limits, REQ_OP_WRITE_ZEROES)
+				<< SECTOR_SHIFT);
+}
+
 static int show_nr_requests(struct rqdisk *d, char *buf, size_t len)
 {
 	return snprintf(buf, len, "%u\n", d->q->limits.nr_requests);
@@ -202,12 +229,6 @@ static int store_nomerges(struct rqdisk *d, const char *buf)
 		return -EINVAL;
 	d->q->limits.nomerges = (unsigned int)v;
 	return 0;
-}
-
-/* The backend's preferred unit (an RBD object), in bytes; 0 when it states none, as sysfs. */
-static int show_optimal_io_size(struct rqdisk *d, char *buf, size_t len)
-{
-	return snprintf(buf, len, "%u\n", d->stack ? d->stack->limits.io_opt : 0);
 }
 
 static int show_rotational(struct rqdisk *d, char *buf, size_t len)
@@ -313,12 +334,16 @@ static const struct ctl_node ctl_nodes[] = {
 	{ CTL_MAX_SEGMENTS, CTL_QUEUE, "max_segments", show_max_segments, NULL },
 	{ CTL_MAX_SEGMENT_SIZE, CTL_QUEUE, "max_segment_size", show_max_segment_size, NULL },
 	{ CTL_LOGICAL_BLOCK_SIZE, CTL_QUEUE, "logical_block_size", show_block_size, NULL },
-	{ CTL_PHYSICAL_BLOCK_SIZE, CTL_QUEUE, "physical_block_size", show_block_size, NULL },
+	{ CTL_PHYSICAL_BLOCK_SIZE, CTL_QUEUE, "physical_block_size", show_physical_block_size,
+	  NULL },
+	{ CTL_OPTIMAL_IO_SIZE, CTL_QUEUE, "optimal_io_size", show_optimal_io_size, NULL },
+	{ CTL_DISCARD_MAX_BYTES, CTL_QUEUE, "discard_max_bytes", show_discard_max_bytes, NULL },
+	{ CTL_WRITE_ZEROES_MAX_BYTES, CTL_QUEUE, "write_zeroes_max_bytes",
+	  show_write_zeroes_max_bytes, NULL },
 	{ CTL_HW_SECTOR_SIZE, CTL_QUEUE, "hw_sector_size", show_block_size, NULL },
 	{ CTL_NR_REQUESTS, CTL_QUEUE, "nr_requests", show_nr_requests, store_nr_requests },
 	{ CTL_NOMERGES, CTL_QUEUE, "nomerges", show_nomerges, store_nomerges },
 	{ CTL_ROTATIONAL, CTL_QUEUE, "rotational", show_rotational, NULL },
-	{ CTL_OPTIMAL_IO_SIZE, CTL_QUEUE, "optimal_io_size", show_optimal_io_size, NULL },
 	{ CTL_WRITE_CACHE, CTL_QUEUE, "write_cache", show_write_cache, NULL },
 	{ CTL_MODEL, CTL_QUEUE, "model", show_model, NULL },
 	{ CTL_TRACE, CTL_ROOT, "trace", NULL, NULL },

@@ -677,6 +677,9 @@ static int fe_fallocate_op(const struct rqdisk *d, int mode, uint64_t off, uint6
 		*op = REQ_OP_WRITE_ZEROES;
 	else
 		return -EOPNOTSUPP;
+	/* what the device below does not take, as a block device without it refuses */
+	if (!queue_max_sectors(&d->q->limits, *op))
+		return -EOPNOTSUPP;
 	if (d->read_only)
 		return -EROFS;
 	if ((off | *len) % d->lbs || off >= d->size)

@@ -345,6 +345,7 @@ static int setup_queue(struct rqdisk_state *s)
 		return -1;
 	}
 	s->disk.stack = uring_driver_stack(s->driver);
+	s->disk.lbs = q->limits.logical_block_size; /* the device may need larger blocks */
 	if (image_is_remote(s))
 		take_export(s);
 	model = dev_stack_find(s->disk.stack, "model");

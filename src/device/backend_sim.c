@@ -46,6 +46,7 @@ static int sim_open(struct blk_dev *dev, const char *args, struct dev_limits *li
 	}
 	if (!lim->logical_block_size)
 		lim->logical_block_size = SECTOR_SIZE;
+	lim->discard = lim->write_zeroes = true; /* a trace replays whatever it holds */
 	TAILQ_INIT(&sb->fifo);
 	dev->priv = sb;
 	return 0;

@@ -112,6 +112,40 @@ static void dev_stack_link(struct dev_stack *s)
 }
 
 /*
+ * What the stack takes is what the queue lets through: an op the stack
+ * does not take gets a limit of 0, so that the queue refuses it
+ * (EOPNOTSUPP) before any layer sees it, as Linux's max_discard_sectors
+ * of 0 means no discard.  One it takes keeps the queue's limit, or the
+ * default where the queue had none.  Block sizes and max_sectors only
+ * ever tighten what the queue had, as a driver's limits stack in Linux.
+ */
+static int dev_stack_queue_limits(struct request_queue *q, const struct dev_limits *lim,
+				  char *why, size_t whylen)
+{
+	struct queue_limits ql = q->limits;
+
+	if (!lim->discard)
+		ql.max_discard_sectors = 0;
+	else if (!ql.max_discard_sectors)
+		ql.max_discard_sectors = BLK_DEF_MAX_DISCARD_SECTORS;
+	if (!lim->write_zeroes)
+		ql.max_write_zeroes_sectors = 0;
+	else if (!ql.max_write_zeroes_sectors)
+		ql.max_write_zeroes_sectors = BLK_DEF_MAX_WRITE_ZEROES_SECTORS;
+	if (lim->logical_block_size > ql.logical_block_size)
+		ql.logical_block_size = lim->logical_block_size;
+	if (lim->physical_block_size > ql.physical_block_size)
+		ql.physical_block_size = lim->physical_block_size;
+	if (lim->io_opt)
+		ql.io_opt = lim->io_opt;
+	if (lim->max_sectors && lim->max_sectors < ql.max_hw_sectors)
+		ql.max_hw_sectors = lim->max_sectors;
+	if (ql.max_sectors > ql.max_hw_sectors)
+		ql.max_sectors = ql.max_hw_sectors;
+	return blk_queue_set_limits(q, &ql, why, whylen);
+}
+
+/*
  * The backend opens first, since it says what the disk is; then the
  * filters from the bottom up, each seeing what the layers below impose.
  */
@@ -139,6 +173,8 @@ int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *con
 
 		ret = ops ? dev_layer_open(s, &s->layers[i], ops, args, lim, why, whylen) : -EINVAL;
 	}
+	if (!ret && q)
+		ret = dev_stack_queue_limits(q, lim, why, whylen);
 	if (ret) {
 		s->aborted = true; /* the layers opened take back what they made */
 		dev_stack_close(s);

@@ -81,7 +81,10 @@ struct dev_limits {
 	bool has_cache;             /* volatile: a flush makes it durable */
 	bool rotational;            /* what queue/rotational shows */
 	bool read_only;             /* takes no writes: the disk is read-only */
-	unsigned int io_opt;        /* bytes a request best fills and does not cross (0: none) */
+	/* What the device says of its I/O sizes (0: nothing), raised into the queue's limits. */
+	unsigned int physical_block_size; /* bytes it writes at once, a power of two */
+	unsigned int io_opt;              /* bytes it prefers per I/O */
+	unsigned int max_sectors;         /* a read or write's sectors at most */
 };
 
 struct dev_ops {
@@ -184,7 +187,9 @@ const char *const *dev_filter_names(void);
  * Build a stack: the filters from specs "NAME[:ARGS]", top first, over the
  * backend the host chose, opened with backend_args.  lim comes in with what
  * the host knows (capacity: the image's size) and leaves with what the
- * stack imposes.  s->host and s->host_ops are the caller's, set before
+ * stack imposes; q's limits (when q is given) are made to follow: a larger
+ * logical block size, its physical block size, io_opt and max_sectors, and
+ * a limit of 0 for the discards or write-zeroes it does not take.  s->host and s->host_ops are the caller's, set before
  * (a backend finds its host there).  0, or -errno with a one-line reason in
  * why (nothing kept).
  */

@@ -1,0 +1,40 @@
+# nbd-functions.sh - what the NBD tests source after functions.sh: nbdkit servers on Unix sockets.
+
+# requires_nbd: skip unless nbdkit is here and rqdisk was built with libnbd.
+requires_nbd()
+{
+	requires nbdkit nbdcopy
+	"$RQDISK" --help | grep -q nbd+unix || skip "rqdisk was built without libnbd"
+}
+
+_stop_pid()
+{
+	kill "$1" 2>/dev/null || true
+}
+
+# start_nbdkit SOCK NBDKIT-ARGS...: serve on the Unix socket SOCK, in the
+# foreground of a background job (its pid in nbdkit_pid), stopped at exit;
+# returns once the socket is there.
+start_nbdkit()
+{
+	local sock=$1 i
+
+	shift
+	rm -f "$sock"
+	nbdkit -U "$sock" -f "$@" &
+	nbdkit_pid=$!
+	cleanup_fn _stop_pid "$nbdkit_pid"
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$sock" ] && return 0
+		kill -0 "$nbdkit_pid" 2>/dev/null || fail "nbdkit $* exited before serving"
+		sleep 0.1
+	done
+	fail "nbdkit $* did not make its socket"
+}
+
+# stop_nbdkit: stop the last server start_nbdkit started, and wait for it.
+stop_nbdkit()
+{
+	kill "$nbdkit_pid" 2>/dev/null || true
+	wait "$nbdkit_pid" 2>/dev/null || true
+}
