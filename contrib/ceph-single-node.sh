@@ -22,16 +22,16 @@ die() {
 	exit 1
 }
 
-# The pids the daemons wrote: told to stop together, killed after 10 s (they are not our children).
+# The pids the daemons wrote: each told to stop, killed after 10 s (they are
+# not our children).  The OSD goes first: without a monitor to tell, it
+# waits seconds more.
 stop_daemons() {
-	local dir=$1 pidfile pid pids=() i
+	local dir=$1 pidfile pid i
 
-	for pidfile in "$dir"/run/*.pid; do
+	for pidfile in "$dir"/run/osd.*.pid "$dir"/run/mon.*.pid; do
 		[ -f "$pidfile" ] || continue
 		pid=$(cat "$pidfile")
-		[ -n "$pid" ] && kill "$pid" 2>/dev/null && pids+=("$pid")
-	done
-	for pid in "${pids[@]}"; do
+		[ -n "$pid" ] && kill "$pid" 2>/dev/null || continue
 		for ((i = 0; i < 100; i++)); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
