@@ -155,7 +155,10 @@ start_rqdisk "$spec" "$tmp/mnt"
 dd if=/dev/urandom of="$rqdisk_disk" bs=1M count=2 oflag=direct conv=notrunc status=none ||
 	fail "writing over the image failed"
 stop_rqdisk
-start_rqdisk "rbd:rqdisk/disk@s1:conf=$conf" "$tmp/mnt"
+# another client name, and the options after a comma
+start_rqdisk "rbd:rqdisk/disk@s1:conf=$conf,id=reader" "$tmp/mnt"
+# the one-node cluster's ceph.conf names each client's admin socket after it
+[ -S "$tmp/ceph/run/client.reader.asok" ] || fail "id=reader: the client is not client.reader"
 [ "$(cat "$tmp/mnt/ro")" = 1 ] || fail "ro shows $(cat "$tmp/mnt/ro") for a snapshot"
 [ "$(cat "$tmp/mnt/device/stack")" = "rbd:rqdisk/disk@s1" ] ||
 	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
