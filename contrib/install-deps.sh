@@ -1,5 +1,11 @@
 #!/bin/bash
 # install-deps.sh - install what building and testing rqdisk needs on Debian 12 (as root).
+#
+#   install-deps.sh [--ceph]
+#
+# --ceph adds librbd (the rbd backend) and a Ceph monitor and OSD for
+# tests/test-rbd.sh and contrib/ceph-single-node.sh: about 100 packages, a
+# minute more; without them the rbd backend is not built and that test skips.
 set -eu
 PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
@@ -8,6 +14,14 @@ PACKAGES=(
 	gnuplot-nox bsdextrautils
 	libnbd-dev nbdkit libnbd-bin
 )
+case "${1:-}" in
+--ceph) PACKAGES+=(librbd-dev ceph-mon ceph-osd ceph-common uuid-runtime iproute2) ;;
+"") ;;
+*)
+	echo "usage: $0 [--ceph]" >&2
+	exit 2
+	;;
+esac
 missing=()
 for p in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,6 +9,7 @@
 #include "blkdev.h"
 #include "cli.h"
 #include "device.h"
+#include "rbd_spec.h"
 #include "options.h"
 
 enum {
@@ -67,6 +68,10 @@ static void usage(FILE *f)
 #ifdef HAVE_LIBNBD
 		"IMAGE may be an NBD server's export: nbd://HOST[:PORT]/EXPORT or\n"
 		"nbd+unix:///EXPORT?socket=PATH.\n"
+#endif
+#ifdef HAVE_LIBRBD
+		"IMAGE may be a Ceph RBD image or snapshot:\n"
+		"rbd:POOL/IMAGE[@SNAP][:conf=PATH][:id=NAME][:KEY=VALUE...].\n"
 #endif
 		"\n"
 		"  -e, --elevator NAME          I/O scheduler: deadline (default), none, noop,\n"
@@ -325,6 +330,35 @@ static int check_not_nbd(const struct rqdisk_options *o)
 }
 
 /*
+ * rbd:POOL/IMAGE... is an RBD image where librbd was there to build the rbd
+ * backend: the spec is checked here, before anything starts.  A file whose
+ * name begins so is given as ./rbd:...
+ */
+static int check_rbd_image(const struct rqdisk_options *o)
+{
+#ifdef HAVE_LIBRBD
+	struct rbd_spec sp;
+	char why[DEV_SPEC_MAX];
+
+	if (o->create_size || o->direct || o->null) {
+		fprintf(stderr, "rqdisk: IMAGE %s: %s is for an image file, not an RBD image\n",
+			o->image, o->create_size ? "--create" : o->direct ? "--direct" : "--null");
+		return -EINVAL;
+	}
+	if (rbd_spec_parse(o->image + strlen(RBD_SPEC_PREFIX), &sp, why, sizeof(why))) {
+		fprintf(stderr, "rqdisk: IMAGE %s: %s\n", o->image, why);
+		return -EINVAL;
+	}
+	rbd_spec_free(&sp);
+	return 0;
+#else
+	fprintf(stderr, "rqdisk: IMAGE %s: this rqdisk was built without librbd (no rbd backend); "
+		"a file of that name is ./%s\n", o->image, o->image);
+	return -EINVAL;
+#endif
+}
+
+/*
  * IMAGE is a path for the file backend, or an NBD URI for the nbd one
  * (where libnbd was there to build it).  Another URI, "SCHEME://...", is
  * left for the backends that will claim one (rbd://).
@@ -333,6 +367,9 @@ static int check_image(const struct rqdisk_options *o)
 {
 	const char *image = o->image;
 	size_t scheme = strspn(image, "abcdefghijklmnopqrstuvwxyz0123456789+.-");
+
+	if (rbd_is_spec(image))
+		return check_rbd_image(o);
 
 	if (!scheme || strncmp(image + scheme, "://", 3))
 		return check_not_nbd(o);

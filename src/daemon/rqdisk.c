@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backend_nbd.h"
+#include "backend_rbd.h"
 #include "blktrace.h"
 #include "control.h"
 #include "driver_uring.h"
@@ -237,13 +238,29 @@ static char *nbd_backend_args(const struct rqdisk_options *o)
 	return args;
 }
 
+/* Nor has an RBD image (rbd:POOL/IMAGE): the backend gets the text after "rbd:". */
+static bool image_is_rbd(const struct rqdisk_state *s)
+{
+#ifdef HAVE_LIBRBD
+	return rbd_is_spec(s->opt.image);
+#else
+	return false;
+#endif
+}
+
+/* An image on a server, not a file here: its size and mode come from the backend. */
+static bool image_is_remote(const struct rqdisk_state *s)
+{
+	return image_is_nbd(s) || image_is_rbd(s);
+}
+
 static int open_image(struct rqdisk_state *s)
 {
 	struct stat st;
 	/* --null never writes the image: it only gives the disk its size */
 	int flags = (s->opt.read_only || s->opt.null ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 
-	if (image_is_nbd(s)) {
+	if (image_is_remote(s)) {
 		clock_gettime(CLOCK_REALTIME, &s->disk.mtime);
 		return 0;
 	}
@@ -274,12 +291,16 @@ static unsigned int driver_flags(const struct rqdisk_options *o)
 	       (o->null ? URING_DRIVER_NULL : 0);
 }
 
-/* The file or null backend (NULL: the driver's own), or the nbd one for a URI. */
+/* The file or null backend (NULL: the driver's own), the nbd one for a URI, or rbd. */
 static const struct dev_ops *backend_of(const struct rqdisk_state *s)
 {
 #ifdef HAVE_LIBNBD
 	if (image_is_nbd(s))
 		return &dev_nbd_ops;
+#endif
+#ifdef HAVE_LIBRBD
+	if (image_is_rbd(s))
+		return &dev_rbd_ops;
 #endif
 	return NULL;
 }
@@ -338,7 +359,7 @@ static int setup_queue(struct rqdisk_state *s)
 	}
 	s->disk.stack = uring_driver_stack(s->driver);
 	s->disk.lbs = q->limits.logical_block_size; /* the device may need larger blocks */
-	if (image_is_nbd(s))
+	if (image_is_remote(s))
 		take_export(s);
 	model = dev_stack_find(s->disk.stack, "model");
 	s->disk.model = model ? dev_model_of(model) : NULL;
@@ -835,7 +856,12 @@ static int start(struct rqdisk_state *s)
 	}
 	s->opt.mountpoint = s->mountpoint;
 	/* device/stack shows it */
-	s->image_path = image_is_nbd(s) ? nbd_backend_args(&s->opt) : absolute_path(s->opt.image);
+	if (image_is_rbd(s))
+		s->image_path = strdup(s->opt.image + strlen(RBD_SPEC_PREFIX));
+	else if (image_is_nbd(s))
+		s->image_path = nbd_backend_args(&s->opt);
+	else
+		s->image_path = absolute_path(s->opt.image);
 	if (!s->image_path) {
 		die_msg("image %s: %s", s->opt.image, strerror(errno));
 		return -1;

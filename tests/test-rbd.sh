@@ -1,0 +1,176 @@
+#!/bin/bash
+# test-rbd.sh - rqdisk on a Ceph RBD image (a one-node cluster from
+# contrib/ceph-single-node.sh): direct and synced writes read back and are
+# in the image (rbd export), an fsync is a flush in librbd, a discard and a
+# zeroing reach the image, device/stack names it, ext4 made through a loop
+# device checks clean, a snapshot is a read-only disk that keeps what it
+# held, and a bad spec, a missing pool, image or snapshot and an
+# unreachable cluster are refused in one line, nothing mounted.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires_loop
+requires dd cmp ceph-mon ceph-osd ceph rbd rados monmaptool ceph-authtool uuidgen ss \
+	mkfs.ext4 e2fsck fallocate python3
+"$RQDISK" --help | grep -q "rbd:POOL" || skip "rqdisk was built without librbd"
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+M=$((1 << 20))
+
+# refused SPEC WORDS: rqdisk on SPEC exits non-zero with one line saying WORDS, nothing mounted.
+refused()
+{
+	local status=0
+
+	timeout 60 "$RQDISK" -f "$1" "$tmp/mnt" 2>"$tmp/err" || status=$?
+	[ "$status" != 0 ] || fail "$1: taken"
+	[ "$status" != 124 ] || fail "$1: still trying after 60 s"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "$1: not one line: $(cat "$tmp/err")"
+	grep -q "$2" "$tmp/err" || fail "$1: '$(cat "$tmp/err")' does not say '$2'"
+	no_mount_under "$tmp/mnt" || fail "$1: something is mounted"
+}
+
+say "a bad spec is refused before any cluster is asked"
+refused "rbd:disk" "POOL/IMAGE expected"
+refused "rbd:pool/disk:conf" "KEY=VALUE"
+
+say "an unreachable cluster is an error within the client's time-out, not a hang"
+printf '[global]\nmon host = v2:127.0.0.1:1\nauth client required = none\n' >"$tmp/nowhere.conf"
+start=$SECONDS
+refused "rbd:rqdisk/disk:conf=$tmp/nowhere.conf" "cannot reach the Ceph cluster"
+[ $((SECONDS - start)) -le 30 ] || fail "giving up on the cluster took $((SECONDS - start)) s"
+refused "rbd:rqdisk/disk:mon_host=127.0.0.1\\:1:client_mount_timeout=1" \
+	"cannot reach the Ceph cluster"
+
+say "a one-node cluster with a 64 MiB image"
+start=$SECONDS
+conf=$("$top_srcdir/contrib/ceph-single-node.sh" start "$tmp/ceph" rqdisk/disk 64M) ||
+	fail "the one-node cluster did not start"
+cleanup_fn "$top_srcdir/contrib/ceph-single-node.sh" stop "$tmp/ceph"
+echo "cluster up in $((SECONDS - start)) s"
+spec="rbd:rqdisk/disk:conf=$conf"
+export_image() # FILE [@SNAP]
+{
+	rbd -c "$conf" export "rqdisk/disk${2:-}" "$1" >/dev/null 2>&1 || fail "rbd export failed"
+}
+
+say "a missing pool, image or snapshot is refused in one line"
+refused "rbd:nopool/disk:conf=$conf" "pool nopool: no such pool"
+refused "rbd:rqdisk/nodisk:conf=$conf" "no such image"
+refused "rbd:rqdisk/disk@nosnap:conf=$conf" "no such image or snapshot"
+refused "rbd:rqdisk/disk:conf=$conf:no_such_option=1" "no such Ceph option"
+
+# librbd's counters of the daemon's own client, through an admin socket set in the spec
+rbd_count() # NAME
+{
+	ceph --admin-daemon "$tmp/rqdisk.asok" perf dump 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(v.get(sys.argv[1], 0) for k, v in d.items() if k.startswith("librbd-")))' "$1" ||
+		fail "no librbd counters from the daemon's admin socket"
+}
+
+start_rqdisk "$spec:admin_socket=$tmp/rqdisk.asok" "$tmp/mnt"
+disk=$rqdisk_disk
+[ "$(stat -c %s "$disk")" = $((64 * M)) ] || fail "disk size $(stat -c %s "$disk"), not 64M"
+[ "$(cat "$tmp/mnt/device/stack")" = "rbd:rqdisk/disk" ] ||
+	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
+[ "$(cat "$tmp/mnt/queue/optimal_io_size")" = $((4 * M)) ] ||
+	fail "queue/optimal_io_size: $(cat "$tmp/mnt/queue/optimal_io_size"), not the 4 MiB object"
+[ "$(cat "$tmp/mnt/device/rbd/object_size")" = $((4 * M)) ] ||
+	fail "device/rbd/object_size: $(cat "$tmp/mnt/device/rbd/object_size")"
+
+say "patterns written direct and synced read back the same, and are in the image"
+random_file "$tmp/pat" $((6 * M))
+# 6 MiB from 1 MiB: across the first object boundary, from a second open's view too
+dd if="$tmp/pat" of="$disk" bs=64k seek=16 oflag=direct conv=notrunc status=none ||
+	fail "direct writes failed"
+flushes=$(rbd_count flush)
+dd if="$tmp/pat" of="$disk" bs=4k seek=5000 count=3 oflag=direct,sync conv=notrunc,fsync \
+	status=none || fail "O_SYNC writes and an fsync failed"
+[ "$(rbd_count flush)" -gt "$flushes" ] || fail "an fsync of the disk flushed nothing in librbd"
+dd if="$disk" of="$tmp/back" bs=64k skip=16 count=96 iflag=direct status=none ||
+	fail "direct reads failed"
+cmp "$tmp/pat" "$tmp/back" || fail "read back differs from what was written"
+# the synced writes are in the cluster while the disk is still open
+export_image "$tmp/image"
+same_bytes "$tmp/image" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
+	fail "the image does not hold the synced writes"
+
+say "a discard of a whole object removes it, a discard of 4 KiB and a zeroing read zeros"
+prefix=$(rbd -c "$conf" info rqdisk/disk | sed -n 's/.*block_name_prefix: //p')
+rados -c "$conf" -p rqdisk stat "$prefix.0000000000000001" >/dev/null 2>&1 ||
+	fail "no object $prefix.0000000000000001 for the second 4 MiB written"
+fallocate -p -o $((4 * M)) -l $((4 * M)) "$disk" || fail "punching a hole failed"
+fallocate -p -o $((3 * M + 4096)) -l 4096 "$disk" || fail "punching a 4 KiB hole failed"
+fallocate -z -o $((2 * M)) -l $((64 << 10)) "$disk" || fail "zeroing a range failed"
+sync "$disk"
+rados -c "$conf" -p rqdisk stat "$prefix.0000000000000001" >/dev/null 2>&1 &&
+	fail "the discarded object $prefix.0000000000000001 is still there"
+export_image "$tmp/image2"
+cmp -s -n $((4 * M)) -i $((4 * M)):0 "$tmp/image2" /dev/zero ||
+	fail "the discarded object is not zeros in the image"
+cmp -s -n 4096 -i $((3 * M + 4096)):0 "$tmp/image2" /dev/zero ||
+	fail "the discarded 4 KiB are not zeros in the image"
+dd if="$disk" bs=4k skip=$((3 * 256 + 1)) count=1 iflag=direct status=none |
+	cmp -s -n 4096 - /dev/zero || fail "the discarded 4 KiB do not read back as zeros"
+same_bytes "$tmp/image2" $((3 * M)) "$tmp/pat" $((2 * M)) 4096 ||
+	fail "the 4 KiB before the small discard changed"
+cmp -s -n $((64 << 10)) -i $((2 * M)):0 "$tmp/image2" /dev/zero ||
+	fail "the zeroed range is not zeros in the image"
+same_bytes "$tmp/image2" $((M)) "$tmp/pat" 0 $((M)) ||
+	fail "the discard or zeroing took data before it"
+stop_rqdisk
+
+say "everything written is in the image after the disk closes"
+export_image "$tmp/image3"
+same_bytes "$tmp/image3" $((M)) "$tmp/pat" 0 $((M)) || fail "the first MiB is not in the image"
+same_bytes "$tmp/image3" $((2 * M + (64 << 10))) "$tmp/pat" $((M + (64 << 10))) \
+	$((M - (64 << 10) + 4096)) || fail "the pattern after the zeroed range is not in the image"
+same_bytes "$tmp/image3" $((3 * M + 8192)) "$tmp/pat" $((2 * M + 8192)) $((M - 8192)) ||
+	fail "the pattern after the small discard is not in the image"
+cmp -s -n $((4 * M)) -i $((4 * M)):0 "$tmp/image3" /dev/zero ||
+	fail "the discarded object came back"
+same_bytes "$tmp/image3" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
+	fail "the image does not hold the synced writes"
+
+say "ext4 through a loop device on the disk: made, written, checked clean"
+mkdir "$tmp/fs"
+start_rqdisk "$spec" "$tmp/mnt"
+loop_attach loop "$rqdisk_disk" --direct-io=on
+mkfs.ext4 -q -F "$loop" || fail "mkfs.ext4 failed"
+mount_at "$loop" "$tmp/fs"
+head -c $((3 * M)) /dev/urandom >"$tmp/fs/file"
+cp "$tmp/fs/file" "$tmp/file"
+umount "$tmp/fs"
+e2fsck -fn "$loop" >"$tmp/fsck" 2>&1 || fail "e2fsck: $(cat "$tmp/fsck")"
+loop_detach "$loop"
+stop_rqdisk
+
+say "a snapshot is a read-only disk that keeps what it held"
+rbd -c "$conf" snap create rqdisk/disk@s1 >/dev/null 2>&1 || fail "rbd snap create failed"
+export_image "$tmp/at-snap"
+start_rqdisk "$spec" "$tmp/mnt"
+dd if=/dev/urandom of="$rqdisk_disk" bs=1M count=2 oflag=direct conv=notrunc status=none ||
+	fail "writing over the image failed"
+stop_rqdisk
+# another client name, and the options after a comma
+start_rqdisk "rbd:rqdisk/disk@s1:conf=$conf,id=reader" "$tmp/mnt"
+# the one-node cluster's ceph.conf names each client's admin socket after it
+[ -S "$tmp/ceph/run/client.reader.asok" ] || fail "id=reader: the client is not client.reader"
+[ "$(cat "$tmp/mnt/ro")" = 1 ] || fail "ro shows $(cat "$tmp/mnt/ro") for a snapshot"
+[ "$(cat "$tmp/mnt/device/stack")" = "rbd:rqdisk/disk@s1" ] ||
+	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
+dd if=/dev/zero of="$rqdisk_disk" bs=4k count=1 oflag=direct conv=notrunc status=none \
+	2>/dev/null && fail "a write to a snapshot's disk succeeded"
+dd if="$rqdisk_disk" of="$tmp/snap" bs=1M iflag=direct status=none ||
+	fail "reading the snapshot's disk failed"
+cmp "$tmp/snap" "$tmp/at-snap" || fail "the snapshot's disk does not hold the image as it was"
+loop_attach loop "$rqdisk_disk" --read-only
+mount_at "$loop" "$tmp/fs" -o ro,noload
+cmp "$tmp/fs/file" "$tmp/file" || fail "the file on the snapshot's ext4 differs"
+umount "$tmp/fs"
+loop_detach "$loop"
+stop_rqdisk
+echo "PASS"
