@@ -48,6 +48,11 @@ disk=$rqdisk_disk
 [ "$(stat -c %s "$disk")" = $((64 << 20)) ] || fail "disk size $(stat -c %s "$disk"), not 64M"
 [ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri timeout=30,connections=1" ] ||
 	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
+# a round trip per request: up to 1 MiB each, in one segment, where a file takes 127.5 KiB
+[ "$(cat "$tmp/mnt/queue/max_sectors_kb")" = 1024 ] ||
+	fail "queue/max_sectors_kb: $(cat "$tmp/mnt/queue/max_sectors_kb"), not 1024"
+[ "$(cat "$tmp/mnt/queue/max_segment_size")" = 1048576 ] ||
+	fail "queue/max_segment_size: $(cat "$tmp/mnt/queue/max_segment_size"), not 1048576"
 
 say "patterns written direct read back the same, and are on the server"
 random_file "$tmp/pat" $((1 << 20))
@@ -106,7 +111,11 @@ stop_nbdkit
 
 say "an export without write-zeroes: zeroing a range fails EOPNOTSUPP, a discard still goes"
 start_nbdkit "$sock.nz" --filter=nozero memory 1M zeromode=none
-start_rqdisk "nbd+unix:///?socket=$sock.nz" "$tmp/mnt"
+start_rqdisk --max-sectors 64 "nbd+unix:///?socket=$sock.nz" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/queue/max_sectors_kb")" = 32 ] ||
+	fail "--max-sectors 64: queue/max_sectors_kb is $(cat "$tmp/mnt/queue/max_sectors_kb")"
+[ "$(cat "$tmp/mnt/queue/max_segment_size")" = 65536 ] ||
+	fail "--max-sectors 64: queue/max_segment_size is $(cat "$tmp/mnt/queue/max_segment_size")"
 fallocate -z -o 0 -l 64k "$tmp/mnt/disk" 2>"$tmp/err" && fail "zeroed a range on an export without zero"
 grep -qE "(not |un)supported" "$tmp/err" || fail "zeroing a range: $(cat "$tmp/err"), not EOPNOTSUPP"
 fallocate -p -o 0 -l 64k "$tmp/mnt/disk" || fail "a discard on an export with trim failed"

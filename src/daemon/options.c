@@ -77,9 +77,9 @@ static void usage(FILE *f)
 		"  -e, --elevator NAME          I/O scheduler: deadline (default), none, noop,\n"
 		"                               cfq, as, sstf, clook, or the path of a .so\n"
 		"      --logical-block-size N   512..4096, a power of two (default 512)\n"
-		"      --max-sectors N          512-byte sectors per request (default 255)\n"
+		"      --max-sectors N          512-byte sectors per request (default 255; remote 2048)\n"
 		"      --max-segments N         segments per request (default 128)\n"
-		"      --max-segment-size N     bytes per segment (default 65536)\n"
+		"      --max-segment-size N     bytes per segment (default 65536; remote 1048576)\n"
 		"      --segment-boundary MASK  no segment crosses it (default 0xffffffff)\n"
 		"      --dma-alignment MASK     memory alignment, else bounced (default 511)\n"
 		"      --nr-requests N          requests in flight (default 128)\n"
@@ -304,6 +304,8 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		}
 		return 0;
 	default:
+		if (opt == OPT_MAX_SECTORS || opt == OPT_MAX_SEGMENT_SIZE)
+			o->request_size_set = true;
 		return set_limit(opt, arg, &o->limits);
 	}
 }

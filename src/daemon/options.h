@@ -26,6 +26,7 @@ struct rqdisk_options {
 	struct queue_limits limits;
 	bool direct;
 	bool read_only;
+	bool request_size_set; /* --max-sectors or --max-segment-size given */
 	bool allow_other;
 	bool foreground;
 	enum fuse_uring_mode fuse_uring;
