@@ -80,6 +80,9 @@ disk=$rqdisk_disk
 	fail "queue/optimal_io_size: $(cat "$tmp/mnt/queue/optimal_io_size"), not the 4 MiB object"
 [ "$(cat "$tmp/mnt/device/rbd/object_size")" = $((4 * M)) ] ||
 	fail "device/rbd/object_size: $(cat "$tmp/mnt/device/rbd/object_size")"
+# nothing waits on the cluster for ever: an OSD's silence fails a request in 30 s
+ceph --admin-daemon "$tmp/rqdisk.asok" config get rados_osd_op_timeout 2>/dev/null |
+	grep -q '"30"' || fail "rados_osd_op_timeout is not 30 s by default"
 
 say "patterns written direct and synced read back the same, and are in the image"
 random_file "$tmp/pat" $((6 * M))
@@ -173,4 +176,19 @@ cmp "$tmp/fs/file" "$tmp/file" || fail "the file on the snapshot's ext4 differs"
 umount "$tmp/fs"
 loop_detach "$loop"
 stop_rqdisk
+
+say "an OSD that stops answering: a read fails with EIO within rados_osd_op_timeout, the exit does not hang"
+start_rqdisk "$spec,rados_osd_op_timeout=3" "$tmp/mnt"
+osd=$(cat "$tmp/ceph/run/osd.0.pid") || fail "no OSD pid file"
+kill -STOP "$osd"
+cleanup_fn kill -CONT "$osd"
+t0=$SECONDS
+timeout 60 dd if="$rqdisk_disk" of=/dev/null bs=4k count=1 skip=3000 iflag=direct \
+	status=none 2>"$tmp/err" && fail "a read worked with the OSD stopped"
+grep -q "Input/output error" "$tmp/err" || fail "the read failed otherwise: $(cat "$tmp/err")"
+[ $((SECONDS - t0)) -le 30 ] || fail "the read took $((SECONDS - t0)) s to fail, not about 3"
+timeout 30 fusermount3 -u "$tmp/mnt" || fail "the unmount hung with the OSD stopped"
+wait_rqdisk # within 60 s: its exit flush fails in the time-out too
+say "rqdisk exited with status $rqdisk_status"
+kill -CONT "$osd"
 echo "PASS"

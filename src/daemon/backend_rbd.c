@@ -32,6 +32,8 @@
  */
 #define RBD_CONNECT_TIMEOUT "10"
 #define RBD_MON_OP_TIMEOUT "30"
+/* an OSD that does not answer fails the request (ETIMEDOUT, given up as EIO) */
+#define RBD_OSD_OP_TIMEOUT "30"
 #define RBD_DEFAULT_CONF "/etc/ceph/ceph.conf"
 
 struct rbd_backend;
@@ -179,8 +181,9 @@ static void rbd_call_done(struct rbd_rq *r, ssize_t ret)
 	struct rbd_backend *rb = r->rb;
 
 	rb->in_flight--;
+	/* a cluster that did not answer in time is a disk's I/O error, as Linux's rbd ends it */
 	if (ret < 0)
-		r->error = (int)ret;
+		r->error = ret == -ETIMEDOUT ? -EIO : (int)ret;
 	if (r->flush_after && !r->error) {
 		r->flush_after = false;
 		r->error = rbd_issue(r, true);
@@ -251,6 +254,7 @@ static int rbd_connect(struct rbd_backend *rb, char *why, size_t whylen)
 	/* a ceph.conf or the spec may say otherwise: they come after */
 	rados_conf_set(rb->cluster, "client_mount_timeout", RBD_CONNECT_TIMEOUT);
 	rados_conf_set(rb->cluster, "rados_mon_op_timeout", RBD_MON_OP_TIMEOUT);
+	rados_conf_set(rb->cluster, "rados_osd_op_timeout", RBD_OSD_OP_TIMEOUT);
 	/* librados' own messages would interleave with ours: errors come back as one line */
 	rados_conf_set(rb->cluster, "log_to_stderr", "false");
 	rados_conf_set(rb->cluster, "err_to_stderr", "false");
