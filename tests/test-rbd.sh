@@ -177,7 +177,7 @@ umount "$tmp/fs"
 loop_detach "$loop"
 stop_rqdisk
 
-say "an OSD that stops answering: a read fails with EIO within rados_osd_op_timeout, the exit does not hang"
+say "an OSD that stops answering: a read fails with EIO within rados_osd_op_timeout, works again once it answers, the exit does not hang"
 start_rqdisk "$spec,rados_osd_op_timeout=3" "$tmp/mnt"
 osd=$(cat "$tmp/ceph/run/osd.0.pid") || fail "no OSD pid file"
 kill -STOP "$osd"
@@ -187,6 +187,10 @@ timeout 60 dd if="$rqdisk_disk" of=/dev/null bs=4k count=1 skip=3000 iflag=direc
 	status=none 2>"$tmp/err" && fail "a read worked with the OSD stopped"
 grep -q "Input/output error" "$tmp/err" || fail "the read failed otherwise: $(cat "$tmp/err")"
 [ $((SECONDS - t0)) -le 30 ] || fail "the read took $((SECONDS - t0)) s to fail, not about 3"
+kill -CONT "$osd"
+timeout 60 dd if="$rqdisk_disk" of=/dev/null bs=4k count=1 skip=3000 iflag=direct \
+	status=none || fail "a read failed once the OSD answered again"
+kill -STOP "$osd"
 timeout 30 fusermount3 -u "$tmp/mnt" || fail "the unmount hung with the OSD stopped"
 wait_rqdisk # within 60 s: its exit flush fails in the time-out too
 say "rqdisk exited with status $rqdisk_status"
