@@ -75,7 +75,7 @@ static void usage(FILE *f)
 #endif
 		"\n"
 		"  -e, --elevator NAME          I/O scheduler: deadline (default), none, noop,\n"
-		"                               cfq, as, sstf, clook, or the path of a .so\n"
+		"                               cfq, bfq, as, kyber, sstf, clook, or a .so path\n"
 		"      --logical-block-size N   512..4096, a power of two (default 512)\n"
 		"      --max-sectors N          512-byte sectors per request (default 255; remote 2048)\n"
 		"      --max-segments N         segments per request (default 128)\n"
