@@ -109,6 +109,30 @@ START_TEST(bad_specs_are_refused)
 }
 END_TEST
 
+/*
+ * A refused token is cut where it went wrong: the message names what came
+ * before, and nothing past it (the parse buffer's unwritten bytes).
+ */
+START_TEST(a_bad_token_is_named_as_far_as_it_went)
+{
+	static const struct {
+		const char *spec, *why;
+	} bad[] = {
+		{ "pool\\", "rbd: pool: a stray '\\' or a control character" },
+		{ "pool/di\x01sk", "rbd: pool: a stray '\\' or a control character" },
+		{ "pool/disk:abcdefgh\x01", "rbd: option abcdefgh: a stray '\\' or a control character" },
+		{ "pool/disk:ab\\", "rbd: option ab: a stray '\\' or a control character" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct rbd_spec sp;
+
+		ck_assert_int_eq(rbd_spec_parse(bad[i].spec, &sp, why, sizeof(why)), -EINVAL);
+		ck_assert_str_eq(why, bad[i].why);
+	}
+}
+END_TEST
+
 START_TEST(only_the_rbd_prefix_names_an_rbd_image)
 {
 	ck_assert(rbd_is_spec("rbd:p/i"));
@@ -127,6 +151,7 @@ static Suite *rbd_spec_suite(void)
 	tcase_add_test(tc, namespace_snapshot_and_options);
 	tcase_add_test(tc, escapes);
 	tcase_add_test(tc, bad_specs_are_refused);
+	tcase_add_test(tc, a_bad_token_is_named_as_far_as_it_went);
 	tcase_add_test(tc, only_the_rbd_prefix_names_an_rbd_image);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,5 +1,6 @@
 /* rbd_spec.c - the rbd backend's IMAGE parsed: pool, namespace, image, snapshot and options. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,21 +18,28 @@ static int take_token(const char **in, char **out, const char *delims)
 {
 	const char *p = *in;
 	char *o = *out;
+	bool refused = false;
 	int d = 0;
 
 	for (; *p; p++) {
 		if (*p == '\\') {
-			if (!*++p)
-				return BAD_TOKEN;
+			if (!*++p) {
+				refused = true; /* a stray backslash at the end */
+				break;
+			}
 		} else if (strchr(delims, *p)) {
 			d = (unsigned char)*p++;
 			break;
 		}
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return BAD_TOKEN;
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			refused = true;
+			break;
+		}
 		*o++ = *p;
 	}
-	*o++ = 0;
+	*o++ = 0; /* on a bad token too: the error message names what came before */
+	if (refused)
+		return BAD_TOKEN;
 	*in = p;
 	*out = o;
 	return d;
