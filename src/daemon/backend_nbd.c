@@ -204,6 +204,12 @@ static void nbd_issue_request(struct nbd_backend *nb, struct nbd_rq *r)
 		nbd_to_done(nb, r);
 }
 
+/* A FUA write the server has answered, whose flush (the server has no FUA) is still to go. */
+static bool nbd_flush_owed(const struct nbd_rq *r)
+{
+	return r->flush_after && !r->error;
+}
+
 static void nbd_hold(struct nbd_backend *nb, struct nbd_rq *r)
 {
 	r->pending = 0;
@@ -225,7 +231,8 @@ static void nbd_drop_all(struct nbd_backend *nb, uint64_t now, uint64_t retry_at
 	for (unsigned int i = 0; i < nb->nr_conns; i++)
 		nbd_conn_drop(&nb->conns[i], nb->dev);
 	TAILQ_FOREACH(r, &nb->outstanding, out) {
-		if (r->held || (r->on_done && !r->lost))
+		/* a FUA write still owes its flush: not durable, so sent again, flush and all */
+		if (r->held || (r->on_done && !r->lost && !nbd_flush_owed(r)))
 			continue; /* waiting already, or answered */
 		if (r->on_done) {
 			TAILQ_REMOVE(&nb->done, r, link);
@@ -267,7 +274,11 @@ static void nbd_end_done(struct nbd_backend *nb)
 		r->on_done = false;
 		if (r->lost && !r->error)
 			r->error = -EIO;
-		if (r->flush_after && !r->error && nb->up) {
+		if (nbd_flush_owed(r) && !nb->up) { /* the connection went after the reply */
+			nbd_hold(nb, r);
+			continue;
+		}
+		if (nbd_flush_owed(r)) {
 			r->flush_after = false;
 			if (nbd_issue(r, nb->conns[r->conn].h, REQ_OP_FLUSH, NULL, 0, 0, 0))
 				continue;
