@@ -142,4 +142,20 @@ sleep 2 # a reconnection waits on the mute server
 start=$SECONDS
 stop_rqdisk
 [ $((SECONDS - start)) -le $((T + MARGIN)) ] || fail "the exit took $((SECONDS - start)) s"
+
+say "a server back with blocks the disk's I/O does not fit is not taken: I/O fails, rqdisk says why"
+if nbdkit --filter=blocksize-policy null --version >/dev/null 2>&1; then
+	stop_nbdkit KILL
+	start_nbdkit "$sock" file "$tmp/img"
+	start_rqdisk --nbd-timeout $T "$uri" "$tmp/mnt" 2>"$tmp/rqerr"
+	stop_nbdkit KILL
+	start_nbdkit "$sock" --filter=blocksize-policy file "$tmp/img" blocksize-minimum=4096 \
+		blocksize-error-policy=error
+	fails_within $((T + MARGIN)) read_block 50
+	grep -q "came back changed (.* blocks of 4096 to " "$tmp/rqerr" ||
+		fail "no word of the changed export: $(cat "$tmp/rqerr")"
+	stop_rqdisk
+else
+	say "(skipped: no nbdkit blocksize-policy filter here)"
+fi
 echo "PASS"

@@ -81,6 +81,7 @@ int nbd_export_limits(struct nbd_export *ex, struct nbd_handle *h, struct dev_li
 		return -EINVAL;
 	}
 	lim->capacity = (sector_t)(ex->size >> SECTOR_SHIFT);
+	ex->block = lbs;
 	ex->read_only = nbd_is_read_only(h) == 1;
 	nbd_export_flags(ex, h);
 	lim->read_only = ex->read_only;
@@ -92,13 +93,31 @@ int nbd_export_limits(struct nbd_export *ex, struct nbd_handle *h, struct dev_li
 	return 0;
 }
 
+/*
+ * The disk's commands, aligned to ex->block and at most ex->max_io long,
+ * must still be ones the server takes: libnbd refuses the others.
+ */
+static bool nbd_blocks_fit(const struct nbd_export *ex, struct nbd_handle *h)
+{
+	int64_t min = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
+	int64_t max = nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM);
+
+	return (min <= 0 || ex->block % (uint64_t)min == 0) &&
+	       (max <= 0 || (uint64_t)max >= ex->max_io);
+}
+
 bool nbd_export_same(const struct nbd_export *ex, struct nbd_handle *h, const char *uri)
 {
 	int64_t size = nbd_get_size(h);
 
-	if (size == ex->size && (nbd_is_read_only(h) == 1) == ex->read_only)
+	if (size == ex->size && (nbd_is_read_only(h) == 1) == ex->read_only &&
+	    nbd_blocks_fit(ex, h))
 		return true;
-	fprintf(stderr, "rqdisk: nbd: %s: the export came back changed (%" PRId64 " bytes%s)\n",
-		uri, size, nbd_is_read_only(h) == 1 ? ", read-only" : "");
+	fprintf(stderr,
+		"rqdisk: nbd: %s: the export came back changed (%" PRId64
+		" bytes%s, blocks of %" PRId64 " to %" PRId64 " bytes)\n",
+		uri, size, nbd_is_read_only(h) == 1 ? ", read-only" : "",
+		nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM),
+		nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM));
 	return false;
 }

@@ -13,6 +13,7 @@ struct nbd_export {
 	int64_t size; /* bytes, which a new connection must find again */
 	bool read_only, can_flush, can_fua;
 	uint64_t max_io; /* bytes a read or write command carries at most */
+	unsigned int block; /* the logical block size every command is aligned to */
 };
 
 /*
@@ -24,7 +25,10 @@ int nbd_export_limits(struct nbd_export *ex, struct nbd_handle *h, struct dev_li
 		      char *why, size_t whylen);
 /* Flush and FUA, read again on a new connection. */
 void nbd_export_flags(struct nbd_export *ex, struct nbd_handle *h);
-/* Whether h reached the export ex is (its size and read-only flag); false is said. */
+/*
+ * Whether h reached the export ex is (its size and read-only flag, block
+ * sizes the disk's commands still fit); false is said.
+ */
 bool nbd_export_same(const struct nbd_export *ex, struct nbd_handle *h, const char *uri);
 
 #endif
