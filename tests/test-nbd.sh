@@ -8,7 +8,7 @@ source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/nbd-functions.sh"
 requires_root
 requires_fuse
-requires dd cmp fallocate
+requires dd cmp fallocate ss
 requires_nbd
 
 make_tmpdir tmp
@@ -53,6 +53,13 @@ disk=$rqdisk_disk
 	fail "queue/max_sectors_kb: $(cat "$tmp/mnt/queue/max_sectors_kb"), not 1024"
 [ "$(cat "$tmp/mnt/queue/max_segment_size")" = 1048576 ] ||
 	fail "queue/max_segment_size: $(cat "$tmp/mnt/queue/max_segment_size"), not 1048576"
+
+say "the Unix socket holds a whole 1 MiB write: it goes out in one send, not five"
+# skmem's tb: the send buffer, as the kernel doubled it when it was set
+tb=$(ss -x -m -p | grep -F "pid=$rqdisk_pid," | grep -o 'tb[0-9]*' | head -1)
+[ -n "$tb" ] || fail "ss shows no socket of rqdisk's"
+[ "${tb#tb}" -ge $((2 * ((1 << 20) + 28))) ] ||
+	fail "the socket's send buffer is ${tb#tb} bytes, less than a 1 MiB write's"
 
 say "patterns written direct read back the same, and are on the server"
 random_file "$tmp/pat" $((1 << 20))

@@ -33,6 +33,8 @@
 #define NBD_RANGE_CHUNK (1u << 30)
 /* Between two attempts to reach a server that went away. */
 #define NBD_RETRY_NS ((uint64_t)1000000000)
+/* A socket's send buffer holds at most this much, whatever max_hw_sectors_kb says. */
+#define NBD_MAX_SNDBUF (32u << 20)
 #define NS_PER_S ((uint64_t)1000000000)
 
 struct nbd_backend;
@@ -538,6 +540,14 @@ static void nbd_free(struct nbd_backend *nb)
 	free(nb);
 }
 
+/* Room in a socket for the largest write and its header (28 bytes), up to 32 MiB. */
+static unsigned int nbd_sndbuf(const struct queue_limits *lim)
+{
+	uint64_t bytes = ((uint64_t)lim->max_hw_sectors << SECTOR_SHIFT) + 28;
+
+	return bytes < NBD_MAX_SNDBUF ? (unsigned int)bytes : NBD_MAX_SNDBUF;
+}
+
 /* Connect before the loop runs, each connection waiting at most the timeout. */
 static int nbd_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		    size_t whylen)
@@ -554,8 +564,10 @@ static int nbd_open(struct blk_dev *dev, const char *args, struct dev_limits *li
 	TAILQ_INIT(&nb->done);
 	TAILQ_INIT(&nb->held);
 	TAILQ_INIT(&nb->outstanding);
-	for (unsigned int i = 0; i < NBD_MAX_CONNECTIONS; i++)
+	for (unsigned int i = 0; i < NBD_MAX_CONNECTIONS; i++) {
 		nb->conns[i].owner = nb;
+		nb->conns[i].sndbuf = nbd_sndbuf(&q->limits);
+	}
 	if (!dev->stack->host_ops->watch_fd_events) {
 		snprintf(why, whylen, "nbd: the host cannot poll a socket for output");
 		ret = -EOPNOTSUPP;

@@ -23,6 +23,7 @@ struct nbd_conn {
 	unsigned int events; /* what the watch polls for */
 	enum nbd_conn_state state;
 	uint64_t deadline; /* connecting: given up at this time */
+	unsigned int sndbuf; /* bytes the socket takes before a send waits: the largest request */
 };
 
 /*
