@@ -266,16 +266,20 @@ static void uring_arm_poll(struct uring_driver *d, int fd)
 	d->poll_armed = true;
 }
 
-/* Lock held: poll every watched fd that has no poll out; one without SQ room waits a turn. */
+/*
+ * Lock held: poll every watched fd that has no poll out, and take back the
+ * polls of unwatched ones (and of ones that want other events now); one
+ * without SQ room waits a turn.
+ */
 static void uring_arm_fd_watches(struct uring_driver *d)
 {
 	struct uring_fd_watch *w;
 	struct io_uring_sqe *sqe;
 
 	LIST_FOREACH(w, &d->fd_watches, link) {
-		if (w->armed && !w->removed && !w->cancelling && w->armed_events != w->events &&
+		if (w->armed && !w->cancelling && (w->removed || w->armed_events != w->events) &&
 		    uring_sq_room(d, 1)) {
-			/* its CQE arms the poll again, for the events wanted now */
+			/* its CQE frees the watch, or arms the poll again for the events wanted now */
 			sqe = io_uring_get_sqe(&d->ring);
 			io_uring_prep_poll_remove(sqe, (uint64_t)(uintptr_t)&w->op);
 			io_uring_sqe_set_data64(sqe, UD_POLL_REMOVE);
@@ -352,12 +356,15 @@ static void uring_set_fd_events(void *host, int fd, unsigned int events)
 	}
 }
 
-/* An armed poll is cancelled and the watch freed with its CQE; the fd is the caller's still. */
+/*
+ * An armed poll is cancelled and the watch freed with its CQE; the fd is
+ * the caller's still.  The cancel waits for SQ room like any poll: a poll
+ * left out on a socket that never speaks again would hold it open.
+ */
 static void uring_unwatch_fd(void *host, int fd)
 {
 	struct uring_driver *d = host;
 	struct uring_fd_watch *w;
-	struct io_uring_sqe *sqe;
 
 	LIST_FOREACH(w, &d->fd_watches, link) {
 		if (w->fd != fd || w->removed)
@@ -368,11 +375,7 @@ static void uring_unwatch_fd(void *host, int fd)
 			return;
 		}
 		w->removed = true;
-		if (uring_sq_room(d, 1)) {
-			sqe = io_uring_get_sqe(&d->ring);
-			io_uring_prep_poll_remove(sqe, (uint64_t)(uintptr_t)&w->op);
-			io_uring_sqe_set_data64(sqe, UD_POLL_REMOVE);
-		}
+		uring_arm_fd_watches(d);
 		return;
 	}
 }
