@@ -1,9 +1,10 @@
 /*
- * check_nbd.c - the nbd backend's deadlines on a virtual clock: a server
- * of the test's own (a thread speaking just enough NBD on a Unix socket)
- * that stops answering fails a request with EIO at its deadline, not
- * before; a request while the server is gone waits, and once it has been
- * gone for the timeout a new one fails at once.
+ * check_nbd.c - the nbd backend on a virtual clock, against a server of
+ * the test's own (a thread speaking just enough NBD on a Unix socket, no
+ * FUA, and logging every command it receives): deadlines (a server that
+ * stops answering, a server gone), and FUA on a server without it (a
+ * write, then a flush, and only then done; sent again, flush and all,
+ * when the connection drops in between).
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -26,14 +27,84 @@
 #define START_NS (1000 * S)
 #define EXPORT_SIZE (1u << 20)
 #define MAX_WATCHES 8
+#define MAX_LOG 1024
+/* A write of this many 64 KiB segments is more than a Unix socket's buffer takes at once. */
+#define BIG_VECS 15
+#define SEG (64u << 10)
+#define NBD_CMD_WRITE 1
+#define NBD_CMD_FLUSH 3
 
-/* The server: every connection a thread; mute, it reads requests and answers none. */
+/* A command the server received: what, and where. */
+struct logged {
+	uint16_t type;
+	uint64_t off;
+};
+
+/*
+ * The server: every connection a thread; mute, it reads requests and
+ * answers none.  stall_write: the next write is read, then nothing more
+ * is read or answered until go, when its reply is sent and the
+ * connection closed (stalled, closed: how far it got).  hold_flush: a
+ * flush is not answered while it is set; flush_error: the NBD error a
+ * flush is answered with.
+ */
 struct server {
 	int listen_fd;
 	char path[108];
 	volatile int mute;
+	volatile int stall_write, stalled, go, closed;
+	volatile int hold_flush, flush_error;
+	pthread_mutex_t lock; /* the log's */
+	struct logged log[MAX_LOG];
+	unsigned int nr_log;
 	char data[EXPORT_SIZE];
 };
+
+static void server_log(struct server *srv, uint16_t type, uint64_t off)
+{
+	pthread_mutex_lock(&srv->lock);
+	if (srv->nr_log < MAX_LOG)
+		srv->log[srv->nr_log++] = (struct logged){ type, off };
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static unsigned int server_nr_log(struct server *srv)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&srv->lock);
+	n = srv->nr_log;
+	pthread_mutex_unlock(&srv->lock);
+	return n;
+}
+
+/* Of the first n commands received, the writes at off. */
+static unsigned int writes_at(struct server *srv, unsigned int n, uint64_t off)
+{
+	unsigned int count = 0;
+
+	pthread_mutex_lock(&srv->lock);
+	for (unsigned int i = 0; i < n; i++)
+		count += srv->log[i].type == NBD_CMD_WRITE && srv->log[i].off == off;
+	pthread_mutex_unlock(&srv->lock);
+	return count;
+}
+
+/* Of the first n commands received, was the last write at off followed by a flush? */
+static bool flushed_after_write_at(struct server *srv, unsigned int n, uint64_t off)
+{
+	bool flushed = false;
+
+	pthread_mutex_lock(&srv->lock);
+	for (unsigned int i = 0; i < n; i++) {
+		if (srv->log[i].type == NBD_CMD_WRITE && srv->log[i].off == off)
+			flushed = false;
+		else if (srv->log[i].type == NBD_CMD_FLUSH)
+			flushed = true;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return flushed;
+}
 
 static int xread(int fd, void *buf, size_t len)
 {
@@ -103,6 +174,18 @@ struct conn_arg {
 	int fd;
 };
 
+/* A stalled write: nothing more read until go, then its reply, and the connection closes. */
+static void stall_then_close(struct server *srv, int fd, const void *rep, size_t len)
+{
+	srv->stalled = 1;
+	while (!srv->go)
+		usleep(1000);
+	if (xwrite(fd, rep, len))
+		fprintf(stderr, "check_nbd: the stalled write's reply was not sent\n");
+	close(fd); /* what the client sent since is unread */
+	srv->closed = 1;
+}
+
 /* Requests until the client goes; a mute server reads them and answers none. */
 static void *serve_conn(void *arg)
 {
@@ -128,10 +211,20 @@ static void *serve_conn(void *arg)
 
 		if (off + len > EXPORT_SIZE || type == 2) /* out of range, or NBD_CMD_DISC */
 			break;
-		if (type == 1 && xread(ca.fd, ca.srv->data + off, len))
+		if (type == NBD_CMD_WRITE && xread(ca.fd, ca.srv->data + off, len))
 			break;
+		server_log(ca.srv, type, off);
+		if (type == NBD_CMD_WRITE && ca.srv->stall_write) {
+			ca.srv->stall_write = 0;
+			stall_then_close(ca.srv, ca.fd, &rep, sizeof(rep));
+			return NULL;
+		}
 		if (ca.srv->mute)
 			continue;
+		while (type == NBD_CMD_FLUSH && ca.srv->hold_flush)
+			usleep(1000);
+		if (type == NBD_CMD_FLUSH)
+			rep.error = htonl((uint32_t)ca.srv->flush_error);
 		if (xwrite(ca.fd, &rep, sizeof(rep)) ||
 		    (type == 0 && xwrite(ca.fd, ca.srv->data + off, len)))
 			break;
@@ -165,6 +258,7 @@ static struct server *server_start(void)
 	pthread_t t;
 
 	ck_assert_ptr_nonnull(srv);
+	pthread_mutex_init(&srv->lock, NULL);
 	snprintf(srv->path, sizeof(srv->path), "/tmp/check_nbd.%d.sock", (int)getpid());
 	unlink(srv->path);
 	strcpy(sa.sun_path, srv->path);
@@ -196,13 +290,16 @@ struct harness {
 	struct blk_clock clock;
 	struct request_queue *q;
 	struct dev_stack stack;
+	struct server *srv;
 	struct watch w[MAX_WATCHES];
 	struct bio bio[8];
-	struct bio_vec vec[8];
+	struct bio_vec vec[8][BIG_VECS];
 	int error[8];
 	bool ended[8];
+	unsigned int log_at_end[8]; /* the commands the server had received when it ended */
 	unsigned int nr_bios;
 	char *buf; /* a page */
+	char *big; /* BIG_VECS segments */
 };
 
 static int h_watch_events(void *host, int fd, unsigned int events,
@@ -269,6 +366,7 @@ static void end_io(struct bio *bio, int error)
 
 	h->ended[i] = true;
 	h->error[i] = error;
+	h->log_at_end[i] = server_nr_log(h->srv);
 }
 
 static struct harness *setup(struct server *srv, unsigned int timeout_s)
@@ -279,6 +377,9 @@ static struct harness *setup(struct server *srv, unsigned int timeout_s)
 
 	ck_assert_ptr_nonnull(h);
 	ck_assert_int_eq(posix_memalign((void **)&h->buf, 4096, 4096), 0);
+	ck_assert_int_eq(posix_memalign((void **)&h->big, 4096, BIG_VECS * SEG), 0);
+	memset(h->big, 0xa5, BIG_VECS * SEG);
+	h->srv = srv;
 	blk_virtual_clock_init(&h->clock, START_NS);
 	h->q = blk_init_queue(request_fn, NULL, &h->clock);
 	h->q->queuedata = h;
@@ -325,8 +426,27 @@ static unsigned int read_at(struct harness *h, sector_t sector)
 {
 	unsigned int i = h->nr_bios++;
 
-	h->vec[i] = (struct bio_vec){ h->buf, 4096 };
-	bio_init(&h->bio[i], REQ_OP_READ, sector, 4096, &h->vec[i], 1);
+	h->vec[i][0] = (struct bio_vec){ h->buf, 4096 };
+	bio_init(&h->bio[i], REQ_OP_READ, sector, 4096, h->vec[i], 1);
+	h->bio[i].bi_end_io = end_io;
+	h->bio[i].bi_private = h;
+	submit_bio(h->q, &h->bio[i]);
+	return i;
+}
+
+/* A write of nr 64 KiB segments (or a page, nr 0) at sector, with flags (REQ_FUA). */
+static unsigned int write_at(struct harness *h, sector_t sector, unsigned int nr,
+			     unsigned int flags)
+{
+	unsigned int i = h->nr_bios++;
+
+	for (unsigned int k = 0; k < nr; k++)
+		h->vec[i][k] = (struct bio_vec){ h->big + k * SEG, SEG };
+	if (!nr)
+		h->vec[i][0] = (struct bio_vec){ h->big, 4096 };
+	bio_init(&h->bio[i], REQ_OP_WRITE, sector, nr ? nr * SEG : 4096, h->vec[i],
+		 (unsigned short)(nr ? nr : 1));
+	h->bio[i].bi_flags = flags;
 	h->bio[i].bi_end_io = end_io;
 	h->bio[i].bi_private = h;
 	submit_bio(h->q, &h->bio[i]);
@@ -340,11 +460,27 @@ static void settle(struct harness *h)
 		pump(h, 10);
 }
 
+/* Pump until *done, for at most 10 s of real time (a reconnection, a large write). */
+static void pump_until(struct harness *h, const bool *done)
+{
+	for (int i = 0; i < 1000 && !*done; i++)
+		pump(h, 10);
+}
+
+/* Wait, without pumping, for the server to set *flag: at most 10 s. */
+static bool wait_server(volatile int *flag)
+{
+	for (int i = 0; i < 10000 && !*flag; i++)
+		usleep(1000);
+	return *flag;
+}
+
 static void teardown(struct harness *h)
 {
 	dev_stack_close(&h->stack);
 	blk_cleanup_queue(h->q);
 	free(h->buf);
+	free(h->big);
 	free(h);
 }
 
@@ -415,6 +551,109 @@ START_TEST(gone_for_the_timeout_new_io_fails_at_once)
 }
 END_TEST
 
+/*
+ * A FUA write on a server without FUA is a write, then a flush once the
+ * write is answered: it ends only once the flush is answered, after the
+ * server has received both, in that order.
+ */
+START_TEST(a_fua_write_ends_once_its_flush_is_answered)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int w;
+
+	srv->hold_flush = 1;
+	w = write_at(h, 8, 0, REQ_FUA);
+	for (int i = 0; i < 1000 && server_nr_log(srv) < 2; i++)
+		pump(h, 10);
+	settle(h);
+	ck_assert_uint_eq(server_nr_log(srv), 2);
+	ck_assert_uint_eq(writes_at(srv, 1, 4096), 1);
+	ck_assert_msg(flushed_after_write_at(srv, 2, 4096), "no flush followed the FUA write");
+	ck_assert_msg(!h->ended[w], "the FUA write ended before its flush was answered");
+	srv->hold_flush = 0;
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/* The flush after a FUA write fails: the write, not durable, fails with EIO. */
+START_TEST(a_fua_write_whose_flush_fails_fails_with_eio)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int w;
+
+	srv->flush_error = EIO;
+	w = write_at(h, 8, 0, REQ_FUA);
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], -EIO);
+	ck_assert_msg(flushed_after_write_at(srv, h->log_at_end[w], 4096),
+		      "the FUA write ended before a flush was sent");
+	srv->flush_error = 0;
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * The window between a FUA write's reply and its flush: the server
+ * answers the write and closes the connection, and the client reads the
+ * reply and finds the connection dead in one go.  That takes a command
+ * libnbd is still sending when the reply comes (a write larger than the
+ * socket's buffer, which the server no longer reads): libnbd then reads
+ * the reply (the write's callback, success) and, in the same poll (a
+ * hang-up is read and write), goes on sending and dies of EPIPE.  The
+ * write is not durable yet: it must not end with success before the
+ * server has received a flush after the write, sent again on the next
+ * connection.
+ */
+START_TEST(a_fua_write_answered_then_dropped_is_sent_again_with_its_flush)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int w, x;
+
+	/* a small send buffer: the large write below cannot all go at once */
+	for (int i = 0; i < MAX_WATCHES; i++) {
+		int size = 4096;
+
+		if (h->w[i].used)
+			ck_assert_int_eq(setsockopt(h->w[i].fd, SOL_SOCKET, SO_SNDBUF, &size,
+						    sizeof(size)), 0);
+	}
+	srv->stall_write = 1;
+	w = write_at(h, 0, 0, REQ_FUA);
+	for (int i = 0; i < 1000 && !srv->stalled; i++)
+		pump(h, 10);
+	ck_assert_msg(srv->stalled, "the server did not receive the FUA write");
+	x = write_at(h, SEG >> 9, BIG_VECS, 0);
+	for (int i = 0; i < 5; i++)
+		pump(h, 10);
+	ck_assert_msg(!h->ended[w] && !h->ended[x], "a write ended the server did not answer");
+	srv->go = 1;
+	ck_assert_msg(wait_server(&srv->closed), "the server did not close the connection");
+	pump(h, 10); /* the reply and the hang-up at once */
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], 0);
+	ck_assert_msg(flushed_after_write_at(srv, h->log_at_end[w], 0),
+		      "the FUA write ended with success with no flush after it (%u of its writes "
+		      "received, %u commands in all)",
+		      writes_at(srv, h->log_at_end[w], 0), h->log_at_end[w]);
+	ck_assert_uint_eq(writes_at(srv, h->log_at_end[w], 0), 2); /* sent again */
+	pump_until(h, &h->ended[x]);
+	ck_assert(h->ended[x]);
+	ck_assert_int_eq(h->error[x], 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nbd");
@@ -423,6 +662,12 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_read_the_server_never_answers_fails_at_its_deadline);
 	tcase_add_test(tc, gone_for_the_timeout_new_io_fails_at_once);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fua");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_fua_write_ends_once_its_flush_is_answered);
+	tcase_add_test(tc, a_fua_write_whose_flush_fails_fails_with_eio);
+	tcase_add_test(tc, a_fua_write_answered_then_dropped_is_sent_again_with_its_flush);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

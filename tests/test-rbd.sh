@@ -1,7 +1,8 @@
 #!/bin/bash
 # test-rbd.sh - rqdisk on a Ceph RBD image (a one-node cluster from
 # contrib/ceph-single-node.sh): direct and synced writes read back and are
-# in the image (rbd export), an fsync is a flush in librbd, a discard and a
+# in the image (rbd export), an fsync is a flush in librbd, so is each
+# O_DSYNC write (FUA) and not a plain one, a discard and a
 # zeroing reach the image, device/stack names it, ext4 made through a loop
 # device checks clean, a snapshot is a read-only disk that keeps what it
 # held, and a bad spec, a missing pool, image or snapshot and an
@@ -100,6 +101,24 @@ cmp "$tmp/pat" "$tmp/back" || fail "read back differs from what was written"
 export_image "$tmp/image"
 same_bytes "$tmp/image" $((5000 * 4096)) "$tmp/pat" 0 12288 ||
 	fail "the image does not hold the synced writes"
+
+say "O_DSYNC writes are flushed in librbd, each one; plain writes are not"
+# the frontend sends an O_DSYNC write down FUA, and librbd has no FUA: a write, then a flush
+flushes=$(rbd_count flush)
+dd if="$tmp/pat" of="$disk" bs=4k seek=6000 count=16 oflag=direct conv=notrunc status=none ||
+	fail "direct writes failed"
+plain=$(($(rbd_count flush) - flushes))
+flushes=$(rbd_count flush)
+dd if="$tmp/pat" of="$disk" bs=4k seek=6100 count=16 oflag=direct,dsync conv=notrunc \
+	status=none || fail "O_DSYNC writes failed"
+synced=$(($(rbd_count flush) - flushes))
+echo "librbd flushes: $plain for 16 plain writes, $synced for 16 O_DSYNC writes"
+[ "$synced" -ge 16 ] || fail "16 O_DSYNC writes made $synced flushes in librbd, not one each"
+[ "$plain" -lt 16 ] && [ "$plain" -lt "$synced" ] ||
+	fail "16 plain writes made $plain flushes in librbd, as many as O_DSYNC ones"
+export_image "$tmp/image-dsync"
+same_bytes "$tmp/image-dsync" $((6100 * 4096)) "$tmp/pat" 0 $((16 * 4096)) ||
+	fail "the image does not hold the O_DSYNC writes"
 
 say "a discard of a whole object removes it, a discard of 4 KiB and a zeroing read zeros"
 prefix=$(rbd -c "$conf" info rqdisk/disk | sed -n 's/.*block_name_prefix: //p')
