@@ -654,6 +654,45 @@ START_TEST(a_fua_write_answered_then_dropped_is_sent_again_with_its_flush)
 }
 END_TEST
 
+/* Run the timers due, as a host may before it polls the sockets. */
+static void run_timers(struct harness *h)
+{
+	blk_queue_lock(h->q);
+	dev_stack_run_timers(&h->stack, h->clock.virtual_ns);
+	blk_queue_unlock(h->q);
+}
+
+/*
+ * A read sent on a connection that died unseen (the send fails, and libnbd
+ * runs the command's callback with ENOTCONN before nbd_aio_pread returns):
+ * not yet sent, so it waits for the next connection, even where the host
+ * runs the timers before it has polled the socket; it is not failed.
+ */
+START_TEST(a_read_sent_as_its_connection_dies_waits_for_the_next)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int a, b;
+
+	a = read_at(h, 0);
+	pump_until(h, &h->ended[a]);
+	ck_assert_int_eq(h->error[a], 0);
+	for (int i = 0; i < MAX_WATCHES; i++) {
+		if (h->w[i].used)
+			shutdown(h->w[i].fd, SHUT_RDWR);
+	}
+	b = read_at(h, 8);
+	run_timers(h);
+	ck_assert_msg(!h->ended[b] || !h->error[b],
+		      "a read its dead connection never sent failed with %d", h->error[b]);
+	pump_until(h, &h->ended[b]);
+	ck_assert(h->ended[b]);
+	ck_assert_int_eq(h->error[b], 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nbd");
@@ -662,6 +701,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_read_the_server_never_answers_fails_at_its_deadline);
 	tcase_add_test(tc, gone_for_the_timeout_new_io_fails_at_once);
+	tcase_add_test(tc, a_read_sent_as_its_connection_dies_waits_for_the_next);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fua");
 	tcase_set_timeout(tc, 60);

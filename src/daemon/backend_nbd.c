@@ -90,9 +90,10 @@ static int nbd_cmd_done(void *user_data, int *error)
 {
 	struct nbd_rq *r = user_data;
 
-	if (*error == ENOTCONN)
+	if (*error == ENOTCONN) {
 		r->lost = true;
-	else if (*error && !r->error)
+		r->nb->need_drop = true; /* found dead inside an nbd_aio_* call: no poll says so */
+	} else if (*error && !r->error)
 		r->error = -*error;
 	if (!--r->pending && !r->issuing) /* submit, still issuing, puts it there itself */
 		nbd_to_done(r->nb, r);
@@ -106,6 +107,8 @@ static bool nbd_issue(struct nbd_rq *r, struct nbd_handle *h, enum req_op op, vo
 	nbd_completion_callback cb = { .callback = nbd_cmd_done, .user_data = r };
 	int64_t ret = -1;
 
+	/* counted first: libnbd runs cb inside the call when it finds the connection dead */
+	r->pending++;
 	switch (op) {
 	case REQ_OP_READ:
 		ret = nbd_aio_pread(h, buf, len, off, cb, 0);
@@ -123,10 +126,9 @@ static bool nbd_issue(struct nbd_rq *r, struct nbd_handle *h, enum req_op op, vo
 		ret = nbd_aio_flush(h, cb, 0);
 		break;
 	}
-	if (ret >= 0) {
-		r->pending++;
+	if (ret >= 0)
 		return true;
-	}
+	r->pending--; /* refused: cb does not run */
 	if (nbd_aio_is_dead(h) || nbd_aio_is_closed(h)) {
 		r->lost = true; /* sent again once the server is back */
 		r->nb->need_drop = true;
@@ -272,6 +274,10 @@ static void nbd_end_done(struct nbd_backend *nb)
 	struct nbd_rq *r;
 
 	while ((r = TAILQ_FIRST(&nb->done))) {
+		if (nb->need_drop) { /* a lost request waits for the next connection: not failed */
+			nbd_lost(nb, "connection lost");
+			continue;
+		}
 		TAILQ_REMOVE(&nb->done, r, link);
 		r->on_done = false;
 		if (r->lost && !r->error)
@@ -284,6 +290,11 @@ static void nbd_end_done(struct nbd_backend *nb)
 			r->flush_after = false;
 			if (nbd_issue(r, nb->conns[r->conn].h, REQ_OP_FLUSH, NULL, 0, 0, 0))
 				continue;
+			if (r->lost) { /* held, write and flush, once the drop comes */
+				r->flush_after = true;
+				nbd_to_done(nb, r);
+				continue;
+			}
 			if (!r->error)
 				r->error = -EIO;
 		}
