@@ -44,13 +44,10 @@ const struct dev_ops *backend_module_load(const char *name, const char *symbol, 
 			 dlerror());
 		return NULL;
 	}
-	dlerror(); /* a NULL from dlsym() is an error only where dlerror() then has one */
 	ops = dlsym(handle, symbol);
 	if (!ops) {
-		const char *err = dlerror();
-
-		snprintf(why, whylen, "%s is not rqdisk's %s backend module: %s", path, name,
-			 err ? err : "its table is NULL");
+		snprintf(why, whylen, "%s is not rqdisk's %s backend module: it has no %s", path,
+			 name, symbol);
 		goto refuse;
 	}
 	if (ops->api_version != DEV_API_VERSION) { /* a module left from another install */
