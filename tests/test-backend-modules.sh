@@ -3,7 +3,9 @@
 # RQDISK_BACKEND_DIR: a file image needs neither; a module that is not
 # there, whose library is not there, or that is no backend stops rqdisk
 # with one line naming it and dlopen's reason, status 1, nothing mounted,
-# in the foreground and when daemonizing; an nbd image maps its module.
+# in the foreground and when daemonizing.  The build tree's modules load
+# (every symbol they need from rqdisk is exported): with no server, the
+# backend itself is what refuses; an nbd image maps its module.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -77,6 +79,8 @@ libnbX\.so\.0: cannot open shared object file" "$uri"
 	refused "$tmp/wrong" \
 		"$tmp/wrong/backend-nbd.so is not rqdisk's nbd backend module: it has no dev_nbd_ops" "$uri"
 
+	refused "$built" "^rqdisk: nbd: .*: connect: No such file or directory" "$uri"
+
 	if command -v nbdkit >/dev/null; then
 		source "$(dirname "$0")/nbd-functions.sh"
 		say "nbd: the module is loaded from RQDISK_BACKEND_DIR, with libnbd"
@@ -103,5 +107,7 @@ $tmp/empty/backend-rbd.so: .*cannot open shared object file" "$spec"
 librbX\.so\.1: cannot open shared object file" "$spec"
 	refused "$tmp/wrong" \
 		"$tmp/wrong/backend-rbd.so is not rqdisk's rbd backend module: it has no dev_rbd_ops" "$spec"
+	refused "$built" "^rqdisk: rbd: cannot reach the Ceph cluster" \
+		"rbd:pool/image:mon_host=127.0.0.1\\:1:client_mount_timeout=1"
 fi
 echo "PASS"
