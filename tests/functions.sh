@@ -31,6 +31,9 @@ RQDISK=$(realpath -m "$RQDISK")
 : "${top_builddir:=$(dirname "$RQDISK")/../..}" # RQDISK is src/daemon/rqdisk
 : "${top_srcdir:=$(dirname "$0")/..}"
 export RQDISK top_builddir top_srcdir
+# The nbd and rbd backends: the build tree's modules, not the installed ones.
+: "${RQDISK_BACKEND_DIR:=$top_builddir/src/daemon/.libs}"
+export RQDISK_BACKEND_DIR
 
 # Give up on the test: it found the behaviour broken.
 fail()

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend_module.h"
 #include "backend_nbd.h"
 #include "backend_rbd.h"
 #include "blktrace.h"
@@ -310,18 +311,24 @@ static unsigned int driver_flags(const struct rqdisk_options *o)
 	       (o->null ? URING_DRIVER_NULL : 0);
 }
 
-/* The file or null backend (NULL: the driver's own), the nbd one for a URI, or rbd. */
-static const struct dev_ops *backend_of(const struct rqdisk_state *s)
+/*
+ * The file or null backend (NULL: the driver's own), or for a URI or an
+ * rbd: spec the nbd or rbd backend, loaded from its module only now.
+ */
+static int backend_of(const struct rqdisk_state *s, const struct dev_ops **ops)
 {
-#ifdef HAVE_LIBNBD
+	char why[PATH_MAX + 256];
+
+	*ops = NULL;
 	if (image_is_nbd(s))
-		return &dev_nbd_ops;
-#endif
-#ifdef HAVE_LIBRBD
-	if (image_is_rbd(s))
-		return &dev_rbd_ops;
-#endif
-	return NULL;
+		*ops = backend_module_load("nbd", "dev_nbd_ops", why, sizeof(why));
+	else if (image_is_rbd(s))
+		*ops = backend_module_load("rbd", "dev_rbd_ops", why, sizeof(why));
+	else
+		return 0;
+	if (!*ops)
+		die_msg("IMAGE %s: %s", s->opt.image, why);
+	return *ops ? 0 : -1;
 }
 
 /* The export's size and whether it takes writes, as the backend found them. */
@@ -340,6 +347,7 @@ static void take_export(struct rqdisk_state *s)
 static int setup_queue(struct rqdisk_state *s)
 {
 	struct request_queue *q = blk_init_queue(NULL, NULL, NULL);
+	const struct dev_ops *backend;
 	const struct blk_dev *model;
 	char why[160];
 	int ret;
@@ -372,7 +380,9 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("%s", why);
 		return -1;
 	}
-	if (uring_driver_set_stack(s->driver, s->opt.filters, s->opt.nr_filters, backend_of(s),
+	if (backend_of(s, &backend))
+		return -1;
+	if (uring_driver_set_stack(s->driver, s->opt.filters, s->opt.nr_filters, backend,
 				   s->image_path, s->disk.size >> SECTOR_SHIFT, why, sizeof(why))) {
 		die_msg("%s", why);
 		return -1;
