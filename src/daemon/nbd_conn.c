@@ -146,6 +146,13 @@ int nbd_conn_connect_start(struct nbd_conn *c, const char *uri)
 	c->h = nbd_create();
 	if (!c->h)
 		return -ENOMEM;
+#ifdef LIBNBD_HAVE_NBD_SET_PREAD_INITIALIZE
+	/*
+	 * A failed read's buffer never reaches the reader (the whole request
+	 * fails): zeroing every buffer first is a memset of each 1 MiB read.
+	 */
+	nbd_set_pread_initialize(c->h, false);
+#endif
 	if (nbd_aio_connect_uri(c->h, uri) || nbd_aio_get_fd(c->h) < 0) {
 		int err = nbd_get_errno();
 
