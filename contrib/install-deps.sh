@@ -12,7 +12,7 @@ PACKAGES=(
 	libfuse3-dev fuse3 liburing-dev check libbsd-dev
 	e2fsprogs xfsprogs btrfs-progs util-linux fio python3 man-db blktrace
 	gnuplot-nox bsdextrautils
-	libnbd-dev nbdkit libnbd-bin iproute2
+	libnbd-dev nbdkit libnbd-bin iproute2 libcap2-bin
 )
 case "${1:-}" in
 --ceph) PACKAGES+=(librbd-dev ceph-mon ceph-osd ceph-common uuid-runtime iproute2) ;;

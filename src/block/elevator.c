@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "blkdev.h"
 
@@ -200,6 +201,12 @@ const struct elevator_type *elevator_get(const char *name, char *why, size_t why
 	const char *const *n;
 	size_t used;
 
+	if (strchr(name, '/') && getauxval(AT_SECURE)) {
+		/* setcap or setuid: the caller's shared object would run with what they lack */
+		snprintf(why, whylen, "elevator %s: a shared object is not loaded by a privileged "
+			 "(setcap or setuid) rqdisk", name);
+		return NULL;
+	}
 	if (strchr(name, '/'))
 		return elevator_load(name, why, whylen);
 	t = elevator_find(name);

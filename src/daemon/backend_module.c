@@ -15,12 +15,14 @@
 
 /*
  * RQDISK_BACKEND_DIR is taken as --elevator PATH is: from whoever starts
- * the daemon, as they give it.  A path with a slash is all dlopen() is
- * ever given, so the loader's own search (LD_LIBRARY_PATH) plays no part.
+ * the daemon, except where it runs with privileges they lack (setcap, as
+ * rqdisk(8) suggests, or setuid): their module would run with them.  A
+ * path with a slash is all dlopen() is ever given, so the loader's own
+ * search (LD_LIBRARY_PATH) plays no part.
  */
 static const char *backend_module_dir(void)
 {
-	const char *dir = getenv(BACKEND_DIR_ENV);
+	const char *dir = secure_getenv(BACKEND_DIR_ENV);
 
 	return dir && *dir ? dir : RQDISK_PKGLIBDIR;
 }
