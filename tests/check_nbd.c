@@ -475,6 +475,15 @@ static bool wait_server(volatile int *flag)
 	return *flag;
 }
 
+/* The connections die, unseen until the backend next reads or writes: shut here. */
+static void hang_up(struct harness *h)
+{
+	for (int i = 0; i < MAX_WATCHES; i++) {
+		if (h->w[i].used)
+			shutdown(h->w[i].fd, SHUT_RDWR);
+	}
+}
+
 static void teardown(struct harness *h)
 {
 	dev_stack_close(&h->stack);
@@ -528,11 +537,7 @@ START_TEST(gone_for_the_timeout_new_io_fails_at_once)
 
 	server_gone(srv);
 	srv->mute = 1;
-	/* the connection dies when the server's threads see it close: here, by shutting it */
-	for (int i = 0; i < MAX_WATCHES; i++) {
-		if (h->w[i].used)
-			shutdown(h->w[i].fd, SHUT_RDWR);
-	}
+	hang_up(h);
 	settle(h);
 	a = read_at(h, 0);
 	settle(h);
@@ -677,10 +682,7 @@ START_TEST(a_read_sent_as_its_connection_dies_waits_for_the_next)
 	a = read_at(h, 0);
 	pump_until(h, &h->ended[a]);
 	ck_assert_int_eq(h->error[a], 0);
-	for (int i = 0; i < MAX_WATCHES; i++) {
-		if (h->w[i].used)
-			shutdown(h->w[i].fd, SHUT_RDWR);
-	}
+	hang_up(h);
 	b = read_at(h, 8);
 	run_timers(h);
 	ck_assert_msg(!h->ended[b] || !h->error[b],
