@@ -46,7 +46,9 @@ struct logged {
  * is read or answered until go, when its reply is sent and the
  * connection closed (stalled, closed: how far it got).  hold_flush: a
  * flush is not answered while it is set; flush_error: the NBD error a
- * flush is answered with.
+ * flush is answered with.  pause_after_write: the next write is answered,
+ * then nothing more is read until resume (a client that stops sending
+ * meanwhile is not seen to go).
  */
 struct server {
 	int listen_fd;
@@ -54,6 +56,7 @@ struct server {
 	volatile int mute;
 	volatile int stall_write, stalled, go, closed;
 	volatile int hold_flush, flush_error;
+	volatile int pause_after_write, resume;
 	pthread_mutex_t lock; /* the log's */
 	struct logged log[MAX_LOG];
 	unsigned int nr_log;
@@ -228,6 +231,11 @@ static void *serve_conn(void *arg)
 		if (xwrite(ca.fd, &rep, sizeof(rep)) ||
 		    (type == 0 && xwrite(ca.fd, ca.srv->data + off, len)))
 			break;
+		if (type == NBD_CMD_WRITE && ca.srv->pause_after_write) {
+			ca.srv->pause_after_write = 0;
+			while (!ca.srv->resume)
+				usleep(1000);
+		}
 	}
 out:
 	close(ca.fd);
@@ -659,6 +667,41 @@ START_TEST(a_fua_write_answered_then_dropped_is_sent_again_with_its_flush)
 }
 END_TEST
 
+/*
+ * The connection dies between a FUA write's reply and its flush: the reply
+ * is read, and the flush, the next thing sent, finds the socket shut
+ * (libnbd runs its callback with ENOTCONN inside nbd_aio_flush).  The
+ * write is not durable: it is sent again, flush and all, on the next
+ * connection, not failed.
+ */
+START_TEST(a_fua_write_whose_flush_finds_the_connection_dead_is_sent_again)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	struct pollfd p = { .fd = -1, .events = POLLIN };
+	unsigned int w;
+
+	for (int i = 0; i < MAX_WATCHES; i++) {
+		if (h->w[i].used)
+			p.fd = h->w[i].fd;
+	}
+	srv->pause_after_write = 1;
+	w = write_at(h, 8, 0, REQ_FUA);
+	/* the reply waits in the socket, unread; nothing the client sends goes out now */
+	ck_assert_int_eq(poll(&p, 1, 10000), 1);
+	ck_assert_int_eq(shutdown(p.fd, SHUT_WR), 0);
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], 0);
+	ck_assert_uint_eq(writes_at(srv, h->log_at_end[w], 4096), 2); /* sent again */
+	ck_assert_msg(flushed_after_write_at(srv, h->log_at_end[w], 4096),
+		      "the FUA write ended with no flush after it");
+	srv->resume = 1;
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
 /* Run the timers due, as a host may before it polls the sockets. */
 static void run_timers(struct harness *h)
 {
@@ -710,6 +753,7 @@ int main(void)
 	tcase_add_test(tc, a_fua_write_ends_once_its_flush_is_answered);
 	tcase_add_test(tc, a_fua_write_whose_flush_fails_fails_with_eio);
 	tcase_add_test(tc, a_fua_write_answered_then_dropped_is_sent_again_with_its_flush);
+	tcase_add_test(tc, a_fua_write_whose_flush_finds_the_connection_dead_is_sent_again);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

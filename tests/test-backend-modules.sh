@@ -11,7 +11,8 @@ requires_root
 requires_fuse
 requires timeout
 
-built=$RQDISK_BACKEND_DIR
+# as /proc/PID/maps names it: top_builddir is DIR/src/daemon/../.. where a test runs alone
+built=$(realpath -m "$RQDISK_BACKEND_DIR")
 have_nbd=
 have_rbd=
 "$RQDISK" --help | grep -q nbd+unix && have_nbd=1
