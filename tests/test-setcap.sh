@@ -2,7 +2,8 @@
 # test-setcap.sh - an rqdisk given capabilities with setcap (as rqdisk(8)
 # suggests for CAP_IPC_LOCK and CAP_SYS_RESOURCE) and started by a user who
 # lacks them loads no code of that user's: an elevator named by path is
-# refused in one line, and RQDISK_BACKEND_DIR is not heeded.  The same
+# refused in one line, RQDISK_BACKEND_DIR is not heeded, and an RBD image
+# (whose Ceph configuration can name plugins to load) is refused.  The same
 # binary without capabilities, started by the same user, takes both: what
 # refuses is the privilege, not the user.
 source "$(dirname "$0")/functions.sh"
@@ -79,5 +80,16 @@ if "$RQDISK" --help | grep -q nbd+unix; then
 	as_nobody env RQDISK_BACKEND_DIR="$tmp/mods" "$tmp/rqdisk-plain" -f "$uri" "$tmp/mnt" || true
 	grep -q "$tmp/mods/backend-nbd.so is not" "$tmp/err" ||
 		fail "a plain rqdisk did not look in RQDISK_BACKEND_DIR: $(cat "$tmp/err")"
+fi
+if "$RQDISK" --help | grep -q "rbd:POOL"; then
+	say "setcap: an RBD image is refused in one line (Ceph's configuration names plugins); plain, it is parsed"
+	spec="rbd:pool/image:plugin_dir=$tmp/mods"
+	status=0
+	as_nobody "$tmp/rqdisk-cap" -f "$spec" "$tmp/mnt" || status=$?
+	[ $status != 0 ] || fail "a setcap rqdisk opened an RBD image"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "not one line: $(cat "$tmp/err")"
+	grep -q "opens no RBD image" "$tmp/err" || fail "the refusal does not say why: $(cat "$tmp/err")"
+	as_nobody "$tmp/rqdisk-plain" -f "$spec" "$tmp/mnt" || true
+	grep -q "opens no RBD image" "$tmp/err" && fail "a plain rqdisk refused the RBD image"
 fi
 echo "PASS"

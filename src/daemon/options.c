@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "backend_nbd.h"
 #include "blkdev.h"
@@ -346,6 +347,12 @@ static int check_rbd_image(const struct rqdisk_options *o)
 		fprintf(stderr, "rqdisk: IMAGE %s: %s is for an image file, not an RBD image\n",
 			o->image, o->create_size ? "--create" : o->direct ? "--direct" : "--null");
 		return -EINVAL;
+	}
+	if (getauxval(AT_SECURE)) {
+		/* conf=, CEPH_CONF and any key reach librados, which loads plugins they name */
+		fprintf(stderr, "rqdisk: IMAGE %s: a privileged (setcap or setuid) rqdisk opens no RBD "
+			"image: Ceph's configuration can name code to load\n", o->image);
+		return -EPERM;
 	}
 	if (rbd_spec_parse(o->image + strlen(RBD_SPEC_PREFIX), &sp, why, sizeof(why))) {
 		fprintf(stderr, "rqdisk: IMAGE %s: %s\n", o->image, why);
