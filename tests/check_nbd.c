@@ -402,6 +402,14 @@ static struct harness *setup(struct server *srv, unsigned int timeout_s)
 	return h;
 }
 
+/* Run the timers due, on the virtual clock (a host may before it polls the sockets). */
+static void run_timers(struct harness *h)
+{
+	blk_queue_lock(h->q);
+	dev_stack_run_timers(&h->stack, h->clock.virtual_ns);
+	blk_queue_unlock(h->q);
+}
+
 /* Poll the sockets for up to ms of real time, then run the timers due on the virtual clock. */
 static void pump(struct harness *h, int ms)
 {
@@ -424,9 +432,7 @@ static void pump(struct harness *h, int ms)
 		}
 		blk_queue_unlock(h->q);
 	}
-	blk_queue_lock(h->q);
-	dev_stack_run_timers(&h->stack, h->clock.virtual_ns);
-	blk_queue_unlock(h->q);
+	run_timers(h);
 	blk_run_queue(h->q);
 }
 
@@ -614,6 +620,23 @@ START_TEST(a_fua_write_whose_flush_fails_fails_with_eio)
 END_TEST
 
 /*
+ * FUA write w (at byte off) ends with success, once the server has had it
+ * twice (sent again after the drop) and a flush after the second.
+ */
+static void assert_sent_again_with_flush(struct harness *h, struct server *srv, unsigned int w,
+					 uint64_t off)
+{
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], 0);
+	ck_assert_msg(flushed_after_write_at(srv, h->log_at_end[w], off),
+		      "the FUA write ended with success with no flush after it (%u of its writes "
+		      "received, %u commands in all)",
+		      writes_at(srv, h->log_at_end[w], off), h->log_at_end[w]);
+	ck_assert_uint_eq(writes_at(srv, h->log_at_end[w], off), 2);
+}
+
+/*
  * The window between a FUA write's reply and its flush: the server
  * answers the write and closes the connection, and the client reads the
  * reply and finds the connection dead in one go.  That takes a command
@@ -651,14 +674,7 @@ START_TEST(a_fua_write_answered_then_dropped_is_sent_again_with_its_flush)
 	srv->go = 1;
 	ck_assert_msg(wait_server(&srv->closed), "the server did not close the connection");
 	pump(h, 10); /* the reply and the hang-up at once */
-	pump_until(h, &h->ended[w]);
-	ck_assert(h->ended[w]);
-	ck_assert_int_eq(h->error[w], 0);
-	ck_assert_msg(flushed_after_write_at(srv, h->log_at_end[w], 0),
-		      "the FUA write ended with success with no flush after it (%u of its writes "
-		      "received, %u commands in all)",
-		      writes_at(srv, h->log_at_end[w], 0), h->log_at_end[w]);
-	ck_assert_uint_eq(writes_at(srv, h->log_at_end[w], 0), 2); /* sent again */
+	assert_sent_again_with_flush(h, srv, w, 0);
 	pump_until(h, &h->ended[x]);
 	ck_assert(h->ended[x]);
 	ck_assert_int_eq(h->error[x], 0);
@@ -690,25 +706,12 @@ START_TEST(a_fua_write_whose_flush_finds_the_connection_dead_is_sent_again)
 	/* the reply waits in the socket, unread; nothing the client sends goes out now */
 	ck_assert_int_eq(poll(&p, 1, 10000), 1);
 	ck_assert_int_eq(shutdown(p.fd, SHUT_WR), 0);
-	pump_until(h, &h->ended[w]);
-	ck_assert(h->ended[w]);
-	ck_assert_int_eq(h->error[w], 0);
-	ck_assert_uint_eq(writes_at(srv, h->log_at_end[w], 4096), 2); /* sent again */
-	ck_assert_msg(flushed_after_write_at(srv, h->log_at_end[w], 4096),
-		      "the FUA write ended with no flush after it");
+	assert_sent_again_with_flush(h, srv, w, 4096);
 	srv->resume = 1;
 	teardown(h);
 	server_gone(srv);
 }
 END_TEST
-
-/* Run the timers due, as a host may before it polls the sockets. */
-static void run_timers(struct harness *h)
-{
-	blk_queue_lock(h->q);
-	dev_stack_run_timers(&h->stack, h->clock.virtual_ns);
-	blk_queue_unlock(h->q);
-}
 
 /*
  * A read sent on a connection that died unseen (the send fails, and libnbd

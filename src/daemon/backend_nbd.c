@@ -31,11 +31,11 @@
 #define NBD_MAX_IN_FLIGHT 64
 /* Discard and zeroing go out in commands of at most this much. */
 #define NBD_RANGE_CHUNK (1u << 30)
+#define NS_PER_S ((uint64_t)1000000000)
 /* Between two attempts to reach a server that went away. */
-#define NBD_RETRY_NS ((uint64_t)1000000000)
+#define NBD_RETRY_NS NS_PER_S
 /* A socket's send buffer holds at most this much, whatever max_hw_sectors_kb says. */
 #define NBD_MAX_SNDBUF (32u << 20)
-#define NS_PER_S ((uint64_t)1000000000)
 
 struct nbd_backend;
 
