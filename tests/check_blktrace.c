@@ -3,9 +3,12 @@
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blktrace.h"
@@ -462,8 +465,12 @@ START_TEST(test_setup_refusals)
 }
 END_TEST
 
-/* Stopped: no more records.  Started again: the file from scratch, names again. */
-START_TEST(test_restart_truncates_and_stop_stops)
+/*
+ * Stopped: no more records.  Started again under the same name: refused,
+ * the file kept (a trace is made new, never written over); once the file
+ * is gone, a new one from scratch, naming the processes again.
+ */
+START_TEST(test_restart_makes_a_new_file_and_stop_stops)
 {
 	struct traced tr;
 	struct test_bio tb;
@@ -478,6 +485,10 @@ START_TEST(test_restart_truncates_and_stop_stops)
 	fake_complete_all(tr.fd);
 	ck_assert_uint_eq(read_recs(tr.path, tr.recs), 6);
 
+	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), -EEXIST);
+	ck_assert_msg(strstr(why, ".blktrace.0: it exists: name a new trace"), "%s", why);
+	ck_assert_uint_eq(read_recs(tr.path, tr.recs), 6);
+	unlink(tr.path);
 	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), 0);
 	submit(&tr, &tb, REQ_OP_READ, 0, 16, 8, mem);
 	fake_complete_all(tr.fd);
@@ -491,28 +502,64 @@ START_TEST(test_restart_truncates_and_stop_stops)
 END_TEST
 
 /*
- * A file that cannot take the records: stopping says so, whether the
- * buffer filled while tracing (300 writes make 1500 records, past 64 KiB)
- * or only its last flush failed.
+ * A file that cannot take the records (no more than 64 bytes, by
+ * RLIMIT_FSIZE): stopping says so, whether the buffer filled while
+ * tracing (300 writes make 1500 records, past 64 KiB) or only its last
+ * flush failed.
  */
 START_TEST(test_remove_reports_a_write_error)
 {
+	struct rlimit small = { 64, 64 }, old;
 	struct traced tr;
 	struct test_bio tb;
 	unsigned int nr_writes = _i ? 300 : 1;
+	int ret;
 
-	if (access("/dev/full", W_OK))
-		return;
 	traced_start(&tr, "noop");
 	ck_assert_int_eq(blk_trace_remove(tr.fd->q), 0);
 	unlink(tr.path);
-	ck_assert_int_eq(symlink("/dev/full", tr.path), 0);
 	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, NULL, 0), 0);
+	signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
 	for (unsigned int i = 0; i < nr_writes; i++) {
 		submit(&tr, &tb, REQ_OP_WRITE, 0, 8 * i, 8, mem);
 		fake_complete_all(tr.fd);
 	}
-	ck_assert_int_eq(blk_trace_remove(tr.fd->q), -ENOSPC);
+	ret = blk_trace_remove(tr.fd->q);
+	small.rlim_cur = old.rlim_cur; /* the hard limit stays: only root may raise it */
+	setrlimit(RLIMIT_FSIZE, &small);
+	ck_assert_int_eq(ret, -EFBIG);
+	traced_free(&tr);
+}
+END_TEST
+
+/*
+ * A trace is made new: a file that is there (another user's, made to read
+ * the daemon's I/O) and a symlink (to have it write over what it names)
+ * are refused in one line, and neither is touched.
+ */
+START_TEST(test_a_trace_is_made_new_or_refused)
+{
+	struct traced tr;
+	char why[256], target[PATH_MAX + 8];
+	struct stat st;
+
+	traced_start(&tr, "noop");
+	ck_assert_int_eq(blk_trace_remove(tr.fd->q), 0);
+	unlink(tr.path);
+	snprintf(target, sizeof(target), "%s.target", tr.path);
+	ck_assert_int_eq(symlink(target, tr.path), 0); /* dangling: O_CREAT would make target */
+	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), -ELOOP);
+	ck_assert_msg(strstr(why, ".blktrace.0: a symbolic link: name a new trace"), "%s", why);
+	ck_assert_int_ne(stat(target, &st), 0);
+	unlink(tr.path);
+	ck_assert_int_eq(mknod(tr.path, S_IFREG | 0666, 0), 0);
+	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), -EEXIST);
+	ck_assert_msg(strstr(why, ".blktrace.0: it exists: name a new trace"), "%s", why);
+	ck_assert_ptr_null(tr.fd->q->blk_trace);
+	ck_assert_int_eq(stat(tr.path, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
 	traced_free(&tr);
 }
 END_TEST
@@ -532,7 +579,8 @@ int main(void)
 	tcase_add_test(tc, test_completion_covers_the_issued_range);
 	tcase_add_test(tc, test_process_names_once_per_pid);
 	tcase_add_test(tc, test_setup_refusals);
-	tcase_add_test(tc, test_restart_truncates_and_stop_stops);
+	tcase_add_test(tc, test_restart_makes_a_new_file_and_stop_stops);
+	tcase_add_test(tc, test_a_trace_is_made_new_or_refused);
 	tcase_add_loop_test(tc, test_remove_reports_a_write_error, 0, 2);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);

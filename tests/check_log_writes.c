@@ -1,9 +1,11 @@
 /*
  * check_log_writes.c - the log-writes filter over a backend the test ends by
- * hand, in the order it chooses: the log has dm-log-writes' order (c,a,
- * FLUSH,FUA d,b for Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd), each
- * write's bytes, discards and zeroes, marks and the end mark, and what a
- * request ended in parts or with an error puts there.
+ * hand, in the order it chooses: the log has the order of completion with
+ * each FLUSH entry after exactly what its flush covers (c,a,FLUSH,b,FUA d
+ * for Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd), so that it replays to
+ * the image; each write's bytes, discards and zeroes, marks and the end
+ * mark, the gaps logging off leaves, what a request ended in parts or with
+ * an error puts there, and the files it makes new or refuses.
  */
 #include <check.h>
 #include <endian.h>
@@ -182,6 +184,22 @@ static int64_t super_entries(const char *path)
 	return n == sizeof(sb) ? (int64_t)le64toh(sb.nr_entries) : -1;
 }
 
+/* The log applied in order to img (sectors of 512 bytes), as replay-log applies it. */
+static void log_replay(const struct log *l, unsigned char *img, size_t sectors)
+{
+	for (unsigned int i = 0; i < l->nr; i++) {
+		const struct entry *e = &l->e[i];
+
+		if (e->flags & (LOG_MARK_FLAG | LOG_FLUSH_FLAG) || !e->nr)
+			continue;
+		ck_assert_uint_le(e->sector + e->nr, sectors);
+		if (e->data)
+			memcpy(img + e->sector * SECTOR_SIZE, e->data, e->nr * SECTOR_SIZE);
+		else
+			memset(img + e->sector * SECTOR_SIZE, 0, e->nr * SECTOR_SIZE);
+	}
+}
+
 static void log_free(struct log *l)
 {
 	for (unsigned int i = 0; i < l->nr; i++)
@@ -230,8 +248,12 @@ static void show(struct rig *r, const char *name, char *buf, size_t len)
 
 /* ------------------------------------------------------------------ tests */
 
-/* dm-log-writes' own example: Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd. */
-START_TEST(completion_order_as_dm_log_writes)
+/*
+ * dm-log-writes' own example, Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd:
+ * c and a as they complete, the FLUSH entry, then b, which completed while
+ * the flush was below (the flush does not cover it), then d.
+ */
+START_TEST(completion_order_with_each_flush_in_place)
 {
 	struct rig *r = rig_open("");
 	unsigned int a, b, c, flush, d;
@@ -255,35 +277,94 @@ START_TEST(completion_order_as_dm_log_writes)
 	assert_write(&l, 1, r, a, 0, 0, 8);
 	assert_flag(&l, 2, LOG_FLUSH_FLAG);
 	ck_assert_uint_eq(l.e[2].nr, 0);
-	assert_write(&l, 3, r, d, LOG_FUA_FLAG, 0, 2);
-	assert_write(&l, 4, r, b, 0, 0, 4); /* completed after the flush was issued: not its */
+	assert_write(&l, 3, r, b, 0, 0, 4); /* completed after the flush was issued: not its */
+	assert_write(&l, 4, r, d, LOG_FUA_FLAG, 0, 2);
 	assert_mark(&l, 5, LOG_WRITES_END_MARK);
 	log_free(&l);
 	rig_free(r);
 }
 END_TEST
 
-/* A FUA write is logged when it completes, ahead of writes that completed before it unflushed. */
-START_TEST(fua_goes_ahead_of_the_unflushed)
+/*
+ * A FUA write over an older write that no flush covered yet comes after
+ * it, with no FLUSH between (the older stays volatile): the log replays to
+ * the FUA write's data.  The same when both complete while a flush is
+ * below: they follow its FLUSH entry, in their order.
+ */
+START_TEST(fua_over_an_unflushed_write_replays_to_the_fua_data)
+{
+	unsigned char img[64 * SECTOR_SIZE];
+
+	for (int in_flush = 0; in_flush <= 1; in_flush++) {
+		struct rig *r = rig_open("");
+		unsigned int a, d, f0 = 0, flush;
+		struct log l;
+		int i = 0;
+
+		if (in_flush)
+			f0 = issue(r, REQ_OP_FLUSH, REQ_PREFLUSH, 0, 0, 0);
+		a = issue(r, REQ_OP_WRITE, 0, 0, 8, 'a');
+		d = issue(r, REQ_OP_WRITE, REQ_FUA, 0, 8, 'd');
+		complete_all(r, a);
+		complete_all(r, d);
+		if (in_flush)
+			complete(r, f0, 0, 0);
+		flush = issue(r, REQ_OP_FLUSH, REQ_PREFLUSH, 0, 0, 0); /* as the core makes one */
+		complete(r, flush, 0, 0);
+		rig_close(r);
+
+		log_read(r->log, &l);
+		ck_assert_uint_eq(l.nr_entries, 4 + in_flush);
+		if (in_flush)
+			assert_flag(&l, i++, LOG_FLUSH_FLAG);
+		assert_write(&l, i++, r, a, 0, 0, 8);
+		assert_write(&l, i++, r, d, LOG_FUA_FLAG, 0, 8);
+		assert_flag(&l, i++, LOG_FLUSH_FLAG);
+		assert_mark(&l, i, LOG_WRITES_END_MARK);
+		memset(img, 0, sizeof(img));
+		log_replay(&l, img, 64);
+		ck_assert_msg(!memcmp(img, r->h.buf[d], 8 * SECTOR_SIZE),
+			      "the log replays to the older write's data (flush below: %d)", in_flush);
+		log_free(&l);
+		rig_free(r);
+	}
+}
+END_TEST
+
+/*
+ * Two flushes below, the later ending first: each FLUSH entry comes after
+ * the writes that completed before its flush was issued, and before those
+ * after.  w1 (after f1, before f2) goes ahead of f2's FLUSH; w2 (after f2)
+ * waits for f1 too, which was issued before it completed.
+ */
+START_TEST(held_writes_follow_the_flushes_issued_before_them)
 {
 	struct rig *r = rig_open("");
-	unsigned int a, d, flush;
+	unsigned int f1, f2, w1, w2;
 	struct log l;
+	char stats[512];
 
-	a = issue(r, REQ_OP_WRITE, 0, 0, 8, 'a');
-	d = issue(r, REQ_OP_WRITE, REQ_FUA, 64, 8, 'd');
-	complete_all(r, a);
-	complete_all(r, d);
-	flush = issue(r, REQ_OP_FLUSH, REQ_PREFLUSH, 0, 0, 0); /* as the core makes one */
-	complete(r, flush, 0, 0);
+	f1 = issue(r, REQ_OP_FLUSH, 0, 0, 0, 0);
+	w1 = issue(r, REQ_OP_WRITE, 0, 0, 8, '1');
+	complete_all(r, w1);
+	f2 = issue(r, REQ_OP_FLUSH, 0, 0, 0, 0);
+	w2 = issue(r, REQ_OP_WRITE, 0, 64, 4, '2');
+	complete_all(r, w2);
+	show(r, "stats", stats, sizeof(stats));
+	ck_assert_msg(strstr(stats, "held_bytes 7168\n"), "%s", stats); /* 2 entries, 12 sectors */
+	complete(r, f2, 0, 0);
+	complete(r, f1, 0, 0);
+	show(r, "stats", stats, sizeof(stats));
+	ck_assert_msg(strstr(stats, "held_bytes 0\n"), "%s", stats);
 	rig_close(r);
 
 	log_read(r->log, &l);
-	ck_assert_uint_eq(l.nr_entries, 4);
-	assert_write(&l, 0, r, d, LOG_FUA_FLAG, 0, 8);
-	assert_write(&l, 1, r, a, 0, 0, 8);
+	ck_assert_uint_eq(l.nr_entries, 5);
+	assert_write(&l, 0, r, w1, 0, 0, 8);
+	assert_flag(&l, 1, LOG_FLUSH_FLAG);
 	assert_flag(&l, 2, LOG_FLUSH_FLAG);
-	assert_mark(&l, 3, LOG_WRITES_END_MARK);
+	assert_write(&l, 3, r, w2, 0, 0, 4);
+	assert_mark(&l, 4, LOG_WRITES_END_MARK);
 	log_free(&l);
 	rig_free(r);
 }
@@ -382,7 +463,7 @@ START_TEST(write_zeroes_last_in_a_running_log)
 }
 END_TEST
 
-/* A mark goes in at once, ahead of what is not flushed; bad names are refused. */
+/* A mark goes in at once, after what completed; bad names are refused. */
 START_TEST(marks)
 {
 	struct rig *r = rig_open("");
@@ -396,7 +477,7 @@ START_TEST(marks)
 	show(r, "mark", buf, sizeof(buf));
 	ck_assert_str_eq(buf, "one\n");
 	show(r, "entries", buf, sizeof(buf));
-	ck_assert_str_eq(buf, "1\n");
+	ck_assert_str_eq(buf, "2\n");
 	/* the longest name: with a NUL, what fits in the block after the entry (479 bytes) */
 	memset(longest, 'x', sizeof(longest) - 1);
 	longest[sizeof(longest) - 1] = 0;
@@ -407,15 +488,15 @@ START_TEST(marks)
 	ck_assert_int_eq(store(r, "mark", ""), -EINVAL);
 	ck_assert_int_eq(store(r, "mark", "two\nlines"), -EINVAL);
 	show(r, "entries", buf, sizeof(buf));
-	ck_assert_str_eq(buf, "2\n");
+	ck_assert_str_eq(buf, "3\n");
 	rig_close(r);
 
 	log_read(r->log, &l);
 	ck_assert_uint_eq(l.nr_entries, 4);
-	assert_mark(&l, 0, "one");
-	assert_flag(&l, 1, LOG_MARK_FLAG);
-	ck_assert_uint_eq(l.e[1].data_len, 479);
-	assert_write(&l, 2, r, a, 0, 0, 8); /* unflushed at close */
+	assert_write(&l, 0, r, a, 0, 0, 8);
+	assert_mark(&l, 1, "one");
+	assert_flag(&l, 2, LOG_MARK_FLAG);
+	ck_assert_uint_eq(l.e[2].data_len, 479);
 	assert_mark(&l, 3, LOG_WRITES_END_MARK);
 	log_free(&l);
 	rig_free(r);
@@ -450,6 +531,51 @@ START_TEST(enable_leaves_marked_gaps)
 	assert_mark(&l, 2, "rqdisk-log-enabled");
 	assert_write(&l, 3, r, c, 0, 0, 8);
 	assert_mark(&l, 4, LOG_WRITES_END_MARK);
+	log_free(&l);
+	rig_free(r);
+}
+END_TEST
+
+/*
+ * A write submitted with logging off, or with a part ended while it was
+ * off, is not logged however late it ends: the gap goes on until it has
+ * ended (what completes meanwhile is logged inside the gap), so no write
+ * is missing after the mark that ends it.
+ */
+START_TEST(a_gap_lasts_until_the_writes_it_missed_end)
+{
+	struct rig *r = rig_open("");
+	unsigned int b, c, d, e, f;
+	struct log l;
+
+	ck_assert_int_eq(store(r, "enable", "0"), 0);
+	b = issue(r, REQ_OP_WRITE, 0, 64, 8, 'b'); /* submitted with logging off */
+	ck_assert_int_eq(store(r, "enable", "1"), 0);
+	c = issue(r, REQ_OP_WRITE, 0, 128, 8, 'c');
+	complete_all(r, c);
+	complete_all(r, b);
+	d = issue(r, REQ_OP_WRITE, 0, 192, 8, 'd');
+	complete_all(r, d);
+	/* a write half ended while logging is off, the rest once it is on */
+	e = issue(r, REQ_OP_WRITE, 0, 256, 8, 'e');
+	ck_assert_int_eq(store(r, "enable", "0"), 0);
+	complete(r, e, 0, 4);
+	ck_assert_int_eq(store(r, "enable", "1"), 0);
+	complete(r, e, 0, 4);
+	f = issue(r, REQ_OP_WRITE, 0, 320, 8, 'f');
+	complete_all(r, f);
+	rig_close(r);
+
+	log_read(r->log, &l);
+	ck_assert_uint_eq(l.nr_entries, 8);
+	assert_mark(&l, 0, "rqdisk-log-disabled");
+	assert_write(&l, 1, r, c, 0, 0, 8);
+	assert_mark(&l, 2, "rqdisk-log-enabled"); /* after b ended */
+	assert_write(&l, 3, r, d, 0, 0, 8);
+	assert_mark(&l, 4, "rqdisk-log-disabled");
+	assert_mark(&l, 5, "rqdisk-log-enabled"); /* after e ended */
+	assert_write(&l, 6, r, f, 0, 0, 8);
+	assert_mark(&l, 7, LOG_WRITES_END_MARK);
 	log_free(&l);
 	rig_free(r);
 }
@@ -586,31 +712,93 @@ END_TEST
 
 /*
  * A stack closed as never having served (the host's start failed after it
- * opened): the log the filter made is taken away; a log file that was
- * there before it stays.
+ * opened): the log the filter made is taken away.
  */
 START_TEST(aborted_start_removes_what_it_made)
 {
 	struct rig *r = rig_open("");
-	char spec[256];
 	struct stat st;
-	int fd;
 
 	ck_assert_int_eq(stat(r->log, &st), 0);
 	r->h.stack.aborted = true;
 	rig_close(r);
 	ck_assert_msg(stat(r->log, &st) && errno == ENOENT, "the log of an aborted start is left");
 	rig_free(r);
+}
+END_TEST
 
-	r = rig_new(spec, sizeof(spec), "");
-	fd = open(r->log, O_WRONLY | O_CREAT | O_EXCL, 0600);
+/* The stack over the hand backend refuses spec with a line that has want; nothing is opened. */
+static void assert_open_refused(const char *spec, const char *want)
+{
+	struct stack_harness h;
+	char why[512] = "";
+
+	ck_assert_int_lt(sh_open(&h, &spec, 1, &sh_hand_ops, 1 << 21, 1, why, sizeof(why)), 0);
+	ck_assert_msg(strstr(why, want), "'%s' lacks '%s'", why, want);
+	ck_assert_ptr_null(strchr(why, '\n'));
+	blk_cleanup_queue(h.q);
+	sh_free(&h);
+}
+
+/* path holds exactly text. */
+static void assert_holds(const char *path, const char *text)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY);
+
 	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(read(fd, buf, sizeof(buf) - 1), 0);
 	close(fd);
-	rig_open_spec(r, spec);
-	r->h.stack.aborted = true;
-	rig_close(r);
-	ck_assert_msg(!stat(r->log, &st), "a log file the filter did not make was unlinked");
+	ck_assert_str_eq(buf, text);
+}
+
+/*
+ * The log is made new: a file that is there (another user may have made
+ * it, to read what the daemon logs) and a symlink (to have it write over
+ * what it names), dangling or not, are refused in one line, and neither
+ * is touched.  A device is taken as it is: a log device.
+ */
+START_TEST(the_log_is_made_new_or_refused)
+{
+	char spec[256], target[128], why[256];
+	struct rig *r = rig_new(spec, sizeof(spec), "");
+	int fd;
+
+	snprintf(target, sizeof(target), "%s/target", r->dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "theirs", 6), 6);
+	close(fd);
+
+	ck_assert_int_eq(link(target, r->log), 0); /* a file that is there */
+	snprintf(why, sizeof(why), "log-writes: file=%s exists: name a new file, or a device",
+		 r->log);
+	assert_open_refused(spec, why);
+	assert_holds(target, "theirs");
+	unlink(r->log);
+
+	ck_assert_int_eq(symlink(target, r->log), 0);
+	snprintf(why, sizeof(why), "log-writes: file=%s is a symbolic link: name a new file",
+		 r->log);
+	assert_open_refused(spec, why);
+	assert_holds(target, "theirs");
+	unlink(r->log);
+
+	unlink(target);
+	ck_assert_int_eq(symlink(target, r->log), 0); /* dangling: O_CREAT would make target */
+	assert_open_refused(spec, why);
+	ck_assert_int_ne(access(target, F_OK), 0);
+	unlink(r->log);
 	rig_free(r);
+
+	if (!access("/dev/null", W_OK)) {
+		struct stack_harness h;
+		const char *dev = "log-writes:file=/dev/null";
+
+		ck_assert_int_eq(sh_open(&h, &dev, 1, &sh_hand_ops, 1 << 21, 1, why, sizeof(why)),
+				 0);
+		sh_teardown(&h);
+	}
 }
 END_TEST
 
@@ -652,18 +840,21 @@ static Suite *log_writes_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, completion_order_as_dm_log_writes);
-	tcase_add_test(tc, fua_goes_ahead_of_the_unflushed);
+	tcase_add_test(tc, completion_order_with_each_flush_in_place);
+	tcase_add_test(tc, fua_over_an_unflushed_write_replays_to_the_fua_data);
+	tcase_add_test(tc, held_writes_follow_the_flushes_issued_before_them);
 	tcase_add_test(tc, failed_flush_gives_its_writes_to_the_next);
 	tcase_add_test(tc, discard_and_write_zeroes);
 	tcase_add_test(tc, write_zeroes_last_in_a_running_log);
 	tcase_add_test(tc, marks);
 	tcase_add_test(tc, enable_leaves_marked_gaps);
+	tcase_add_test(tc, a_gap_lasts_until_the_writes_it_missed_end);
 	tcase_add_test(tc, partial_completion);
 	tcase_add_test(tc, partial_completion_under_a_filter_that_holds_ends);
 	tcase_add_test(tc, super_block_follows_each_flush);
 	tcase_add_test(tc, bad_args_make_nothing);
 	tcase_add_test(tc, aborted_start_removes_what_it_made);
+	tcase_add_test(tc, the_log_is_made_new_or_refused);
 	tcase_add_test(tc, log_write_error_stops_logging);
 	suite_add_tcase(s, tc);
 	return s;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blktrace.h"
@@ -253,6 +254,32 @@ void __blk_add_trace_split(struct request_queue *q, const struct bio *bio, secto
 	blk_trace_add(q, &io, BLK_TA_SPLIT, &pdu, sizeof(pdu));
 }
 
+/*
+ * The trace file, made new (mode 0600), never through a symlink: a file
+ * that is there may be another user's, made in a shared directory to read
+ * the daemon's I/O, and a symlink would have it write wherever it points.
+ */
+static FILE *blk_trace_create(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0 && errno == EEXIST && !lstat(path, &st) && S_ISLNK(st.st_mode))
+		errno = ELOOP; /* O_EXCL says EEXIST for a symlink: tell it apart */
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int err = errno;
+
+		close(fd);
+		unlink(path);
+		errno = err;
+	}
+	return f;
+}
+
 int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen)
 {
 	char path[PATH_MAX];
@@ -271,11 +298,14 @@ int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size
 		snprintf(why, whylen, "trace %s: out of memory", name);
 		return -ENOMEM;
 	}
-	bt->out = fopen(path, "we");
+	bt->out = blk_trace_create(path);
 	if (!bt->out) {
 		int err = -errno;
 
-		snprintf(why, whylen, "trace %s: %s", path, strerror(errno));
+		snprintf(why, whylen, "trace %s: %s", path,
+			 err == -EEXIST ? "it exists: name a new trace"
+			 : err == -ELOOP ? "a symbolic link: name a new trace"
+					 : strerror(-err));
 		free(bt);
 		return err;
 	}

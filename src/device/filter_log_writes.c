@@ -4,18 +4,24 @@
  * dm-log-writes' on-disk format and order (log_writes.h), so that
  * xfstests' replay-log replays rqdisk's logs: "log-writes:file=LOG".
  *
- * The order is dm-log-writes': a write that completes goes on the
- * unflushed list; a flush takes that list when it is issued and, when it
- * completes, logs it followed by its FLUSH entry; writes that complete
- * while a flush is in flight wait for the next one.  A FUA write is logged
- * when it completes, ahead of the unflushed; a mark at once.  So for
- * Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd the log is c,a,FLUSH,d,b...
+ * The order is the order of completion, with each FLUSH entry after
+ * exactly the writes that completed before its flush was issued: a write
+ * (FUA or not) is logged when it completes, unless a flush is in flight;
+ * then it is held until every flush issued before it completed has, and
+ * logged after that flush's FLUSH entry.  So replaying the whole log gives
+ * the image (a write logged after one it overwrote), and every entry
+ * before a FLUSH is durable.  dm-log-writes holds every write until a
+ * flush and logs FUA writes at once, ahead of them: a FUA write over an
+ * older unflushed write then replays to the older data.  For
+ * Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd the log is c,a,FLUSH,b,d.
  *
  * The ops run on the host's one thread and must not sleep: the log is
  * written by a thread of the filter's own, from buffers handed to it in
- * log order.  When more than LW_QUEUE_MAX bytes wait for it, can_take
- * says no, and the writer wakes the host's loop through an eventfd when
- * it has caught up (the host runs the queue after a watched fd fires).
+ * log order; before it writes a super block it syncs the entries that
+ * block counts.  When more than LW_QUEUE_MAX bytes wait for it or for a
+ * flush, can_take says no, and the writer wakes the host's loop through
+ * an eventfd when it has caught up (the host runs the queue after a
+ * watched fd fires, and after a flush completes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +41,7 @@
 #include "device.h"
 #include "log_writes.h"
 
-/* Bytes handed to the writer and not yet written past which no request is taken. */
+/* Bytes held for a flush or handed to the writer and not yet written past which no request is taken. */
 #ifndef LW_QUEUE_MAX /* a test sets its own */
 #define LW_QUEUE_MAX (64u << 20)
 #endif
@@ -49,8 +55,10 @@
 struct lw_block {
 	TAILQ_ENTRY(lw_block) link;
 	uint64_t off; /* where in the log file: set when it is logged */
+	uint64_t seq; /* a write: the number of writes that completed before it */
 	size_t len;   /* bytes, whole blocks */
 	uint64_t zeros; /* zeros after them in the log: write-zeroes' data, never in memory */
+	bool super;     /* the super block: the entries before it are synced first */
 	unsigned char data[];
 };
 
@@ -59,13 +67,14 @@ TAILQ_HEAD(lw_list, lw_block);
 /* What the filter keeps with each request. */
 struct lw_rq {
 	TAILQ_ENTRY(lw_rq) link; /* a flush, on the list of those in flight */
-	struct lw_list taken;    /* a flush: the writes it covers */
+	uint64_t covers;         /* a flush: the writes completed before it was issued */
 	struct lw_block *blk;    /* a write: its entry, filled as its sectors end */
 	sector_t start;          /* 512-byte sectors, at submit */
 	unsigned int total;      /* sectors at submit */
 	unsigned int done;       /* ended below */
 	unsigned int good;       /* ended below without error, before any error */
 	bool logging;            /* logging was on at submit */
+	bool unlogged;           /* a write submitted with logging off, not yet ended */
 };
 
 TAILQ_HEAD(lw_rq_list, lw_rq);
@@ -86,9 +95,12 @@ struct lw_filter {
 	bool stopped; /* a write of the log failed, or memory ran out: nothing more is logged */
 	uint64_t nr_entries;
 	uint64_t next_off;
-	struct lw_list unflushed;
-	uint64_t unflushed_bytes;
+	uint64_t completed;  /* writes completed while logging: the next one's seq */
+	struct lw_list held; /* completed while a flush was in flight, in order */
+	uint64_t held_bytes;
 	struct lw_rq_list flushes; /* in flight, oldest first */
+	unsigned int unlogged; /* writes submitted with logging off, still below */
+	bool owe_enabled;      /* logging is on again: the gap ends when they have ended */
 	struct lw_counts n;
 	char last_mark[256]; /* what log/mark shows */
 	bool made_log, made_base; /* created here: taken away if the start is aborted */
@@ -100,6 +112,7 @@ struct lw_filter {
 	pthread_cond_t wake;
 	struct lw_list queue;
 	uint64_t queued; /* bytes in queue and being written */
+	unsigned int supers; /* super blocks in queue: only the last is written */
 	bool starved;    /* can_take said no: wake the loop when below the limit */
 	bool quit;
 	int error; /* errno of the first failed write, 0 */
@@ -164,16 +177,44 @@ static int lw_write_zeros(int fd, uint64_t off, uint64_t bytes)
 	return ret;
 }
 
-/* The writer's thread: pwrite what it is handed, in order; the first error stops the log. */
+/*
+ * One block of the log.  A super block counts entries written before it:
+ * they are synced first (*dirty: some are not yet), so that the log on
+ * disk never counts an entry it does not hold, whatever the page cache
+ * writes back first.
+ */
+static int lw_write_out(int fd, const struct lw_block *b, bool *dirty)
+{
+	int ret;
+
+	if (b->super && *dirty) {
+		if (fdatasync(fd))
+			return -errno;
+		*dirty = false;
+	}
+	ret = lw_pwrite_all(fd, b->data, b->len, b->off);
+	if (!ret && b->zeros)
+		ret = lw_write_zeros(fd, b->off + b->len, b->zeros);
+	if (!b->super)
+		*dirty = true;
+	return ret;
+}
+
+/*
+ * The writer's thread: write what it is handed, in order; the first error
+ * stops the log.  A super block with a later one queued is skipped: the
+ * later one counts more, and costs one sync for both.
+ */
 static void *lw_writer(void *arg)
 {
 	struct lw_filter *lw = arg;
 	struct lw_block *b;
 	uint64_t one = 1;
+	bool dirty = false;
 
 	pthread_mutex_lock(&lw->lock);
 	for (;;) {
-		bool wake = false;
+		bool wake = false, skip;
 		int ret = 0;
 
 		while (!(b = TAILQ_FIRST(&lw->queue)) && !lw->quit)
@@ -181,11 +222,10 @@ static void *lw_writer(void *arg)
 		if (!b)
 			break;
 		TAILQ_REMOVE(&lw->queue, b, link);
-		if (!lw->error) {
+		skip = b->super && --lw->supers;
+		if (!lw->error && !skip) {
 			pthread_mutex_unlock(&lw->lock);
-			ret = lw_pwrite_all(lw->fd, b->data, b->len, b->off);
-			if (!ret && b->zeros)
-				ret = lw_write_zeros(lw->fd, b->off + b->len, b->zeros);
+			ret = lw_write_out(lw->fd, b, &dirty);
 			pthread_mutex_lock(&lw->lock);
 		}
 		if (ret && !lw->error) {
@@ -313,6 +353,8 @@ static void lw_log_super(struct lw_filter *lw)
 		return;
 	}
 	b->off = 0;
+	b->super = true;
+	lw->supers++;
 	TAILQ_INSERT_TAIL(&lw->queue, b, link);
 	lw->queued += b->len;
 	pthread_cond_signal(&lw->wake);
@@ -339,16 +381,6 @@ static void lw_log(struct lw_filter *lw, struct lw_block *b)
 		lw->n.fua++;
 }
 
-static void lw_log_list(struct lw_filter *lw, struct lw_list *l)
-{
-	struct lw_block *b;
-
-	while ((b = TAILQ_FIRST(l))) {
-		TAILQ_REMOVE(l, b, link);
-		lw_log(lw, b);
-	}
-}
-
 /* A mark: the name in the entry's block, right after the entry, no NUL. */
 static int lw_log_mark(struct lw_filter *lw, const char *name)
 {
@@ -370,15 +402,33 @@ static int lw_log_mark(struct lw_filter *lw, const char *name)
 	return 0;
 }
 
-/* Every completed write not yet logged: the unflushed, and what flushes in flight took. */
+/* Held writes that completed before the seq-th, in order: their place in the log is here. */
+static void lw_log_held_before(struct lw_filter *lw, uint64_t seq)
+{
+	struct lw_block *b;
+
+	while ((b = TAILQ_FIRST(&lw->held)) && b->seq < seq) {
+		TAILQ_REMOVE(&lw->held, b, link);
+		lw->held_bytes -= b->len;
+		lw_log(lw, b);
+	}
+}
+
+/*
+ * Held writes no flush in flight was issued before: none of those flushes
+ * covers them, so nothing has to come between them and the log.
+ */
+static void lw_log_released(struct lw_filter *lw)
+{
+	const struct lw_rq *oldest = TAILQ_FIRST(&lw->flushes);
+
+	lw_log_held_before(lw, oldest ? oldest->covers : UINT64_MAX);
+}
+
+/* Every completed write not yet logged (the stack idle, or logging turned off). */
 static void lw_log_pending(struct lw_filter *lw)
 {
-	struct lw_rq *f;
-
-	TAILQ_FOREACH(f, &lw->flushes, link)
-		lw_log_list(lw, &f->taken);
-	lw_log_list(lw, &lw->unflushed);
-	lw->unflushed_bytes = 0;
+	lw_log_held_before(lw, UINT64_MAX);
 }
 
 /* ------------------------------------------------------------------ open */
@@ -517,17 +567,46 @@ out:
 }
 
 /*
- * Create (or truncate) path, mode 0600, and say where it is.  *made: it
- * was not there before, and is taken away again if the open fails later.
+ * An existing path: taken only if it is a device (a log device, as
+ * dm-log-writes logs to), opened through no symlink.  A file that is
+ * there may be another user's, made in a shared directory to read what
+ * the daemon writes; a symlink would have it write wherever it points.
+ */
+static int lw_open_device(const char *what, const char *path, char *why, size_t whylen)
+{
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 && errno == ELOOP) {
+		snprintf(why, whylen, "log-writes: %s=%s is a symbolic link: name a new file", what,
+			 path);
+		return -ELOOP;
+	}
+	if (fd >= 0 && !fstat(fd, &st) && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)) &&
+	    !fcntl(fd, F_SETFL, 0))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	snprintf(why, whylen, "log-writes: %s=%s exists: name a new file, or a device", what, path);
+	return -EEXIST;
+}
+
+/*
+ * Make path new, mode 0600, or open the device it names, and say where it
+ * is.  *made: it was made here, and is taken away again if the open fails
+ * later.
  */
 static int lw_create(const char *what, const char *path, char **abs, bool *made, char *why,
 		     size_t whylen)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 	*made = fd >= 0;
-	if (fd < 0 && errno == EEXIST) /* a file of the user's, or a block device */
-		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 && errno == EEXIST) {
+		fd = lw_open_device(what, path, why, whylen);
+		if (fd < 0)
+			return fd;
+	}
 	if (fd < 0) {
 		snprintf(why, whylen, "log-writes: %s=%s: %s", what, path, strerror(errno));
 		return -errno;
@@ -589,7 +668,7 @@ static void lw_destroy(struct lw_filter *lw)
 		pthread_join(lw->writer, NULL);
 	}
 	lw_free_list(&lw->queue);
-	lw_free_list(&lw->unflushed);
+	lw_free_list(&lw->held);
 	pthread_mutex_destroy(&lw->lock);
 	pthread_cond_destroy(&lw->wake);
 	if (lw->efd >= 0)
@@ -693,7 +772,7 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 	lw->enabled = a.enabled;
 	lw->next_off = lw->ss; /* block 0 is the super block */
 	lw->n.bytes = lw->ss;
-	TAILQ_INIT(&lw->unflushed);
+	TAILQ_INIT(&lw->held);
 	TAILQ_INIT(&lw->flushes);
 	TAILQ_INIT(&lw->queue);
 	pthread_mutex_init(&lw->lock, NULL);
@@ -708,7 +787,7 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 	return 0;
 }
 
-/* The stack is idle: the unflushed, the end mark, the super block; then all on disk. */
+/* The stack is idle: the held writes, the end mark, the super block; then all on disk. */
 static void lw_close(struct blk_dev *dev)
 {
 	struct lw_filter *lw = dev->priv;
@@ -746,7 +825,7 @@ static bool lw_can_take(struct blk_dev *dev)
 	bool room;
 
 	pthread_mutex_lock(&lw->lock);
-	room = lw->queued <= LW_QUEUE_MAX;
+	room = lw->queued + lw->held_bytes <= LW_QUEUE_MAX;
 	if (!room)
 		lw->starved = true;
 	pthread_mutex_unlock(&lw->lock);
@@ -758,15 +837,18 @@ static void lw_submit(struct blk_dev *dev, struct request *rq)
 	struct lw_filter *lw = dev->priv;
 	struct lw_rq *p = dev_rq_pdu(dev, rq);
 
-	TAILQ_INIT(&p->taken);
 	p->start = blk_rq_pos(rq);
 	p->total = blk_rq_sectors(rq);
 	p->logging = lw->enabled && !lw->stopped;
+	p->unlogged = false;
 	if (rq->cmd_op == REQ_OP_FLUSH && p->logging) {
 		/* the flush covers what completed before it was issued, no more */
-		TAILQ_CONCAT(&p->taken, &lw->unflushed, link);
-		lw->unflushed_bytes = 0;
+		p->covers = lw->completed;
 		TAILQ_INSERT_TAIL(&lw->flushes, p, link);
+	} else if (op_is_write(rq->cmd_op) && p->total && !lw->enabled) {
+		/* it may end once logging is on again: the gap lasts until it has */
+		p->unlogged = true;
+		lw->unlogged++;
 	}
 	dev_submit(dev->lower, rq);
 }
@@ -822,7 +904,8 @@ static struct lw_block *lw_write_block(struct lw_filter *lw, const struct reques
 
 /*
  * The write is over below (all ended, or an error ended the good part):
- * its entry goes on the unflushed list, or into the log now if it is FUA.
+ * its entry goes into the log now, or is held while a flush is in flight
+ * (the flush's FLUSH entry must come first: it does not cover this write).
  * An error after a good prefix: the prefix is logged, in whole blocks, as
  * what reached the disk; the failed part is not (dm-log-writes logs a
  * failed write whole; replaying one that never reached the disk would
@@ -850,40 +933,51 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
 	}
 	if (rq->cmd_op == REQ_OP_WRITE_ZEROES)
 		lw->n.zeroes++;
-	if (lw_flags(b) & LOG_FUA_FLAG) {
-		lw_log(lw, b);
-		lw_log_super(lw);
-		return;
-	}
-	TAILQ_INSERT_TAIL(&lw->unflushed, b, link);
-	lw->unflushed_bytes += b->len;
-}
-
-/*
- * A flush completed: what it took is on disk, then the flush itself.  A
- * failed flush made nothing durable: what it took goes back ahead of the
- * unflushed, for the next flush to cover, and no FLUSH entry is logged.
- */
-static void lw_flush_done(struct lw_filter *lw, struct lw_rq *p, int error)
-{
-	struct lw_block *b;
-
-	TAILQ_REMOVE(&lw->flushes, p, link);
-	if (error) {
-		TAILQ_FOREACH(b, &p->taken, link)
-			lw->unflushed_bytes += b->len;
-		TAILQ_CONCAT(&p->taken, &lw->unflushed, link);
-		TAILQ_CONCAT(&lw->unflushed, &p->taken, link);
-		return;
-	}
-	lw_log_list(lw, &p->taken);
-	b = lw_block_new(lw, 0, 0, LOG_FLUSH_FLAG, 0, 0);
-	if (!b) {
-		lw_out_of_memory(lw);
+	b->seq = lw->completed++;
+	if (!TAILQ_EMPTY(&lw->flushes)) {
+		TAILQ_INSERT_TAIL(&lw->held, b, link);
+		lw->held_bytes += b->len;
 		return;
 	}
 	lw_log(lw, b);
+	if (lw_flags(b) & LOG_FUA_FLAG)
+		lw_log_super(lw); /* durable now: a log cut short holds it */
+}
+
+/*
+ * A flush completed: the writes it covers that are still held go into the
+ * log, then its FLUSH entry, then what no flush still in flight covers.
+ * A failed flush made nothing durable: no FLUSH entry, and the writes it
+ * covered stay volatile until a later flush's.
+ */
+static void lw_flush_done(struct lw_filter *lw, struct lw_rq *p, int error)
+{
+	struct lw_block *b = NULL;
+
+	TAILQ_REMOVE(&lw->flushes, p, link);
+	lw_log_held_before(lw, p->covers);
+	if (!error) {
+		b = lw_block_new(lw, 0, 0, LOG_FLUSH_FLAG, 0, 0);
+		if (b)
+			lw_log(lw, b);
+		else
+			lw_out_of_memory(lw);
+	}
+	lw_log_released(lw);
 	lw_log_super(lw);
+}
+
+/*
+ * The last write submitted with logging off has ended: if logging is on
+ * again, the gap ends here, after every write it may have missed.
+ */
+static void lw_unlogged_done(struct lw_filter *lw, struct lw_rq *p)
+{
+	p->unlogged = false;
+	if (--lw->unlogged || !lw->owe_enabled)
+		return;
+	lw->owe_enabled = false;
+	lw_log_mark(lw, LW_MARK_ENABLED);
 }
 
 /*
@@ -898,21 +992,26 @@ static void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned 
 	bool log = p->logging && lw->enabled && !lw->stopped;
 
 	if (rq->cmd_op == REQ_OP_FLUSH) {
-		if (p->logging && log) {
+		if (p->logging && log)
 			lw_flush_done(lw, p, error);
-		} else if (p->logging) { /* turned off since: what it took is logged already */
+		else if (p->logging) /* turned off since: what it covered is logged already */
 			TAILQ_REMOVE(&lw->flushes, p, link);
-			lw_free_list(&p->taken);
-		}
 		dev_end(dev, rq, error, nr_sectors);
 		return;
 	}
-	if (rq->cmd_op == REQ_OP_READ || !log) {
+	if (rq->cmd_op == REQ_OP_READ) {
+		dev_end(dev, rq, error, nr_sectors);
+		return;
+	}
+	if (!log) {
 		free(p->blk); /* logging stopped or turned off while it was below */
 		p->blk = NULL;
 		p->done += n;
-		dev_end(dev, rq, error, nr_sectors);
-		return;
+		if (!p->unlogged && !lw->stopped && !error && p->done < p->total) {
+			p->unlogged = true; /* the rest may end with logging on again */
+			lw->unlogged++;
+		}
+		goto out;
 	}
 	if (error && p->good == p->done && !p->blk && n)
 		lw->n.not_logged++; /* failed from its first sector: nothing to log */
@@ -929,6 +1028,9 @@ static void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned 
 	p->done += n;
 	if (p->blk && (error || p->done == p->total))
 		lw_write_done(lw, rq, p);
+out:
+	if (p->unlogged && (error || p->done == p->total))
+		lw_unlogged_done(lw, p);
 	dev_end(dev, rq, error, nr_sectors);
 }
 
@@ -974,7 +1076,9 @@ static int lw_show_enable(struct blk_dev *dev, char *buf, size_t len)
 /*
  * Off: what completed is logged first, then a mark that says a gap
  * begins; what completes after is not logged.  On: a mark that says it
- * ended.  A reader of the log knows where writes are missing.
+ * ended, once every write submitted while it was off has ended (a write
+ * that ends after the mark would be missing where the log looks whole).
+ * A reader of the log knows where writes are missing.
  */
 static int lw_store_enable(struct blk_dev *dev, const char *buf)
 {
@@ -985,13 +1089,17 @@ static int lw_store_enable(struct blk_dev *dev, const char *buf)
 		return -EINVAL;
 	if (v == lw->enabled)
 		return 0;
-	if (!v) {
+	lw->enabled = v;
+	if (!v && lw->owe_enabled) { /* the gap never ended: it goes on */
+		lw->owe_enabled = false;
+	} else if (!v) {
 		lw_log_pending(lw);
 		lw_log_mark(lw, LW_MARK_DISABLED);
-	}
-	lw->enabled = v;
-	if (v)
+	} else if (lw->unlogged) {
+		lw->owe_enabled = true;
+	} else {
 		lw_log_mark(lw, LW_MARK_ENABLED);
+	}
 	return 0;
 }
 
@@ -1014,13 +1122,13 @@ static int lw_show_stats(struct blk_dev *dev, char *buf, size_t len)
 	pthread_mutex_unlock(&lw->lock);
 	return snprintf(buf, len,
 			"entries %llu\nwrites %llu\nfua %llu\ndiscards %llu\nzeroes %llu\n"
-			"flushes %llu\nmarks %llu\nbytes %llu\nunflushed_bytes %llu\n"
+			"flushes %llu\nmarks %llu\nbytes %llu\nheld_bytes %llu\n"
 			"pending_bytes %llu\nnot_logged %llu\nerror %s\n",
 			(unsigned long long)lw->nr_entries, (unsigned long long)lw->n.writes,
 			(unsigned long long)lw->n.fua, (unsigned long long)lw->n.discards,
 			(unsigned long long)lw->n.zeroes, (unsigned long long)lw->n.flushes,
 			(unsigned long long)lw->n.marks, (unsigned long long)lw->n.bytes,
-			(unsigned long long)lw->unflushed_bytes, (unsigned long long)queued,
+			(unsigned long long)lw->held_bytes, (unsigned long long)queued,
 			(unsigned long long)lw->n.not_logged,
 			error ? strerror(error) : lw->stopped ? "stopped" : "none");
 }
