@@ -2,9 +2,10 @@
  * check_nbd.c - the nbd backend on a virtual clock, against a server of
  * the test's own (a thread speaking just enough NBD on a Unix socket, no
  * FUA, and logging every command it receives): deadlines (a server that
- * stops answering, a server gone), and FUA on a server without it (a
- * write, then a flush, and only then done; sent again, flush and all,
- * when the connection drops in between).
+ * stops answering, a server gone), FUA on a server without it (a write,
+ * then a flush, and only then done; sent again, flush and all, when the
+ * connection drops in between), and writes a drop lost reported to the
+ * next flush.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,9 @@
 #define SEG (64u << 10)
 #define NBD_CMD_WRITE 1
 #define NBD_CMD_FLUSH 3
+#define NBD_FLAG_HAS_FLAGS 1
+#define NBD_FLAG_SEND_FLUSH 4
+#define NBD_FLAG_CAN_MULTI_CONN 0x100
 
 /* A command the server received: what, and where. */
 struct logged {
@@ -48,7 +53,8 @@ struct logged {
  * flush is not answered while it is set; flush_error: the NBD error a
  * flush is answered with.  pause_after_write: the next write is answered,
  * then nothing more is read until resume (a client that stops sending
- * meanwhile is not seen to go).
+ * meanwhile is not seen to go).  multi_conn: a new connection is told
+ * the export takes several.
  */
 struct server {
 	int listen_fd;
@@ -57,6 +63,7 @@ struct server {
 	volatile int stall_write, stalled, go, closed;
 	volatile int hold_flush, flush_error;
 	volatile int pause_after_write, resume;
+	volatile int multi_conn;
 	pthread_mutex_t lock; /* the log's */
 	struct logged log[MAX_LOG];
 	unsigned int nr_log;
@@ -136,8 +143,8 @@ static int opt_reply(int fd, uint32_t opt, uint32_t type, const void *data, uint
 	return xwrite(fd, &h, sizeof(h)) || (len && xwrite(fd, data, len)) ? -1 : 0;
 }
 
-/* Fixed newstyle: every option but GO is unsupported; GO says the export's size. */
-static int handshake(int fd)
+/* Fixed newstyle: every option but GO is unsupported; GO says the export's size and flags. */
+static int handshake(struct server *srv, int fd)
 {
 	struct __attribute__((packed)) {
 		char magic[16];
@@ -163,7 +170,9 @@ static int handshake(int fd)
 				uint16_t type;
 				uint64_t size;
 				uint16_t flags;
-			} info = { 0, htobe64(EXPORT_SIZE), htons(1 | 4) }; /* HAS_FLAGS, SEND_FLUSH */
+			} info = { 0, htobe64(EXPORT_SIZE),
+				   htons(NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH |
+					 (srv->multi_conn ? NBD_FLAG_CAN_MULTI_CONN : 0)) };
 
 			return opt_reply(fd, 7, 3, &info, sizeof(info)) || opt_reply(fd, 7, 1, NULL, 0);
 		}
@@ -201,7 +210,7 @@ static void *serve_conn(void *arg)
 	} rq;
 
 	free(arg);
-	if (handshake(ca.fd))
+	if (handshake(ca.srv, ca.fd))
 		goto out;
 	while (!xread(ca.fd, &rq, sizeof(rq))) {
 		struct __attribute__((packed)) {
@@ -377,7 +386,8 @@ static void end_io(struct bio *bio, int error)
 	h->log_at_end[i] = server_nr_log(h->srv);
 }
 
-static struct harness *setup(struct server *srv, unsigned int timeout_s)
+static struct harness *setup_conns(struct server *srv, unsigned int timeout_s,
+				   unsigned int conns)
 {
 	struct harness *h = calloc(1, sizeof(*h));
 	struct dev_limits lim = { .logical_block_size = 512 };
@@ -393,13 +403,18 @@ static struct harness *setup(struct server *srv, unsigned int timeout_s)
 	h->q->queuedata = h;
 	h->stack.host = h;
 	h->stack.host_ops = &host_ops;
-	snprintf(args, sizeof(args), "nbd+unix:///?socket=%s timeout=%u,connections=1", srv->path,
-		 timeout_s);
+	snprintf(args, sizeof(args), "nbd+unix:///?socket=%s timeout=%u,connections=%u", srv->path,
+		 timeout_s, conns);
 	ck_assert_msg(dev_stack_open(&h->stack, h->q, NULL, 0, &dev_nbd_ops, args, &lim, why,
 				     sizeof(why)) == 0,
 		      "%s", why);
 	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));
 	return h;
+}
+
+static struct harness *setup(struct server *srv, unsigned int timeout_s)
+{
+	return setup_conns(srv, timeout_s, 1);
 }
 
 /* Run the timers due, on the virtual clock (a host may before it polls the sockets). */
@@ -461,6 +476,19 @@ static unsigned int write_at(struct harness *h, sector_t sector, unsigned int nr
 	bio_init(&h->bio[i], REQ_OP_WRITE, sector, nr ? nr * SEG : 4096, h->vec[i],
 		 (unsigned short)(nr ? nr : 1));
 	h->bio[i].bi_flags = flags;
+	h->bio[i].bi_end_io = end_io;
+	h->bio[i].bi_private = h;
+	submit_bio(h->q, &h->bio[i]);
+	return i;
+}
+
+/* A flush, as fsync sends it. */
+static unsigned int flush(struct harness *h)
+{
+	unsigned int i = h->nr_bios++;
+
+	bio_init(&h->bio[i], REQ_OP_FLUSH, 0, 0, NULL, 0);
+	h->bio[i].bi_flags = REQ_SYNC;
 	h->bio[i].bi_end_io = end_io;
 	h->bio[i].bi_private = h;
 	submit_bio(h->q, &h->bio[i]);
@@ -741,10 +769,143 @@ START_TEST(a_read_sent_as_its_connection_dies_waits_for_the_next)
 }
 END_TEST
 
+/* A write of a page at sector, ended with success. */
+static void write_acked(struct harness *h, sector_t sector)
+{
+	unsigned int w = write_at(h, sector, 0, 0);
+
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], 0);
+}
+
+/* A flush, ended with error. */
+static void flush_ends_with(struct harness *h, int error)
+{
+	unsigned int f = flush(h);
+
+	pump_until(h, &h->ended[f]);
+	ck_assert_msg(h->ended[f], "a flush did not end");
+	ck_assert_msg(h->error[f] == error, "a flush ended with %d, not %d", h->error[f], error);
+}
+
+/*
+ * A write the server answered, with no flush after it, is in the
+ * server's cache when the connection drops (a server killed loses it):
+ * the next flush, on the new connection, fails with EIO, as a writeback
+ * error fails the next fsync; the flush after that succeeds.
+ */
+START_TEST(a_write_no_flush_covered_fails_the_next_flush_after_a_drop)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+
+	write_acked(h, 8);
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, -EIO);
+	flush_ends_with(h, 0);
+	write_acked(h, 16); /* and a later drop with nothing unflushed says nothing */
+	flush_ends_with(h, 0);
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * No false alarm: a drop with every answered write flushed, a drop before
+ * any write, and a write in flight at the drop (never answered, so sent
+ * again) leave the next flush to succeed.
+ */
+START_TEST(a_drop_that_lost_no_answered_write_fails_no_flush)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int w;
+
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, 0);
+	write_acked(h, 8);
+	flush_ends_with(h, 0);
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, 0);
+	srv->mute = 1;
+	w = write_at(h, 24, 0, 0);
+	for (int i = 0; i < 1000 && !writes_at(srv, server_nr_log(srv), 24 * 512); i++)
+		pump(h, 10);
+	hang_up(h);
+	srv->mute = 0;
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], 0);
+	ck_assert_uint_eq(writes_at(srv, server_nr_log(srv), 24 * 512), 2);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * A flush the server has not answered when the connection drops did not
+ * make the writes before it durable: sent again, it fails with EIO.
+ */
+START_TEST(a_flush_in_flight_at_a_drop_that_lost_writes_fails)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int f;
+
+	write_acked(h, 8);
+	srv->hold_flush = 1;
+	f = flush(h);
+	for (int i = 0; i < 1000 && server_nr_log(srv) < 2; i++)
+		pump(h, 10);
+	ck_assert_uint_eq(server_nr_log(srv), 2);
+	hang_up(h);
+	srv->hold_flush = 0;
+	pump_until(h, &h->ended[f]);
+	ck_assert(h->ended[f]);
+	ck_assert_int_eq(h->error[f], -EIO);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * A FUA write (an O_DSYNC write) reports the loss as a flush does: the
+ * kernel's fsync after an O_DSYNC write would.
+ */
+START_TEST(a_fua_write_after_a_drop_that_lost_writes_fails)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int w;
+
+	write_acked(h, 8);
+	hang_up(h);
+	settle(h);
+	w = write_at(h, 16, 0, REQ_FUA);
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], -EIO);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nbd");
 	TCase *tc = tcase_create("deadlines");
+
+	signal(SIGPIPE, SIG_IGN); /* the server answers on sockets the client shut */
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_read_the_server_never_answers_fails_at_its_deadline);
@@ -757,6 +918,13 @@ int main(void)
 	tcase_add_test(tc, a_fua_write_whose_flush_fails_fails_with_eio);
 	tcase_add_test(tc, a_fua_write_answered_then_dropped_is_sent_again_with_its_flush);
 	tcase_add_test(tc, a_fua_write_whose_flush_finds_the_connection_dead_is_sent_again);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lost writes");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_write_no_flush_covered_fails_the_next_flush_after_a_drop);
+	tcase_add_test(tc, a_drop_that_lost_no_answered_write_fails_no_flush);
+	tcase_add_test(tc, a_flush_in_flight_at_a_drop_that_lost_writes_fails);
+	tcase_add_test(tc, a_fua_write_after_a_drop_that_lost_writes_fails);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

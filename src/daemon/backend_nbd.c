@@ -12,6 +12,8 @@
  * within the timeout) is reconnected from the loop, without blocking it;
  * meanwhile requests wait, and are sent again on the new connections.
  * Every request ends within the timeout of its coming here: done, or EIO.
+ * Writes already answered that no flush covered may have gone with the
+ * server: the next flush says so with EIO (nbd_lost.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +28,7 @@
 #include "blkdev.h"
 #include "nbd_conn.h"
 #include "nbd_export.h"
+#include "nbd_lost.h"
 
 /* Commands in flight on one connection beyond which no request is taken. */
 #define NBD_MAX_IN_FLIGHT 64
@@ -46,6 +49,8 @@ struct nbd_rq {
 	TAILQ_ENTRY(nbd_rq) link; /* on the done list or the held one */
 	TAILQ_ENTRY(nbd_rq) out;  /* on outstanding, from submit to end */
 	uint64_t deadline;        /* it ends by then, done or EIO */
+	uint64_t flush_covers;    /* its flush, once answered, covers the writes acknowledged then */
+	unsigned int lost_sample; /* the losses reported when it came (nbd_lost_sample) */
 	unsigned int pending;     /* commands out */
 	unsigned int conn;        /* the connection its data went on */
 	int error;                /* the first command's failure, -errno */
@@ -68,6 +73,7 @@ struct nbd_backend {
 	uint64_t down_since; /* the server went away then; 0 while up */
 	uint64_t retry_at;   /* the next attempt to reconnect, 0: none due */
 	struct nbd_export ex; /* what the export said of itself */
+	struct nbd_lost lost; /* writes a drop may have lost, for the flushes to report */
 	struct iovec *iov;   /* a request's memory, mapped at submit */
 	struct nbd_rq_list done;        /* to end, outside libnbd */
 	struct nbd_rq_list held;        /* waiting for the server to come back */
@@ -100,6 +106,19 @@ static int nbd_cmd_done(void *user_data, int *error)
 	return 1; /* libnbd retires the command */
 }
 
+/*
+ * A flush command of r's is over: answered with success, it covers the
+ * writes acknowledged before it went.
+ */
+static int nbd_flush_done(void *user_data, int *error)
+{
+	struct nbd_rq *r = user_data;
+
+	if (!*error)
+		nbd_lost_flushed(&r->nb->lost, r->flush_covers);
+	return nbd_cmd_done(user_data, error);
+}
+
 /* One command of r's on connection c; false (r->error set) when libnbd refused it. */
 static bool nbd_issue(struct nbd_rq *r, struct nbd_handle *h, enum req_op op, void *buf,
 		      uint64_t len, uint64_t off, uint32_t flags)
@@ -123,6 +142,8 @@ static bool nbd_issue(struct nbd_rq *r, struct nbd_handle *h, enum req_op op, vo
 		ret = nbd_aio_zero(h, len, off, cb, flags);
 		break;
 	case REQ_OP_FLUSH:
+		r->flush_covers = nbd_lost_flush_covers(&r->nb->lost);
+		cb.callback = nbd_flush_done;
 		ret = nbd_aio_flush(h, cb, 0);
 		break;
 	}
@@ -234,6 +255,9 @@ static void nbd_drop_all(struct nbd_backend *nb, uint64_t now, uint64_t retry_at
 
 	for (unsigned int i = 0; i < nb->nr_conns; i++)
 		nbd_conn_drop(&nb->conns[i], nb->dev);
+	if (nbd_lost_drop(&nb->lost))
+		fprintf(stderr, "rqdisk: nbd: %s: writes no flush covered may be lost with the "
+				"connection: the next flush fails with EIO\n", nb->uri);
 	TAILQ_FOREACH(r, &nb->outstanding, out) {
 		/* a FUA write still owes its flush: not durable, so sent again, flush and all */
 		if (r->held || (r->on_done && !r->lost && !nbd_flush_owed(r)))
@@ -261,11 +285,27 @@ static void nbd_lost(struct nbd_backend *nb, const char *what)
 	nbd_drop_all(nb, now, nb->up ? now : now + NBD_RETRY_NS);
 }
 
-/* End r to the queue. */
+/* A flush, or a FUA write (an O_DSYNC write, after which the kernel's fsync reports too). */
+static bool nbd_reports_loss(const struct request *rq)
+{
+	return rq->cmd_op == REQ_OP_FLUSH || (rq->cmd_flags & REQ_FUA);
+}
+
+/*
+ * End r to the queue.  A write acknowledged waits for a flush, where the
+ * server has a cache (a FUA write is durable already); a flush or FUA
+ * write reports a loss that came since it did.
+ */
 static void nbd_end(struct nbd_backend *nb, struct nbd_rq *r)
 {
+	struct request *rq = r->rq;
+
 	TAILQ_REMOVE(&nb->outstanding, r, out);
-	dev_end(nb->dev, r->rq, r->error, blk_rq_sectors(r->rq));
+	if (nbd_reports_loss(rq))
+		r->error = nbd_lost_report(&nb->lost, r->lost_sample, r->error);
+	else if (!r->error && rq->cmd_op != REQ_OP_READ && nb->ex.can_flush)
+		nbd_lost_acked(&nb->lost);
+	dev_end(nb->dev, rq, r->error, blk_rq_sectors(rq));
 }
 
 /* End what is done, outside libnbd: a FUA write on a server without FUA flushes first. */
@@ -351,7 +391,8 @@ static void nbd_submit(struct blk_dev *dev, struct request *rq)
 	struct nbd_rq *r = dev_rq_pdu(dev, rq);
 	uint64_t now = dev_now(dev);
 
-	*r = (struct nbd_rq){ .nb = nb, .rq = rq, .deadline = now + nb->timeout_ns };
+	*r = (struct nbd_rq){ .nb = nb, .rq = rq, .deadline = now + nb->timeout_ns,
+			      .lost_sample = nbd_lost_sample(&nb->lost) };
 	TAILQ_INSERT_TAIL(&nb->outstanding, r, out);
 	if (nb->ex.read_only && rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH) {
 		r->error = -EROFS;
