@@ -4,8 +4,8 @@
  * FUA, and logging every command it receives): deadlines (a server that
  * stops answering, a server gone), FUA on a server without it (a write,
  * then a flush, and only then done; sent again, flush and all, when the
- * connection drops in between), and writes a drop lost reported to the
- * next flush.
+ * connection drops in between), writes a drop lost reported to the next
+ * flush, and a server back without multi-conn.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -526,6 +526,16 @@ static void hang_up(struct harness *h)
 	}
 }
 
+/* The sockets the backend polls now: one per connection. */
+static unsigned int nr_watched(struct harness *h)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < MAX_WATCHES; i++)
+		n += h->w[i].used;
+	return n;
+}
+
 static void teardown(struct harness *h)
 {
 	dev_stack_close(&h->stack);
@@ -900,6 +910,36 @@ START_TEST(a_fua_write_after_a_drop_that_lost_writes_fails)
 }
 END_TEST
 
+/*
+ * A server back without multi-conn gets one connection, as it would have
+ * at the start: requests spread over several would not be consistent.
+ */
+START_TEST(a_server_back_without_multi_conn_gets_one_connection)
+{
+	struct server *srv = server_start();
+	struct harness *h;
+	char desc[512];
+	unsigned int r;
+
+	srv->multi_conn = 1;
+	h = setup_conns(srv, 5, 2);
+	ck_assert_uint_eq(nr_watched(h), 2);
+	srv->multi_conn = 0;
+	hang_up(h);
+	r = read_at(h, 0);
+	pump_until(h, &h->ended[r]);
+	ck_assert(h->ended[r]);
+	ck_assert_int_eq(h->error[r], 0);
+	ck_assert_uint_eq(nr_watched(h), 1);
+	dev_stack_describe(&h->stack, desc, sizeof(desc));
+	ck_assert_msg(strstr(desc, "connections=1"), "device/stack: %s", desc);
+	write_acked(h, 8);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nbd");
@@ -925,6 +965,10 @@ int main(void)
 	tcase_add_test(tc, a_drop_that_lost_no_answered_write_fails_no_flush);
 	tcase_add_test(tc, a_flush_in_flight_at_a_drop_that_lost_writes_fails);
 	tcase_add_test(tc, a_fua_write_after_a_drop_that_lost_writes_fails);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reconnect");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_server_back_without_multi_conn_gets_one_connection);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

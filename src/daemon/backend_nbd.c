@@ -431,7 +431,28 @@ static void nbd_reconnect(struct nbd_backend *nb, uint64_t now)
 	}
 }
 
-/* Every connection is up again: the held requests go out, in their order. */
+/*
+ * A server back without multi-conn gets one connection, as it would have
+ * at the start: several would not see each other's writes, nor would a
+ * flush on one cover the others'.  No command went on the others yet.
+ * One it stays, should multi-conn come back later.
+ */
+static void nbd_recheck_multi_conn(struct nbd_backend *nb)
+{
+	if (nb->nr_conns == 1 || nbd_can_multi_conn(nb->conns[0].h) == 1)
+		return;
+	fprintf(stderr, "rqdisk: nbd: %s: the server came back without multi-conn: one "
+			"connection, not %u\n", nb->uri, nb->nr_conns);
+	for (unsigned int i = 1; i < nb->nr_conns; i++)
+		nbd_conn_drop(&nb->conns[i], nb->dev);
+	nb->nr_conns = 1;
+}
+
+/*
+ * Every connection is up again: the held requests go out, in their
+ * order.  The export must be the same (nbd_export_same); flush and FUA
+ * are taken as the server now says, multi-conn only if still there.
+ */
 static void nbd_back_up(struct nbd_backend *nb)
 {
 	struct nbd_rq *r;
@@ -444,6 +465,7 @@ static void nbd_back_up(struct nbd_backend *nb)
 			return;
 		}
 	}
+	nbd_recheck_multi_conn(nb);
 	nbd_export_flags(&nb->ex, nb->conns[0].h);
 	nb->up = true;
 	nb->down_since = 0;
