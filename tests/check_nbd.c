@@ -5,7 +5,7 @@
  * stops answering, a server gone), FUA on a server without it (a write,
  * then a flush, and only then done; sent again, flush and all, when the
  * connection drops in between), writes a drop lost reported to the next
- * flush, and a server back without multi-conn.
+ * flush, a server back without multi-conn, and the flush at exit.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -536,13 +536,44 @@ static unsigned int nr_watched(struct harness *h)
 	return n;
 }
 
-static void teardown(struct harness *h)
+static void free_harness(struct harness *h)
 {
-	dev_stack_close(&h->stack);
 	blk_cleanup_queue(h->q);
 	free(h->buf);
 	free(h->big);
 	free(h);
+}
+
+static void teardown(struct harness *h)
+{
+	dev_stack_close(&h->stack);
+	free_harness(h);
+}
+
+/*
+ * Close the stack as the daemon does at exit, what it says on stderr into
+ * said (NUL-terminated); returns what dev_stack_close returns.
+ */
+static int teardown_saying(struct harness *h, char *said, size_t len)
+{
+	char path[] = "/tmp/check_nbd.err.XXXXXX";
+	int fd = mkstemp(path), saved = dup(2), ret;
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(saved, 0);
+	unlink(path);
+	fflush(stderr);
+	ck_assert_int_ge(dup2(fd, 2), 0);
+	ret = dev_stack_close(&h->stack);
+	fflush(stderr);
+	ck_assert_int_ge(dup2(saved, 2), 0);
+	close(saved);
+	n = pread(fd, said, len - 1, 0);
+	said[n > 0 ? n : 0] = '\0';
+	close(fd);
+	free_harness(h);
+	return ret;
 }
 
 /*
@@ -940,6 +971,77 @@ START_TEST(a_server_back_without_multi_conn_gets_one_connection)
 }
 END_TEST
 
+/*
+ * The server is gone at exit with a write no flush covered: the flush at
+ * exit cannot go, said in one line naming the export, and the close
+ * fails (the daemon's exit status).
+ */
+START_TEST(the_exit_with_the_server_gone_says_the_last_flush_failed)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char said[1024];
+
+	write_acked(h, 8);
+	server_gone(srv);
+	hang_up(h);
+	settle(h);
+	ck_assert_int_eq(teardown_saying(h, said, sizeof(said)), -EIO);
+	ck_assert_msg(strstr(said, srv->path) &&
+			      strstr(said, "the last flush failed: the server is gone; writes since "
+					   "the last flush may be lost\n"),
+		      "said: %s", said);
+}
+END_TEST
+
+/* A flush at exit the server fails: said, with its cause, and the close fails. */
+START_TEST(a_failed_flush_at_exit_is_said)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char said[1024];
+
+	write_acked(h, 8);
+	srv->flush_error = EIO;
+	ck_assert_int_eq(teardown_saying(h, said, sizeof(said)), -EIO);
+	ck_assert_msg(strstr(said, "the last flush failed: ") &&
+			      strstr(said, "; writes since the last flush may be lost\n"),
+		      "said: %s", said);
+	srv->flush_error = 0;
+	server_gone(srv);
+}
+END_TEST
+
+/* A loss no flush has reported yet is the exit's to say, though the flush at exit succeeds. */
+START_TEST(a_loss_no_flush_reported_is_said_at_exit)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char said[1024];
+
+	write_acked(h, 8);
+	hang_up(h);
+	settle(h);
+	ck_assert_int_eq(teardown_saying(h, said, sizeof(said)), -EIO);
+	ck_assert_msg(strstr(said, "the last flush failed: "), "said: %s", said);
+	server_gone(srv);
+}
+END_TEST
+
+/* A clean exit, every write flushed, says nothing and succeeds. */
+START_TEST(a_clean_exit_says_nothing)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char said[1024];
+
+	write_acked(h, 8);
+	ck_assert_int_eq(teardown_saying(h, said, sizeof(said)), 0);
+	ck_assert_str_eq(said, "");
+	server_gone(srv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nbd");
@@ -969,6 +1071,13 @@ int main(void)
 	tc = tcase_create("reconnect");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_server_back_without_multi_conn_gets_one_connection);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("exit");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, the_exit_with_the_server_gone_says_the_last_flush_failed);
+	tcase_add_test(tc, a_failed_flush_at_exit_is_said);
+	tcase_add_test(tc, a_loss_no_flush_reported_is_said_at_exit);
+	tcase_add_test(tc, a_clean_exit_says_nothing);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

@@ -3,7 +3,8 @@
 # flushed die with it (nbdkit's cache filter in writeback mode, kill -9):
 # the next fsync on the disk fails with EIO, the one after succeeds, and
 # the disk honestly reads the old data.  A drop with every write flushed
-# fails no fsync.
+# fails no fsync.  An exit with the server gone and a write no flush
+# covered says so in one line, with exit status 1.
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/nbd-functions.sh"
 requires_root
@@ -69,4 +70,13 @@ start_cached
 fsync_disk || fail "fsync after a drop that lost nothing failed: $(cat "$tmp/err")"
 stop_rqdisk
 
+say "the exit with the server gone and a write no flush covered: said, exit status 1"
+start_rqdisk --nbd-timeout 3 "$uri" "$tmp/mnt" 2>"$tmp/rqerr"
+write_block 9 || fail "a write failed"
+stop_nbdkit KILL
+fusermount3 -u "$tmp/mnt" || fail "cannot unmount"
+wait_rqdisk
+[ "$rqdisk_status" = 1 ] || fail "exit status $rqdisk_status, not 1: $(cat "$tmp/rqerr")"
+grep -q "nbd: $uri: the last flush failed: the server is gone; writes since the last flush may be lost" \
+	"$tmp/rqerr" || fail "no word of the last flush: $(cat "$tmp/rqerr")"
 echo "PASS"

@@ -672,19 +672,54 @@ fail:
 }
 
 /*
+ * Why the flush at exit leaves writes that may not be durable, into buf,
+ * given what it returned: NULL if none.  A loss no flush reported yet is
+ * the exit's to say, as the next flush would have.
+ */
+static const char *nbd_exit_loss(const struct nbd_backend *nb, int flush_error, char *buf,
+				 size_t len)
+{
+	if (flush_error == -ETIMEDOUT)
+		snprintf(buf, len, "no reply within %" PRIu64 " s", nb->timeout_ns / NS_PER_S);
+	else if (flush_error)
+		snprintf(buf, len, "%s", strerror(-flush_error));
+	else if (!nbd_lost_untold(&nb->lost))
+		return NULL;
+	else if (!nb->up)
+		snprintf(buf, len, "the server is gone");
+	else
+		snprintf(buf, len, "a connection dropped with writes no flush covered");
+	return buf;
+}
+
+/*
  * The queue is idle: what the server caches is made durable, as the file
  * backend's image is synced at exit, and the connections are closed
  * cleanly; a server that does not answer holds the exit up to the timeout.
+ * A flush that fails, or cannot go with writes waiting for it, is said in
+ * one line and fails the close (the daemon's exit status).
  */
 static void nbd_close_dev(struct blk_dev *dev)
 {
 	struct nbd_backend *nb = dev->priv;
-	bool flush = nb->up && nb->ex.can_flush && !nb->ex.read_only && !dev->stack->aborted;
+	bool writable = !nb->ex.read_only && !dev->stack->aborted;
+	bool flush = nb->up && nb->ex.can_flush && writable;
 	unsigned int timeout_ms = (unsigned int)(nb->timeout_ns / 1000000);
+	const char *why;
+	char buf[128];
+	int error = 0;
 
 	for (unsigned int i = 0; i < nb->nr_conns; i++) {
-		if (!nbd_conn_finish(&nb->conns[i], dev, flush, timeout_ms))
-			fprintf(stderr, "rqdisk: nbd: %s: the flush at exit failed\n", nb->uri);
+		int ret = nbd_conn_finish(&nb->conns[i], dev, flush, timeout_ms);
+
+		if (!error)
+			error = ret;
+	}
+	why = writable ? nbd_exit_loss(nb, error, buf, sizeof(buf)) : NULL;
+	if (why) {
+		fprintf(stderr, "rqdisk: nbd: %s: the last flush failed: %s; writes since the last "
+				"flush may be lost\n", nb->uri, why);
+		dev->stack->close_error = -EIO;
 	}
 	nbd_free(nb);
 }
