@@ -2,9 +2,10 @@
  * check_nbd.c - the nbd backend on a virtual clock, against a server of
  * the test's own (a thread speaking just enough NBD on a Unix socket, no
  * FUA, and logging every command it receives): deadlines (a server that
- * stops answering, a server gone), and FUA on a server without it (a
- * write, then a flush, and only then done; sent again, flush and all,
- * when the connection drops in between).
+ * stops answering, a server gone), FUA on a server without it (a write,
+ * then a flush, and only then done; sent again, flush and all, when the
+ * connection drops in between), writes a drop lost reported to the next
+ * flush, a server back without multi-conn, and the flush at exit.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,9 @@
 #define SEG (64u << 10)
 #define NBD_CMD_WRITE 1
 #define NBD_CMD_FLUSH 3
+#define NBD_FLAG_HAS_FLAGS 1
+#define NBD_FLAG_SEND_FLUSH 4
+#define NBD_FLAG_CAN_MULTI_CONN 0x100
 
 /* A command the server received: what, and where. */
 struct logged {
@@ -48,7 +53,8 @@ struct logged {
  * flush is not answered while it is set; flush_error: the NBD error a
  * flush is answered with.  pause_after_write: the next write is answered,
  * then nothing more is read until resume (a client that stops sending
- * meanwhile is not seen to go).
+ * meanwhile is not seen to go).  multi_conn: a new connection is told
+ * the export takes several.
  */
 struct server {
 	int listen_fd;
@@ -57,6 +63,7 @@ struct server {
 	volatile int stall_write, stalled, go, closed;
 	volatile int hold_flush, flush_error;
 	volatile int pause_after_write, resume;
+	volatile int multi_conn;
 	pthread_mutex_t lock; /* the log's */
 	struct logged log[MAX_LOG];
 	unsigned int nr_log;
@@ -136,8 +143,8 @@ static int opt_reply(int fd, uint32_t opt, uint32_t type, const void *data, uint
 	return xwrite(fd, &h, sizeof(h)) || (len && xwrite(fd, data, len)) ? -1 : 0;
 }
 
-/* Fixed newstyle: every option but GO is unsupported; GO says the export's size. */
-static int handshake(int fd)
+/* Fixed newstyle: every option but GO is unsupported; GO says the export's size and flags. */
+static int handshake(struct server *srv, int fd)
 {
 	struct __attribute__((packed)) {
 		char magic[16];
@@ -163,7 +170,9 @@ static int handshake(int fd)
 				uint16_t type;
 				uint64_t size;
 				uint16_t flags;
-			} info = { 0, htobe64(EXPORT_SIZE), htons(1 | 4) }; /* HAS_FLAGS, SEND_FLUSH */
+			} info = { 0, htobe64(EXPORT_SIZE),
+				   htons(NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH |
+					 (srv->multi_conn ? NBD_FLAG_CAN_MULTI_CONN : 0)) };
 
 			return opt_reply(fd, 7, 3, &info, sizeof(info)) || opt_reply(fd, 7, 1, NULL, 0);
 		}
@@ -201,7 +210,7 @@ static void *serve_conn(void *arg)
 	} rq;
 
 	free(arg);
-	if (handshake(ca.fd))
+	if (handshake(ca.srv, ca.fd))
 		goto out;
 	while (!xread(ca.fd, &rq, sizeof(rq))) {
 		struct __attribute__((packed)) {
@@ -377,7 +386,8 @@ static void end_io(struct bio *bio, int error)
 	h->log_at_end[i] = server_nr_log(h->srv);
 }
 
-static struct harness *setup(struct server *srv, unsigned int timeout_s)
+static struct harness *setup_conns(struct server *srv, unsigned int timeout_s,
+				   unsigned int conns)
 {
 	struct harness *h = calloc(1, sizeof(*h));
 	struct dev_limits lim = { .logical_block_size = 512 };
@@ -393,13 +403,18 @@ static struct harness *setup(struct server *srv, unsigned int timeout_s)
 	h->q->queuedata = h;
 	h->stack.host = h;
 	h->stack.host_ops = &host_ops;
-	snprintf(args, sizeof(args), "nbd+unix:///?socket=%s timeout=%u,connections=1", srv->path,
-		 timeout_s);
+	snprintf(args, sizeof(args), "nbd+unix:///?socket=%s timeout=%u,connections=%u", srv->path,
+		 timeout_s, conns);
 	ck_assert_msg(dev_stack_open(&h->stack, h->q, NULL, 0, &dev_nbd_ops, args, &lim, why,
 				     sizeof(why)) == 0,
 		      "%s", why);
 	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));
 	return h;
+}
+
+static struct harness *setup(struct server *srv, unsigned int timeout_s)
+{
+	return setup_conns(srv, timeout_s, 1);
 }
 
 /* Run the timers due, on the virtual clock (a host may before it polls the sockets). */
@@ -467,6 +482,19 @@ static unsigned int write_at(struct harness *h, sector_t sector, unsigned int nr
 	return i;
 }
 
+/* A flush, as fsync sends it. */
+static unsigned int flush(struct harness *h)
+{
+	unsigned int i = h->nr_bios++;
+
+	bio_init(&h->bio[i], REQ_OP_FLUSH, 0, 0, NULL, 0);
+	h->bio[i].bi_flags = REQ_SYNC;
+	h->bio[i].bi_end_io = end_io;
+	h->bio[i].bi_private = h;
+	submit_bio(h->q, &h->bio[i]);
+	return i;
+}
+
 /* Pump for a while of real time (the replies, a reconnection) at the virtual time now. */
 static void settle(struct harness *h)
 {
@@ -498,13 +526,54 @@ static void hang_up(struct harness *h)
 	}
 }
 
-static void teardown(struct harness *h)
+/* The sockets the backend polls now: one per connection. */
+static unsigned int nr_watched(struct harness *h)
 {
-	dev_stack_close(&h->stack);
+	unsigned int n = 0;
+
+	for (int i = 0; i < MAX_WATCHES; i++)
+		n += h->w[i].used;
+	return n;
+}
+
+static void free_harness(struct harness *h)
+{
 	blk_cleanup_queue(h->q);
 	free(h->buf);
 	free(h->big);
 	free(h);
+}
+
+static void teardown(struct harness *h)
+{
+	dev_stack_close(&h->stack);
+	free_harness(h);
+}
+
+/*
+ * Close the stack as the daemon does at exit, what it says on stderr into
+ * said (NUL-terminated); returns what dev_stack_close returns.
+ */
+static int teardown_saying(struct harness *h, char *said, size_t len)
+{
+	char path[] = "/tmp/check_nbd.err.XXXXXX";
+	int fd = mkstemp(path), saved = dup(2), ret;
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(saved, 0);
+	unlink(path);
+	fflush(stderr);
+	ck_assert_int_ge(dup2(fd, 2), 0);
+	ret = dev_stack_close(&h->stack);
+	fflush(stderr);
+	ck_assert_int_ge(dup2(saved, 2), 0);
+	close(saved);
+	n = pread(fd, said, len - 1, 0);
+	said[n > 0 ? n : 0] = '\0';
+	close(fd);
+	free_harness(h);
+	return ret;
 }
 
 /*
@@ -741,10 +810,244 @@ START_TEST(a_read_sent_as_its_connection_dies_waits_for_the_next)
 }
 END_TEST
 
+/* A write of a page at sector, ended with success. */
+static void write_acked(struct harness *h, sector_t sector)
+{
+	unsigned int w = write_at(h, sector, 0, 0);
+
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], 0);
+}
+
+/* A flush, ended with error. */
+static void flush_ends_with(struct harness *h, int error)
+{
+	unsigned int f = flush(h);
+
+	pump_until(h, &h->ended[f]);
+	ck_assert_msg(h->ended[f], "a flush did not end");
+	ck_assert_msg(h->error[f] == error, "a flush ended with %d, not %d", h->error[f], error);
+}
+
+/*
+ * A write the server answered, with no flush after it, is in the
+ * server's cache when the connection drops (a server killed loses it):
+ * the next flush, on the new connection, fails with EIO, as a writeback
+ * error fails the next fsync; the flush after that succeeds.
+ */
+START_TEST(a_write_no_flush_covered_fails_the_next_flush_after_a_drop)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+
+	write_acked(h, 8);
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, -EIO);
+	flush_ends_with(h, 0);
+	write_acked(h, 16); /* and a later drop with nothing unflushed says nothing */
+	flush_ends_with(h, 0);
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * No false alarm: a drop with every answered write flushed, a drop before
+ * any write, and a write in flight at the drop (never answered, so sent
+ * again) leave the next flush to succeed.
+ */
+START_TEST(a_drop_that_lost_no_answered_write_fails_no_flush)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int w;
+
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, 0);
+	write_acked(h, 8);
+	flush_ends_with(h, 0);
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, 0);
+	srv->mute = 1;
+	w = write_at(h, 24, 0, 0);
+	for (int i = 0; i < 1000 && !writes_at(srv, server_nr_log(srv), 24 * 512); i++)
+		pump(h, 10);
+	hang_up(h);
+	srv->mute = 0;
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], 0);
+	ck_assert_uint_eq(writes_at(srv, server_nr_log(srv), 24 * 512), 2);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * A flush the server has not answered when the connection drops did not
+ * make the writes before it durable: sent again, it fails with EIO.
+ */
+START_TEST(a_flush_in_flight_at_a_drop_that_lost_writes_fails)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int f;
+
+	write_acked(h, 8);
+	srv->hold_flush = 1;
+	f = flush(h);
+	for (int i = 0; i < 1000 && server_nr_log(srv) < 2; i++)
+		pump(h, 10);
+	ck_assert_uint_eq(server_nr_log(srv), 2);
+	hang_up(h);
+	srv->hold_flush = 0;
+	pump_until(h, &h->ended[f]);
+	ck_assert(h->ended[f]);
+	ck_assert_int_eq(h->error[f], -EIO);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * A FUA write (an O_DSYNC write) reports the loss as a flush does: the
+ * kernel's fsync after an O_DSYNC write would.
+ */
+START_TEST(a_fua_write_after_a_drop_that_lost_writes_fails)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	unsigned int w;
+
+	write_acked(h, 8);
+	hang_up(h);
+	settle(h);
+	w = write_at(h, 16, 0, REQ_FUA);
+	pump_until(h, &h->ended[w]);
+	ck_assert(h->ended[w]);
+	ck_assert_int_eq(h->error[w], -EIO);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * A server back without multi-conn gets one connection, as it would have
+ * at the start: requests spread over several would not be consistent.
+ */
+START_TEST(a_server_back_without_multi_conn_gets_one_connection)
+{
+	struct server *srv = server_start();
+	struct harness *h;
+	char desc[512];
+	unsigned int r;
+
+	srv->multi_conn = 1;
+	h = setup_conns(srv, 5, 2);
+	ck_assert_uint_eq(nr_watched(h), 2);
+	srv->multi_conn = 0;
+	hang_up(h);
+	r = read_at(h, 0);
+	pump_until(h, &h->ended[r]);
+	ck_assert(h->ended[r]);
+	ck_assert_int_eq(h->error[r], 0);
+	ck_assert_uint_eq(nr_watched(h), 1);
+	dev_stack_describe(&h->stack, desc, sizeof(desc));
+	ck_assert_msg(strstr(desc, "connections=1"), "device/stack: %s", desc);
+	write_acked(h, 8);
+	flush_ends_with(h, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * The server is gone at exit with a write no flush covered: the flush at
+ * exit cannot go, said in one line naming the export, and the close
+ * fails (the daemon's exit status).
+ */
+START_TEST(the_exit_with_the_server_gone_says_the_last_flush_failed)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char said[1024];
+
+	write_acked(h, 8);
+	server_gone(srv);
+	hang_up(h);
+	settle(h);
+	ck_assert_int_eq(teardown_saying(h, said, sizeof(said)), -EIO);
+	ck_assert_msg(strstr(said, srv->path) &&
+			      strstr(said, "the last flush failed: the server is gone; writes since "
+					   "the last flush may be lost\n"),
+		      "said: %s", said);
+}
+END_TEST
+
+/* A flush at exit the server fails: said, with its cause, and the close fails. */
+START_TEST(a_failed_flush_at_exit_is_said)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char said[1024];
+
+	write_acked(h, 8);
+	srv->flush_error = EIO;
+	ck_assert_int_eq(teardown_saying(h, said, sizeof(said)), -EIO);
+	ck_assert_msg(strstr(said, "the last flush failed: ") &&
+			      strstr(said, "; writes since the last flush may be lost\n"),
+		      "said: %s", said);
+	srv->flush_error = 0;
+	server_gone(srv);
+}
+END_TEST
+
+/* A loss no flush has reported yet is the exit's to say, though the flush at exit succeeds. */
+START_TEST(a_loss_no_flush_reported_is_said_at_exit)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char said[1024];
+
+	write_acked(h, 8);
+	hang_up(h);
+	settle(h);
+	ck_assert_int_eq(teardown_saying(h, said, sizeof(said)), -EIO);
+	ck_assert_msg(strstr(said, "the last flush failed: "), "said: %s", said);
+	server_gone(srv);
+}
+END_TEST
+
+/* A clean exit, every write flushed, says nothing and succeeds. */
+START_TEST(a_clean_exit_says_nothing)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char said[1024];
+
+	write_acked(h, 8);
+	ck_assert_int_eq(teardown_saying(h, said, sizeof(said)), 0);
+	ck_assert_str_eq(said, "");
+	server_gone(srv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nbd");
 	TCase *tc = tcase_create("deadlines");
+
+	signal(SIGPIPE, SIG_IGN); /* the server answers on sockets the client shut */
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_read_the_server_never_answers_fails_at_its_deadline);
@@ -757,6 +1060,24 @@ int main(void)
 	tcase_add_test(tc, a_fua_write_whose_flush_fails_fails_with_eio);
 	tcase_add_test(tc, a_fua_write_answered_then_dropped_is_sent_again_with_its_flush);
 	tcase_add_test(tc, a_fua_write_whose_flush_finds_the_connection_dead_is_sent_again);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lost writes");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_write_no_flush_covered_fails_the_next_flush_after_a_drop);
+	tcase_add_test(tc, a_drop_that_lost_no_answered_write_fails_no_flush);
+	tcase_add_test(tc, a_flush_in_flight_at_a_drop_that_lost_writes_fails);
+	tcase_add_test(tc, a_fua_write_after_a_drop_that_lost_writes_fails);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reconnect");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_server_back_without_multi_conn_gets_one_connection);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("exit");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, the_exit_with_the_server_gone_says_the_last_flush_failed);
+	tcase_add_test(tc, a_failed_flush_at_exit_is_said);
+	tcase_add_test(tc, a_loss_no_flush_reported_is_said_at_exit);
+	tcase_add_test(tc, a_clean_exit_says_nothing);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

@@ -2,7 +2,8 @@
 # test-nbd-failures.sh - rqdisk on an NBD server that goes away: a write
 # held while the server restarts completes once it is back; I/O while it is
 # gone fails with EIO within --nbd-timeout, the mount stays, and I/O works
-# again, with the data intact, when it returns.  A server that accepts and
+# again, with the data intact, when it returns (the write no flush covered
+# fails the next fsync).  A server that accepts and
 # never answers hangs neither the start, nor I/O, nor the exit.
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/nbd-functions.sh"
@@ -38,6 +39,12 @@ read_block()
 write_block()
 {
 	timeout 120 dd if="$2" of="$tmp/mnt/disk" bs=4k seek="$1" count=1 oflag=direct conv=notrunc status=none
+}
+
+# fsync_disk: fsync the disk; its stderr in $tmp/err.
+fsync_disk()
+{
+	timeout 120 dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none 2>"$tmp/err"
 }
 
 # start_mute SOCK: a server on SOCK that accepts connections and never says a word.
@@ -106,6 +113,11 @@ read_block 20 || fail "no I/O 20 s after the server came back"
 cmp "$tmp/rb" "$tmp/a" || fail "the block written before the outage changed"
 write_block 24 "$tmp/b" || fail "a write after the server came back failed"
 read_block 24 && cmp "$tmp/rb" "$tmp/b" || fail "the write after the outage did not read back"
+
+say "the write no flush covered when the server died fails the next fsync, once"
+fsync_disk && fail "the fsync after the outage did not report the unflushed write"
+grep -q "Input/output error" "$tmp/err" || fail "fsync after the outage: $(cat "$tmp/err"), not EIO"
+fsync_disk || fail "the second fsync after the outage failed: $(cat "$tmp/err")"
 stop_rqdisk
 stop_nbdkit KILL
 

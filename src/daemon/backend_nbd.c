@@ -12,6 +12,8 @@
  * within the timeout) is reconnected from the loop, without blocking it;
  * meanwhile requests wait, and are sent again on the new connections.
  * Every request ends within the timeout of its coming here: done, or EIO.
+ * Writes already answered that no flush covered may have gone with the
+ * server: the next flush says so with EIO (nbd_lost.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +28,7 @@
 #include "blkdev.h"
 #include "nbd_conn.h"
 #include "nbd_export.h"
+#include "nbd_lost.h"
 
 /* Commands in flight on one connection beyond which no request is taken. */
 #define NBD_MAX_IN_FLIGHT 64
@@ -46,6 +49,8 @@ struct nbd_rq {
 	TAILQ_ENTRY(nbd_rq) link; /* on the done list or the held one */
 	TAILQ_ENTRY(nbd_rq) out;  /* on outstanding, from submit to end */
 	uint64_t deadline;        /* it ends by then, done or EIO */
+	uint64_t flush_covers;    /* its flush, once answered, covers the writes acknowledged then */
+	unsigned int lost_sample; /* the losses reported when it came (nbd_lost_sample) */
 	unsigned int pending;     /* commands out */
 	unsigned int conn;        /* the connection its data went on */
 	int error;                /* the first command's failure, -errno */
@@ -68,6 +73,7 @@ struct nbd_backend {
 	uint64_t down_since; /* the server went away then; 0 while up */
 	uint64_t retry_at;   /* the next attempt to reconnect, 0: none due */
 	struct nbd_export ex; /* what the export said of itself */
+	struct nbd_lost lost; /* writes a drop may have lost, for the flushes to report */
 	struct iovec *iov;   /* a request's memory, mapped at submit */
 	struct nbd_rq_list done;        /* to end, outside libnbd */
 	struct nbd_rq_list held;        /* waiting for the server to come back */
@@ -100,6 +106,19 @@ static int nbd_cmd_done(void *user_data, int *error)
 	return 1; /* libnbd retires the command */
 }
 
+/*
+ * A flush command of r's is over: answered with success, it covers the
+ * writes acknowledged before it went.
+ */
+static int nbd_flush_done(void *user_data, int *error)
+{
+	struct nbd_rq *r = user_data;
+
+	if (!*error)
+		nbd_lost_flushed(&r->nb->lost, r->flush_covers);
+	return nbd_cmd_done(user_data, error);
+}
+
 /* One command of r's on connection c; false (r->error set) when libnbd refused it. */
 static bool nbd_issue(struct nbd_rq *r, struct nbd_handle *h, enum req_op op, void *buf,
 		      uint64_t len, uint64_t off, uint32_t flags)
@@ -123,6 +142,8 @@ static bool nbd_issue(struct nbd_rq *r, struct nbd_handle *h, enum req_op op, vo
 		ret = nbd_aio_zero(h, len, off, cb, flags);
 		break;
 	case REQ_OP_FLUSH:
+		r->flush_covers = nbd_lost_flush_covers(&r->nb->lost);
+		cb.callback = nbd_flush_done;
 		ret = nbd_aio_flush(h, cb, 0);
 		break;
 	}
@@ -234,6 +255,9 @@ static void nbd_drop_all(struct nbd_backend *nb, uint64_t now, uint64_t retry_at
 
 	for (unsigned int i = 0; i < nb->nr_conns; i++)
 		nbd_conn_drop(&nb->conns[i], nb->dev);
+	if (nbd_lost_drop(&nb->lost))
+		fprintf(stderr, "rqdisk: nbd: %s: writes no flush covered may be lost with the "
+				"connection: the next flush fails with EIO\n", nb->uri);
 	TAILQ_FOREACH(r, &nb->outstanding, out) {
 		/* a FUA write still owes its flush: not durable, so sent again, flush and all */
 		if (r->held || (r->on_done && !r->lost && !nbd_flush_owed(r)))
@@ -261,11 +285,27 @@ static void nbd_lost(struct nbd_backend *nb, const char *what)
 	nbd_drop_all(nb, now, nb->up ? now : now + NBD_RETRY_NS);
 }
 
-/* End r to the queue. */
+/* A flush, or a FUA write (an O_DSYNC write, after which the kernel's fsync reports too). */
+static bool nbd_reports_loss(const struct request *rq)
+{
+	return rq->cmd_op == REQ_OP_FLUSH || (rq->cmd_flags & REQ_FUA);
+}
+
+/*
+ * End r to the queue.  A write acknowledged waits for a flush, where the
+ * server has a cache (a FUA write is durable already); a flush or FUA
+ * write reports a loss that came since it did.
+ */
 static void nbd_end(struct nbd_backend *nb, struct nbd_rq *r)
 {
+	struct request *rq = r->rq;
+
 	TAILQ_REMOVE(&nb->outstanding, r, out);
-	dev_end(nb->dev, r->rq, r->error, blk_rq_sectors(r->rq));
+	if (nbd_reports_loss(rq))
+		r->error = nbd_lost_report(&nb->lost, r->lost_sample, r->error);
+	else if (!r->error && rq->cmd_op != REQ_OP_READ && nb->ex.can_flush)
+		nbd_lost_acked(&nb->lost);
+	dev_end(nb->dev, rq, r->error, blk_rq_sectors(rq));
 }
 
 /* End what is done, outside libnbd: a FUA write on a server without FUA flushes first. */
@@ -351,7 +391,8 @@ static void nbd_submit(struct blk_dev *dev, struct request *rq)
 	struct nbd_rq *r = dev_rq_pdu(dev, rq);
 	uint64_t now = dev_now(dev);
 
-	*r = (struct nbd_rq){ .nb = nb, .rq = rq, .deadline = now + nb->timeout_ns };
+	*r = (struct nbd_rq){ .nb = nb, .rq = rq, .deadline = now + nb->timeout_ns,
+			      .lost_sample = nbd_lost_sample(&nb->lost) };
 	TAILQ_INSERT_TAIL(&nb->outstanding, r, out);
 	if (nb->ex.read_only && rq->cmd_op != REQ_OP_READ && rq->cmd_op != REQ_OP_FLUSH) {
 		r->error = -EROFS;
@@ -390,7 +431,28 @@ static void nbd_reconnect(struct nbd_backend *nb, uint64_t now)
 	}
 }
 
-/* Every connection is up again: the held requests go out, in their order. */
+/*
+ * A server back without multi-conn gets one connection, as it would have
+ * at the start: several would not see each other's writes, nor would a
+ * flush on one cover the others'.  No command went on the others yet.
+ * One it stays, should multi-conn come back later.
+ */
+static void nbd_recheck_multi_conn(struct nbd_backend *nb)
+{
+	if (nb->nr_conns == 1 || nbd_can_multi_conn(nb->conns[0].h) == 1)
+		return;
+	fprintf(stderr, "rqdisk: nbd: %s: the server came back without multi-conn: one "
+			"connection, not %u\n", nb->uri, nb->nr_conns);
+	for (unsigned int i = 1; i < nb->nr_conns; i++)
+		nbd_conn_drop(&nb->conns[i], nb->dev);
+	nb->nr_conns = 1;
+}
+
+/*
+ * Every connection is up again: the held requests go out, in their
+ * order.  The export must be the same (nbd_export_same); flush and FUA
+ * are taken as the server now says, multi-conn only if still there.
+ */
 static void nbd_back_up(struct nbd_backend *nb)
 {
 	struct nbd_rq *r;
@@ -403,6 +465,7 @@ static void nbd_back_up(struct nbd_backend *nb)
 			return;
 		}
 	}
+	nbd_recheck_multi_conn(nb);
 	nbd_export_flags(&nb->ex, nb->conns[0].h);
 	nb->up = true;
 	nb->down_since = 0;
@@ -609,19 +672,54 @@ fail:
 }
 
 /*
+ * Why the flush at exit leaves writes that may not be durable, into buf,
+ * given what it returned: NULL if none.  A loss no flush reported yet is
+ * the exit's to say, as the next flush would have.
+ */
+static const char *nbd_exit_loss(const struct nbd_backend *nb, int flush_error, char *buf,
+				 size_t len)
+{
+	if (flush_error == -ETIMEDOUT)
+		snprintf(buf, len, "no reply within %" PRIu64 " s", nb->timeout_ns / NS_PER_S);
+	else if (flush_error)
+		snprintf(buf, len, "%s", strerror(-flush_error));
+	else if (!nbd_lost_untold(&nb->lost))
+		return NULL;
+	else if (!nb->up)
+		snprintf(buf, len, "the server is gone");
+	else
+		snprintf(buf, len, "a connection dropped with writes no flush covered");
+	return buf;
+}
+
+/*
  * The queue is idle: what the server caches is made durable, as the file
  * backend's image is synced at exit, and the connections are closed
  * cleanly; a server that does not answer holds the exit up to the timeout.
+ * A flush that fails, or cannot go with writes waiting for it, is said in
+ * one line and fails the close (the daemon's exit status).
  */
 static void nbd_close_dev(struct blk_dev *dev)
 {
 	struct nbd_backend *nb = dev->priv;
-	bool flush = nb->up && nb->ex.can_flush && !nb->ex.read_only && !dev->stack->aborted;
+	bool writable = !nb->ex.read_only && !dev->stack->aborted;
+	bool flush = nb->up && nb->ex.can_flush && writable;
 	unsigned int timeout_ms = (unsigned int)(nb->timeout_ns / 1000000);
+	const char *why;
+	char buf[128];
+	int error = 0;
 
 	for (unsigned int i = 0; i < nb->nr_conns; i++) {
-		if (!nbd_conn_finish(&nb->conns[i], dev, flush, timeout_ms))
-			fprintf(stderr, "rqdisk: nbd: %s: the flush at exit failed\n", nb->uri);
+		int ret = nbd_conn_finish(&nb->conns[i], dev, flush, timeout_ms);
+
+		if (!error)
+			error = ret;
+	}
+	why = writable ? nbd_exit_loss(nb, error, buf, sizeof(buf)) : NULL;
+	if (why) {
+		fprintf(stderr, "rqdisk: nbd: %s: the last flush failed: %s; writes since the last "
+				"flush may be lost\n", nb->uri, why);
+		dev->stack->close_error = -EIO;
 	}
 	nbd_free(nb);
 }

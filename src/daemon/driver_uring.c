@@ -686,11 +686,13 @@ void uring_driver_abort(struct uring_driver *d)
 	d->stack.aborted = true;
 }
 
-void uring_driver_free(struct uring_driver *d)
+int uring_driver_free(struct uring_driver *d)
 {
+	int ret;
+
 	if (!d)
-		return;
-	dev_stack_close(&d->stack);
+		return 0;
+	ret = dev_stack_close(&d->stack);
 	while (!LIST_EMPTY(&d->fd_watches)) { /* the ring's exit cancels their polls */
 		struct uring_fd_watch *w = LIST_FIRST(&d->fd_watches);
 
@@ -703,4 +705,5 @@ void uring_driver_free(struct uring_driver *d)
 		d->q->request_fn = NULL;
 	}
 	free(d);
+	return ret;
 }

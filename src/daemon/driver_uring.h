@@ -136,7 +136,11 @@ void uring_driver_get_stats(const struct uring_driver *d, struct uring_driver_st
 
 /* The disk never served (its start failed): the stack's layers take back what they made. */
 void uring_driver_abort(struct uring_driver *d);
-/* Call once the queue is idle: tears down the ring, detaches from the queue. */
-void uring_driver_free(struct uring_driver *d);
+/*
+ * Call once the queue is idle: closes the stack, tears down the ring,
+ * detaches from the queue.  0, or what dev_stack_close returned (-errno:
+ * a layer's data may not be durable).
+ */
+int uring_driver_free(struct uring_driver *d);
 
 #endif

@@ -228,24 +228,30 @@ static bool nbd_conn_flush_over(struct nbd_handle *h, void *arg)
 	return *(int *)arg != 0;
 }
 
-bool nbd_conn_finish(struct nbd_conn *c, struct blk_dev *dev, bool flush, unsigned int timeout_ms)
+/* Flush c's export and wait for the reply until deadline: 0, or -errno. */
+static int nbd_conn_flush_wait(struct nbd_conn *c, uint64_t deadline)
+{
+	int flushed = 0, ret;
+	nbd_completion_callback cb = { .callback = nbd_conn_flush_done, .user_data = &flushed };
+
+	if (nbd_aio_flush(c->h, cb, 0) < 0)
+		return -(nbd_get_errno() ? nbd_get_errno() : EIO);
+	ret = nbd_conn_wait(c->h, nbd_conn_flush_over, &flushed, deadline);
+	return ret ? ret : flushed < 0 ? flushed : 0;
+}
+
+int nbd_conn_finish(struct nbd_conn *c, struct blk_dev *dev, bool flush, unsigned int timeout_ms)
 {
 	uint64_t deadline = mono_ms() + timeout_ms;
-	bool ok = true;
-	int flushed = 0;
+	int ret = 0;
 
 	if (c->watched)
 		dev->stack->host_ops->unwatch_fd(dev->stack->host, c->fd);
 	c->watched = false;
-	if (c->state == NBD_CONN_UP && flush) {
-		nbd_completion_callback cb = { .callback = nbd_conn_flush_done,
-					       .user_data = &flushed };
-
-		ok = nbd_aio_flush(c->h, cb, 0) >= 0 &&
-		     !nbd_conn_wait(c->h, nbd_conn_flush_over, &flushed, deadline) && flushed > 0;
-	}
+	if (c->state == NBD_CONN_UP && flush)
+		ret = nbd_conn_flush_wait(c, deadline);
 	if (c->state == NBD_CONN_UP && !nbd_aio_disconnect(c->h, 0))
 		nbd_conn_wait(c->h, nbd_conn_closed, NULL, deadline);
 	nbd_conn_drop(c, dev);
-	return ok;
+	return ret;
 }

@@ -50,8 +50,10 @@ bool nbd_conn_notify(struct nbd_conn *c, unsigned int revents);
 void nbd_conn_drop(struct nbd_conn *c, struct blk_dev *dev);
 /*
  * At exit: flush what the server caches (flush true), say goodbye, close,
- * waiting at most timeout_ms in all; false if the flush did not succeed.
+ * waiting at most timeout_ms in all.  0, or why the flush did not
+ * succeed: -ETIMEDOUT (no reply), the server's error, or that of a
+ * connection found dead.
  */
-bool nbd_conn_finish(struct nbd_conn *c, struct blk_dev *dev, bool flush, unsigned int timeout_ms);
+int nbd_conn_finish(struct nbd_conn *c, struct blk_dev *dev, bool flush, unsigned int timeout_ms);
 
 #endif

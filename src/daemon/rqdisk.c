@@ -687,16 +687,22 @@ static void daemonize_finish(struct rqdisk_state *s, int status)
 	s->ready_fd = -1;
 }
 
-static void teardown(struct rqdisk_state *s, bool failed)
+/*
+ * Undo start.  -1 where the stack's close found its data may not be
+ * durable (a backend's flush at exit failed; it said why), else 0.
+ */
+static int teardown(struct rqdisk_state *s, bool failed)
 {
+	int ret = 0;
+
 	/*
 	 * The ring goes before the mount: closing it hands back the FUSE
 	 * commands it holds, which the kernel waits for when it unmounts.
 	 */
 	if (s->driver && failed)
 		uring_driver_abort(s->driver); /* a log the stack made goes with the image */
-	if (s->driver)
-		uring_driver_free(s->driver);
+	if (s->driver && uring_driver_free(s->driver))
+		ret = -1;
 	if (s->se) {
 		fuse_remove_signal_handlers(s->se);
 		if (s->mounted)
@@ -718,6 +724,7 @@ static void teardown(struct rqdisk_state *s, bool failed)
 	}
 	if (failed && s->created)
 		unlink(s->opt.image);
+	return ret;
 }
 
 /* One FUSE request read and answered: 1, or 0 for none waiting, or -errno. */
@@ -934,6 +941,7 @@ int main(int argc, char **argv)
 	ret = serve(&s);
 	if (sync_image(&s) || s.exit_flush_error)
 		ret = -1;
-	teardown(&s, false);
+	if (teardown(&s, false))
+		ret = -1;
 	return ret < 0 ? 1 : 0;
 }

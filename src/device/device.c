@@ -185,12 +185,17 @@ int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *con
 	return 0;
 }
 
-void dev_stack_close(struct dev_stack *s)
+int dev_stack_close(struct dev_stack *s)
 {
+	int ret;
+
 	for (unsigned int i = 0; i < s->nr_layers; i++)
 		dev_layer_close(&s->layers[i]);
 	s->nr_layers = 0;
 	s->top = s->bottom = NULL;
+	ret = s->close_error;
+	s->close_error = 0; /* said once: a stack opened again starts clean */
+	return ret;
 }
 
 /* A backend of a 1 TiB disk that takes nothing: what a filter's open is checked over. */

@@ -101,7 +101,11 @@ struct dev_ops {
 	 */
 	int (*open)(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		    size_t whylen);
-	/* The stack is idle.  Optional. */
+	/*
+	 * The stack is idle.  A layer whose data may not be durable (its
+	 * last flush failed or could not be sent) says so in one line and
+	 * sets stack->close_error.  Optional.
+	 */
 	void (*close)(struct blk_dev *dev);
 	/*
 	 * Whether one more request may come down now.  NULL: what the layer
@@ -176,6 +180,12 @@ struct dev_stack {
 	 * leaves nothing behind.
 	 */
 	bool aborted;
+	/*
+	 * Set by a layer's close: -errno, its data may not all be durable
+	 * (the flush at exit failed).  The host's exit status says so, as
+	 * it does for an image whose fdatasync at exit fails.
+	 */
+	int close_error;
 };
 
 /* The registry of filters: every one built in.  Backends are the host's. */
@@ -196,8 +206,11 @@ const char *const *dev_filter_names(void);
 int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *const *specs,
 		   unsigned int nr, const struct dev_ops *backend, const char *backend_args,
 		   struct dev_limits *lim, char *why, size_t whylen);
-/* Close every layer, top first: the queue is idle. */
-void dev_stack_close(struct dev_stack *s);
+/*
+ * Close every layer, top first: the queue is idle.  0, or the first
+ * close_error a layer set: what it held may not be durable.
+ */
+int dev_stack_close(struct dev_stack *s);
 /* Check a filter spec as --filter takes it (a 1 TiB disk), keeping nothing. */
 int dev_check_filter(const char *spec, char *why, size_t whylen);
 /* Bytes of pdu each request needs: what the host gives blk_queue_set_pdu_size. */
