@@ -440,6 +440,12 @@ START_TEST(ids_round_trip)
 		round_trip(good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		id_refused(bad[i]);
+	/* a refusal says what is wrong where the ID alone does not show it */
+	ck_assert_int_eq(crash_id_parse("flush:0", &back, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "bad state ID 'flush:0' at '0': flush and fua count from 1");
+	ck_assert_int_eq(crash_id_parse("flush:1+drop:4,2", &back, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "bad state ID 'flush:1+drop:4,2' at '2': the dropped entries must "
+			      "rise, each once");
 	/* a refusal quotes the ID as a line can show it */
 	ck_assert_int_eq(crash_id_parse("mark:\n\x01", &back, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, "bad state ID 'mark:?\?' at '?\?'");

@@ -154,8 +154,9 @@ static int take_name(const char **p, struct crash_id *id)
 	return 0;
 }
 
-static int take_point(const char **p, struct crash_id *id)
+static int take_point(const char **p, struct crash_id *id, const char **reason)
 {
+	const char *at;
 	int ret;
 
 	for (int kind = PT_FLUSH; kind <= PT_END; kind++) {
@@ -166,8 +167,17 @@ static int take_point(const char **p, struct crash_id *id)
 			return 0;
 		if (!take_word(p, ":"))
 			return -EINVAL;
+		at = *p;
+		if (kind != PT_MARK && !take_number(p, &id->k))
+			return -EINVAL;
+		if (kind != PT_MARK && kind != PT_ENTRY && !id->k) {
+			/* the message points at the 0, not past it */
+			*p = at;
+			*reason = "flush and fua count from 1";
+			return -EINVAL;
+		}
 		if (kind != PT_MARK)
-			return take_number(p, &id->k) && (kind == PT_ENTRY || id->k) ? 0 : -EINVAL;
+			return 0;
 		ret = take_name(p, id);
 		if (ret)
 			return ret;
@@ -179,14 +189,22 @@ static int take_point(const char **p, struct crash_id *id)
 	return -EINVAL;
 }
 
-static int take_drops(const char **p, struct crash_id *id)
+static int take_drops(const char **p, struct crash_id *id, const char **reason)
 {
 	size_t alloc = 0;
+	const char *at;
 	uint64_t v;
 
 	do {
-		if (!take_number(p, &v) || (id->nr_drop && v <= id->drop[id->nr_drop - 1]))
+		at = *p;
+		if (!take_number(p, &v))
 			return -EINVAL;
+		if (id->nr_drop && v <= id->drop[id->nr_drop - 1]) {
+			/* one spelling per state: a set written in one order */
+			*p = at;
+			*reason = "the dropped entries must rise, each once";
+			return -EINVAL;
+		}
 		if (id->nr_drop == alloc) {
 			uint64_t *d = realloc(id->drop, (alloc = 2 * alloc + 4) * sizeof(*d));
 
@@ -222,13 +240,13 @@ static const char *printable(const char *s, size_t max, char *out)
 int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen)
 {
 	char whole[65], at[17];
-	const char *p = s;
+	const char *p = s, *reason = NULL;
 	int ret;
 
 	memset(id, 0, sizeof(*id));
-	ret = take_point(&p, id);
+	ret = take_point(&p, id, &reason);
 	if (!ret && take_word(&p, "+drop:"))
-		ret = take_drops(&p, id);
+		ret = take_drops(&p, id, &reason);
 	if (!ret && take_word(&p, "+torn:"))
 		ret = take_torn(&p, id);
 	if (!ret && *p)
@@ -236,8 +254,9 @@ int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen)
 	if (ret == -ENOMEM)
 		snprintf(why, whylen, "out of memory");
 	else if (ret)
-		crash_refuse(why, whylen, "bad state ID '%s%s' at '%s'", printable(s, 64, whole),
-			 strlen(s) > 64 ? "..." : "", printable(p, 16, at));
+		crash_refuse(why, whylen, "bad state ID '%s%s' at '%s'%s%s", printable(s, 64, whole),
+			 strlen(s) > 64 ? "..." : "", printable(p, 16, at), reason ? ": " : "",
+			 reason ? reason : "");
 	if (ret)
 		crash_id_free(id);
 	return ret;
