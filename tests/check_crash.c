@@ -703,6 +703,51 @@ START_TEST(cow_writes_stay_in_their_state)
 }
 END_TEST
 
+/* The first n calls succeed, the rest fail, as when memory runs out. */
+static int allocs_left;
+
+static void *failing_calloc(size_t nmemb, size_t size)
+{
+	return allocs_left-- > 0 ? calloc(nmemb, size) : NULL;
+}
+
+/* A write the COW map finds no memory for fails, and the state reads as before it, not zeros. */
+START_TEST(cow_write_without_memory_fails_and_keeps_the_state)
+{
+	uint8_t base[IMG_SECTORS * 512], want[sizeof(base)], data[OVL_COW_BLOCK];
+	struct crash_spec spec = { .torn_e = -1 };
+	struct crash_log log;
+	struct ovl o;
+	struct tlog t;
+	char why[256];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(base); i++)
+		base[i] = (uint8_t)(i * 5 + 1);
+	memset(data, 0xee, sizeof(data));
+	fd = memfd_of(base, sizeof(base));
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
+	spec.pos = log.nr;
+	memcpy(want, base, sizeof(base));
+	naive(&log, &spec, want);
+	/* no memory for a block's node, then none for its data: part of a block, and a whole one */
+	for (int n = 0; n < 2; n++) {
+		ck_assert_int_eq(ovl_build(&o, &log, &spec, fd, sizeof(base), NULL), 0);
+		o.cow_calloc = failing_calloc;
+		allocs_left = n;
+		ck_assert_int_eq(ovl_write(&o, data, 100, 8192 + 7), -ENOMEM);
+		allocs_left = n;
+		ck_assert_int_eq(ovl_write(&o, data, OVL_COW_BLOCK, 4096), -ENOMEM);
+		compare(&o, want, (unsigned int)n, "after the failed writes");
+		ovl_free(&o);
+	}
+	crash_log_free(&log);
+	close(fd);
+	free(t.buf);
+}
+END_TEST
+
 START_TEST(whole_images_are_written)
 {
 	uint8_t base[IMG_SECTORS * 512], want[sizeof(base)], got[sizeof(base)];
@@ -764,6 +809,7 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, overlay_reads_equal_a_naive_replay);
 	tcase_add_test(tc, cow_writes_stay_in_their_state);
 	tcase_add_test(tc, whole_images_are_written);
+	tcase_add_test(tc, cow_write_without_memory_fails_and_keeps_the_state);
 	suite_add_tcase(s, tc);
 	return s;
 }
