@@ -246,6 +246,107 @@ START_TEST(points_for_each_at)
 }
 END_TEST
 
+/* 0 w 1 F 2 mark off 3 mark user [mark on] w F w: the writes while logging was off are missing */
+static void tlog_gap(struct tlog *t, bool back_on)
+{
+	tlog_init(t, 512);
+	tlog_entry(t, 0, 1, W, NULL, 1);
+	tlog_entry(t, 0, 0, F, NULL, 0);
+	tlog_entry(t, 0, 0, M, CRASH_MARK_LOG_OFF, 0);
+	tlog_entry(t, 0, 0, M, "user", 0);
+	if (back_on)
+		tlog_entry(t, 0, 0, M, CRASH_MARK_LOG_ON, 0);
+	tlog_entry(t, 2, 1, W, NULL, 2);
+	tlog_entry(t, 0, 0, F, NULL, 0);
+	tlog_entry(t, 3, 1, W, NULL, 3);
+}
+
+START_TEST(points_past_a_gap_are_skipped_unless_asked)
+{
+	char *marks[] = { CRASH_MARK_LOG_OFF, "user" };
+	size_t lens[] = { strlen(CRASH_MARK_LOG_OFF), 4 };
+	struct crash_at at = { .kinds = AT_FLUSH, .marks = marks, .mark_lens = lens,
+			       .nr_marks = 2 };
+	struct crash_gen_opts o = { .atomic = 512 };
+	struct crash_log log;
+	struct crash_gen g;
+	struct tlog t;
+	char why[256];
+
+	for (int on = 0; on < 2; on++) {
+		tlog_gap(&t, on);
+		ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+		ck_assert_int_eq(log.gap_off, 2);
+		ck_assert_uint_eq(log.gap_on, on ? 4 : log.nr);
+		ck_assert(!crash_log_past_gap(&log, 3)); /* just after the mark: nothing missing yet */
+		ck_assert(crash_log_past_gap(&log, 4));
+		/* flush:1 and the mark that starts the gap; not the user's mark, flush:2, the end */
+		o.past_gaps = false;
+		expect_ids(&log, &at, "flush:1 mark:rqdisk-log-disabled");
+		ck_assert_int_eq(crash_gen_init(&g, &log, &at, &o), 0);
+		ck_assert_uint_eq(g.nr_skipped, 3);
+		crash_gen_free(&g);
+		o.past_gaps = true;
+		ck_assert_int_eq(crash_gen_init(&g, &log, &at, &o), 0);
+		ck_assert_uint_eq(g.nr_skipped, 0);
+		ck_assert_uint_eq(g.nr_pts, 5);
+		crash_gen_free(&g);
+		crash_log_free(&log);
+		free(t.buf);
+	}
+	/* a log with no gap */
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ck_assert_int_eq(log.gap_off, -1);
+	ck_assert(!crash_log_past_gap(&log, log.nr));
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+static void at_refused(const struct crash_log *log, const struct crash_at *at, const char *text)
+{
+	char why[512] = "";
+
+	ck_assert_int_eq(crash_at_check(log, at, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, text), "'%s' does not say '%s'", why, text);
+	ck_assert_ptr_null(strchr(why, '\n'));
+}
+
+START_TEST(points_that_match_nothing_are_refused)
+{
+	char *nosuch[] = { "nosuch" }, *a[] = { "a" };
+	size_t nosuch_len[] = { 6 }, a_len[] = { 1 };
+	struct crash_log log;
+	struct tlog t;
+	char why[512];
+
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	at_refused(&log, &(struct crash_at){ .marks = nosuch, .mark_lens = nosuch_len, .nr_marks = 1 },
+		   "--at mark:nosuch: LOG has no mark of that name (its marks: a)");
+	at_refused(&log, &(struct crash_at){ .every = 10 }, "--at 10: LOG has only 10 entries");
+	ck_assert_int_eq(crash_at_check(&log, &(struct crash_at){ .kinds = AT_FLUSH | AT_FUA,
+			 .marks = a, .mark_lens = a_len, .nr_marks = 1, .every = 9 }, why, sizeof(why)), 0);
+	crash_log_free(&log);
+	free(t.buf);
+	/* no FUA, no flush, no mark: as QEMU writes a log without flushes */
+	tlog_init(&t, 512);
+	tlog_entry(&t, 0, 1, W, NULL, 1);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ck_assert(crash_log_qemu_shaped(&log));
+	at_refused(&log, &(struct crash_at){ .kinds = AT_FUA }, "LOG has no FUA entries");
+	at_refused(&log, &(struct crash_at){ .kinds = AT_FLUSH }, "LOG has no FLUSH entries");
+	at_refused(&log, &(struct crash_at){ .marks = a, .mark_lens = a_len, .nr_marks = 1 },
+		   "(it has no marks)");
+	/* the default --at flush is not a request: the end alone is checked */
+	ck_assert_int_eq(crash_at_check(&log, &(struct crash_at){ .kinds = AT_FLUSH,
+			 .flush_by_default = true }, why, sizeof(why)), 0);
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
 START_TEST(volatile_sets_follow_the_flushes)
 {
 	struct crash_log log;
@@ -440,6 +541,12 @@ START_TEST(ids_round_trip)
 		round_trip(good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		id_refused(bad[i]);
+	/* a refusal says what is wrong where the ID alone does not show it */
+	ck_assert_int_eq(crash_id_parse("flush:0", &back, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "bad state ID 'flush:0' at '0': flush and fua count from 1");
+	ck_assert_int_eq(crash_id_parse("flush:1+drop:4,2", &back, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "bad state ID 'flush:1+drop:4,2' at '2': the dropped entries must "
+			      "rise, each once");
 	/* a refusal quotes the ID as a line can show it */
 	ck_assert_int_eq(crash_id_parse("mark:\n\x01", &back, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, "bad state ID 'mark:?\?' at '?\?'");
@@ -697,6 +804,51 @@ START_TEST(cow_writes_stay_in_their_state)
 }
 END_TEST
 
+/* The first n calls succeed, the rest fail, as when memory runs out. */
+static int allocs_left;
+
+static void *failing_calloc(size_t nmemb, size_t size)
+{
+	return allocs_left-- > 0 ? calloc(nmemb, size) : NULL;
+}
+
+/* A write the COW map finds no memory for fails, and the state reads as before it, not zeros. */
+START_TEST(cow_write_without_memory_fails_and_keeps_the_state)
+{
+	uint8_t base[IMG_SECTORS * 512], want[sizeof(base)], data[OVL_COW_BLOCK];
+	struct crash_spec spec = { .torn_e = -1 };
+	struct crash_log log;
+	struct ovl o;
+	struct tlog t;
+	char why[256];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(base); i++)
+		base[i] = (uint8_t)(i * 5 + 1);
+	memset(data, 0xee, sizeof(data));
+	fd = memfd_of(base, sizeof(base));
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
+	spec.pos = log.nr;
+	memcpy(want, base, sizeof(base));
+	naive(&log, &spec, want);
+	/* no memory for a block's node, then none for its data: part of a block, and a whole one */
+	for (int n = 0; n < 2; n++) {
+		ck_assert_int_eq(ovl_build(&o, &log, &spec, fd, sizeof(base), NULL), 0);
+		o.cow_calloc = failing_calloc;
+		allocs_left = n;
+		ck_assert_int_eq(ovl_write(&o, data, 100, 8192 + 7), -ENOMEM);
+		allocs_left = n;
+		ck_assert_int_eq(ovl_write(&o, data, OVL_COW_BLOCK, 4096), -ENOMEM);
+		compare(&o, want, (unsigned int)n, "after the failed writes");
+		ovl_free(&o);
+	}
+	crash_log_free(&log);
+	close(fd);
+	free(t.buf);
+}
+END_TEST
+
 START_TEST(whole_images_are_written)
 {
 	uint8_t base[IMG_SECTORS * 512], want[sizeof(base)], got[sizeof(base)];
@@ -747,6 +899,8 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, good_logs_are_read);
 	tcase_add_test(tc, bad_logs_are_refused_naming_the_entry);
 	tcase_add_test(tc, points_for_each_at);
+	tcase_add_test(tc, points_past_a_gap_are_skipped_unless_asked);
+	tcase_add_test(tc, points_that_match_nothing_are_refused);
 	tcase_add_test(tc, volatile_sets_follow_the_flushes);
 	tcase_add_test(tc, a_flush_with_data_is_volatile_unless_fua);
 	tcase_add_test(tc, torn_lengths_are_one_half_and_all_but_one);
@@ -758,6 +912,7 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, overlay_reads_equal_a_naive_replay);
 	tcase_add_test(tc, cow_writes_stay_in_their_state);
 	tcase_add_test(tc, whole_images_are_written);
+	tcase_add_test(tc, cow_write_without_memory_fails_and_keeps_the_state);
 	suite_add_tcase(s, tc);
 	return s;
 }

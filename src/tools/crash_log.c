@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crash_guard.h"
 #include "crash_log.h"
 
 #define SECTORSIZE_MIN 512u
@@ -139,6 +140,29 @@ static int push(size_t **v, size_t *nr, size_t x)
 	return 0;
 }
 
+static bool mark_is(const struct crash_entry *e, const char *name)
+{
+	return (e->flags & LOG_MARK_FLAG) && e->mark_len == strlen(name) &&
+	       !memcmp(e->mark, name, e->mark_len);
+}
+
+/* Where logging was first turned off, and on again (nr when it never was). */
+static void log_find_gap(struct crash_log *log)
+{
+	log->gap_off = -1;
+	log->gap_on = log->nr;
+	for (size_t i = 0; i < log->nr_marks; i++) {
+		const struct crash_entry *e = &log->e[log->marks[i]];
+
+		if (log->gap_off < 0 && mark_is(e, CRASH_MARK_LOG_OFF)) {
+			log->gap_off = (long)log->marks[i];
+		} else if (log->gap_off >= 0 && mark_is(e, CRASH_MARK_LOG_ON)) {
+			log->gap_on = log->marks[i];
+			return;
+		}
+	}
+}
+
 static int log_index(struct crash_log *log)
 {
 	for (size_t i = 0; i < log->nr; i++) {
@@ -149,6 +173,7 @@ static int log_index(struct crash_log *log)
 		    ((f & LOG_MARK_FLAG) && push(&log->marks, &log->nr_marks, i)))
 			return -ENOMEM;
 	}
+	log_find_gap(log);
 	return 0;
 }
 
@@ -187,6 +212,16 @@ int crash_log_parse(const uint8_t *buf, size_t len, uint64_t image_size, struct 
 	return ret;
 }
 
+#define TRUNCATED "the log was truncated while it was read"
+
+/* The file fd, mapped for len bytes, is shorter now, or a read of the map faulted. */
+static bool truncated(int fd, size_t len)
+{
+	struct stat st;
+
+	return crash_guard_tripped() || (!fstat(fd, &st) && (uint64_t)st.st_size < len);
+}
+
 int crash_log_open(const char *path, uint64_t image_size, struct crash_log *log, char *why,
 		   size_t whylen)
 {
@@ -217,12 +252,25 @@ int crash_log_open(const char *path, uint64_t image_size, struct crash_log *log,
 		snprintf(why, whylen, "%s: mmap: %s", path, strerror(errno));
 		goto out;
 	}
-	ret = crash_log_parse(map, (size_t)st.st_size, image_size, log, sub, sizeof(sub));
-	if (ret) {
-		munmap(map, (size_t)st.st_size);
+	ret = crash_guard_watch(map, (size_t)st.st_size);
+	if (!ret)
+		ret = crash_log_parse(map, (size_t)st.st_size, image_size, log, sub, sizeof(sub));
+	if (ret && truncated(fd, (size_t)st.st_size)) {
+		/* what the zeros it read look like is not the news */
+		snprintf(why, whylen, "%s: " TRUNCATED, path);
+		ret = -EIO;
+	} else if (ret == -EINVAL || ret == -ENOMEM) {
 		snprintf(why, whylen, "%s: %s", path, sub);
+	} else if (ret) {
+		snprintf(why, whylen, "%s: %s", path, strerror(-ret));
+	}
+	if (ret) {
+		crash_guard_unwatch();
+		munmap(map, (size_t)st.st_size);
 	} else {
 		log->mapped = true;
+		log->fd = fd;
+		fd = -1;
 	}
 out:
 	if (fd >= 0)
@@ -230,10 +278,21 @@ out:
 	return ret;
 }
 
+int crash_log_intact(const struct crash_log *log, const char *path, char *why, size_t whylen)
+{
+	if (!log->mapped || !truncated(log->fd, log->map_len))
+		return 0;
+	snprintf(why, whylen, "%s: " TRUNCATED, path);
+	return -EIO;
+}
+
 void crash_log_free(struct crash_log *log)
 {
-	if (log->mapped)
+	if (log->mapped) {
+		crash_guard_unwatch();
 		munmap((void *)(uintptr_t)log->map, log->map_len);
+		close(log->fd);
+	}
 	free(log->e);
 	free(log->flushes);
 	free(log->fuas);

@@ -12,6 +12,13 @@
 #define LOG_KNOWN_FLAGS                                                                            \
 	(LOG_FLUSH_FLAG | LOG_FUA_FLAG | LOG_DISCARD_FLAG | LOG_MARK_FLAG | LOG_METADATA_FLAG)
 
+/*
+ * The marks rqdisk's log-writes filter sets when log/enable is written 0
+ * and then 1: the writes that completed in between are not in the log.
+ */
+#define CRASH_MARK_LOG_OFF "rqdisk-log-disabled"
+#define CRASH_MARK_LOG_ON "rqdisk-log-enabled"
+
 /* One entry, in bytes of the image; its data points into the log, never copied. */
 struct crash_entry {
 	uint64_t off, len;   /* the range written or discarded; 0, 0 for a flush or a mark */
@@ -25,6 +32,7 @@ struct crash_log {
 	const uint8_t *map; /* the whole log, mapped read-only (or the caller's buffer) */
 	size_t map_len;
 	bool mapped;
+	int fd; /* when mapped: the file, kept open to see it shrink */
 	uint32_t sectorsize;
 	uint64_t image_size;
 	size_t nr;
@@ -32,6 +40,13 @@ struct crash_log {
 	size_t *flushes, nr_flushes; /* indices of FLUSH entries, in order */
 	size_t *fuas, nr_fuas;       /* of FUA entries */
 	size_t *marks, nr_marks;     /* of MARK entries */
+	/*
+	 * The first gap: the CRASH_MARK_LOG_OFF entry, and the CRASH_MARK_LOG_ON
+	 * entry after it (nr when logging stayed off); gap_off is -1 when the
+	 * log has none.  A state past gap_off + 1 misses the gap's writes.
+	 */
+	long gap_off;
+	size_t gap_on;
 };
 
 /* A write or a discard: an entry that changes the image. */
@@ -52,9 +67,32 @@ int crash_log_parse(const uint8_t *buf, size_t len, uint64_t image_size, struct 
 int crash_log_open(const char *path, uint64_t image_size, struct crash_log *log, char *why,
 		   size_t whylen);
 
+/*
+ * A log from crash_log_open still as it was read: 0, or -EIO with one line
+ * in why (it starts with path) when the file was truncated since, which
+ * makes what was read of it, and every state built since, untrustworthy.
+ */
+int crash_log_intact(const struct crash_log *log, const char *path, char *why, size_t whylen);
+
 void crash_log_free(struct crash_log *log);
 /* The one-line reason of a refusal into why; returns -EINVAL. */
 int crash_refuse(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Whether a state at pos replays a log that misses writes: it lies past a gap. */
+static inline bool crash_log_past_gap(const struct crash_log *log, size_t pos)
+{
+	return log->gap_off >= 0 && pos > (size_t)log->gap_off + 1;
+}
+
+/*
+ * The log has neither marks nor FUA entries, as QEMU's blklogwrites writes
+ * them (it has no marks and never sets FUA); rqdisk's and the kernel's
+ * logs end with a mark.
+ */
+static inline bool crash_log_qemu_shaped(const struct crash_log *log)
+{
+	return !log->nr_marks && !log->nr_fuas;
+}
 
 /* The index of the last FLUSH entry before pos, or -1 when there is none. */
 long crash_log_last_flush(const struct crash_log *log, size_t pos);

@@ -20,7 +20,8 @@
 
 #define PROG "rqdisk-crash"
 
-enum { EXIT_CONSISTENT = 0, EXIT_FAILED = 1, EXIT_TROUBLE = 2 };
+/* EXIT_UNCHECKED: none failed, but points were skipped (a gap in the log): not an all-clear */
+enum { EXIT_CONSISTENT = 0, EXIT_FAILED = 1, EXIT_TROUBLE = 2, EXIT_UNCHECKED = 3 };
 enum via { VIA_AUTO, VIA_FUSE, VIA_COPY };
 
 #define DEFAULT_TIMEOUT_S 60
@@ -54,6 +55,7 @@ enum {
 	OPT_PROGRESS,
 	OPT_CSV,
 	OPT_LOOP,
+	OPT_PAST_GAPS,
 };
 
 static const struct option long_options[] = {
@@ -70,6 +72,7 @@ static const struct option long_options[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "loop", no_argument, NULL, OPT_LOOP },
+	{ "past-gaps", no_argument, NULL, OPT_PAST_GAPS },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -93,6 +96,7 @@ static void usage(FILE *f)
 		"  --seed S              the seed of --sample (default 1)\n"
 		"  --torn                also each volatile write torn after 1, n/2, n-1 units\n"
 		"  --atomic BYTES        the atomic unit of --torn (default: the log's sectorsize)\n"
+		"  --past-gaps           also the points past a gap in the log (logging was off)\n"
 		"  --state ID            that state alone; -o FILE writes it as a whole image\n"
 		"  -o, --output FILE     with --state: where the image goes\n"
 		"  --via fuse|copy|auto  states as files of a FUSE mount, or as copies (auto)\n"
@@ -104,7 +108,8 @@ static void usage(FILE *f)
 		"  -h, --help            show this help\n"
 		"  -V, --version         show the version\n"
 		"\n"
-		"Exit status: 0 every state consistent, 1 some failed, 2 bad usage or input.\n");
+		"Exit status: 0 every state consistent, 1 some failed, 2 bad usage or input,\n"
+		"3 none failed but points past a gap in the log were not checked.\n");
 }
 
 static int parse_at(struct options *o, const char *s)
@@ -115,6 +120,9 @@ static int parse_at(struct options *o, const char *s)
 		o->at.kinds |= AT_FLUSH;
 	} else if (!strcmp(s, "fua")) {
 		o->at.kinds |= AT_FUA;
+	} else if (!strcmp(s, "mark:")) {
+		cli_usage_error(PROG, "--at mark: needs a NAME", NULL);
+		return -EINVAL;
 	} else if (!strncmp(s, "mark:", 5)) {
 		char **m = realloc(o->at.marks, (o->at.nr_marks + 1) * sizeof(*m));
 		size_t *l = realloc(o->at.mark_lens, (o->at.nr_marks + 1) * sizeof(*l));
@@ -208,6 +216,9 @@ static int parse_one(struct options *o, int opt, const char *arg)
 	case OPT_LOOP:
 		o->loop = true;
 		break;
+	case OPT_PAST_GAPS:
+		o->gen.past_gaps = true;
+		break;
 	case OPT_CSV:
 		o->csv = arg;
 		break;
@@ -257,8 +268,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		cli_usage_error(PROG, "-o needs --state", NULL);
 		return -EINVAL;
 	}
-	if (!o->at.kinds && !o->at.nr_marks && !o->at.every)
+	if (!o->at.kinds && !o->at.nr_marks && !o->at.every) {
 		o->at.kinds = AT_FLUSH;
+		o->at.flush_by_default = true;
+	}
 	return 0;
 }
 
@@ -278,11 +291,25 @@ struct run {
 	uint64_t serial;
 };
 
+/* Whether LOG is still what was read; one line when it is not. */
+static bool log_intact(const struct run *r)
+{
+	char why[512];
+
+	if (!crash_log_intact(&r->log, r->o->log, why, sizeof(why)))
+		return true;
+	fprintf(stderr, PROG ": %s\n", why);
+	return false;
+}
+
 static int next_state(void *ctx, struct crash_id *id, enum crash_class *cls)
 {
 	struct run *r = ctx;
 	int ret;
 
+	/* a state read from a truncated log is not one to report on: the run ends here */
+	if (!log_intact(r))
+		return -EIO;
 	if (!r->o->state) {
 		ret = crash_gen_next(&r->gen, id, cls);
 		if (ret < 0)
@@ -352,7 +379,9 @@ static int build_state(void *ctx, const struct crash_id *id, char *path, size_t 
 		if (fd >= 0 && close(fd) && !ret)
 			ret = -errno;
 		if (ret) {
-			fprintf(stderr, PROG ": %s: %s\n", c->path, strerror(-ret));
+			/* a write from the map faults (EFAULT) once the log is truncated */
+			if (log_intact(r))
+				fprintf(stderr, PROG ": %s: %s\n", c->path, strerror(-ret));
 			unlink(c->path);
 			free(c);
 		}
@@ -513,9 +542,59 @@ static int write_output(struct run *r)
 	if (fd >= 0 && close(fd) && !ret)
 		ret = -errno;
 	ovl_free(&ovl);
+	if (!log_intact(r))
+		return -EIO;
 	if (ret)
 		fprintf(stderr, PROG ": %s: %s\n", r->o->output, strerror(-ret));
 	return ret;
+}
+
+/* "logging was off from entry E to F" (or "to the end"), for the log's first gap. */
+static void gap_text(const struct crash_log *log, char *buf, size_t len)
+{
+	if (log->gap_on < log->nr)
+		snprintf(buf, len, "logging was off from entry %ld to %zu", log->gap_off,
+			 log->gap_on);
+	else
+		snprintf(buf, len, "logging was off from entry %ld to the end", log->gap_off);
+}
+
+/* --state ID: it names a state of the log, and one before any gap unless --past-gaps. */
+static int load_state(struct run *r)
+{
+	struct crash_spec spec;
+	char why[512], gap[96];
+	int ret;
+
+	ret = crash_id_parse(r->o->state, &r->single, why, sizeof(why));
+	if (!ret)
+		ret = crash_resolve(&r->log, &r->single, &spec, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, PROG ": %s\n", why);
+		return ret;
+	}
+	if (!r->o->gen.past_gaps && crash_log_past_gap(&r->log, spec.pos)) {
+		gap_text(&r->log, gap, sizeof(gap));
+		fprintf(stderr, PROG ": state %s is past a gap in the log: %s (writes missing); "
+			"--past-gaps builds it\n", r->o->state, gap);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The points asked for: each must match something, or the run would check only the end. */
+static int load_points(struct run *r)
+{
+	char why[512];
+
+	if (crash_at_check(&r->log, &r->o->at, why, sizeof(why))) {
+		fprintf(stderr, PROG ": %s\n", why);
+		return -EINVAL;
+	}
+	if (r->o->at.flush_by_default && !r->log.nr_flushes)
+		fprintf(stderr, PROG ": LOG has no FLUSH entries: its end is the only point "
+			"(--at N for more)\n");
+	return 0;
 }
 
 static int load(struct run *r)
@@ -531,16 +610,21 @@ static int load(struct run *r)
 		fprintf(stderr, PROG ": %s\n", why);
 		return ret;
 	}
-	if (r->o->state) {
-		struct crash_spec spec;
+	return r->o->state ? load_state(r) : load_points(r);
+}
 
-		ret = crash_id_parse(r->o->state, &r->single, why, sizeof(why));
-		if (!ret)
-			ret = crash_resolve(&r->log, &r->single, &spec, why, sizeof(why));
-		if (ret)
-			fprintf(stderr, PROG ": %s\n", why);
-	}
-	return ret;
+/* One line for the points the gap keeps from being checked, and the same in the summary. */
+static void say_skipped(struct run *r, struct report *rep)
+{
+	size_t n = r->gen.nr_skipped;
+
+	if (!n)
+		return;
+	gap_text(&r->log, rep->skipped_why, sizeof(rep->skipped_why));
+	rep->skipped = n;
+	fprintf(stderr, PROG ": %zu point%s after entry %ld skipped: %s (writes missing); "
+		"--past-gaps checks them\n", n, n == 1 ? "" : "s", r->log.gap_off,
+		rep->skipped_why);
 }
 
 static void noop_handler(int sig)
@@ -570,6 +654,8 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 		g.atomic = r->log.sectorsize;
 	ret = r->o->state ? 0 : crash_gen_init(&r->gen, &r->log, &r->o->at, &g);
 	if (!ret)
+		say_skipped(r, rep);
+	if (!ret)
 		ret = make_tmpdir(r);
 	if (!ret)
 		ret = start_via(r, &via);
@@ -589,6 +675,9 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 		*sig = ret;
 		return 0;
 	}
+	/* the last states were checked after the last next_state's look */
+	if (!ret && !log_intact(r))
+		ret = -EIO;
 	if (!ret && report_print(rep, stdout, via, co.jobs)) {
 		fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));
 		return -EIO;
@@ -630,7 +719,9 @@ int main(int argc, char **argv)
 	}
 	ret = run_checks(&r, &rep, &sig);
 	if (!ret && !sig)
-		status = report_nr_failed(&rep) ? EXIT_FAILED : EXIT_CONSISTENT;
+		status = report_nr_failed(&rep) ? EXIT_FAILED :
+			 rep.skipped		  ? EXIT_UNCHECKED :
+						    EXIT_CONSISTENT;
 	report_free(&rep);
 out:
 	if (csv && fclose(csv) && status != EXIT_TROUBLE) {

@@ -164,6 +164,7 @@ int ovl_build(struct ovl *o, const struct crash_log *log, const struct crash_spe
 	RB_INIT(&o->cows);
 	o->base_fd = base_fd;
 	o->size = size;
+	o->cow_calloc = calloc;
 	pthread_rwlock_init(&o->lock, NULL);
 	lf = crash_log_last_flush(log, spec->pos);
 	/* what the state may drop or tear lies from its last flush on: the layer stops before */
@@ -300,24 +301,32 @@ static struct ovl_cow *cow_get(struct ovl *o, uint64_t blk, bool whole, bool zer
 	uint64_t bs = blk * OVL_COW_BLOCK;
 
 	if (!c) {
-		c = calloc(1, sizeof(*c));
+		/*
+		 * Made whole before it goes in the map: a node without its data
+		 * would read as zeros where the state holds something else.
+		 */
+		c = o->cow_calloc(1, sizeof(*c));
 		if (!c)
 			return NULL;
 		c->blk = blk;
+		if (!(whole && zeros)) {
+			c->data = o->cow_calloc(1, OVL_COW_BLOCK);
+			if (!c->data ||
+			    (!whole && lower_read(o, c->data, clip(o, OVL_COW_BLOCK, bs), bs))) {
+				free(c->data);
+				free(c);
+				return NULL;
+			}
+		}
 		RB_INSERT(ovl_cows, &o->cows, c);
 		o->nr_cows++;
-		if (whole && zeros)
-			return c;
-		c->data = calloc(1, OVL_COW_BLOCK);
-		if (!c->data || (!whole && lower_read(o, c->data, clip(o, OVL_COW_BLOCK, bs), bs)))
-			return NULL;
 		return c;
 	}
 	if (whole && zeros) {
 		free(c->data);
 		c->data = NULL;
 	} else if (!c->data) {
-		c->data = calloc(1, OVL_COW_BLOCK);
+		c->data = o->cow_calloc(1, OVL_COW_BLOCK);
 	}
 	return c->data || zeros ? c : NULL;
 }

@@ -55,6 +55,8 @@ struct ovl {
 	pthread_rwlock_t lock; /* the COW map: reads share it, writes hold it alone */
 	struct ovl_cows cows;
 	size_t nr_cows;
+	/* what the COW map's blocks and nodes come from: calloc; a test sets one that fails */
+	void *(*cow_calloc)(size_t nmemb, size_t size);
 };
 
 /*

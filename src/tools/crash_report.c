@@ -139,6 +139,10 @@ int report_print(struct report *r, FILE *f, const char *via, unsigned int jobs)
 	}
 	if (report_nr_failed(r) > r->nr_first)
 		fprintf(f, "... and %" PRIu64 " more failed\n", report_nr_failed(r) - r->nr_first);
+	/* a point not checked is not one that passed: the summary says so, last before timing */
+	if (r->skipped)
+		fprintf(f, "not checked: %" PRIu64 " point%s past a gap in the log (%s)\n", r->skipped,
+			r->skipped == 1 ? "" : "s", r->skipped_why);
 	fprintf(f,
 		"time: %" PRIu64 " states in %.2f s, %.1f states/s; building states %.2f s, "
 		"checkers %.2f s, serving reads %.2f s\n",

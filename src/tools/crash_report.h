@@ -28,6 +28,8 @@ struct report {
 	uint64_t total;       /* states expected, for the progress line */
 	bool progress, tty;
 	uint64_t last_progress_ns;
+	uint64_t skipped;      /* points not checked: past a gap in the log */
+	char skipped_why[96];  /* "logging was off from entry E to F" */
 };
 
 uint64_t report_now_ns(void);

@@ -154,8 +154,9 @@ static int take_name(const char **p, struct crash_id *id)
 	return 0;
 }
 
-static int take_point(const char **p, struct crash_id *id)
+static int take_point(const char **p, struct crash_id *id, const char **reason)
 {
+	const char *at;
 	int ret;
 
 	for (int kind = PT_FLUSH; kind <= PT_END; kind++) {
@@ -166,8 +167,17 @@ static int take_point(const char **p, struct crash_id *id)
 			return 0;
 		if (!take_word(p, ":"))
 			return -EINVAL;
+		at = *p;
+		if (kind != PT_MARK && !take_number(p, &id->k))
+			return -EINVAL;
+		if (kind != PT_MARK && kind != PT_ENTRY && !id->k) {
+			/* the message points at the 0, not past it */
+			*p = at;
+			*reason = "flush and fua count from 1";
+			return -EINVAL;
+		}
 		if (kind != PT_MARK)
-			return take_number(p, &id->k) && (kind == PT_ENTRY || id->k) ? 0 : -EINVAL;
+			return 0;
 		ret = take_name(p, id);
 		if (ret)
 			return ret;
@@ -179,14 +189,22 @@ static int take_point(const char **p, struct crash_id *id)
 	return -EINVAL;
 }
 
-static int take_drops(const char **p, struct crash_id *id)
+static int take_drops(const char **p, struct crash_id *id, const char **reason)
 {
 	size_t alloc = 0;
+	const char *at;
 	uint64_t v;
 
 	do {
-		if (!take_number(p, &v) || (id->nr_drop && v <= id->drop[id->nr_drop - 1]))
+		at = *p;
+		if (!take_number(p, &v))
 			return -EINVAL;
+		if (id->nr_drop && v <= id->drop[id->nr_drop - 1]) {
+			/* one spelling per state: a set written in one order */
+			*p = at;
+			*reason = "the dropped entries must rise, each once";
+			return -EINVAL;
+		}
 		if (id->nr_drop == alloc) {
 			uint64_t *d = realloc(id->drop, (alloc = 2 * alloc + 4) * sizeof(*d));
 
@@ -222,13 +240,13 @@ static const char *printable(const char *s, size_t max, char *out)
 int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen)
 {
 	char whole[65], at[17];
-	const char *p = s;
+	const char *p = s, *reason = NULL;
 	int ret;
 
 	memset(id, 0, sizeof(*id));
-	ret = take_point(&p, id);
+	ret = take_point(&p, id, &reason);
 	if (!ret && take_word(&p, "+drop:"))
-		ret = take_drops(&p, id);
+		ret = take_drops(&p, id, &reason);
 	if (!ret && take_word(&p, "+torn:"))
 		ret = take_torn(&p, id);
 	if (!ret && *p)
@@ -236,8 +254,9 @@ int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen)
 	if (ret == -ENOMEM)
 		snprintf(why, whylen, "out of memory");
 	else if (ret)
-		crash_refuse(why, whylen, "bad state ID '%s%s' at '%s'", printable(s, 64, whole),
-			 strlen(s) > 64 ? "..." : "", printable(p, 16, at));
+		crash_refuse(why, whylen, "bad state ID '%s%s' at '%s'%s%s", printable(s, 64, whole),
+			 strlen(s) > 64 ? "..." : "", printable(p, 16, at), reason ? ": " : "",
+			 reason ? reason : "");
 	if (ret)
 		crash_id_free(id);
 	return ret;
@@ -402,6 +421,73 @@ size_t crash_torn_ks(uint64_t n, uint64_t ks[3])
 
 /* ------------------------------------------------------------ points */
 
+/* The log's mark names, each once, the first few: ", "-separated into out. */
+static void mark_names(const struct crash_log *log, char *out, size_t len)
+{
+	size_t shown = 0, n = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < log->nr_marks && n + 1 < len; i++) {
+		const struct crash_entry *e = &log->e[log->marks[i]];
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++) {
+			const struct crash_entry *o = &log->e[log->marks[j]];
+
+			seen = o->mark_len == e->mark_len && !memcmp(o->mark, e->mark, e->mark_len);
+		}
+		if (seen)
+			continue;
+		if (shown++ == 5) {
+			snprintf(out + n, len - n, ", ...");
+			return;
+		}
+		n += (size_t)snprintf(out + n, len - n, "%s", shown > 1 ? ", " : "");
+		for (size_t k = 0; k < e->mark_len && k < 32 && n + 1 < len; k++)
+			out[n++] = e->mark[k] > ' ' && e->mark[k] < 0x7f ? e->mark[k] : '?';
+		out[n < len ? n : len - 1] = '\0';
+	}
+}
+
+static bool has_mark(const struct crash_log *log, const char *name, size_t len)
+{
+	for (size_t i = 0; i < log->nr_marks; i++) {
+		const struct crash_entry *e = &log->e[log->marks[i]];
+
+		if (e->mark_len == len && !memcmp(e->mark, name, len))
+			return true;
+	}
+	return false;
+}
+
+int crash_at_check(const struct crash_log *log, const struct crash_at *at, char *why,
+		   size_t whylen)
+{
+	char names[256], name[65];
+
+	for (size_t i = 0; i < at->nr_marks; i++) {
+		if (has_mark(log, at->marks[i], at->mark_lens[i]))
+			continue;
+		mark_names(log, names, sizeof(names));
+		return crash_refuse(why, whylen, "--at mark:%s: LOG has no mark of that name (%s%s)",
+				    printable(at->marks[i], 64, name),
+				    names[0] ? "its marks: " : "it has no marks", names);
+	}
+	if ((at->kinds & AT_FUA) && !log->nr_fuas)
+		return crash_refuse(why, whylen,
+				    "--at fua: LOG has no FUA entries (through a loop device, which "
+				    "offers no FUA, O_DSYNC writes reach the disk as a write and a "
+				    "flush; QEMU's blklogwrites never sets FUA); use --at flush");
+	if ((at->kinds & AT_FLUSH) && !at->flush_by_default && !log->nr_flushes)
+		return crash_refuse(why, whylen,
+				    "--at flush: LOG has no FLUSH entries (a file system mounted "
+				    "with nobarrier issues none); use --at N");
+	if (at->every && at->every >= log->nr)
+		return crash_refuse(why, whylen, "--at %llu: LOG has only %zu entries",
+				    (unsigned long long)at->every, log->nr);
+	return 0;
+}
+
 static bool at_mark(const struct crash_at *at, const struct crash_entry *e)
 {
 	for (size_t i = 0; i < at->nr_marks; i++)
@@ -488,6 +574,11 @@ int crash_gen_init(struct crash_gen *g, const struct crash_log *log, const struc
 	if (!g->vol || crash_points(log, at, &g->pts, &g->nr_pts)) {
 		crash_gen_free(g);
 		return -ENOMEM;
+	}
+	/* in log order: the points past the gap are the last ones */
+	while (!o->past_gaps && g->nr_pts && crash_log_past_gap(log, g->pts[g->nr_pts - 1].pos)) {
+		g->nr_pts--;
+		g->nr_skipped++;
 	}
 	g->phase = PH_NEXT;
 	g->pt = SIZE_MAX;

@@ -67,6 +67,7 @@ struct crash_at {
 	size_t *mark_lens;
 	size_t nr_marks;
 	uint64_t every; /* --at N, or 0 */
+	bool flush_by_default; /* AT_FLUSH because no --at was given */
 };
 
 struct crash_point {
@@ -76,6 +77,14 @@ struct crash_point {
 	const char *name; /* into the log */
 	size_t name_len;
 };
+
+/*
+ * Every point at asks for matches something in log: 0, or -EINVAL with one
+ * line in why naming the --at that matches nothing, so that no run checks
+ * only the end and reads as an all-clear.  -ENOMEM.
+ */
+int crash_at_check(const struct crash_log *log, const struct crash_at *at, char *why,
+		   size_t whylen);
 
 /* The points, in log order, one per position: 0, -ENOMEM. */
 int crash_points(const struct crash_log *log, const struct crash_at *at, struct crash_point **out,
@@ -90,6 +99,7 @@ struct crash_gen_opts {
 	uint64_t seed;
 	bool torn;
 	uint32_t atomic;       /* bytes */
+	bool past_gaps;        /* also the points past a gap in the log */
 };
 
 /* The states of a log, one at a time. */
@@ -98,6 +108,7 @@ struct crash_gen {
 	struct crash_gen_opts o;
 	struct crash_point *pts;
 	size_t nr_pts, pt;
+	size_t nr_skipped;       /* points past a gap, not made (past_gaps unset) */
 	int phase;
 	size_t *vol, nr_vol;
 	size_t comb[64], comb_k; /* drop: the current subset, as indices into vol */

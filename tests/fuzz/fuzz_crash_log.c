@@ -1,8 +1,10 @@
 /*
  * fuzz_crash_log.c - fuzz target: rqdisk-crash's log parser on any bytes
  * (the first byte picks the image's size).  A log it takes has every entry
- * inside the image and its data inside the log; the states of its first
- * points resolve, and their IDs read back the same.
+ * inside the image and its data inside the log, and its gap (if any) is
+ * between two of its marks; the states of its first points, past the gap
+ * too, resolve, and their IDs read back the same; every --at is taken or
+ * refused in one line.
  */
 #include <errno.h>
 #include <string.h>
@@ -15,7 +17,8 @@
 
 static void check_states(const struct crash_log *log)
 {
-	struct crash_gen_opts o = { .drop = 1, .sample = 2, .torn = true, .atomic = 512 };
+	struct crash_gen_opts o = { .drop = 1, .sample = 2, .torn = true, .atomic = 512,
+				    .past_gaps = true };
 	struct crash_at at = { .kinds = AT_FLUSH | AT_FUA, .every = 3 };
 	struct crash_gen g;
 	struct crash_id id, back;
@@ -23,6 +26,8 @@ static void check_states(const struct crash_log *log)
 	enum crash_class cls;
 	char why[256];
 
+	if (crash_at_check(log, &at, why, sizeof(why)))
+		FUZZ_ASSERT(why[0] && !strchr(why, '\n'));
 	if (crash_gen_init(&g, log, &at, &o))
 		return;
 	for (int n = 0; n < MAX_STATES && crash_gen_next(&g, &id, &cls) == 1; n++) {
@@ -67,6 +72,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (e->mark)
 			FUZZ_ASSERT((const uint8_t *)e->mark + e->mark_len <= data + size);
 	}
+	FUZZ_ASSERT(log.gap_off < 0 ||
+		    ((size_t)log.gap_off < log.gap_on && log.gap_on <= log.nr &&
+		     (log.e[log.gap_off].flags & LOG_MARK_FLAG)));
 	check_states(&log);
 	crash_log_free(&log);
 	return 0;

@@ -1,0 +1,165 @@
+#!/bin/bash
+# test-crash-trust.sh - rqdisk-crash never reads as an all-clear what it did
+# not check: points past a gap in the log (logging off) are skipped, said,
+# and the exit status is 3; a requested point that matches nothing (a mark
+# that is not there, no FUA entries, an empty mark name) is refused; a log
+# truncated during the run ends it in one line, not with SIGBUS; bad state
+# IDs say what is wrong with them.  States are copies here (no root, no
+# FUSE); the truncation is tried through FUSE too where it works.
+source "$(dirname "$0")/functions.sh"
+
+crash=$top_builddir/src/tools/rqdisk-crash
+gen=$top_builddir/tests/crash-gen-log
+[ -x "$crash" ] || fail "$crash is not built"
+[ -x "$gen" ] || fail "$gen is not built"
+
+make_tmpdir tmp
+mkdir "$tmp/t"
+export TMPDIR=$tmp/t
+
+head -c $((64 * 512)) /dev/urandom >"$tmp/base"
+
+# run NAME ARGS...: status in $status, output in $tmp/NAME.out, .err
+run()
+{
+	local name=$1
+
+	shift
+	status=0
+	timeout -s KILL 120 "$crash" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || status=$?
+	echo "+ rqdisk-crash $*: status $status"
+	cat "$tmp/$name.out" "$tmp/$name.err"
+}
+
+# count NAME CLASS COLUMN: a number of the summary (made 2, checked 3, failed 4)
+count()
+{
+	awk -v c="$2" -v k="$3" '$1 == c { print $k }' "$tmp/$1.out"
+}
+
+nothing_left()
+{
+	[ -z "$(ls -A "$tmp/t")" ] || fail "left behind in TMPDIR: $(ls -A "$tmp/t")"
+	! grep -qF " $tmp/t/" /proc/mounts || fail "a mount is left"
+}
+
+# refused NAME TEXT ARGS...: exit 2, one line on stderr holding TEXT, nothing left
+refused()
+{
+	local name=$1 text=$2
+
+	shift 2
+	run "$name" "$@"
+	[ "$status" = 2 ] || fail "$name: status $status, not 2"
+	[ "$(wc -l <"$tmp/$name.err")" = 1 ] || fail "$name: not one line on stderr"
+	grep -qF -- "$text" "$tmp/$name.err" || fail "$name: no '$text'"
+	nothing_left
+}
+
+# ---------------------------------------------------------------- gaps
+
+# Logging off from entry 4 to entry 5: the write the daemon did meanwhile
+# is not in the log, so every state after entry 5 misses it.
+cat >"$tmp/gap.script" <<'EOS'
+write 0 2 0x10
+flush
+write 4 1 0x20
+flush
+mark rqdisk-log-disabled
+mark rqdisk-log-enabled
+write 8 1 0x30
+flush
+write 9 1 0x40
+EOS
+"$gen" <"$tmp/gap.script" >"$tmp/gap.log"
+
+say "points past a gap are not checked, the run says so, and exits 3"
+run gap --via copy "$tmp/base" "$tmp/gap.log" -- true
+[ "$status" = 3 ] || fail "a gap: status $status, not 3"
+grep -qxF "rqdisk-crash: 2 points after entry 4 skipped: logging was off from entry 4 to 5 (writes missing); --past-gaps checks them" \
+	"$tmp/gap.err" || fail "a gap: the skip is not said on stderr"
+[ "$(count gap prefix 3)" = 2 ] || fail "a gap: not 2 states checked"
+grep -q "^not checked: 2 points past a gap" "$tmp/gap.out" || fail "a gap: the summary does not say what was not checked"
+nothing_left
+
+say "--past-gaps checks them all, exit 0"
+run pastgaps --via copy --past-gaps "$tmp/base" "$tmp/gap.log" -- true
+[ "$status" = 0 ] || fail "--past-gaps: status $status"
+[ "$(count pastgaps prefix 3)" = 4 ] || fail "--past-gaps: not 4 states checked"
+grep -q "^not checked" "$tmp/pastgaps.out" && fail "--past-gaps: says something was not checked"
+
+say "--state past a gap is refused unless --past-gaps; before it, it is built"
+refused gapstate "state end is past a gap in the log: logging was off from entry 4 to 5" \
+	--state end -o "$tmp/x.img" "$tmp/base" "$tmp/gap.log"
+[ ! -e "$tmp/x.img" ] || fail "a refused --state left its output"
+run gapstate2 --state end --past-gaps -o "$tmp/x.img" "$tmp/base" "$tmp/gap.log"
+[ "$status" = 0 ] || fail "--state end --past-gaps: status $status"
+run gapstate3 --state flush:2 -o "$tmp/x.img" "$tmp/base" "$tmp/gap.log"
+[ "$status" = 0 ] || fail "--state flush:2 before the gap: status $status"
+
+# Logging off until the end: every point past the mark is skipped.
+printf 'write 0 1 1\nflush\nmark rqdisk-log-disabled\nwrite 2 1 2\nflush\n' | "$gen" >"$tmp/gapend.log"
+run gapend --via copy "$tmp/base" "$tmp/gapend.log" -- true
+[ "$status" = 3 ] || fail "a gap to the end: status $status, not 3"
+grep -qF "logging was off from entry 2 to the end" "$tmp/gapend.err" || fail "a gap to the end: not said"
+
+# ---------------------------------------------------------------- points that match nothing
+
+cat >"$tmp/plain.script" <<'EOS'
+write 0 2 0x10
+flush
+write 4 4 0x20
+mark after-create
+write 8 1 0x30
+flush
+mark after-rename
+write 1 1 0x40
+EOS
+"$gen" <"$tmp/plain.script" >"$tmp/plain.log"
+
+say "a requested point that matches nothing is refused, not an all-clear"
+refused nosuchmark "--at mark:nosuch: LOG has no mark of that name (its marks: after-create, after-rename)" \
+	--via copy --at mark:nosuch "$tmp/base" "$tmp/plain.log" -- true
+refused emptymark "--at mark: needs a NAME" --via copy --at mark: "$tmp/base" "$tmp/plain.log" -- true
+refused nofua "--at fua: LOG has no FUA entries" --via copy --at fua "$tmp/base" "$tmp/plain.log" -- true
+grep -qF "loop device" "$tmp/nofua.err" || fail "--at fua: the loop device is not named as a cause"
+grep -qF "use --at flush" "$tmp/nofua.err" || fail "--at fua: --at flush is not suggested"
+refused farentry "--at 100: LOG has only 8 entries" --via copy --at 100 "$tmp/base" "$tmp/plain.log" -- true
+run goodmark --via copy --at mark:after-rename "$tmp/base" "$tmp/plain.log" -- true
+[ "$status" = 0 ] || fail "--at mark:after-rename: status $status"
+[ "$(count goodmark prefix 3)" = 2 ] || fail "--at mark:after-rename: not 2 states"
+
+# A log shaped like QEMU's blklogwrites (no mark, no FUA entry ever).
+printf 'write 0 1 1\nflush\nwrite 2 1 2\nflush\n' | "$gen" >"$tmp/qemu.log"
+refused qemufua "--at fua: LOG has no FUA entries" --via copy --at fua "$tmp/base" "$tmp/qemu.log" -- true
+grep -qF "blklogwrites" "$tmp/qemufua.err" || fail "--at fua on a QEMU-shaped log: QEMU is not named"
+
+# ---------------------------------------------------------------- messages
+
+say "bad state IDs say what is wrong"
+refused flush0 "bad state ID 'flush:0' at '0': flush and fua count from 1" \
+	--state flush:0 -o "$tmp/x.img" "$tmp/base" "$tmp/plain.log"
+refused notrising "bad state ID 'flush:2+drop:4,2' at '2': the dropped entries must rise" \
+	--state flush:2+drop:4,2 -o "$tmp/x.img" "$tmp/base" "$tmp/plain.log"
+
+# ---------------------------------------------------------------- the log truncated
+
+# The checker truncates LOG at its first call and reads every state whole:
+# the next state's reads reach the log's pages past its new end.
+cat >"$tmp/truncating" <<EOS
+#!/bin/bash
+[ -e "$tmp/truncated" ] || { touch "$tmp/truncated"; truncate -s 4096 "$tmp/cut.log"; }
+cat "\$1" >/dev/null
+EOS
+chmod +x "$tmp/truncating"
+vias=copy
+[ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && vias="copy fuse"
+for via in $vias; do
+	say "the log truncated during a run (via $via): one line, exit 2, no SIGBUS"
+	rm -f "$tmp/truncated"
+	# big enough that the states read pages of the log past its first 4 KiB
+	printf 'write 0 32 1\nflush\nwrite 32 32 2\nflush\nwrite 0 16 3\nflush\n' | "$gen" >"$tmp/cut.log"
+	refused "cut-$via" "rqdisk-crash: $tmp/cut.log: the log was truncated while it was read" \
+		--via "$via" --drop 1 "$tmp/base" "$tmp/cut.log" -- "$tmp/truncating" {}
+done
+echo "PASS: test-crash-trust.sh"
