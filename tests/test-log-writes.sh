@@ -6,8 +6,11 @@
 # mark last; replaying the whole log onto the base copy gives the final
 # image, replaying up to the mark the image as it was then.  mkfs.ext4 on
 # a loop device over the disk: the replayed log is a file system e2fsck
-# finds clean.  Bad arguments: one line, no log file made; nor is one kept
-# when the start fails later.
+# finds clean, and rqdisk-crash's end state is the image, as it is after a
+# FUA write over a write no flush covered yet.  Bad arguments: one line, no
+# log file made; nor is one kept when the start fails later; a file= or
+# base= that is there, or a symlink, is refused and left as it was.
+# 256 MiB written with no flush do not stay in the daemon's memory.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -188,3 +191,67 @@ cp "$tmp/fs.base" "$tmp/fs.replay"
 "$dump" replay "$tmp/fs.log" "$tmp/fs.replay" || fail "replaying the mkfs log failed"
 e2fsck -fn "$tmp/fs.replay" || fail "e2fsck finds the replayed file system broken"
 cmp "$tmp/fs.replay" "$tmp/fs.img" || fail "the replayed mkfs log is not the image"
+
+say "a FUA write over a write no flush covered yet: the log's end state is the image"
+crash=$top_builddir/src/tools/rqdisk-crash
+truncate -s 16M "$tmp/fua.img"
+start_rqdisk --filter "log-writes:file=$tmp/fua.log,base=$tmp/fua.base" "$tmp/fua.img" "$tmp/mnt"
+head -c 4096 /dev/zero | tr '\0' A >"$tmp/A"
+head -c 4096 /dev/zero | tr '\0' B >"$tmp/B"
+dd if="$tmp/A" of="$rqdisk_disk" bs=4k oflag=direct conv=notrunc status=none || fail "dd of A failed"
+dd if="$tmp/B" of="$rqdisk_disk" bs=4k oflag=direct,dsync conv=notrunc status=none ||
+	fail "dd of B (O_DSYNC) failed"
+sync "$rqdisk_disk"
+stop_rqdisk
+cmp -n 4096 "$tmp/fua.img" "$tmp/B" || fail "the image does not hold B"
+"$dump" "$tmp/fua.log" | grep -q FUA ||
+	fail "no FUA entry in the log: $("$dump" "$tmp/fua.log")"
+"$crash" --state end -o "$tmp/fua.end" "$tmp/fua.base" "$tmp/fua.log" ||
+	fail "rqdisk-crash --state end failed"
+cmp "$tmp/fua.end" "$tmp/fua.img" || fail "the log's end state is not the image"
+cp "$tmp/fua.base" "$tmp/fua.replay"
+"$dump" replay "$tmp/fua.log" "$tmp/fua.replay" || fail "replaying the FUA log failed"
+cmp "$tmp/fua.replay" "$tmp/fua.img" || fail "the replayed FUA log is not the image"
+"$crash" --state end -o "$tmp/fs.end" "$tmp/fs.base" "$tmp/fs.log" ||
+	fail "rqdisk-crash --state end of the mkfs log failed"
+cmp "$tmp/fs.end" "$tmp/fs.img" || fail "the mkfs log's end state is not the image"
+
+say "file= and base= are made new: a file that is there, or a symlink, is refused and untouched"
+printf theirs >"$tmp/theirs"
+# refused_over PATTERN FILTER: refused in one line, status 1, nothing mounted, theirs untouched
+refused_over()
+{
+	local status=0
+
+	timeout 15 "$RQDISK" -f --filter "$2" "$tmp/img" "$tmp/mnt" 2>"$tmp/err" || status=$?
+	echo "--filter $2: status $status: $(cat "$tmp/err")"
+	[ "$status" = 1 ] || fail "--filter $2: status $status, not 1"
+	[ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF "$1" "$tmp/err" ||
+		fail "--filter $2: '$(cat "$tmp/err")' lacks '$1'"
+	is_mounted "$tmp/mnt" && fail "--filter $2 mounted the disk"
+	[ "$(cat "$tmp/theirs")" = theirs ] || fail "--filter $2 wrote over the file it was pointed at"
+}
+ln -s "$tmp/theirs" "$tmp/link.log"
+refused_over "log-writes: file=$tmp/link.log is a symbolic link: name a new file" \
+	"log-writes:file=$tmp/link.log"
+refused_over "log-writes: base=$tmp/link.log is a symbolic link: name a new file" \
+	"log-writes:file=$tmp/new.log,base=$tmp/link.log"
+[ ! -e "$tmp/new.log" ] || fail "a refused base= left file= behind"
+refused_over "log-writes: file=$tmp/theirs exists: name a new file, or a device" \
+	"log-writes:file=$tmp/theirs"
+
+say "256 MiB written with no flush: the daemon's memory grows by less than 160 MiB"
+# Each write is logged as it completes; at most 64 MiB wait for the log's
+# writer.  The filter held every write until a flush: this grew by 256 MiB.
+truncate -s 300M "$tmp/big.img"
+start_rqdisk --filter "log-writes:file=$tmp/big.log" "$tmp/big.img" "$tmp/mnt"
+rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$rqdisk_pid/status"; }
+before=$(rss_kib)
+dd if=/dev/zero of="$rqdisk_disk" bs=1M count=256 oflag=direct conv=notrunc status=none ||
+	fail "dd of 256 MiB failed"
+after=$(rss_kib)
+echo "VmRSS $before kB before, $after kB after"
+[ $((after - before)) -lt $((160 * 1024)) ] ||
+	fail "VmRSS grew by $(((after - before) / 1024)) MiB for 256 MiB of writes no flush covered"
+stop_rqdisk
+rm -f "$tmp/big.img" "$tmp/big.log"
