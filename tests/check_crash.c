@@ -252,10 +252,10 @@ static void tlog_gap(struct tlog *t, bool back_on)
 	tlog_init(t, 512);
 	tlog_entry(t, 0, 1, W, NULL, 1);
 	tlog_entry(t, 0, 0, F, NULL, 0);
-	tlog_entry(t, 0, 0, M, CRASH_MARK_LOG_OFF, 0);
+	tlog_entry(t, 0, 0, M, LOG_WRITES_GAP_MARK, 0);
 	tlog_entry(t, 0, 0, M, "user", 0);
 	if (back_on)
-		tlog_entry(t, 0, 0, M, CRASH_MARK_LOG_ON, 0);
+		tlog_entry(t, 0, 0, M, LOG_WRITES_GAP_END_MARK, 0);
 	tlog_entry(t, 2, 1, W, NULL, 2);
 	tlog_entry(t, 0, 0, F, NULL, 0);
 	tlog_entry(t, 3, 1, W, NULL, 3);
@@ -263,8 +263,8 @@ static void tlog_gap(struct tlog *t, bool back_on)
 
 START_TEST(points_past_a_gap_are_skipped_unless_asked)
 {
-	char *marks[] = { CRASH_MARK_LOG_OFF, "user" };
-	size_t lens[] = { strlen(CRASH_MARK_LOG_OFF), 4 };
+	char *marks[] = { LOG_WRITES_GAP_MARK, "user" };
+	size_t lens[] = { strlen(LOG_WRITES_GAP_MARK), 4 };
 	struct crash_at at = { .kinds = AT_FLUSH, .marks = marks, .mark_lens = lens,
 			       .nr_marks = 2 };
 	struct crash_gen_opts o = { .atomic = 512 };

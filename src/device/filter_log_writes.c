@@ -41,15 +41,16 @@
 #include "device.h"
 #include "log_writes.h"
 
-/* Bytes held for a flush or handed to the writer and not yet written past which no request is taken. */
+/*
+ * Bytes held for a flush, or handed to the writer and not yet written,
+ * past which no request is taken.
+ */
 #ifndef LW_QUEUE_MAX /* a test sets its own */
 #define LW_QUEUE_MAX (64u << 20)
 #endif
 /* What a copy of the image moves at a time when it cannot clone it. */
 #define LW_COPY_CHUNK (1u << 20)
 
-#define LW_MARK_DISABLED "rqdisk-log-disabled"
-#define LW_MARK_ENABLED "rqdisk-log-enabled"
 
 /* One entry of the log, serialized: its entry block, then its data blocks. */
 struct lw_block {
@@ -977,7 +978,7 @@ static void lw_unlogged_done(struct lw_filter *lw, struct lw_rq *p)
 	if (--lw->unlogged || !lw->owe_enabled)
 		return;
 	lw->owe_enabled = false;
-	lw_log_mark(lw, LW_MARK_ENABLED);
+	lw_log_mark(lw, LOG_WRITES_GAP_END_MARK);
 }
 
 /*
@@ -1094,11 +1095,11 @@ static int lw_store_enable(struct blk_dev *dev, const char *buf)
 		lw->owe_enabled = false;
 	} else if (!v) {
 		lw_log_pending(lw);
-		lw_log_mark(lw, LW_MARK_DISABLED);
+		lw_log_mark(lw, LOG_WRITES_GAP_MARK);
 	} else if (lw->unlogged) {
 		lw->owe_enabled = true;
 	} else {
-		lw_log_mark(lw, LW_MARK_ENABLED);
+		lw_log_mark(lw, LOG_WRITES_GAP_END_MARK);
 	}
 	return 0;
 }

@@ -40,6 +40,14 @@
 /* The mark dm-log-writes appends when the log is closed. */
 #define LOG_WRITES_END_MARK "dm-log-writes-end"
 
+/*
+ * The marks rqdisk's log-writes filter sets when log/enable is written 0,
+ * and once it is 1 again and every write submitted meanwhile has ended:
+ * writes that completed in between are missing from the log.
+ */
+#define LOG_WRITES_GAP_MARK "rqdisk-log-disabled"
+#define LOG_WRITES_GAP_END_MARK "rqdisk-log-enabled"
+
 struct log_write_super {
 	uint64_t magic;
 	uint64_t version;

@@ -154,9 +154,9 @@ static void log_find_gap(struct crash_log *log)
 	for (size_t i = 0; i < log->nr_marks; i++) {
 		const struct crash_entry *e = &log->e[log->marks[i]];
 
-		if (log->gap_off < 0 && mark_is(e, CRASH_MARK_LOG_OFF)) {
+		if (log->gap_off < 0 && mark_is(e, LOG_WRITES_GAP_MARK)) {
 			log->gap_off = (long)log->marks[i];
-		} else if (log->gap_off >= 0 && mark_is(e, CRASH_MARK_LOG_ON)) {
+		} else if (log->gap_off >= 0 && mark_is(e, LOG_WRITES_GAP_END_MARK)) {
 			log->gap_on = log->marks[i];
 			return;
 		}

@@ -12,13 +12,6 @@
 #define LOG_KNOWN_FLAGS                                                                            \
 	(LOG_FLUSH_FLAG | LOG_FUA_FLAG | LOG_DISCARD_FLAG | LOG_MARK_FLAG | LOG_METADATA_FLAG)
 
-/*
- * The marks rqdisk's log-writes filter sets when log/enable is written 0
- * and then 1: the writes that completed in between are not in the log.
- */
-#define CRASH_MARK_LOG_OFF "rqdisk-log-disabled"
-#define CRASH_MARK_LOG_ON "rqdisk-log-enabled"
-
 /* One entry, in bytes of the image; its data points into the log, never copied. */
 struct crash_entry {
 	uint64_t off, len;   /* the range written or discarded; 0, 0 for a flush or a mark */
@@ -41,7 +34,7 @@ struct crash_log {
 	size_t *fuas, nr_fuas;       /* of FUA entries */
 	size_t *marks, nr_marks;     /* of MARK entries */
 	/*
-	 * The first gap: the CRASH_MARK_LOG_OFF entry, and the CRASH_MARK_LOG_ON
+	 * The first gap: the LOG_WRITES_GAP_MARK entry, and the LOG_WRITES_GAP_END_MARK
 	 * entry after it (nr when logging stayed off); gap_off is -1 when the
 	 * log has none.  A state past gap_off + 1 misses the gap's writes.
 	 */
