@@ -7,6 +7,7 @@
 # IDs say what is wrong with them.  States are copies here (no root, no
 # FUSE); the truncation is tried through FUSE too where it works.
 source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/crash-functions.sh"
 
 crash=$top_builddir/src/tools/rqdisk-crash
 gen=$top_builddir/tests/crash-gen-log
@@ -19,23 +20,6 @@ export TMPDIR=$tmp/t
 
 head -c $((64 * 512)) /dev/urandom >"$tmp/base"
 
-# run NAME ARGS...: status in $status, output in $tmp/NAME.out, .err
-run()
-{
-	local name=$1
-
-	shift
-	status=0
-	timeout -s KILL 120 "$crash" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || status=$?
-	echo "+ rqdisk-crash $*: status $status"
-	cat "$tmp/$name.out" "$tmp/$name.err"
-}
-
-# count NAME CLASS COLUMN: a number of the summary (made 2, checked 3, failed 4)
-count()
-{
-	awk -v c="$2" -v k="$3" '$1 == c { print $k }' "$tmp/$1.out"
-}
 
 nothing_left()
 {

@@ -5,6 +5,7 @@
 # summary, failures and timeouts reported, --state -o, and bad input refused
 # in one line with nothing left behind (no file, no mount).
 source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/crash-functions.sh"
 requires_root
 requires_fuse
 
@@ -54,23 +55,6 @@ nothing_left()
 	! grep -qF " $tmp/t/" /proc/mounts || fail "a mount is left: $(grep -F " $tmp/t/" /proc/mounts)"
 }
 
-# run NAME ARGS...: status in $status, output in $tmp/NAME.out, .err
-run()
-{
-	local name=$1
-
-	shift
-	status=0
-	timeout -s KILL 120 "$crash" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || status=$?
-	echo "+ rqdisk-crash $*: status $status"
-	cat "$tmp/$name.out" "$tmp/$name.err"
-}
-
-# count NAME CLASS COLUMN: a number of the summary (made 2, checked 3, failed 4)
-count()
-{
-	awk -v c="$2" -v k="$3" '$1 == c { print $k }' "$tmp/$1.out"
-}
 
 # Points flush:1 (entries 0, 1 volatile), flush:2 (4, 6, 7; 3 is FUA), end (9):
 # 3 prefix states, 2 + 3 + 1 with one write lost, and torn: entry 0 (2 units)
