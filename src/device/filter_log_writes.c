@@ -916,6 +916,7 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
 {
 	struct lw_block *b = p->blk;
 	uint64_t blocks = p->good / (lw->ss >> SECTOR_SHIFT);
+	bool fua;
 
 	p->blk = NULL;
 	if (!b)
@@ -940,8 +941,9 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
 		lw->held_bytes += b->len;
 		return;
 	}
-	lw_log(lw, b);
-	if (lw_flags(b) & LOG_FUA_FLAG)
+	fua = lw_flags(b) & LOG_FUA_FLAG;
+	lw_log(lw, b); /* b is the writer's from here on */
+	if (fua)
 		lw_log_super(lw); /* durable now: a log cut short holds it */
 }
 
