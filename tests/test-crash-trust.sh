@@ -20,26 +20,6 @@ export TMPDIR=$tmp/t
 
 head -c $((64 * 512)) /dev/urandom >"$tmp/base"
 
-
-nothing_left()
-{
-	[ -z "$(ls -A "$tmp/t")" ] || fail "left behind in TMPDIR: $(ls -A "$tmp/t")"
-	! grep -qF " $tmp/t/" /proc/mounts || fail "a mount is left"
-}
-
-# refused NAME TEXT ARGS...: exit 2, one line on stderr holding TEXT, nothing left
-refused()
-{
-	local name=$1 text=$2
-
-	shift 2
-	run "$name" "$@"
-	[ "$status" = 2 ] || fail "$name: status $status, not 2"
-	[ "$(wc -l <"$tmp/$name.err")" = 1 ] || fail "$name: not one line on stderr"
-	grep -qF -- "$text" "$tmp/$name.err" || fail "$name: no '$text'"
-	nothing_left
-}
-
 # ---------------------------------------------------------------- gaps
 
 # Logging off from entry 4 to entry 5: the write the daemon did meanwhile

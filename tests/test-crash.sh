@@ -47,15 +47,6 @@ exit \$status
 EOS
 chmod +x "$tmp/check"
 
-# nothing_left: no file in rqdisk-crash's temporary directory, no mount of it
-nothing_left()
-{
-	[ -z "$(ls -A "$tmp/t")" ] || fail "left behind in TMPDIR: $(ls -A "$tmp/t")"
-	# this test's own mounts only: another rqdisk-crash may run beside it
-	! grep -qF " $tmp/t/" /proc/mounts || fail "a mount is left: $(grep -F " $tmp/t/" /proc/mounts)"
-}
-
-
 # Points flush:1 (entries 0, 1 volatile), flush:2 (4, 6, 7; 3 is FUA), end (9):
 # 3 prefix states, 2 + 3 + 1 with one write lost, and torn: entry 0 (2 units)
 # after 1 unit, entry 1 (4 units) after 1, 2, 3.
@@ -148,18 +139,6 @@ run state-check --state "flush:2+drop:6" "$tmp/base" "$tmp/log" -- "$tmp/check" 
 [ "$(count state-check drop 3)" = 1 ] || fail "--state with a checker: not one drop state checked"
 nothing_left
 
-# refused NAME TEXT ARGS...: exit 2, one line on stderr holding TEXT, nothing left
-refused()
-{
-	local name=$1 text=$2
-
-	shift 2
-	run "$name" "$@"
-	[ "$status" = 2 ] || fail "$name: status $status, not 2"
-	[ "$(wc -l <"$tmp/$name.err")" = 1 ] || fail "$name: not one line on stderr"
-	grep -qF -- "$text" "$tmp/$name.err" || fail "$name: no '$text'"
-	nothing_left
-}
 
 say "bad input and usage: one line, exit 2, nothing left behind"
 cp "$tmp/log" "$tmp/badmagic"
