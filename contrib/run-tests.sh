@@ -18,8 +18,13 @@ cd "$top/_build/plain"
 make -j"$jobs" >/dev/null
 make -j"$jobs" check | tee check.out || { cat test-suite.log; exit 1; }
 grep '^# ' check.out >test-suite.log.summary
-make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 ||
-	{ tail -100 distcheck.log; exit 1; }
+# distcheck's own test-suite.log names each failed test and holds its output: print it
+# whole, since the tail of distcheck.log says only that a test failed.
+make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 || {
+	tail -100 distcheck.log
+	find . -path '*/_build/sub/test-suite.log' -exec cat {} +
+	exit 1
+}
 echo "distcheck: passed"
 
 cd "$top/_build/sanitizers"
