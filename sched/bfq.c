@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "bfq.h"
+#include "rq_rbtree.h"
 
 /* Linux's defaults, milliseconds where it has jiffies or nanoseconds. */
 #define BFQ_FIFO_EXPIRE_SYNC_MS 125
@@ -526,18 +527,11 @@ static struct request *bfq_check_fifo(struct bfq_queue *bfqq, const struct reque
 static struct request *bfq_find_next_rq(const struct bfq_data *bfqd, struct bfq_queue *bfqq,
 					struct request *rq, uint64_t now)
 {
-	struct request *next = bfq_check_fifo(bfqq, rq, now), *prev;
+	struct request *next = bfq_check_fifo(bfqq, rq, now);
 
 	if (next)
 		return next;
-	next = elv_rb_next(rq);
-	prev = elv_rb_prev(rq);
-	if (!next) {
-		next = elv_rb_first(&bfqq->sort_list);
-		if (next == rq)
-			next = NULL;
-	}
-	return bfq_choose_req(bfqd, next, prev);
+	return bfq_choose_req(bfqd, rq_rb_next_wrap(&bfqq->sort_list, rq), elv_rb_prev(rq));
 }
 
 static void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now)

@@ -53,6 +53,7 @@
 #include <stdlib.h>
 
 #include "elevator.h"
+#include "rq_rbtree.h"
 
 /* Defaults of 2.6 cfq-iosched, in milliseconds where 2.6 had jiffies. */
 #define CFQ_QUANTUM 8                /* active queue's requests out while others wait */
@@ -311,15 +312,7 @@ static struct request *cfq_choose_req(const struct cfq_data *cfqd, struct reques
 static struct request *cfq_find_next_rq(const struct cfq_data *cfqd, struct cfq_queue *cfqq,
 					struct request *rq)
 {
-	struct request *next = elv_rb_next(rq);
-	struct request *prev = elv_rb_prev(rq);
-
-	if (!next) {
-		next = elv_rb_first(&cfqq->sort_list);
-		if (next == rq)
-			next = NULL;
-	}
-	return cfq_choose_req(cfqd, next, prev);
+	return cfq_choose_req(cfqd, rq_rb_next_wrap(&cfqq->sort_list, rq), elv_rb_prev(rq));
 }
 
 /* Served before: real time, then best effort, then idle (2.6.23's cfq_service_tree_add). */
