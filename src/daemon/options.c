@@ -467,14 +467,8 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	o->fuse_uring = FUSE_URING_AUTO;
 	blk_set_default_limits(&o->limits);
 	while ((opt = cli_getopt("rqdisk", argc, argv, "+:e:m:rfhV", long_options)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
+		if (cli_help_version("rqdisk", opt, usage))
 			return PARSE_EXIT_OK;
-		}
-		if (opt == 'V') {
-			printf("rqdisk %s\n", PACKAGE_VERSION);
-			return PARSE_EXIT_OK;
-		}
 		if (opt == '?')
 			return PARSE_ERROR;
 		if (parse_one(opt, optarg, o))
