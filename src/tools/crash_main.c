@@ -223,11 +223,8 @@ static int parse_one(struct options *o, int opt, const char *arg)
 		o->csv = arg;
 		break;
 	case 'h':
-		usage(stdout);
-		return 1;
 	case 'V':
-		printf(PROG " %s\n", PACKAGE_VERSION);
-		return 1;
+		return cli_help_version(PROG, opt, usage);
 	default:
 		return -EINVAL;
 	}
