@@ -89,6 +89,12 @@ struct dev_limits {
 
 struct dev_ops {
 	int api_version; /* DEV_API_VERSION */
+	/*
+	 * sizeof(struct dev_ops) where the table was built, as BACKEND_REGISTER
+	 * fills it (0: a table from before it did; it lies in what was padding).
+	 * New fields only ever go at the end.
+	 */
+	unsigned int size;
 	const char *name;
 	bool backend; /* a backend is the stack's bottom; a filter is not */
 	/* Bytes the layer keeps with each request (dev_rq_pdu()), zeroed at submit. */

@@ -732,15 +732,11 @@ static int nbd_describe(const struct blk_dev *dev, char *buf, size_t len)
 			nb->timeout_ns / NS_PER_S, nb->nr_conns);
 }
 
-const struct dev_ops dev_nbd_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "nbd",
-	.backend = true,
+BACKEND_REGISTER(nbd,
 	.rq_pdu_size = sizeof(struct nbd_rq),
 	.open = nbd_open,
 	.close = nbd_close_dev,
 	.can_take = nbd_can_take,
 	.submit = nbd_submit,
 	.timer = nbd_timer,
-	.describe = nbd_describe,
-};
+	.describe = nbd_describe);

@@ -396,12 +396,8 @@ static void file_close(struct blk_dev *dev)
 	file_free(fb);
 }
 
-const struct dev_ops dev_file_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "file",
-	.backend = true,
+BACKEND_REGISTER(file,
 	.open = file_open,
 	.close = file_close,
 	.can_take = file_can_take,
-	.submit = file_submit,
-};
+	.submit = file_submit);

@@ -458,10 +458,7 @@ static const struct dev_attr rbd_attrs[] = {
 	{ NULL, NULL, NULL },
 };
 
-const struct dev_ops dev_rbd_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "rbd",
-	.backend = true,
+BACKEND_REGISTER(rbd,
 	.rq_pdu_size = sizeof(struct rbd_rq),
 	.open = rbd_open_dev,
 	.close = rbd_close_dev,
@@ -469,5 +466,4 @@ const struct dev_ops dev_rbd_ops = {
 	.submit = rbd_submit,
 	.timer = rbd_timer,
 	.describe = rbd_describe,
-	.attrs = rbd_attrs,
-};
+	.attrs = rbd_attrs);
