@@ -62,7 +62,7 @@ static bool sim_can_take(struct blk_dev *dev)
 {
 	struct sim_backend *sb = dev->priv;
 
-	return sb->nr < dev->stack->q->limits.nr_requests;
+	return sb->nr < dev_depth(dev);
 }
 
 static uint64_t sim_add_sat(uint64_t a, uint64_t b)
