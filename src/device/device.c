@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blkdev.h"
 #include "blktrace.h"
 #include "device.h"
 #include "kv.h"
@@ -363,6 +364,36 @@ void dev_set_timer(struct blk_dev *dev, uint64_t at)
 uint64_t dev_now(const struct blk_dev *dev)
 {
 	return blk_clock_now(dev->stack->q->clock);
+}
+
+bool dev_has_queue(const struct blk_dev *dev)
+{
+	return dev->stack->q;
+}
+
+unsigned int dev_depth(const struct blk_dev *dev)
+{
+	return dev->stack->q->limits.nr_requests;
+}
+
+unsigned int dev_max_segments(const struct blk_dev *dev)
+{
+	return queue_max_segments(&dev->stack->q->limits);
+}
+
+unsigned int dev_max_hw_sectors(const struct blk_dev *dev)
+{
+	return dev->stack->q->limits.max_hw_sectors;
+}
+
+int dev_map_sg(struct request *rq, struct iovec *sg)
+{
+	return blk_rq_map_sg(rq->q, rq, sg);
+}
+
+void dev_kick(struct blk_dev *dev)
+{
+	__blk_run_queue(dev->stack->q);
 }
 
 uint64_t dev_stack_next_timer(const struct dev_stack *s)
