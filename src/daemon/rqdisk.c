@@ -28,6 +28,7 @@
 #include "driver_uring.h"
 #include "frontend.h"
 #include "fuse_ring.h"
+#include "notify.h"
 #include "options.h"
 
 #ifndef PR_SET_IO_FLUSHER
@@ -919,8 +920,10 @@ int main(int argc, char **argv)
 		daemonize_finish(&s, 1);
 		return 1;
 	}
+	notify_ready(); /* a unit of Type=notify starts what waits for the mount */
 	daemonize_finish(&s, 0);
 	ret = serve(&s);
+	notify_stopping();
 	if (sync_image(&s) || s.exit_flush_error)
 		ret = -1;
 	if (teardown(&s, false))
