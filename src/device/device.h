@@ -18,7 +18,7 @@
  * sleep.  A stack with no filter is the backend alone: nothing is paid for
  * a filter that is not there.
  *
- * How the layers that come next use these ops, unchanged:
+ * How the layers use these ops:
  *  - fault (fail at a sector, drop writes, corrupt bytes, delay): submit
  *    passes down, or holds with a timer; end passes the good prefix up
  *    with dev_end(.., 0, n) first, then the error for the rest; it
