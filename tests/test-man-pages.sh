@@ -46,7 +46,7 @@ for f in $filters; do
 	done
 	grep -qF "rqdisk\\-${f//-/\\-}\\-filter (8)" "$man/rqdisk.8" ||
 		fail "$f: rqdisk(8) does not name rqdisk-$f-filter(8)"
-	grep -qE "man/rqdisk-$f-filter\.8( |$)" "$top_srcdir/Makefile.am" ||
+	grep -qE "man/rqdisk-$f-filter\.8( |$)" "$top_srcdir/man/local.mk" ||
 		fail "$f: rqdisk-$f-filter.8 is not installed"
 done
 
@@ -65,6 +65,6 @@ for b in $backends; do
 	sect=${ref#*(}
 	sect=${sect%)}
 	[ -f "$man/$name.$sect" ] || fail "$b: rqdisk(8) names $ref, which is not in man/"
-	grep -qE "man/$name\.$sect( |$)" "$top_srcdir/Makefile.am" || fail "$b: $name.$sect is not installed"
+	grep -qE "man/$name\.$sect( |$)" "$top_srcdir/man/local.mk" || fail "$b: $name.$sect is not installed"
 done
 echo "PASS: man pages"

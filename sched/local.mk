@@ -1,0 +1,18 @@
+# The elevators: plugins that touch only their ops table, built into the
+# block core (ELV_BUILTIN); rq_rbtree.h and rq_merge.h are what they share.
+src_block_libblock_la_SOURCES += \
+	sched/noop.c \
+	sched/deadline.c \
+	sched/as.c \
+	sched/cfq.c \
+	sched/bfq.c \
+	sched/bfq.h \
+	sched/bfq_wf2q.c \
+	sched/sweep.c \
+	sched/sweep.h \
+	sched/sstf.c \
+	sched/clook.c \
+	sched/kyber.c \
+	sched/rq_merge.h \
+	sched/rq_rbtree.h \
+	$(NULL)

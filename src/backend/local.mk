@@ -1,0 +1,47 @@
+# The backends, the disk at the bottom of the stack, each linked where it
+# runs: the simulated disk in the device library (rqdisk-replay's), file and
+# null on the daemon's io_uring loop, the registry in the daemon, and nbd and
+# rbd as modules in $(pkglibdir), loaded only for an image that needs one: a
+# daemon serving a file maps (and mlockall()s) neither libnbd nor librbd.
+# Each module exports its dev_ops table alone; the daemon exports what they
+# call (backend.syms).
+src_device_libdevice_la_SOURCES += \
+	src/backend/backend.h \
+	src/backend/backend_sim.c \
+	$(NULL)
+src_daemon_librqdaemon_la_SOURCES += \
+	src/backend/backend_file.c \
+	src/backend/backend_nbd.h \
+	src/backend/backend_null.c \
+	src/backend/backend_rbd.h \
+	src/backend/backend_uring.h \
+	src/backend/nbd_conn.h \
+	src/backend/nbd_export.h \
+	src/backend/nbd_lost.h \
+	src/backend/rbd_spec.c \
+	src/backend/rbd_spec.h \
+	$(NULL)
+src_daemon_rqdisk_SOURCES += \
+	src/backend/backend.c \
+	src/backend/backend.h \
+	src/backend/backend_module.c \
+	src/backend/backend_module.h \
+	$(NULL)
+
+BACKEND_MODULE_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared
+NBD_BACKEND_SOURCES = src/backend/backend_nbd.c src/backend/nbd_conn.c src/backend/nbd_export.c
+if HAVE_LIBNBD
+pkglib_LTLIBRARIES += src/backend/backend-nbd.la
+src_backend_backend_nbd_la_SOURCES = $(NBD_BACKEND_SOURCES)
+src_backend_backend_nbd_la_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
+src_backend_backend_nbd_la_LIBADD = $(LIBNBD_LIBS)
+src_backend_backend_nbd_la_LDFLAGS = $(BACKEND_MODULE_LDFLAGS) -export-symbols-regex '^dev_nbd_ops$$'
+endif
+if HAVE_LIBRBD
+pkglib_LTLIBRARIES += src/backend/backend-rbd.la
+src_backend_backend_rbd_la_SOURCES = src/backend/backend_rbd.c
+src_backend_backend_rbd_la_CFLAGS = $(AM_CFLAGS) $(LIBRBD_CFLAGS)
+src_backend_backend_rbd_la_LIBADD = $(LIBRBD_LIBS)
+src_backend_backend_rbd_la_LDFLAGS = $(BACKEND_MODULE_LDFLAGS) -export-symbols-regex '^dev_rbd_ops$$'
+endif
+EXTRA_DIST += src/backend/backend.syms

@@ -1,0 +1,44 @@
+# The daemon, rqdisk: the FUSE front end, the control tree, the io_uring
+# loop.  librqdaemon is what of it the unit tests reach too: the io_uring
+# driver, the buffer pool, the range lock, the I/O priority cache.  (The
+# backends on the loop and the registry join from src/backend/local.mk.)
+noinst_LTLIBRARIES += src/daemon/librqdaemon.la
+src_daemon_librqdaemon_la_SOURCES = \
+	src/daemon/bufpool.c \
+	src/daemon/bufpool.h \
+	src/daemon/driver_uring.c \
+	src/daemon/driver_uring.h \
+	src/daemon/ioprio_cache.c \
+	src/daemon/ioprio_cache.h \
+	src/daemon/rangelock.c \
+	src/daemon/rangelock.h \
+	$(NULL)
+src_daemon_librqdaemon_la_CFLAGS = $(AM_CFLAGS) $(URING_CFLAGS)
+src_daemon_librqdaemon_la_LIBADD = $(URING_LIBS) $(PTHREAD_LIBS)
+
+sbin_PROGRAMS += src/daemon/rqdisk
+src_daemon_rqdisk_SOURCES = \
+	src/daemon/control.h \
+	src/daemon/control_attrs.c \
+	src/daemon/control_fs.c \
+	src/daemon/control_impl.h \
+	src/daemon/control_inode.c \
+	src/daemon/frontend.c \
+	src/daemon/frontend.h \
+	src/daemon/fuse_ring.c \
+	src/daemon/fuse_ring.h \
+	src/daemon/notify.c \
+	src/daemon/notify.h \
+	src/daemon/options.c \
+	src/daemon/options.h \
+	src/daemon/rqdisk.c \
+	$(NULL)
+src_daemon_rqdisk_CPPFLAGS = $(AM_CPPFLAGS) -DRQDISK_PKGLIBDIR='"$(pkglibdir)"'
+src_daemon_rqdisk_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS) $(URING_CFLAGS)
+src_daemon_rqdisk_LDADD = src/tools/libcli.la src/daemon/librqdaemon.la \
+	src/device/libdevice.la src/block/libblock.la $(FUSE_LIBS) $(URING_LIBS) $(PTHREAD_LIBS) \
+	$(SAN_RQDISK_LIBS)
+# What elevator and backend modules call back into.
+src_daemon_rqdisk_LDFLAGS = $(AM_LDFLAGS) $(ELV_EXPORTS) \
+	-Wl,--dynamic-list=$(top_srcdir)/src/backend/backend.syms
+EXTRA_src_daemon_rqdisk_DEPENDENCIES = src/block/elevator.syms src/backend/backend.syms
