@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "elevator.h"
+#include "rq_rbtree.h"
 
 /*
  * Deadline's sorted lists and FIFOs, batches of reads and of writes bounded
@@ -307,10 +308,11 @@ static struct request *as_next_rq(struct as_data *ad, int dir)
 {
 	struct elv_rb_root *tree = &ad->sort_list[dir];
 	sector_t head = ad->last_sector[dir];
-	struct request *ahead = elv_rb_ceiling(tree, head);
-	struct request *behind = elv_rb_below(tree, head);
-	sector_t back = behind ? head - blk_rq_pos(behind) : 0;
+	struct request *ahead, *behind;
+	sector_t back;
 
+	rq_rb_around(tree, head, &ahead, &behind);
+	back = behind ? head - blk_rq_pos(behind) : 0;
 	if (back > AS_MAX_BACK)
 		behind = NULL;
 	if (ahead && (!behind || blk_rq_pos(ahead) - head <= back * AS_BACK_PENALTY))

@@ -29,6 +29,8 @@
 #include <string.h>
 
 #include "bfq.h"
+#include "rq_merge.h"
+#include "rq_rbtree.h"
 
 /* Linux's defaults, milliseconds where it has jiffies or nanoseconds. */
 #define BFQ_FIFO_EXPIRE_SYNC_MS 125
@@ -470,38 +472,9 @@ static void bfq_exit_queue(struct elevator_queue *e)
 static struct request *bfq_choose_req(const struct bfq_data *bfqd, struct request *rq1,
 				      struct request *rq2)
 {
-	sector_t last = bfqd->last_position, back_max = (sector_t)bfqd->back_max * 2;
-	sector_t s1, s2, d1 = 0, d2 = 0;
-	bool wrap1 = false, wrap2 = false;
-
-	if (!rq1 || rq1 == rq2)
-		return rq2;
-	if (!rq2)
-		return rq1;
-	if (rq_is_sync(rq1) != rq_is_sync(rq2))
-		return rq_is_sync(rq1) ? rq1 : rq2;
-	s1 = blk_rq_pos(rq1);
-	s2 = blk_rq_pos(rq2);
-	if (s1 >= last)
-		d1 = s1 - last;
-	else if (s1 + back_max >= last)
-		d1 = (last - s1) * (sector_t)bfqd->back_penalty;
-	else
-		wrap1 = true;
-	if (s2 >= last)
-		d2 = s2 - last;
-	else if (s2 + back_max >= last)
-		d2 = (last - s2) * (sector_t)bfqd->back_penalty;
-	else
-		wrap2 = true;
-	if (wrap1 != wrap2)
-		return wrap1 ? rq2 : rq1;
-	if (!wrap1 && d1 != d2)
-		return d1 < d2 ? rq1 : rq2;
-	if (!wrap1)
-		return s1 >= s2 ? rq1 : rq2;
-	/* both far behind: one long seek back to the lower, then forward */
-	return s1 <= s2 ? rq1 : rq2;
+	/* back_max is in KiB: twice as many sectors */
+	return rq_choose_req(rq1, rq2, bfqd->last_position, (sector_t)bfqd->back_max * 2,
+			     (sector_t)bfqd->back_penalty);
 }
 
 /*
@@ -526,18 +499,11 @@ static struct request *bfq_check_fifo(struct bfq_queue *bfqq, const struct reque
 static struct request *bfq_find_next_rq(const struct bfq_data *bfqd, struct bfq_queue *bfqq,
 					struct request *rq, uint64_t now)
 {
-	struct request *next = bfq_check_fifo(bfqq, rq, now), *prev;
+	struct request *next = bfq_check_fifo(bfqq, rq, now);
 
 	if (next)
 		return next;
-	next = elv_rb_next(rq);
-	prev = elv_rb_prev(rq);
-	if (!next) {
-		next = elv_rb_first(&bfqq->sort_list);
-		if (next == rq)
-			next = NULL;
-	}
-	return bfq_choose_req(bfqd, next, prev);
+	return bfq_choose_req(bfqd, rq_rb_next_wrap(&bfqq->sort_list, rq), elv_rb_prev(rq));
 }
 
 static void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now)
@@ -1081,8 +1047,7 @@ static enum elv_merge bfq_find_merge(struct elevator_queue *e, const struct bio 
 	struct bfq_queue *bfqq =
 		bfq_find_queue(e->elevator_data, bio->bi_pid, bfq_bio_sync(bio), bio->bi_ioprio);
 
-	*rq = bfqq ? elv_rb_find(&bfqq->sort_list, bio_end_sector(bio)) : NULL;
-	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;
+	return rq_find_front_merge(bfqq ? &bfqq->sort_list : NULL, bio, rq);
 }
 
 static void bfq_request_merged(struct elevator_queue *e, struct request *rq, enum elv_merge type)

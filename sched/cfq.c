@@ -53,6 +53,8 @@
 #include <stdlib.h>
 
 #include "elevator.h"
+#include "rq_merge.h"
+#include "rq_rbtree.h"
 
 /* Defaults of 2.6 cfq-iosched, in milliseconds where 2.6 had jiffies. */
 #define CFQ_QUANTUM 8                /* active queue's requests out while others wait */
@@ -264,62 +266,20 @@ static void cfq_exit_queue(struct elevator_queue *e)
 	free(cfqd);
 }
 
-/*
- * The cost of moving the head to rq: its distance, times the penalty when
- * behind.  False when further behind than back_seek_max: never "near".
- */
-static bool cfq_seek_cost(const struct cfq_data *cfqd, const struct request *rq, sector_t *cost)
-{
-	sector_t s = blk_rq_pos(rq), last = cfqd->last_position;
-	sector_t back_max = (sector_t)cfqd->back_seek_max * 2; /* KiB to sectors */
-
-	if (s >= last)
-		*cost = s - last;
-	else if (last - s <= back_max)
-		*cost = (last - s) * (sector_t)cfqd->back_seek_penalty;
-	else
-		return false;
-	return true;
-}
-
 /* Which of two requests to serve next from the head, as 2.6 (after AS) chose. */
 static struct request *cfq_choose_req(const struct cfq_data *cfqd, struct request *rq1,
 				      struct request *rq2)
 {
-	sector_t d1, d2;
-	bool near1, near2;
-
-	if (!rq1 || rq1 == rq2)
-		return rq2;
-	if (!rq2)
-		return rq1;
-	if (rq_is_sync(rq1) != rq_is_sync(rq2))
-		return rq_is_sync(rq1) ? rq1 : rq2;
-	near1 = cfq_seek_cost(cfqd, rq1, &d1);
-	near2 = cfq_seek_cost(cfqd, rq2, &d2);
-	if (near1 && near2 && d1 != d2)
-		return d1 < d2 ? rq1 : rq2;
-	if (near1 && near2) /* a tie: the one further ahead */
-		return blk_rq_pos(rq1) >= blk_rq_pos(rq2) ? rq1 : rq2;
-	if (near1 != near2)
-		return near1 ? rq1 : rq2;
-	/* both far behind: one long seek back to the lower, then forward from there */
-	return blk_rq_pos(rq1) <= blk_rq_pos(rq2) ? rq1 : rq2;
+	/* back_seek_max is in KiB: twice as many sectors */
+	return rq_choose_req(rq1, rq2, cfqd->last_position, (sector_t)cfqd->back_seek_max * 2,
+			     (sector_t)cfqd->back_seek_penalty);
 }
 
 /* The best request around rq, which is leaving: the one after it (wrapping), or before. */
 static struct request *cfq_find_next_rq(const struct cfq_data *cfqd, struct cfq_queue *cfqq,
 					struct request *rq)
 {
-	struct request *next = elv_rb_next(rq);
-	struct request *prev = elv_rb_prev(rq);
-
-	if (!next) {
-		next = elv_rb_first(&cfqq->sort_list);
-		if (next == rq)
-			next = NULL;
-	}
-	return cfq_choose_req(cfqd, next, prev);
+	return cfq_choose_req(cfqd, rq_rb_next_wrap(&cfqq->sort_list, rq), elv_rb_prev(rq));
 }
 
 /* Served before: real time, then best effort, then idle (2.6.23's cfq_service_tree_add). */
@@ -711,8 +671,7 @@ static enum elv_merge cfq_find_merge(struct elevator_queue *e, const struct bio 
 	struct cfq_queue *cfqq =
 	    cfq_find_queue(e->elevator_data, bio->bi_pid, cfq_bio_sync(bio), bio->bi_ioprio);
 
-	*rq = cfqq ? elv_rb_find(&cfqq->sort_list, bio_end_sector(bio)) : NULL;
-	return *rq ? ELEVATOR_FRONT_MERGE : ELEVATOR_NO_MERGE;
+	return rq_find_front_merge(cfqq ? &cfqq->sort_list : NULL, bio, rq);
 }
 
 /* A front merge moved rq's start (the core has re-sorted it): maybe the walk's next now. */

@@ -1,4 +1,5 @@
 /* clook.c - the C-LOOK elevator: sweeps up from the head, then jumps back to the lowest. */
+#include "rq_rbtree.h"
 #include "sweep.h"
 
 /*
@@ -9,10 +10,8 @@
 static struct request *clook_dispatch_request(struct elevator_queue *e, uint64_t now_ns)
 {
 	struct sweep_data *sd = e->elevator_data;
-	struct request *rq = elv_rb_ceiling(&sd->sort_list, sd->head);
-
 	(void)now_ns;
-	return sweep_take(sd, rq ? rq : elv_rb_first(&sd->sort_list));
+	return sweep_take(sd, rq_rb_ceiling_wrap(&sd->sort_list, sd->head));
 }
 
 static struct elevator_type elevator_clook = {

@@ -1,4 +1,5 @@
 /* sstf.c - the shortest-seek-time-first elevator: the request nearest the head goes next. */
+#include "rq_rbtree.h"
 #include "sweep.h"
 
 /*
@@ -10,10 +11,10 @@
 static struct request *sstf_dispatch_request(struct elevator_queue *e, uint64_t now_ns)
 {
 	struct sweep_data *sd = e->elevator_data;
-	struct request *above = elv_rb_ceiling(&sd->sort_list, sd->head);
-	struct request *below = elv_rb_below(&sd->sort_list, sd->head);
+	struct request *above, *below;
 
 	(void)now_ns;
+	rq_rb_around(&sd->sort_list, sd->head, &above, &below);
 	if (!above || (below && sd->head - blk_rq_pos(below) < blk_rq_pos(above) - sd->head))
 		return sweep_take(sd, below);
 	return sweep_take(sd, above);

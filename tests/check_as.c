@@ -4,13 +4,9 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "fake_driver.h"
+#include "elv_harness.h"
 #include "tunable_test.h"
 
-/* Every bio here is at most 8 sectors; they may all share this memory. */
-static char buf[4096] __attribute__((aligned(4096)));
-
-#define MS NSEC_PER_MSEC
 #define ANTIC_MS 6 /* antic_expire's default */
 
 #define PID_A 100 /* the reader waited for */
@@ -29,11 +25,8 @@ static void record_time(struct fake_disk *fd, struct request *rq)
 
 static struct fake_disk *new_disk(bool stopped, unsigned int depth)
 {
-	struct fake_disk *fd = fake_disk_new("as");
+	struct fake_disk *fd = elv_disk("as", stopped, depth);
 
-	fd->stopped = stopped;
-	if (depth)
-		fd->q->limits.nr_requests = depth;
 	fd->on_dispatch = record_time;
 	return fd;
 }
@@ -41,9 +34,7 @@ static struct fake_disk *new_disk(bool stopped, unsigned int depth)
 static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
 		   unsigned int sectors, pid_t pid)
 {
-	tbio_init(tb, op, sector, sectors, buf);
-	tb->bio.bi_pid = pid;
-	submit_bio(fd->q, &tb->bio);
+	elv_submit_from(fd, tb, op, sector, sectors, pid, IOPRIO_DEFAULT);
 }
 
 static void read8(struct fake_disk *fd, struct test_bio *tb, sector_t sector, pid_t pid)
@@ -56,66 +47,12 @@ static void advance(struct fake_disk *fd, uint64_t ns)
 	fd->clock.virtual_ns += ns;
 }
 
-static void assert_dispatched(const struct fake_disk *fd, unsigned int i, sector_t sector,
-			      pid_t pid)
-{
-	ck_assert_uint_gt(fd->nr_events, i);
-	ck_assert_msg(fd->events[i].sector == sector,
-		      "dispatch %u went to sector %llu, expected %llu", i,
-		      (unsigned long long)fd->events[i].sector, (unsigned long long)sector);
-	ck_assert_int_eq(fd->events[i].pid, pid);
-}
-
-static void assert_order(const struct fake_disk *fd, const sector_t *want, unsigned int n)
-{
-	ck_assert_uint_eq(fd->nr_events, n);
-	for (unsigned int i = 0; i < n; i++)
-		ck_assert_msg(fd->events[i].sector == want[i],
-			      "dispatch %u went to sector %llu, expected %llu", i,
-			      (unsigned long long)fd->events[i].sector,
-			      (unsigned long long)want[i]);
-}
-
-/* The driver holds one request: completing it lets the elevator choose the next. */
-static void complete_one(struct fake_disk *fd)
-{
-	struct request *rq = fake_nth(fd, 0);
-
-	ck_assert_ptr_nonnull(rq);
-	ck_assert_uint_eq(fd->nr_dispatched, 1);
-	fake_complete(fd, rq, 0, blk_rq_sectors(rq));
-}
-
-/* Nothing out, work queued: the elevator idles on purpose and must have asked for a wake-up. */
-static void wake(struct fake_disk *fd)
-{
-	ck_assert_msg(fd->q->dispatch_at, "requests queued, none out, and no wake-up asked for");
-	if (fd->clock.virtual_ns < fd->q->dispatch_at)
-		fd->clock.virtual_ns = fd->q->dispatch_at;
-	blk_run_queue(fd->q);
-}
-
-/* Run everything to its end, step_ns per request, waking the elevator when it idles. */
-static void drain(struct fake_disk *fd, uint64_t step_ns)
-{
-	while (!blk_queue_idle(fd->q)) {
-		if (!fd->nr_dispatched) {
-			wake(fd);
-			continue;
-		}
-		advance(fd, step_ns);
-		fake_complete(fd, fake_nth(fd, 0), 0, blk_rq_sectors(fake_nth(fd, 0)));
-	}
-}
-
+/* Every request to its end, one at a time as the elevator hands them out. */
 static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
 {
 	fd->stopped = false;
-	drain(fd, 0);
-	for (unsigned int i = 0; i < n; i++) {
-		ck_assert_int_eq(tb[i].ended, 1);
-		ck_assert_int_eq(tb[i].error, 0);
-	}
+	elv_drain_stepped(fd, 0);
+	elv_assert_ended(tb, n);
 	fake_disk_free(fd);
 }
 
@@ -128,8 +65,8 @@ static uint64_t a_done_b_queued(struct fake_disk *fd, struct test_bio *tb)
 	uint64_t done;
 
 	read8(fd, &tb[0], 1000, PID_A);
-	assert_dispatched(fd, 0, 1000, PID_A);
-	complete_one(fd);
+	elv_assert_event(fd, 0, PID_A, 1000);
+	elv_complete_one(fd);
 	done = fd->clock.virtual_ns;
 	advance(fd, 1 * MS);
 	read8(fd, &tb[1], FAR, PID_B);
@@ -150,7 +87,7 @@ START_TEST(test_batch_ascending_sectors)
 		submit(fd, &tb[i], REQ_OP_READ, in[i], 1, 1);
 	ck_assert_uint_eq(fd->nr_events, 0);
 	fake_start(fd);
-	assert_order(fd, out, 5);
+	elv_assert_order(fd, out, 5);
 	finish(fd, tb, 5);
 }
 END_TEST
@@ -166,7 +103,7 @@ START_TEST(test_batch_then_short_seeks_back)
 	for (unsigned int i = 0; i < 6; i++)
 		submit(fd, &tb[i], REQ_OP_READ, in[i], 1, 1);
 	fake_start(fd);
-	assert_order(fd, out, 6);
+	elv_assert_order(fd, out, 6);
 	finish(fd, tb, 6);
 }
 END_TEST
@@ -185,7 +122,7 @@ static sector_t next_after(sector_t head, sector_t a, sector_t b)
 	submit(fd, &tb[1], REQ_OP_READ, a, 1, 1);
 	submit(fd, &tb[2], REQ_OP_READ, b, 1, 1);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	complete_one(fd);
+	elv_complete_one(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
 	next = fd->events[1].sector;
 	finish(fd, tb, 3);
@@ -231,7 +168,7 @@ static unsigned int expired_pos(enum req_op op, const char *expire_ms, unsigned 
 		submit(fd, &tb[2 + i], op, 510 + 10 * i, 1, 1);
 	for (unsigned int i = 1; i < above + 2; i++) {
 		advance(fd, 10 * MS);
-		complete_one(fd);
+		elv_complete_one(fd);
 		if (fd->events[i].sector == 0)
 			pos = i;
 	}
@@ -281,7 +218,7 @@ START_TEST(test_fifo_looked_at_once_per_interval)
 		submit(fd, &tb[2 + i], REQ_OP_READ, 510 + 10 * i, 1, 1);
 	for (unsigned int i = 1; i < 32; i++) {
 		advance(fd, 10 * MS);
-		complete_one(fd);
+		elv_complete_one(fd);
 		if (fd->events[i].sector == 0)
 			pos = i;
 	}
@@ -326,7 +263,7 @@ static struct fake_disk *run_batches(struct test_bio *tb, unsigned int reads, un
 	for (unsigned int i = 0; i < reads; i++)
 		submit(fd, &tb[writes + i], REQ_OP_READ, 10 * i, 1, 2);
 	fake_start(fd);
-	drain(fd, 10 * MS);
+	elv_drain_stepped(fd, 10 * MS);
 	return fd;
 }
 
@@ -384,10 +321,10 @@ START_TEST(test_read_batch_clock_starts_with_a_waiting_write)
 	fake_start(fd);
 	for (unsigned int i = 0; i < 30; i++) { /* 300 ms of reads alone */
 		advance(fd, 10 * MS);
-		complete_one(fd);
+		elv_complete_one(fd);
 	}
 	submit(fd, &tb[120], REQ_OP_WRITE, 100000, 1, 1);
-	drain(fd, 10 * MS);
+	elv_drain_stepped(fd, 10 * MS);
 	for (first_write = 0; fd->events[first_write].op != REQ_OP_WRITE; first_write++)
 		;
 	/* 500 ms after the write came, reads still queued */
@@ -420,7 +357,7 @@ static void write_batch_order(const char *write_expire, sector_t *out)
 	for (unsigned int i = 0; i < 20; i++)
 		submit(fd, &tb[3 + i], REQ_OP_READ, 1000 + 10 * i, 1, 2);
 	fake_start(fd);
-	drain(fd, 10 * MS);
+	elv_drain_stepped(fd, 10 * MS);
 	ck_assert_uint_eq(fd->nr_events, 23);
 	while (fd->events[first].op == REQ_OP_READ)
 		first++;
@@ -467,7 +404,7 @@ START_TEST(test_antic_holds_far_read_until_timeout)
 	fd->clock.virtual_ns = done + ANTIC_MS * MS;
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 1, FAR, PID_B);
+	elv_assert_event(fd, 1, PID_B, FAR);
 	finish(fd, tb, 2);
 }
 END_TEST
@@ -479,7 +416,7 @@ START_TEST(test_antic_not_started_past_its_time)
 	struct test_bio tb[2];
 
 	read8(fd, &tb[0], 1000, PID_A);
-	complete_one(fd);
+	elv_complete_one(fd);
 	advance(fd, ANTIC_MS * MS);
 	read8(fd, &tb[1], FAR, PID_B);
 	ck_assert_uint_eq(fd->nr_events, 2);
@@ -498,17 +435,17 @@ START_TEST(test_antic_close_read_from_same_process_goes_first)
 	advance(fd, 2 * MS);
 	read8(fd, &tb[2], 1008, PID_A);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 1, 1008, PID_A);
+	elv_assert_event(fd, 1, PID_A, 1008);
 	/* A's read is out: B still waits for it, and then for A's next */
 	advance(fd, 50 * MS);
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	complete_one(fd);
+	elv_complete_one(fd);
 	done = fd->clock.virtual_ns;
 	ck_assert_uint_eq(fd->nr_events, 2);
 	ck_assert_uint_eq(fd->q->dispatch_at, done + ANTIC_MS * MS);
-	wake(fd);
-	assert_dispatched(fd, 2, FAR, PID_B);
+	elv_wake(fd);
+	elv_assert_event(fd, 2, PID_B, FAR);
 	finish(fd, tb, 3);
 }
 END_TEST
@@ -522,7 +459,7 @@ START_TEST(test_antic_close_read_from_other_process)
 	a_done_b_queued(fd, tb);
 	read8(fd, &tb[2], 1016, PID_C);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 1, 1016, PID_C);
+	elv_assert_event(fd, 1, PID_C, 1016);
 	finish(fd, tb, 3);
 	ck_assert_uint_lt(tb[2].order, tb[1].order);
 }
@@ -537,7 +474,7 @@ START_TEST(test_antic_far_read_from_same_process_ends_wait)
 	a_done_b_queued(fd, tb);
 	read8(fd, &tb[2], 5 * FAR, PID_A);
 	ck_assert_uint_ge(fd->nr_events, 2);
-	assert_dispatched(fd, 1, FAR, PID_B);
+	elv_assert_event(fd, 1, PID_B, FAR);
 	finish(fd, tb, 3);
 }
 END_TEST
@@ -559,12 +496,12 @@ START_TEST(test_antic_waits_for_read_in_flight)
 	advance(fd, 100 * MS);
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	complete_one(fd);
+	elv_complete_one(fd);
 	done = fd->clock.virtual_ns;
 	ck_assert_uint_eq(fd->nr_events, 1);
 	ck_assert_uint_eq(fd->q->dispatch_at, done + ANTIC_MS * MS);
-	wake(fd);
-	assert_dispatched(fd, 1, FAR, PID_B);
+	elv_wake(fd);
+	elv_assert_event(fd, 1, PID_B, FAR);
 	finish(fd, tb, 2);
 }
 END_TEST
@@ -577,20 +514,20 @@ START_TEST(test_antic_holds_writes_for_the_reader)
 	uint64_t done;
 
 	read8(fd, &tb[0], 1000, PID_A);
-	complete_one(fd);
+	elv_complete_one(fd);
 	submit(fd, &tb[1], REQ_OP_WRITE, FAR, 8, PID_B);
 	ck_assert_uint_eq(fd->nr_events, 1);
 	advance(fd, 3 * MS);
 	read8(fd, &tb[2], 1008, PID_A);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 1, 1008, PID_A);
-	complete_one(fd);
+	elv_assert_event(fd, 1, PID_A, 1008);
+	elv_complete_one(fd);
 	done = fd->clock.virtual_ns;
 	/* the first wait's wake-up comes first: stale, the wait asks again for its own */
-	wake(fd);
+	elv_wake(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
 	ck_assert_uint_eq(fd->q->dispatch_at, done + ANTIC_MS * MS);
-	wake(fd);
+	elv_wake(fd);
 	ck_assert_uint_eq(fd->nr_events, 3);
 	ck_assert_int_eq(fd->events[2].op, REQ_OP_WRITE);
 	finish(fd, tb, 3);
@@ -604,7 +541,7 @@ START_TEST(test_no_antic_after_write)
 	struct test_bio tb[2];
 
 	submit(fd, &tb[0], REQ_OP_WRITE, 1000, 8, PID_A);
-	complete_one(fd);
+	elv_complete_one(fd);
 	read8(fd, &tb[1], FAR, PID_B);
 	ck_assert_uint_eq(fd->nr_events, 2);
 	finish(fd, tb, 2);
@@ -625,7 +562,7 @@ static bool b_is_held(sector_t step, unsigned int think_ms)
 		if (i)
 			advance(fd, think_ms * MS);
 		read8(fd, &tb[i], 1000 + i * step, PID_A);
-		complete_one(fd);
+		elv_complete_one(fd);
 	}
 	read8(fd, &tb[4], 1000 + 3 * step + 8 + FAR, PID_B);
 	held = fd->nr_dispatched == 0;
@@ -691,7 +628,7 @@ START_TEST(test_switch_while_anticipating)
 	blk_queue_unlock(fd->q);
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 1, FAR, PID_B);
+	elv_assert_event(fd, 1, PID_B, FAR);
 	finish(fd, tb, 2);
 }
 END_TEST
@@ -705,7 +642,7 @@ START_TEST(test_many_processes)
 	for (unsigned int i = 0; i < 300; i++) {
 		read8(fd, &tb[i], (i % 2) * FAR + 8 * i, (pid_t)(1000 + i));
 		if (i % 3 == 2) {
-			drain(fd, 0);
+			elv_drain_stepped(fd, 0);
 			advance(fd, 400 * MS);
 		}
 	}
@@ -732,7 +669,7 @@ START_TEST(test_front_merge_repositions)
 	submit(fd, &tb[3], REQ_OP_READ, 92, 8, 1);
 	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
 	fake_start(fd);
-	assert_order(fd, out, 3);
+	elv_assert_order(fd, out, 3);
 	ck_assert_uint_eq(fd->events[1].nr_sectors, 16);
 	finish(fd, tb, 4);
 }
@@ -756,7 +693,7 @@ START_TEST(test_merged_requests_keep_oldest_fifo_place)
 	submit(fd, &tb[3], REQ_OP_READ, 500, 8, 5); /* U */
 	submit(fd, &tb[4], REQ_OP_READ, 108, 8, 5); /* the gap */
 	fake_start(fd);
-	assert_order(fd, out, 3);
+	elv_assert_order(fd, out, 3);
 	ck_assert_uint_eq(fd->events[0].nr_sectors, 24);
 	fake_complete_all(fd);
 
@@ -784,7 +721,7 @@ START_TEST(test_front_merge_lookup)
 	read8(fd, &tb[2], 92, 1);
 	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
 	fake_start(fd);
-	assert_order(fd, out, 2);
+	elv_assert_order(fd, out, 2);
 	ck_assert_uint_eq(fd->events[0].nr_sectors, 16);
 	finish(fd, tb, 3);
 	ck_assert_uint_lt(tb[2].order, tb[0].order);

@@ -6,14 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_driver.h"
+#include "elv_harness.h"
 #include "model.h"
 #include "tunable_test.h"
-
-/* Every bio here may share this memory: the fake driver never touches data. */
-static char buf[512 * 128] __attribute__((aligned(4096)));
-
-#define MS NSEC_PER_MSEC
 
 #define PID_A 100
 #define PID_B 200
@@ -24,20 +19,13 @@ static char buf[512 * 128] __attribute__((aligned(4096)));
 
 static struct fake_disk *bfq_disk(void)
 {
-	struct fake_disk *fd = fake_disk_new("bfq");
-
-	fd->stopped = true;
-	fd->q->limits.nr_requests = 1024;
-	return fd;
+	return elv_disk("bfq", true, 1024);
 }
 
 static void submit(struct fake_disk *fd, struct test_bio *tb, pid_t pid, unsigned short ioprio,
 		   sector_t sector, unsigned int sectors)
 {
-	tbio_init(tb, REQ_OP_READ, sector, sectors, buf);
-	tb->bio.bi_pid = pid;
-	tb->bio.bi_ioprio = ioprio;
-	submit_bio(fd->q, &tb->bio);
+	elv_submit_from(fd, tb, REQ_OP_READ, sector, sectors, pid, ioprio);
 }
 
 /* An 8-sector read; callers leave gaps so none merge. */
@@ -46,106 +34,11 @@ static void read_at(struct fake_disk *fd, struct test_bio *tb, pid_t pid, sector
 	submit(fd, tb, pid, IOPRIO_DEFAULT, sector, 8);
 }
 
-static uint64_t now(const struct fake_disk *fd)
-{
-	return fd->clock.virtual_ns;
-}
-
-/* The wake-up the elevator asked for: move the clock there and run the queue. */
-static void wake(struct fake_disk *fd)
-{
-	ck_assert_msg(fd->q->dispatch_at, "requests wait, none is out, no wake-up was asked for");
-	if (fd->clock.virtual_ns < fd->q->dispatch_at)
-		fd->clock.virtual_ns = fd->q->dispatch_at;
-	blk_run_queue(fd->q);
-}
-
-/* The driver takes one request at a time. */
-static void one_at_a_time(struct fake_disk *fd, struct request *rq)
-{
-	(void)rq;
-	fd->stopped = true;
-}
-
-static void start_serial(struct fake_disk *fd)
-{
-	fd->on_dispatch = one_at_a_time;
-	fake_start(fd);
-}
-
-/* Complete the one request out, step_ms after the clock's time. */
-static void complete_one(struct fake_disk *fd, uint64_t step_ms)
-{
-	struct request *rq = fake_nth(fd, 0);
-
-	ck_assert_ptr_nonnull(rq);
-	ck_assert_uint_eq(fd->nr_dispatched, 1);
-	fd->clock.virtual_ns += step_ms * MS;
-	fd->stopped = false;
-	fake_complete(fd, rq, 0, blk_rq_sectors(rq));
-}
-
-static void serve_serially(struct fake_disk *fd, uint64_t step_ms)
-{
-	for (unsigned int guard = 0; !blk_queue_idle(fd->q); guard++) {
-		ck_assert_uint_lt(guard, 100000);
-		if (fd->nr_dispatched)
-			complete_one(fd, step_ms);
-		else
-			wake(fd);
-	}
-}
-
+/* The driver no longer one at a time: everything to its end. */
 static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
 {
 	fd->on_dispatch = NULL;
-	fd->stopped = false;
-	blk_run_queue(fd->q);
-	for (unsigned int guard = 0; !blk_queue_idle(fd->q); guard++) {
-		ck_assert_uint_lt(guard, 100000);
-		if (fd->nr_dispatched)
-			fake_complete_all(fd);
-		else
-			wake(fd);
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		ck_assert_int_eq(tb[i].ended, 1);
-		ck_assert_int_eq(tb[i].error, 0);
-	}
-	fake_disk_free(fd);
-}
-
-struct run {
-	pid_t pid;
-	unsigned int len;
-};
-
-static unsigned int pid_runs(const struct fake_disk *fd, struct run *runs, unsigned int max)
-{
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < fd->nr_events; i++) {
-		if (n && runs[n - 1].pid == fd->events[i].pid) {
-			runs[n - 1].len++;
-			continue;
-		}
-		if (n == max)
-			break;
-		runs[n++] = (struct run){ fd->events[i].pid, 1 };
-	}
-	return n;
-}
-
-static void assert_runs(const struct fake_disk *fd, const struct run *want, unsigned int n)
-{
-	struct run runs[64];
-	unsigned int got = pid_runs(fd, runs, 64);
-
-	ck_assert_uint_ge(got, n);
-	for (unsigned int i = 0; i < n; i++)
-		ck_assert_msg(runs[i].pid == want[i].pid && runs[i].len == want[i].len,
-			      "run %u: pid %d x%u, expected pid %d x%u", i, (int)runs[i].pid,
-			      runs[i].len, (int)want[i].pid, want[i].len);
+	elv_finish_drained(fd, tb, n);
 }
 
 /* Index of the first dispatch of pid, or -1. */
@@ -206,11 +99,11 @@ START_TEST(test_service_proportional_to_weights)
 			read_at(fd, &r->tb[p][i], share_pids[p], r->next[p]);
 			r->next[p] += 16;
 		}
-	start_serial(fd);
+	elv_start_serial(fd);
 	for (int n = 0; n < 6000; n++) {
 		if (!fd->nr_dispatched)
-			wake(fd);
-		complete_one(fd, 1);
+			elv_wake(fd);
+		elv_complete_one_after(fd, 1);
 		share_refill(fd, r);
 	}
 	ratio = (double)r->sectors[1] / (double)r->sectors[0];
@@ -231,7 +124,7 @@ END_TEST
  */
 START_TEST(test_smallest_eligible_finish_first)
 {
-	static const struct run want[] = { { PID_A, 5 }, { PID_B, 5 } };
+	static const struct elv_run want[] = { { PID_A, 5 }, { PID_B, 5 } };
 	struct fake_disk *fd = bfq_disk();
 	struct test_bio tb[80];
 
@@ -244,9 +137,9 @@ START_TEST(test_smallest_eligible_finish_first)
 		read_at(fd, &tb[2 * i], PID_B, 900000 + 16 * i);
 		read_at(fd, &tb[2 * i + 1], PID_A, 1000 + 16 * i);
 	}
-	start_serial(fd);
-	serve_serially(fd, 1);
-	assert_runs(fd, want, 2);
+	elv_start_serial(fd);
+	elv_serve_serially(fd, 1);
+	elv_assert_runs(fd, want, 2);
 	finish(fd, tb, 80);
 }
 END_TEST
@@ -275,12 +168,12 @@ START_TEST(test_ioprio_levels_weigh)
 					r->next[p] += 16;
 				}
 		if (n < 0) {
-			start_serial(fd);
+			elv_start_serial(fd);
 			continue;
 		}
 		if (!fd->nr_dispatched)
-			wake(fd);
-		complete_one(fd, 1);
+			elv_wake(fd);
+		elv_complete_one_after(fd, 1);
 	}
 	ratio = (double)r->sectors[1] / (double)r->sectors[0];
 	ck_assert_msg(ratio > 1.9 && ratio < 2.1, "level 0/level 4 service %.3f, want 2 +- 5%%",
@@ -300,7 +193,7 @@ END_TEST
  */
 START_TEST(test_budget_exhausted_grows_budget)
 {
-	static const struct run want[] = {
+	static const struct elv_run want[] = {
 		{ PID_A, 5 }, { PID_B, 5 }, { PID_A, 8 }, { PID_B, 8 }, { PID_A, 8 }, { PID_B, 8 },
 	};
 	struct fake_disk *fd = bfq_disk();
@@ -313,9 +206,9 @@ START_TEST(test_budget_exhausted_grows_budget)
 		read_at(fd, &tb[2 * i], PID_A, 1000 + 16 * i);
 		read_at(fd, &tb[2 * i + 1], PID_B, 900000 + 16 * i);
 	}
-	start_serial(fd);
-	serve_serially(fd, 1);
-	assert_runs(fd, want, 6);
+	elv_start_serial(fd);
+	elv_serve_serially(fd, 1);
+	elv_assert_runs(fd, want, 6);
 	finish(fd, tb, 80);
 }
 END_TEST
@@ -329,7 +222,7 @@ END_TEST
  */
 static void check_budget_timeout(const char *timeout, unsigned int run)
 {
-	const struct run want[] = { { PID_A, run }, { PID_B, run }, { PID_A, run } };
+	const struct elv_run want[] = { { PID_A, run }, { PID_B, run }, { PID_A, run } };
 	struct fake_disk *fd = bfq_disk();
 	struct test_bio tb[40];
 
@@ -340,9 +233,9 @@ static void check_budget_timeout(const char *timeout, unsigned int run)
 		read_at(fd, &tb[2 * i], PID_A, 1000 + 16 * i);
 		read_at(fd, &tb[2 * i + 1], PID_B, 900000 + 16 * i);
 	}
-	start_serial(fd);
-	serve_serially(fd, 50);
-	assert_runs(fd, want, 3);
+	elv_start_serial(fd);
+	elv_serve_serially(fd, 50);
+	elv_assert_runs(fd, want, 3);
 	finish(fd, tb, 40);
 }
 
@@ -360,7 +253,7 @@ END_TEST
  */
 START_TEST(test_no_more_requests_without_idling)
 {
-	static const struct run want[] = { { PID_A, 2 }, { PID_B, 5 } };
+	static const struct elv_run want[] = { { PID_A, 2 }, { PID_B, 5 } };
 	struct fake_disk *fd = bfq_disk();
 	struct test_bio tb[7];
 
@@ -369,13 +262,13 @@ START_TEST(test_no_more_requests_without_idling)
 	read_at(fd, &tb[1], PID_A, 1016);
 	for (unsigned int i = 0; i < 5; i++)
 		read_at(fd, &tb[2 + i], PID_B, 900000 + 16 * i);
-	start_serial(fd);
-	complete_one(fd, 1);
-	complete_one(fd, 1);
+	elv_start_serial(fd);
+	elv_complete_one_after(fd, 1);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_dispatched, 1);
 	ck_assert_uint_eq(fd->q->dispatch_at, 0);
-	serve_serially(fd, 1);
-	assert_runs(fd, want, 2);
+	elv_serve_serially(fd, 1);
+	elv_assert_runs(fd, want, 2);
 	finish(fd, tb, 7);
 }
 END_TEST
@@ -390,7 +283,9 @@ END_TEST
  */
 START_TEST(test_no_more_requests_budget_is_service)
 {
-	static const struct run want[] = { { PID_A, 2 }, { PID_B, 5 }, { PID_A, 10 }, { PID_B, 8 } };
+	static const struct elv_run want[] = {
+		{ PID_A, 2 }, { PID_B, 5 }, { PID_A, 10 }, { PID_B, 8 }
+	};
 	struct fake_disk *fd = bfq_disk();
 	struct test_bio tb[42];
 
@@ -399,16 +294,16 @@ START_TEST(test_no_more_requests_budget_is_service)
 	tunable_store_ok(fd, "max_budget", "64");
 	read_at(fd, &tb[0], PID_A, 1000);
 	read_at(fd, &tb[1], PID_A, 1016);
-	start_serial(fd);
-	serve_serially(fd, 1);
+	elv_start_serial(fd);
+	elv_serve_serially(fd, 1);
 	fd->stopped = true;
 	for (unsigned int i = 0; i < 20; i++) {
 		read_at(fd, &tb[2 + 2 * i], PID_A, 2000 + 16 * i);
 		read_at(fd, &tb[3 + 2 * i], PID_B, 900000 + 16 * i);
 	}
-	start_serial(fd);
-	serve_serially(fd, 1);
-	assert_runs(fd, want, 4);
+	elv_start_serial(fd);
+	elv_serve_serially(fd, 1);
+	elv_assert_runs(fd, want, 4);
 	finish(fd, tb, 42);
 }
 END_TEST
@@ -428,10 +323,10 @@ static sector_t next_after_head(const char *penalty, sector_t behind, sector_t a
 
 	tunable_store_ok(fd, "back_seek_penalty", penalty);
 	read_at(fd, &tb[0], PID_A, 100000);
-	start_serial(fd);
+	elv_start_serial(fd);
 	read_at(fd, &tb[1], PID_A, 100008 - behind);
 	read_at(fd, &tb[2], PID_A, 100008 + ahead);
-	complete_one(fd, 1);
+	elv_complete_one_after(fd, 1);
 	first = fd->events[1].sector;
 	finish(fd, tb, 3);
 	return first;
@@ -462,16 +357,16 @@ START_TEST(test_idle_waits_slice_idle_then_expires)
 	tunable_store_ok(fd, "low_latency", "0");
 	read_at(fd, &tb[0], PID_A, 1000);
 	read_at(fd, &tb[1], PID_B, 900000);
-	start_serial(fd);
+	elv_start_serial(fd);
 	ck_assert_int_eq(fd->events[0].pid, PID_A);
-	complete_one(fd, 1);
-	done = now(fd);
+	elv_complete_one_after(fd, 1);
+	done = elv_now(fd);
 	ck_assert_uint_eq(fd->nr_dispatched, 0);
 	ck_assert_uint_eq(fd->q->dispatch_at, done + 8 * MS);
 	fd->clock.virtual_ns = done + 8 * MS - 1;
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_dispatched, 0);
-	wake(fd);
+	elv_wake(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
 	ck_assert_int_eq(fd->events[1].pid, PID_B);
 	finish(fd, tb, 2);
@@ -487,8 +382,8 @@ START_TEST(test_idle_pays_off)
 	tunable_store_ok(fd, "low_latency", "0");
 	read_at(fd, &tb[0], PID_A, 1000);
 	read_at(fd, &tb[1], PID_B, 900000);
-	start_serial(fd);
-	complete_one(fd, 1);
+	elv_start_serial(fd);
+	elv_complete_one_after(fd, 1);
 	fd->clock.virtual_ns += 5 * MS;
 	read_at(fd, &tb[2], PID_A, 1016);
 	ck_assert_uint_eq(fd->nr_events, 2);
@@ -529,8 +424,8 @@ START_TEST(test_queueing_disk_stops_idling)
 	queue_deep(fd, warm, 64);
 	read_at(fd, &tb[0], PID_A, 1000);
 	read_at(fd, &tb[1], PID_B, 900000);
-	start_serial(fd);
-	complete_one(fd, 1);
+	elv_start_serial(fd);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_dispatched, 1);
 	ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_B);
 	finish(fd, tb, 2);
@@ -562,10 +457,10 @@ START_TEST(test_shallow_disk_keeps_idling)
 	}
 	read_at(fd, &tb[0], PID_A, 1000);
 	read_at(fd, &tb[1], PID_B, 900000);
-	start_serial(fd);
-	complete_one(fd, 1);
+	elv_start_serial(fd);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_dispatched, 0);
-	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	ck_assert_uint_eq(fd->q->dispatch_at, elv_now(fd) + 8 * MS);
 	finish(fd, tb, 2);
 }
 END_TEST
@@ -586,11 +481,11 @@ START_TEST(test_queueing_disk_idles_when_asymmetric)
 	tunable_store_ok(fd, "weights", "200 500");
 	read_at(fd, &tb[0], PID_A, 1000);
 	read_at(fd, &tb[1], PID_B, 900000);
-	start_serial(fd);
+	elv_start_serial(fd);
 	ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_B); /* heavier: first */
-	complete_one(fd, 1);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_dispatched, 0);
-	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	ck_assert_uint_eq(fd->q->dispatch_at, elv_now(fd) + 8 * MS);
 	finish(fd, tb, 2);
 }
 END_TEST
@@ -603,9 +498,9 @@ START_TEST(test_raised_queue_idles_longer)
 
 	read_at(fd, &tb[0], PID_A, 1000);
 	read_at(fd, &tb[1], PID_B, 900000);
-	start_serial(fd);
-	complete_one(fd, 1);
-	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 20 * MS);
+	elv_start_serial(fd);
+	elv_complete_one_after(fd, 1);
+	ck_assert_uint_eq(fd->q->dispatch_at, elv_now(fd) + 20 * MS);
 	finish(fd, tb, 2);
 }
 END_TEST
@@ -621,24 +516,24 @@ START_TEST(test_soft_rt_raising_preempts)
 {
 	struct fake_disk *fd = bfq_disk();
 	struct test_bio tb[202];
-	uint64_t t0 = now(fd);
+	uint64_t t0 = elv_now(fd);
 	unsigned int n;
 
 	read_at(fd, &tb[200], PID_A, 1000);
 	for (unsigned int i = 0; i < 200; i++)
 		read_at(fd, &tb[i], PID_B, 900000 + 16 * i);
-	start_serial(fd);
+	elv_start_serial(fd);
 	ck_assert_int_eq(fd->events[0].pid, PID_A);
-	while (now(fd) < t0 + 100 * MS) {
+	while (elv_now(fd) < t0 + 100 * MS) {
 		if (fd->nr_dispatched)
-			complete_one(fd, 1);
+			elv_complete_one_after(fd, 1);
 		else
-			wake(fd);
+			elv_wake(fd);
 	}
 	ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_B);
 	n = fd->nr_events;
 	read_at(fd, &tb[201], PID_A, 1016);
-	complete_one(fd, 1);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_events, n + 1);
 	ck_assert_int_eq(fd->events[n].pid, PID_A);
 	finish(fd, tb, 202);
@@ -664,15 +559,15 @@ START_TEST(test_strict_guarantees)
 	fd = bfq_disk();
 	tunable_store_ok(fd, "strict_guarantees", "1");
 	tunable_store_ok(fd, "low_latency", "0");
-	tbio_init(&tb[10], REQ_OP_WRITE, 1000, 8, buf);
+	tbio_init(&tb[10], REQ_OP_WRITE, 1000, 8, elv_buf);
 	tb[10].bio.bi_pid = PID_A;
 	submit_bio(fd->q, &tb[10].bio);
 	read_at(fd, &tb[11], PID_B, 900000);
-	start_serial(fd);
+	elv_start_serial(fd);
 	ck_assert_int_eq(fd->events[0].op, REQ_OP_WRITE);
-	complete_one(fd, 1);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_dispatched, 0);
-	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	ck_assert_uint_eq(fd->q->dispatch_at, elv_now(fd) + 8 * MS);
 	finish(fd, tb + 10, 2);
 }
 END_TEST
@@ -691,12 +586,12 @@ START_TEST(test_no_strict_guarantees)
 
 	fd = bfq_disk();
 	tunable_store_ok(fd, "low_latency", "0");
-	tbio_init(&tb[10], REQ_OP_WRITE, 1000, 8, buf);
+	tbio_init(&tb[10], REQ_OP_WRITE, 1000, 8, elv_buf);
 	tb[10].bio.bi_pid = PID_A;
 	submit_bio(fd->q, &tb[10].bio);
 	read_at(fd, &tb[11], PID_B, 900000);
-	start_serial(fd);
-	complete_one(fd, 1);
+	elv_start_serial(fd);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_dispatched, 1);
 	finish(fd, tb + 10, 2);
 }
@@ -719,8 +614,8 @@ START_TEST(test_fifo_expiry_once_a_budget)
 	for (unsigned int i = 0; i < 4; i++)
 		read_at(fd, &tb[2 + i], PID_A, 1000 + 16 * i);
 	fd->clock.virtual_ns += 125 * MS;
-	start_serial(fd);
-	serve_serially(fd, 1);
+	elv_start_serial(fd);
+	elv_serve_serially(fd, 1);
 	/* 300000 expired too, but the FIFO had its turn this budget: sorted from the head on */
 	for (unsigned int i = 0; i < 6; i++)
 		ck_assert_msg(fd->events[i].sector == want[i],
@@ -752,18 +647,18 @@ START_TEST(test_async_charged_more)
 			for (int i = 0; i < SHARE_DEPTH; i++)
 				if (n < 0 || r->tb[p][i].ended) {
 					r->sectors[p] += n < 0 ? 0 : 8;
-					tbio_init(&r->tb[p][i], op[p], r->next[p], 8, buf);
+					tbio_init(&r->tb[p][i], op[p], r->next[p], 8, elv_buf);
 					r->tb[p][i].bio.bi_pid = share_pids[p];
 					submit_bio(fd->q, &r->tb[p][i].bio);
 					r->next[p] += 16;
 				}
 		if (n < 0) {
-			start_serial(fd);
+			elv_start_serial(fd);
 			continue;
 		}
 		if (!fd->nr_dispatched)
-			wake(fd);
-		complete_one(fd, 1);
+			elv_wake(fd);
+		elv_complete_one_after(fd, 1);
 	}
 	ratio = (double)r->sectors[1] / (double)r->sectors[0];
 	ck_assert_msg(ratio > 2.7 && ratio < 3.3, "read/write service %.3f, want 3 +- 10%%", ratio);
@@ -780,7 +675,7 @@ END_TEST
  */
 START_TEST(test_rt_then_be_then_idle)
 {
-	static const struct run want[] = { { PID_B, 4 }, { PID_A, 4 }, { PID_C, 4 } };
+	static const struct elv_run want[] = { { PID_B, 4 }, { PID_A, 4 }, { PID_C, 4 } };
 	struct fake_disk *fd = bfq_disk();
 	struct test_bio tb[12];
 
@@ -789,9 +684,9 @@ START_TEST(test_rt_then_be_then_idle)
 		submit(fd, &tb[4 + i], PID_B, RT0, 500000 + 16 * i, 8);
 		submit(fd, &tb[8 + i], PID_C, IDLE, 900000 + 16 * i, 8);
 	}
-	start_serial(fd);
-	serve_serially(fd, 1);
-	assert_runs(fd, want, 3);
+	elv_start_serial(fd);
+	elv_serve_serially(fd, 1);
+	elv_assert_runs(fd, want, 3);
 	finish(fd, tb, 12);
 }
 END_TEST
@@ -805,11 +700,11 @@ START_TEST(test_rt_preempts_be)
 	tunable_store_ok(fd, "low_latency", "0");
 	for (unsigned int i = 0; i < 10; i++)
 		read_at(fd, &tb[i], PID_A, 1000 + 16 * i);
-	start_serial(fd);
-	complete_one(fd, 1);
-	complete_one(fd, 1);
+	elv_start_serial(fd);
+	elv_complete_one_after(fd, 1);
+	elv_complete_one_after(fd, 1);
 	submit(fd, &tb[10], PID_B, RT0, 500000, 8);
-	complete_one(fd, 1);
+	elv_complete_one_after(fd, 1);
 	ck_assert_int_eq(fd->events[3].pid, PID_B);
 	finish(fd, tb, 11);
 }
@@ -825,7 +720,7 @@ START_TEST(test_idle_class_starvation_guard)
 {
 	struct fake_disk *fd = bfq_disk();
 	struct test_bio tb[403];
-	uint64_t t0 = now(fd);
+	uint64_t t0 = elv_now(fd);
 	uint64_t first;
 	int i;
 
@@ -834,8 +729,8 @@ START_TEST(test_idle_class_starvation_guard)
 		read_at(fd, &tb[i], PID_A, 1000 + 16 * (sector_t)i);
 	for (i = 0; i < 3; i++)
 		submit(fd, &tb[400 + i], PID_C, IDLE, 900000 + 16 * (sector_t)i, 8);
-	start_serial(fd);
-	serve_serially(fd, 1);
+	elv_start_serial(fd);
+	elv_serve_serially(fd, 1);
 	i = first_of(fd, PID_C);
 	ck_assert_int_gt(i, 0);
 	ck_assert_int_lt(i, 400); /* before the BE queue ran out */
@@ -937,7 +832,7 @@ static void sim_dispatch(struct fake_disk *fd, struct request *rq)
 	struct lat_sim *s = sim_of(fd);
 	struct model_io io = { rq->cmd_op, rq->cmd_flags, blk_rq_pos(rq), blk_rq_sectors(rq) };
 
-	s->done_at = disk_model_service(s->m, &io, now(fd));
+	s->done_at = disk_model_service(s->m, &io, elv_now(fd));
 	fd->stopped = true;
 }
 
@@ -960,7 +855,7 @@ static void sim_refill(struct lat_sim *s, bool with_app)
 		return;
 	s->app.ended = 0;
 	if (++s->app_done == APP_READS) {
-		s->app_end = now(s->fd);
+		s->app_end = elv_now(s->fd);
 		return;
 	}
 	submit(s->fd, &s->app, 4000, IOPRIO_DEFAULT, app_sector(s->app_done), 8);
@@ -973,14 +868,14 @@ static void sim_step(struct lat_sim *s)
 	struct request *rq = fake_nth(fd, 0);
 
 	/* a wake-up due while the one request is out waits for its completion */
-	if (rq && (fd->q->dispatch_at <= now(fd) || s->done_at <= fd->q->dispatch_at)) {
-		fd->clock.virtual_ns = s->done_at > now(fd) ? s->done_at : now(fd);
+	if (rq && (fd->q->dispatch_at <= elv_now(fd) || s->done_at <= fd->q->dispatch_at)) {
+		fd->clock.virtual_ns = s->done_at > elv_now(fd) ? s->done_at : elv_now(fd);
 		fd->stopped = false;
 		fake_complete(fd, rq, 0, blk_rq_sectors(rq));
 		return;
 	}
 	ck_assert_msg(fd->q->dispatch_at, "nothing out and no wake-up asked for");
-	if (fd->q->dispatch_at > now(fd))
+	if (fd->q->dispatch_at > elv_now(fd))
 		fd->clock.virtual_ns = fd->q->dispatch_at;
 	blk_run_queue(fd->q);
 }
@@ -1009,13 +904,13 @@ static uint64_t startup_latency(const char *elevator, bool background)
 			s->bg[r][i].ended = 1;
 	}
 	sim_refill(s, false);
-	for (unsigned int guard = 0; background && now(s->fd) < 1000000000ull + BG_WARMUP_NS;
+	for (unsigned int guard = 0; background && elv_now(s->fd) < 1000000000ull + BG_WARMUP_NS;
 	     guard++) {
 		ck_assert_uint_lt(guard, 1000000);
 		sim_step(s);
 		sim_refill(s, false);
 	}
-	s->app_start = now(s->fd);
+	s->app_start = elv_now(s->fd);
 	submit(s->fd, &s->app, 4000, IOPRIO_DEFAULT, app_sector(0), 8);
 	for (unsigned int guard = 0; !s->app_end; guard++) {
 		ck_assert_uint_lt(guard, 1000000);
@@ -1035,7 +930,7 @@ static uint64_t startup_latency(const char *elevator, bool background)
 		if (s->fd->nr_dispatched)
 			fake_complete_all(s->fd);
 		else
-			wake(s->fd);
+			elv_wake(s->fd);
 	}
 	fake_disk_free(s->fd);
 	disk_model_free(s->m);

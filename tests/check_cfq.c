@@ -5,26 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fake_driver.h"
+#include "elv_harness.h"
 #include "tunable_test.h"
 
-/* Every bio here is at most 8 sectors; they may all share this memory. */
-static char buf[4096] __attribute__((aligned(4096)));
-
-#define MS NSEC_PER_MSEC
+#define ELEVATOR "cfq"
 
 #define PID_A 100
 #define PID_B 200
-
-static struct fake_disk *cfq_disk(bool stopped, unsigned int depth)
-{
-	struct fake_disk *fd = fake_disk_new("cfq");
-
-	fd->stopped = stopped;
-	if (depth)
-		fd->q->limits.nr_requests = depth;
-	return fd;
-}
 
 #define RT(level) IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, level)
 #define BE(level) IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, level)
@@ -33,10 +20,7 @@ static struct fake_disk *cfq_disk(bool stopped, unsigned int depth)
 static void submit_prio(struct fake_disk *fd, struct test_bio *tb, enum req_op op, pid_t pid,
 			unsigned short ioprio, sector_t sector, unsigned int sectors)
 {
-	tbio_init(tb, op, sector, sectors, buf);
-	tb->bio.bi_pid = pid;
-	tb->bio.bi_ioprio = ioprio;
-	submit_bio(fd->q, &tb->bio);
+	elv_submit_from(fd, tb, op, sector, sectors, pid, ioprio);
 }
 
 static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, pid_t pid,
@@ -62,98 +46,6 @@ static void read_prio(struct fake_disk *fd, struct test_bio *tb, pid_t pid, unsi
 	submit_prio(fd, tb, REQ_OP_READ, pid, ioprio, sector, 1);
 }
 
-static uint64_t now(const struct fake_disk *fd)
-{
-	return fd->clock.virtual_ns;
-}
-
-/* The wake-up the elevator asked for: move the clock there and run the queue. */
-static void wake(struct fake_disk *fd)
-{
-	ck_assert_msg(fd->q->dispatch_at, "requests wait, none is out, and no wake-up was asked for");
-	if (fd->clock.virtual_ns < fd->q->dispatch_at)
-		fd->clock.virtual_ns = fd->q->dispatch_at;
-	blk_run_queue(fd->q);
-}
-
-/* Complete the one request out, step_ms after the clock's time. */
-static void complete_one(struct fake_disk *fd, uint64_t step_ms)
-{
-	struct request *rq = fake_nth(fd, 0);
-
-	ck_assert_ptr_nonnull(rq);
-	ck_assert_uint_eq(fd->nr_dispatched, 1);
-	fd->clock.virtual_ns += step_ms * MS;
-	fake_complete(fd, rq, 0, blk_rq_sectors(rq));
-}
-
-/* A driver that takes one request at a time, step_ms each, until all is done. */
-static void serve_serially(struct fake_disk *fd, uint64_t step_ms)
-{
-	for (unsigned int guard = 0; !blk_queue_idle(fd->q); guard++) {
-		ck_assert_uint_lt(guard, 100000);
-		if (fd->nr_dispatched)
-			complete_one(fd, step_ms);
-		else
-			wake(fd);
-	}
-}
-
-/* Complete everything, through any idle waits. */
-static void drain(struct fake_disk *fd)
-{
-	fd->stopped = false;
-	blk_run_queue(fd->q);
-	for (unsigned int guard = 0; !blk_queue_idle(fd->q); guard++) {
-		ck_assert_uint_lt(guard, 100000);
-		if (fd->nr_dispatched)
-			fake_complete_all(fd);
-		else
-			wake(fd);
-	}
-}
-
-/* Drain, check every bio ended once, cleanly, and free the disk. */
-static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
-{
-	drain(fd);
-	for (unsigned int i = 0; i < n; i++) {
-		ck_assert_int_eq(tb[i].ended, 1);
-		ck_assert_int_eq(tb[i].error, 0);
-	}
-	fake_disk_free(fd);
-}
-
-static void assert_event(const struct fake_disk *fd, unsigned int i, pid_t pid, sector_t sector)
-{
-	ck_assert_uint_gt(fd->nr_events, i);
-	ck_assert_msg(fd->events[i].pid == pid && fd->events[i].sector == sector,
-		      "dispatch %u: pid %d sector %llu, expected pid %d sector %llu", i,
-		      (int)fd->events[i].pid, (unsigned long long)fd->events[i].sector, (int)pid,
-		      (unsigned long long)sector);
-}
-
-struct run {
-	pid_t pid;
-	unsigned int len;
-};
-
-/* The dispatch order as runs of one pid; returns how many runs. */
-static unsigned int pid_runs(const struct fake_disk *fd, struct run *runs, unsigned int max)
-{
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < fd->nr_events; i++) {
-		if (n && runs[n - 1].pid == fd->events[i].pid) {
-			runs[n - 1].len++;
-			continue;
-		}
-		ck_assert_uint_lt(n, max);
-		runs[n++] = (struct run){ fd->events[i].pid, 1 };
-	}
-	return n;
-}
-
 /*
  * Two processes with 20 sync reads each, one request at a time, 10 ms
  * apiece: each gets a 100 ms slice from its first completion, 11 requests,
@@ -162,10 +54,12 @@ static unsigned int pid_runs(const struct fake_disk *fd, struct run *runs, unsig
  */
 START_TEST(test_fairness_two_pids_in_slices)
 {
-	static const struct run want[] = { { PID_A, 11 }, { PID_B, 11 }, { PID_A, 9 }, { PID_B, 9 } };
-	struct fake_disk *fd = cfq_disk(true, 1);
+	static const struct elv_run want[] = {
+		{ PID_A, 11 }, { PID_B, 11 }, { PID_A, 9 }, { PID_B, 9 }
+	};
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 1);
 	struct test_bio tb[40];
-	struct run runs[8];
+	struct elv_run runs[8];
 	unsigned int n, a = 0;
 
 	for (unsigned int i = 0; i < 20; i++) {
@@ -173,10 +67,11 @@ START_TEST(test_fairness_two_pids_in_slices)
 		read_at(fd, &tb[2 * i + 1], PID_B, 500000 + 10 * i);
 	}
 	fake_start(fd);
-	serve_serially(fd, 10);
+	elv_serve_serially(fd, 10);
 
 	ck_assert_uint_eq(fd->nr_events, 40);
-	n = pid_runs(fd, runs, 8);
+	n = elv_pid_runs(fd, runs, 8);
+	ck_assert_uint_le(n, 8);
 	ck_assert_uint_eq(n, 4);
 	for (unsigned int i = 0; i < n; i++)
 		ck_assert_msg(runs[i].pid == want[i].pid && runs[i].len == want[i].len,
@@ -188,7 +83,7 @@ START_TEST(test_fairness_two_pids_in_slices)
 	for (unsigned int i = 1; i < 40; i++)
 		if (fd->events[i].pid == fd->events[i - 1].pid)
 			ck_assert_uint_gt(fd->events[i].sector, fd->events[i - 1].sector);
-	finish(fd, tb, 40);
+	elv_finish_drained(fd, tb, 40);
 }
 END_TEST
 
@@ -199,7 +94,7 @@ END_TEST
  */
 static void check_slice_end_prio(const char *slice_sync, unsigned short ioprio, uint64_t slice_ms)
 {
-	struct fake_disk *fd = cfq_disk(true, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 1);
 	struct test_bio tb[11];
 
 	if (slice_sync)
@@ -208,14 +103,14 @@ static void check_slice_end_prio(const char *slice_sync, unsigned short ioprio, 
 		read_prio(fd, &tb[i], PID_A, ioprio, 1000 + 10 * i);
 	read_prio(fd, &tb[10], PID_B, ioprio, 500000);
 	fake_start(fd);
-	assert_event(fd, 0, PID_A, 1000);
-	complete_one(fd, 1); /* the slice starts */
-	assert_event(fd, 1, PID_A, 1010);
-	complete_one(fd, slice_ms - 1);
-	assert_event(fd, 2, PID_A, 1020);
-	complete_one(fd, 1);
-	assert_event(fd, 3, PID_B, 500000);
-	finish(fd, tb, 11);
+	elv_assert_event(fd, 0, PID_A, 1000);
+	elv_complete_one_after(fd, 1); /* the slice starts */
+	elv_assert_event(fd, 1, PID_A, 1010);
+	elv_complete_one_after(fd, slice_ms - 1);
+	elv_assert_event(fd, 2, PID_A, 1020);
+	elv_complete_one_after(fd, 1);
+	elv_assert_event(fd, 3, PID_B, 500000);
+	elv_finish_drained(fd, tb, 11);
 }
 
 static void check_slice_end(const char *slice_sync, uint64_t slice_ms)
@@ -239,20 +134,20 @@ END_TEST
 /* The async queue's slice is slice_async long. */
 START_TEST(test_slice_async_expiry)
 {
-	struct fake_disk *fd = cfq_disk(true, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 1);
 	struct test_bio tb[11];
 
 	for (unsigned int i = 0; i < 10; i++)
 		write_at(fd, &tb[i], PID_A, 1000 + 10 * i);
 	read_at(fd, &tb[10], PID_B, 500000);
 	fake_start(fd);
-	assert_event(fd, 0, PID_A, 1000);
-	complete_one(fd, 1); /* the slice starts */
-	complete_one(fd, 39);
-	assert_event(fd, 2, PID_A, 1020);
-	complete_one(fd, 1);
-	assert_event(fd, 3, PID_B, 500000);
-	finish(fd, tb, 11);
+	elv_assert_event(fd, 0, PID_A, 1000);
+	elv_complete_one_after(fd, 1); /* the slice starts */
+	elv_complete_one_after(fd, 39);
+	elv_assert_event(fd, 2, PID_A, 1020);
+	elv_complete_one_after(fd, 1);
+	elv_assert_event(fd, 3, PID_B, 500000);
+	elv_finish_drained(fd, tb, 11);
 }
 END_TEST
 
@@ -261,7 +156,7 @@ START_TEST(test_sector_order_within_queue)
 {
 	static const sector_t in[] = { 50, 10, 70, 30, 90, 60 };
 	static const sector_t out[] = { 10, 30, 50, 60, 70, 90 };
-	struct fake_disk *fd = cfq_disk(true, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[6];
 
 	for (unsigned int i = 0; i < 6; i++)
@@ -269,8 +164,8 @@ START_TEST(test_sector_order_within_queue)
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 6);
 	for (unsigned int i = 0; i < 6; i++)
-		assert_event(fd, i, PID_A, out[i]);
-	finish(fd, tb, 6);
+		elv_assert_event(fd, i, PID_A, out[i]);
+	elv_finish_drained(fd, tb, 6);
 }
 END_TEST
 
@@ -284,7 +179,7 @@ static sector_t next_after(sector_t head_sector, sector_t a, sector_t b, const c
 	sector_t first = 0;
 
 	for (int order = 0; order < 2; order++) {
-		struct fake_disk *fd = cfq_disk(false, 1);
+		struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 		struct test_bio tb[3];
 
 		if (tunable)
@@ -293,11 +188,11 @@ static sector_t next_after(sector_t head_sector, sector_t a, sector_t b, const c
 		read_at(fd, &tb[1], PID_A, order ? b : a);
 		read_at(fd, &tb[2], PID_A, order ? a : b);
 		ck_assert_uint_eq(fd->nr_events, 1);
-		complete_one(fd, 1);
+		elv_complete_one_after(fd, 1);
 		ck_assert_uint_eq(fd->nr_events, 2);
 		ck_assert(order == 0 || fd->events[1].sector == first);
 		first = fd->events[1].sector;
-		finish(fd, tb, 3);
+		elv_finish_drained(fd, tb, 3);
 	}
 	return first;
 }
@@ -330,7 +225,7 @@ END_TEST
  */
 static unsigned int fifo_pos(enum req_op op, const char *tunable, const char *value)
 {
-	struct fake_disk *fd = cfq_disk(false, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 	struct test_bio tb[32];
 	unsigned int pos;
 
@@ -340,7 +235,7 @@ static unsigned int fifo_pos(enum req_op op, const char *tunable, const char *va
 	submit(fd, &tb[1], op, PID_A, 0, 1);
 	for (unsigned int i = 0; i < 30; i++)
 		submit(fd, &tb[2 + i], op, PID_A, 1010 + 10 * i, 1);
-	serve_serially(fd, 10);
+	elv_serve_serially(fd, 10);
 	ck_assert_uint_eq(fd->nr_events, 32);
 	for (pos = 0; pos < 32 && fd->events[pos].sector != 0; pos++)
 		;
@@ -348,7 +243,7 @@ static unsigned int fifo_pos(enum req_op op, const char *tunable, const char *va
 	for (unsigned int i = 1; i < 32; i++)
 		if (i != pos && i != pos + 1)
 			ck_assert_uint_gt(fd->events[i].sector, fd->events[i - 1].sector);
-	finish(fd, tb, 32);
+	elv_finish_drained(fd, tb, 32);
 	return pos;
 }
 
@@ -377,7 +272,7 @@ END_TEST
  */
 START_TEST(test_one_fifo_rescue_per_slice)
 {
-	struct fake_disk *fd = cfq_disk(false, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 	struct test_bio tb[33];
 
 	read_at(fd, &tb[0], PID_A, 1000);
@@ -385,12 +280,12 @@ START_TEST(test_one_fifo_rescue_per_slice)
 	read_at(fd, &tb[2], PID_A, 90000);
 	for (unsigned int i = 0; i < 30; i++)
 		read_at(fd, &tb[3 + i], PID_A, 1010 + 10 * i);
-	serve_serially(fd, 10);
+	elv_serve_serially(fd, 10);
 	ck_assert_uint_eq(fd->nr_events, 33);
-	assert_event(fd, 13, PID_A, 0);
-	assert_event(fd, 14, PID_A, 1130);
-	assert_event(fd, 22, PID_A, 90000);
-	finish(fd, tb, 33);
+	elv_assert_event(fd, 13, PID_A, 0);
+	elv_assert_event(fd, 14, PID_A, 1130);
+	elv_assert_event(fd, 22, PID_A, 90000);
+	elv_finish_drained(fd, tb, 33);
 }
 END_TEST
 
@@ -401,7 +296,7 @@ END_TEST
  */
 static unsigned int async_run_prio(const char *slice_async_rq, unsigned short ioprio)
 {
-	struct fake_disk *fd = cfq_disk(true, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[80];
 	unsigned int writes;
 
@@ -421,7 +316,7 @@ static unsigned int async_run_prio(const char *slice_async_rq, unsigned short io
 	ck_assert_uint_eq(fd->nr_events, writes + 8);
 	for (unsigned int i = writes; i < fd->nr_events; i++)
 		ck_assert_int_eq(fd->events[i].pid, PID_B);
-	finish(fd, tb, 80);
+	elv_finish_drained(fd, tb, 80);
 	return writes;
 }
 
@@ -444,12 +339,12 @@ END_TEST
  */
 static struct fake_disk *idling_disk(struct test_bio *tb)
 {
-	struct fake_disk *fd = cfq_disk(false, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 0);
 
 	read_at(fd, &tb[0], PID_A, 100);
 	read_at(fd, &tb[1], PID_B, 500000);
 	ck_assert_uint_eq(fd->nr_events, 1); /* B waits while A's read is out */
-	complete_one(fd, 1);
+	elv_complete_one_after(fd, 1);
 	return fd;
 }
 
@@ -460,14 +355,14 @@ START_TEST(test_idle_same_pid_goes_first)
 	struct fake_disk *fd = idling_disk(tb);
 
 	ck_assert_uint_eq(fd->nr_events, 1);
-	ck_assert_uint_eq(fd->q->dispatch_at, now(fd) + 8 * MS);
+	ck_assert_uint_eq(fd->q->dispatch_at, elv_now(fd) + 8 * MS);
 	fd->clock.virtual_ns += 7 * MS;
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 1);
 	read_at(fd, &tb[2], PID_A, 108);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_event(fd, 1, PID_A, 108);
-	finish(fd, tb, 3);
+	elv_assert_event(fd, 1, PID_A, 108);
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
@@ -476,7 +371,7 @@ START_TEST(test_idle_expires_after_slice_idle)
 {
 	struct test_bio tb[2];
 	struct fake_disk *fd = idling_disk(tb);
-	uint64_t until = now(fd) + 8 * MS;
+	uint64_t until = elv_now(fd) + 8 * MS;
 
 	ck_assert_uint_eq(fd->q->dispatch_at, until);
 	fd->clock.virtual_ns = until - 1;
@@ -485,15 +380,15 @@ START_TEST(test_idle_expires_after_slice_idle)
 	fd->clock.virtual_ns = until;
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_event(fd, 1, PID_B, 500000);
-	finish(fd, tb, 2);
+	elv_assert_event(fd, 1, PID_B, 500000);
+	elv_finish_drained(fd, tb, 2);
 }
 END_TEST
 
 /* How long the disk idles after A's read, with the tunables given set first. */
 static uint64_t idle_ms(const char *slice_idle, const char *slice_sync)
 {
-	struct fake_disk *fd = cfq_disk(false, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 0);
 	struct test_bio tb[2];
 	uint64_t ms;
 
@@ -505,10 +400,10 @@ static uint64_t idle_ms(const char *slice_idle, const char *slice_sync)
 	read_at(fd, &tb[1], PID_B, 500000);
 	fd->clock.virtual_ns += MS;
 	fake_complete(fd, fake_nth(fd, 0), 0, 1);
-	ms = fd->q->dispatch_at ? (fd->q->dispatch_at - now(fd)) / MS : 0;
+	ms = fd->q->dispatch_at ? (fd->q->dispatch_at - elv_now(fd)) / MS : 0;
 	/* without idling B does not even wait for A's read to complete */
 	ck_assert_uint_eq(fd->nr_events, ms ? 1 : 2);
-	finish(fd, tb, 2);
+	elv_finish_drained(fd, tb, 2);
 	return ms;
 }
 
@@ -525,18 +420,18 @@ END_TEST
 /* Idling waits for the disk to empty: no wait while another queue's request is out. */
 START_TEST(test_no_idle_with_requests_in_driver)
 {
-	struct fake_disk *fd = cfq_disk(false, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 0);
 	struct test_bio tb[3];
 
 	write_at(fd, &tb[0], PID_B, 900000); /* the async queue's, out first */
 	read_at(fd, &tb[1], PID_A, 100);     /* preempts it */
 	read_at(fd, &tb[2], PID_B, 500000);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_event(fd, 1, PID_A, 100);
+	elv_assert_event(fd, 1, PID_A, 100);
 	fake_complete(fd, fake_nth(fd, 1), 0, 1); /* A's read, the write still out */
 	ck_assert_uint_eq(fd->nr_events, 3);
-	assert_event(fd, 2, PID_B, 500000);
-	finish(fd, tb, 3);
+	elv_assert_event(fd, 2, PID_B, 500000);
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
@@ -549,48 +444,48 @@ START_TEST(test_async_request_ends_idle)
 	ck_assert_uint_eq(fd->nr_events, 1);
 	write_at(fd, &tb[2], PID_A, 700000);
 	ck_assert_uint_ge(fd->nr_events, 2);
-	assert_event(fd, 1, PID_B, 500000); /* B waited longer than the write */
-	finish(fd, tb, 3);
+	elv_assert_event(fd, 1, PID_B, 500000); /* B waited longer than the write */
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
 /* The async queue waits while sync requests are in the driver. */
 START_TEST(test_async_waits_for_sync_in_flight)
 {
-	struct fake_disk *fd = cfq_disk(false, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 0);
 	struct test_bio tb[2];
 
 	tunable_store_ok(fd, "slice_idle", "0"); /* A's queue gives way at once */
 	read_at(fd, &tb[0], PID_A, 100);
 	write_at(fd, &tb[1], PID_B, 500000);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	complete_one(fd, 1);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_event(fd, 1, PID_B, 500000);
-	finish(fd, tb, 2);
+	elv_assert_event(fd, 1, PID_B, 500000);
+	elv_finish_drained(fd, tb, 2);
 }
 END_TEST
 
 /* A sync request takes the disk from the async queue at once. */
 START_TEST(test_sync_preempts_async)
 {
-	struct fake_disk *fd = cfq_disk(false, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 	struct test_bio tb[6];
 
 	for (unsigned int i = 0; i < 5; i++)
 		write_at(fd, &tb[i], PID_A, 10 * i);
 	read_at(fd, &tb[5], PID_B, 500000);
-	complete_one(fd, 1);
-	assert_event(fd, 0, PID_A, 0);
-	assert_event(fd, 1, PID_B, 500000);
-	finish(fd, tb, 6);
+	elv_complete_one_after(fd, 1);
+	elv_assert_event(fd, 0, PID_A, 0);
+	elv_assert_event(fd, 1, PID_B, 500000);
+	elv_finish_drained(fd, tb, 6);
 }
 END_TEST
 
 /* While another queue waits, the active one has at most quantum requests out. */
 static unsigned int quantum_run(const char *quantum, unsigned int b_reads)
 {
-	struct fake_disk *fd = cfq_disk(true, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[25];
 	unsigned int out;
 
@@ -611,7 +506,7 @@ static unsigned int quantum_run(const char *quantum, unsigned int b_reads)
 		ck_assert_int_eq(fd->events[out].pid, PID_A);
 		ck_assert_uint_eq(fd->nr_dispatched, out);
 	}
-	finish(fd, tb, 20 + b_reads);
+	elv_finish_drained(fd, tb, 20 + b_reads);
 	return out;
 }
 
@@ -628,7 +523,7 @@ END_TEST
 /* A bio joins the front of a queued request of its own process. */
 START_TEST(test_front_merge_own_queue)
 {
-	struct fake_disk *fd = cfq_disk(true, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[3];
 
 	submit(fd, &tb[0], REQ_OP_READ, PID_A, 100, 8);
@@ -636,10 +531,10 @@ START_TEST(test_front_merge_own_queue)
 	submit(fd, &tb[2], REQ_OP_READ, PID_A, 92, 8);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_event(fd, 0, PID_A, 92);
+	elv_assert_event(fd, 0, PID_A, 92);
 	ck_assert_uint_eq(fd->events[0].nr_sectors, 16);
 	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
-	finish(fd, tb, 3);
+	elv_finish_drained(fd, tb, 3);
 	ck_assert_uint_lt(tb[2].order, tb[0].order);
 }
 END_TEST
@@ -647,16 +542,16 @@ END_TEST
 /* CFQ's front-merge lookup searches only the bio's own process's queue. */
 START_TEST(test_front_merge_not_across_processes)
 {
-	struct fake_disk *fd = cfq_disk(true, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[3];
 
 	submit(fd, &tb[0], REQ_OP_READ, PID_A, 100, 8);
 	submit(fd, &tb[1], REQ_OP_READ, PID_A, 500, 8);
 	submit(fd, &tb[2], REQ_OP_READ, PID_B, 92, 8);
 	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 0);
-	drain(fd);
+	elv_drain(fd);
 	ck_assert_uint_eq(fd->nr_events, 3);
-	finish(fd, tb, 3);
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
@@ -667,7 +562,7 @@ END_TEST
  */
 START_TEST(test_requests_merged_across_queues)
 {
-	struct fake_disk *fd = cfq_disk(true, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[3];
 
 	submit(fd, &tb[0], REQ_OP_READ, PID_A, 100, 8);
@@ -675,16 +570,16 @@ START_TEST(test_requests_merged_across_queues)
 	submit(fd, &tb[2], REQ_OP_READ, PID_A, 108, 8);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	assert_event(fd, 0, PID_A, 100);
+	elv_assert_event(fd, 0, PID_A, 100);
 	ck_assert_uint_eq(fd->events[0].nr_sectors, 24);
-	finish(fd, tb, 3);
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
 /* Merged in one queue, the request keeps the older FIFO deadline. */
 START_TEST(test_merged_requests_keep_oldest_fifo_place)
 {
-	struct fake_disk *fd = cfq_disk(false, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 	struct test_bio tb[20];
 	unsigned int pos;
 
@@ -695,27 +590,16 @@ START_TEST(test_merged_requests_keep_oldest_fifo_place)
 		read_at(fd, &tb[2 + i], PID_A, 1010 + 10 * i);
 	submit(fd, &tb[18], REQ_OP_READ, PID_A, 0, 8);  /* young */
 	submit(fd, &tb[19], REQ_OP_READ, PID_A, 8, 8);  /* joins 0..8 and 16..24 */
-	serve_serially(fd, 10);
+	elv_serve_serially(fd, 10);
 	for (pos = 0; pos < fd->nr_events && fd->events[pos].sector != 0; pos++)
 		;
 	ck_assert_uint_eq(fd->nr_events, 18);
 	ck_assert_uint_eq(fd->events[pos].nr_sectors, 24);
 	/* the first completion is at t0 + 110 ms, past the old request's 125 ms only at 130 */
 	ck_assert_uint_eq(pos, 3);
-	finish(fd, tb, 20);
+	elv_finish_drained(fd, tb, 20);
 }
 END_TEST
-
-static int do_switch(struct fake_disk *fd, const char *name)
-{
-	char why[256] = "";
-	int ret;
-
-	blk_queue_lock(fd->q);
-	ret = elevator_switch(fd->q, name, why, sizeof(why));
-	blk_queue_unlock(fd->q);
-	return ret;
-}
 
 /* Switching away while CFQ idles hands every queued request over, none lost or stuck. */
 START_TEST(test_switch_away_while_idling)
@@ -726,14 +610,14 @@ START_TEST(test_switch_away_while_idling)
 	read_at(fd, &tb[2], PID_B, 500010);
 	write_at(fd, &tb[3], PID_A, 700000);
 	ck_assert_uint_eq(fd->nr_events, 3); /* the write ended the idling: B's reads go */
-	assert_event(fd, 1, PID_B, 500000);
-	assert_event(fd, 2, PID_B, 500010);
+	elv_assert_event(fd, 1, PID_B, 500000);
+	elv_assert_event(fd, 2, PID_B, 500010);
 	fake_complete_all(fd);
 	fd->stopped = true;
 	read_at(fd, &tb[4], PID_B, 300);
-	ck_assert_int_eq(do_switch(fd, "deadline"), 0);
+	ck_assert_int_eq(elv_try_switch(fd, "deadline"), 0);
 	ck_assert_str_eq(fd->q->elevator->type->elevator_name, "deadline");
-	finish(fd, tb, 5);
+	elv_finish_drained(fd, tb, 5);
 }
 END_TEST
 
@@ -748,14 +632,14 @@ START_TEST(test_switch_to_cfq)
 	read_at(fd, &tb[1], PID_B, 500000);
 	read_at(fd, &tb[2], PID_A, 100);
 	read_at(fd, &tb[3], PID_B, 400000);
-	ck_assert_int_eq(do_switch(fd, "cfq"), 0);
+	ck_assert_int_eq(elv_try_switch(fd, "cfq"), 0);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2); /* A's queue, in sector order; B waits */
-	assert_event(fd, 0, PID_A, 100);
-	assert_event(fd, 1, PID_A, 300);
-	drain(fd);
+	elv_assert_event(fd, 0, PID_A, 100);
+	elv_assert_event(fd, 1, PID_A, 300);
+	elv_drain(fd);
 	ck_assert_uint_eq(fd->nr_events, 4);
-	finish(fd, tb, 4);
+	elv_finish_drained(fd, tb, 4);
 }
 END_TEST
 
@@ -788,18 +672,18 @@ END_TEST
 /* cfq_service_tree_add: a real-time queue goes before best-effort ones queued earlier. */
 START_TEST(test_rt_before_be)
 {
-	struct fake_disk *fd = cfq_disk(true, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 1);
 	struct test_bio tb[3];
 
 	read_prio(fd, &tb[0], PID_A, BE(0), 1000);
 	read_prio(fd, &tb[1], PID_A, BE(0), 1010);
 	read_prio(fd, &tb[2], PID_B, RT(7), 500000);
 	fake_start(fd);
-	serve_serially(fd, 1);
-	assert_event(fd, 0, PID_B, 500000);
-	assert_event(fd, 1, PID_A, 1000);
-	assert_event(fd, 2, PID_A, 1010);
-	finish(fd, tb, 3);
+	elv_serve_serially(fd, 1);
+	elv_assert_event(fd, 0, PID_B, 500000);
+	elv_assert_event(fd, 1, PID_A, 1000);
+	elv_assert_event(fd, 2, PID_A, 1010);
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
@@ -810,105 +694,105 @@ END_TEST
  */
 START_TEST(test_idle_after_be_and_grace)
 {
-	struct fake_disk *fd = cfq_disk(true, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 1);
 	struct test_bio tb[2];
 	uint64_t done;
 
 	read_prio(fd, &tb[0], PID_A, IDLE, 1000);
 	read_prio(fd, &tb[1], PID_B, BE(7), 500000);
 	fake_start(fd);
-	assert_event(fd, 0, PID_B, 500000);
-	complete_one(fd, 1);
-	done = now(fd);
+	elv_assert_event(fd, 0, PID_B, 500000);
+	elv_complete_one_after(fd, 1);
+	done = elv_now(fd);
 	ck_assert_uint_eq(fd->q->dispatch_at, done + 8 * MS); /* B's idle window */
-	wake(fd);
+	elv_wake(fd);
 	ck_assert_uint_eq(fd->nr_events, 1);
 	ck_assert_uint_eq(fd->q->dispatch_at, done + 100 * MS);
 	fd->clock.virtual_ns = done + 100 * MS - 1;
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	wake(fd);
+	elv_wake(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_event(fd, 1, PID_A, 1000);
-	finish(fd, tb, 2);
+	elv_assert_event(fd, 1, PID_A, 1000);
+	elv_finish_drained(fd, tb, 2);
 }
 END_TEST
 
 /* cfq_idle_class_timer: another completion while the idle class waits starts the grace again. */
 START_TEST(test_idle_grace_restarts)
 {
-	struct fake_disk *fd = cfq_disk(false, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 0);
 	struct test_bio tb[3];
-	uint64_t t0 = now(fd);
+	uint64_t t0 = elv_now(fd);
 
 	tunable_store_ok(fd, "slice_idle", "0");
 	read_prio(fd, &tb[0], PID_B, BE(4), 500000);
-	complete_one(fd, 5); /* at 5 ms */
+	elv_complete_one_after(fd, 5); /* at 5 ms */
 	read_prio(fd, &tb[1], PID_A, IDLE, 1000);
 	ck_assert_uint_eq(fd->nr_events, 1);
 	ck_assert_uint_eq(fd->q->dispatch_at, t0 + 105 * MS);
 	fd->clock.virtual_ns = t0 + 50 * MS;
 	read_prio(fd, &tb[2], PID_B, BE(4), 500008);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	complete_one(fd, 10); /* at 60 ms */
+	elv_complete_one_after(fd, 10); /* at 60 ms */
 	fd->clock.virtual_ns = t0 + 105 * MS;
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 2);
 	ck_assert_uint_eq(fd->q->dispatch_at, t0 + 160 * MS);
-	wake(fd);
+	elv_wake(fd);
 	ck_assert_uint_eq(fd->nr_events, 3);
-	assert_event(fd, 2, PID_A, 1000);
-	finish(fd, tb, 3);
+	elv_assert_event(fd, 2, PID_A, 1000);
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
 /* cfq_should_preempt: another class's request takes the disk from an idle-class queue at once. */
 START_TEST(test_idle_preempted)
 {
-	struct fake_disk *fd = cfq_disk(false, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 	struct test_bio tb[4];
 
 	for (unsigned int i = 0; i < 3; i++)
 		read_prio(fd, &tb[i], PID_A, IDLE, 1000 + 10 * i);
-	assert_event(fd, 0, PID_A, 1000);
+	elv_assert_event(fd, 0, PID_A, 1000);
 	read_prio(fd, &tb[3], PID_B, RT(4), 500000);
-	complete_one(fd, 1);
-	assert_event(fd, 1, PID_B, 500000);
-	finish(fd, tb, 4);
+	elv_complete_one_after(fd, 1);
+	elv_assert_event(fd, 1, PID_B, 500000);
+	elv_finish_drained(fd, tb, 4);
 }
 END_TEST
 
 /* cfq_should_preempt: a queue whose slice is over gives way to a new request at once. */
 START_TEST(test_slice_used_preempted)
 {
-	struct fake_disk *fd = cfq_disk(false, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 	struct test_bio tb[5];
 
 	for (unsigned int i = 0; i < 3; i++)
 		read_at(fd, &tb[i], PID_A, 1000 + 10 * i);
 	read_at(fd, &tb[3], PID_B, 500000);
-	complete_one(fd, 1); /* A's slice starts */
-	assert_event(fd, 1, PID_A, 1010);
+	elv_complete_one_after(fd, 1); /* A's slice starts */
+	elv_assert_event(fd, 1, PID_A, 1010);
 	fd->clock.virtual_ns += 100 * MS;
 	read_at(fd, &tb[4], 300, 700000); /* A's slice is over: this goes before B */
-	complete_one(fd, 0);
-	assert_event(fd, 2, 300, 700000);
-	finish(fd, tb, 5);
+	elv_complete_one_after(fd, 0);
+	elv_assert_event(fd, 2, 300, 700000);
+	elv_finish_drained(fd, tb, 5);
 }
 END_TEST
 
 /* cfq_should_preempt (2.6.23): a real-time request waits for a best-effort sync slice to end. */
 START_TEST(test_rt_waits_for_be_slice)
 {
-	struct fake_disk *fd = cfq_disk(false, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 	struct test_bio tb[4];
 
 	for (unsigned int i = 0; i < 3; i++)
 		read_prio(fd, &tb[i], PID_A, BE(4), 1000 + 10 * i);
 	read_prio(fd, &tb[3], PID_B, RT(0), 500000);
-	complete_one(fd, 1);
-	assert_event(fd, 1, PID_A, 1010);
-	finish(fd, tb, 4);
+	elv_complete_one_after(fd, 1);
+	elv_assert_event(fd, 1, PID_A, 1010);
+	elv_finish_drained(fd, tb, 4);
 }
 END_TEST
 
@@ -919,7 +803,7 @@ END_TEST
  */
 START_TEST(test_idle_dispatch_limits)
 {
-	struct fake_disk *fd = cfq_disk(true, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[20];
 
 	for (unsigned int i = 0; i < 10; i++) {
@@ -928,29 +812,29 @@ START_TEST(test_idle_dispatch_limits)
 	}
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_event(fd, 0, PID_A, 1000);
-	assert_event(fd, 1, PID_B, 500000);
-	finish(fd, tb, 20);
+	elv_assert_event(fd, 0, PID_A, 1000);
+	elv_assert_event(fd, 1, PID_B, 500000);
+	elv_finish_drained(fd, tb, 20);
 
-	fd = cfq_disk(true, 0);
+	fd = elv_disk(ELEVATOR, true, 0);
 	for (unsigned int i = 0; i < 10; i++)
 		read_prio(fd, &tb[i], PID_A, IDLE, 1000 + 10 * i);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 4);
-	finish(fd, tb, 10);
+	elv_finish_drained(fd, tb, 10);
 }
 END_TEST
 
 /* cfq_init_prio_data: the idle class has no idle window: with its request out, the next goes. */
 START_TEST(test_idle_class_does_not_idle)
 {
-	struct fake_disk *fd = cfq_disk(false, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 0);
 	struct test_bio tb[2];
 
 	read_prio(fd, &tb[0], PID_A, IDLE, 1000);
 	read_prio(fd, &tb[1], PID_B, IDLE, 500000);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	finish(fd, tb, 2);
+	elv_finish_drained(fd, tb, 2);
 }
 END_TEST
 
@@ -960,16 +844,16 @@ END_TEST
  */
 START_TEST(test_idle_completion_no_grace)
 {
-	struct fake_disk *fd = cfq_disk(false, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 1);
 	struct test_bio tb[2];
 
 	read_prio(fd, &tb[0], PID_A, IDLE, 1000);
 	read_prio(fd, &tb[1], PID_B, IDLE, 500000);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	complete_one(fd, 1);
+	elv_complete_one_after(fd, 1);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_event(fd, 1, PID_B, 500000);
-	finish(fd, tb, 2);
+	elv_assert_event(fd, 1, PID_B, 500000);
+	elv_finish_drained(fd, tb, 2);
 }
 END_TEST
 
@@ -980,7 +864,7 @@ END_TEST
  */
 START_TEST(test_idle_never_preempts)
 {
-	struct fake_disk *fd = cfq_disk(true, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[26];
 
 	for (unsigned int i = 0; i < 20; i++)
@@ -995,7 +879,7 @@ START_TEST(test_idle_never_preempts)
 	ck_assert_uint_eq(fd->nr_events, 21);
 	for (unsigned int i = 0; i < 21; i++)
 		ck_assert_int_eq(fd->events[i].pid, i < 16 ? PID_A : PID_B);
-	finish(fd, tb, 26);
+	elv_finish_drained(fd, tb, 26);
 }
 END_TEST
 
@@ -1007,12 +891,12 @@ END_TEST
  */
 START_TEST(test_no_wakeup_while_own_request_out)
 {
-	struct fake_disk *fd = cfq_disk(false, 0);
+	struct fake_disk *fd = elv_disk(ELEVATOR, false, 0);
 	struct test_bio tb[3];
 
 	tunable_store_ok(fd, "slice_sync", "1000");
 	read_at(fd, &tb[0], PID_A, 100);
-	complete_one(fd, 1); /* A's slice starts; A idles */
+	elv_complete_one_after(fd, 1); /* A's slice starts; A idles */
 	read_at(fd, &tb[1], PID_B, 500000);
 	fd->clock.virtual_ns += 5 * MS;
 	read_at(fd, &tb[2], PID_A, 108);
@@ -1020,16 +904,16 @@ START_TEST(test_no_wakeup_while_own_request_out)
 	fd->clock.virtual_ns += 200 * MS;
 	blk_run_queue(fd->q);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	ck_assert_msg(!fd->q->dispatch_at || fd->q->dispatch_at > now(fd),
-		      "a wake-up %lld ns from now", (long long)(fd->q->dispatch_at - now(fd)));
-	finish(fd, tb, 3);
+	ck_assert_msg(!fd->q->dispatch_at || fd->q->dispatch_at > elv_now(fd),
+		      "a wake-up %lld ns from now", (long long)(fd->q->dispatch_at - elv_now(fd)));
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
 /* cfq_init_prio_data: a process's sync queue takes the priority its newest request carries. */
 START_TEST(test_queue_prio_from_requests)
 {
-	struct fake_disk *fd = cfq_disk(true, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 1);
 	struct test_bio tb[3];
 
 	read_prio(fd, &tb[0], PID_A, BE(4), 1000);
@@ -1037,14 +921,14 @@ START_TEST(test_queue_prio_from_requests)
 	read_prio(fd, &tb[2], PID_B, RT(4), 500010); /* ionice -p B */
 	fake_start(fd);
 	ck_assert_int_eq(fd->events[0].pid, PID_B);
-	finish(fd, tb, 3);
+	elv_finish_drained(fd, tb, 3);
 }
 END_TEST
 
 /* cfq_get_queue (2.6.24's cfq_async_queue_prio): an async queue per class and level. */
 START_TEST(test_async_queue_per_class_level)
 {
-	struct fake_disk *fd = cfq_disk(true, 1);
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 1);
 	struct test_bio tb[4];
 
 	submit_prio(fd, &tb[0], REQ_OP_WRITE, PID_A, BE(4), 1000, 1);
@@ -1052,12 +936,12 @@ START_TEST(test_async_queue_per_class_level)
 	submit_prio(fd, &tb[2], REQ_OP_WRITE, PID_A, RT(4), 2000, 1);
 	submit_prio(fd, &tb[3], REQ_OP_WRITE, PID_A, RT(4), 2010, 1);
 	fake_start(fd);
-	serve_serially(fd, 1);
-	assert_event(fd, 0, PID_A, 2000);
+	elv_serve_serially(fd, 1);
+	elv_assert_event(fd, 0, PID_A, 2000);
 	ck_assert_uint_eq(fd->events[0].ioprio, RT(4));
-	assert_event(fd, 1, PID_A, 2010);
-	assert_event(fd, 2, PID_A, 1000);
-	finish(fd, tb, 4);
+	elv_assert_event(fd, 1, PID_A, 2010);
+	elv_assert_event(fd, 2, PID_A, 1000);
+	elv_finish_drained(fd, tb, 4);
 }
 END_TEST
 

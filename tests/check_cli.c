@@ -162,6 +162,38 @@ START_TEST(sizes_take_binary_suffixes)
 }
 END_TEST
 
+/* One operand after the options: argv[optind], or the refusal every program writes. */
+START_TEST(one_operand_or_a_refusal)
+{
+	char *none[] = { (char *)"prog", NULL };
+	char *one[] = { (char *)"prog", (char *)"t.blktrace", NULL };
+	char *two[] = { (char *)"prog", (char *)"a", (char *)"b", NULL };
+
+	capture_stderr();
+	optind = 1;
+	ck_assert_str_eq(cli_one_operand("prog", 2, one, "TRACE"), "t.blktrace");
+	ck_assert_str_eq(stderr_text(), "");
+	ck_assert_ptr_null(cli_one_operand("prog", 1, none, "TRACE"));
+	ck_assert_str_eq(stderr_text(), "prog: a TRACE is needed; try 'prog --help'\n");
+	ck_assert_ptr_null(cli_one_operand("prog", 3, two, "TRACE"));
+	ck_assert_str_eq(stderr_text(), "prog: only one TRACE at a time, not b; try 'prog --help'\n");
+}
+END_TEST
+
+static void usage_line(FILE *f)
+{
+	fprintf(f, "Usage: prog\n");
+}
+
+START_TEST(help_and_version_are_taken_alike)
+{
+	ck_assert(cli_help_version("prog", 'h', usage_line));
+	ck_assert(cli_help_version("prog", 'V', usage_line));
+	ck_assert(!cli_help_version("prog", 'q', usage_line));
+	ck_assert(!cli_help_version("prog", '?', usage_line));
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -172,6 +204,8 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, usage_errors_carry_the_hint_on_the_same_line);
 	tcase_add_test(tc, numbers_are_whole_and_in_range);
 	tcase_add_test(tc, sizes_take_binary_suffixes);
+	tcase_add_test(tc, one_operand_or_a_refusal);
+	tcase_add_test(tc, help_and_version_are_taken_alike);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "seek_test.h"
+#include "elv_harness.h"
 
 #define ELEVATOR "clook"
 
@@ -19,10 +19,10 @@ START_TEST(test_textbook_one_at_a_time)
 	struct test_bio tb[NR_TEXTBOOK + 1];
 	struct fake_disk *fd = run_textbook(ELEVATOR, tb, 1, true);
 
-	assert_dispatched(fd, 0, 52, 1);
-	assert_order_from(fd, 1, clook_sectors, NR_TEXTBOOK);
-	ck_assert_uint_eq(head_movement(fd, 1, TEXTBOOK_HEAD), 317);
-	finish(fd, tb, NR_TEXTBOOK + 1);
+	elv_assert_dispatched(fd, 0, 52, 1);
+	elv_assert_order_from(fd, 1, clook_sectors, NR_TEXTBOOK);
+	ck_assert_uint_eq(elv_head_movement(fd, 1, TEXTBOOK_HEAD), 317);
+	elv_finish(fd, tb, NR_TEXTBOOK + 1);
 }
 END_TEST
 
@@ -32,10 +32,10 @@ START_TEST(test_textbook_whole_queue)
 	struct test_bio tb[NR_TEXTBOOK + 1];
 	struct fake_disk *fd = run_textbook(ELEVATOR, tb, 1, false);
 
-	assert_dispatched(fd, 0, 52, 1);
-	assert_order_from(fd, 1, clook_sectors, NR_TEXTBOOK);
-	ck_assert_uint_eq(head_movement(fd, 1, TEXTBOOK_HEAD), 317);
-	finish(fd, tb, NR_TEXTBOOK + 1);
+	elv_assert_dispatched(fd, 0, 52, 1);
+	elv_assert_order_from(fd, 1, clook_sectors, NR_TEXTBOOK);
+	ck_assert_uint_eq(elv_head_movement(fd, 1, TEXTBOOK_HEAD), 317);
+	elv_finish(fd, tb, NR_TEXTBOOK + 1);
 }
 END_TEST
 
@@ -44,14 +44,14 @@ START_TEST(test_head_starts_at_zero)
 {
 	static const sector_t in[] = { 500, 300, 100, 200 };
 	static const sector_t out[] = { 100, 200, 300, 500 };
-	struct fake_disk *fd = stopped_disk(ELEVATOR);
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[4];
 
 	for (unsigned int i = 0; i < 4; i++)
-		submit(fd, &tb[i], REQ_OP_READ, in[i], 1);
+		elv_submit(fd, &tb[i], REQ_OP_READ, in[i], 1);
 	fake_start(fd);
-	assert_order_from(fd, 0, out, 4);
-	finish(fd, tb, 4);
+	elv_assert_order_from(fd, 0, out, 4);
+	elv_finish(fd, tb, 4);
 }
 END_TEST
 
@@ -70,34 +70,34 @@ START_TEST(test_arrivals_during_service)
 	struct test_bio tb[10];
 
 	fd->q->limits.nr_requests = 1;
-	submit(fd, &tb[0], REQ_OP_READ, 100, 1);
-	submit(fd, &tb[1], REQ_OP_READ, 300, 1);
-	submit(fd, &tb[2], REQ_OP_READ, 20, 1);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 100, 1);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 300, 1);
+	elv_submit(fd, &tb[2], REQ_OP_READ, 20, 1);
 	/* during 100, the head at 101 */
-	submit(fd, &tb[3], REQ_OP_READ, 90, 1);
-	submit(fd, &tb[4], REQ_OP_READ, 150, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 1, 150, 1);
+	elv_submit(fd, &tb[3], REQ_OP_READ, 90, 1);
+	elv_submit(fd, &tb[4], REQ_OP_READ, 150, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 1, 150, 1);
 	/* during 150, the head at 151 */
-	submit(fd, &tb[5], REQ_OP_READ, 120, 1);
-	submit(fd, &tb[6], REQ_OP_READ, 200, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 2, 200, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 3, 300, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 4, 20, 1);
+	elv_submit(fd, &tb[5], REQ_OP_READ, 120, 1);
+	elv_submit(fd, &tb[6], REQ_OP_READ, 200, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 2, 200, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 3, 300, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 4, 20, 1);
 	/* during 20, after the wrap, the head at 21 */
-	submit(fd, &tb[7], REQ_OP_READ, 10, 1);
-	submit(fd, &tb[8], REQ_OP_READ, 95, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 5, 90, 1);
+	elv_submit(fd, &tb[7], REQ_OP_READ, 10, 1);
+	elv_submit(fd, &tb[8], REQ_OP_READ, 95, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 5, 90, 1);
 	/* during 90, the head at 91: not mergeable with 90, which is out */
-	submit(fd, &tb[9], REQ_OP_READ, 91, 1);
+	elv_submit(fd, &tb[9], REQ_OP_READ, 91, 1);
 	for (unsigned int i = 6; i < 10; i++)
-		complete_one(fd);
-	assert_order_from(fd, 0, out, 10);
-	finish(fd, tb, 10);
+		elv_complete_one(fd);
+	elv_assert_order_from(fd, 0, out, 10);
+	elv_finish(fd, tb, 10);
 }
 END_TEST
 

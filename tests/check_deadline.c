@@ -4,78 +4,17 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "fake_driver.h"
+#include "elv_harness.h"
 #include "tunable_test.h"
 
-/* Every bio here is at most 8 sectors; they may all share this memory. */
-static char buf[4096] __attribute__((aligned(4096)));
-
-#define MS NSEC_PER_MSEC
-
-static struct fake_disk *stopped_disk(void)
-{
-	struct fake_disk *fd = fake_disk_new("deadline");
-
-	fd->stopped = true;
-	return fd;
-}
-
-static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
-		   unsigned int sectors)
-{
-	tbio_init(tb, op, sector, sectors, buf);
-	submit_bio(fd->q, &tb->bio);
-}
+#define ELEVATOR "deadline"
 
 /* One-sector reads, gaps between them, so that none merges with another. */
 static void submit_reads(struct fake_disk *fd, struct test_bio *tb, const sector_t *sectors,
 			 unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
-		submit(fd, &tb[i], REQ_OP_READ, sectors[i], 1);
-}
-
-static void assert_dispatched(const struct fake_disk *fd, unsigned int i, sector_t sector,
-			      unsigned int nr_sectors)
-{
-	ck_assert_uint_gt(fd->nr_events, i);
-	ck_assert_msg(fd->events[i].sector == sector,
-		      "dispatch %u went to sector %llu, expected %llu", i,
-		      (unsigned long long)fd->events[i].sector, (unsigned long long)sector);
-	ck_assert_uint_eq(fd->events[i].nr_sectors, nr_sectors);
-}
-
-static void assert_order(const struct fake_disk *fd, const sector_t *want, unsigned int n)
-{
-	ck_assert_uint_eq(fd->nr_events, n);
-	for (unsigned int i = 0; i < n; i++)
-		ck_assert_msg(fd->events[i].sector == want[i],
-			      "dispatch %u went to sector %llu, expected %llu", i,
-			      (unsigned long long)fd->events[i].sector,
-			      (unsigned long long)want[i]);
-}
-
-/*
- * The driver holds one request at a time: completing it lets the elevator
- * choose the next, at the virtual time of the completion.
- */
-static void complete_one(struct fake_disk *fd)
-{
-	struct request *rq = fake_nth(fd, 0);
-
-	ck_assert_ptr_nonnull(rq);
-	ck_assert_uint_eq(fd->nr_dispatched, 1);
-	fake_complete(fd, rq, 0, blk_rq_sectors(rq));
-}
-
-static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
-{
-	fake_complete_all(fd);
-	for (unsigned int i = 0; i < n; i++) {
-		ck_assert_int_eq(tb[i].ended, 1);
-		ck_assert_int_eq(tb[i].error, 0);
-	}
-	fake_disk_free(fd);
+		elv_submit(fd, &tb[i], REQ_OP_READ, sectors[i], 1);
 }
 
 /*
@@ -87,14 +26,14 @@ START_TEST(test_batch_ascending_sectors)
 {
 	static const sector_t in[] = { 50, 10, 70, 30, 90, 60 };
 	static const sector_t out[] = { 50, 60, 70, 90, 10, 30 };
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[6];
 
 	submit_reads(fd, tb, in, 6);
 	ck_assert_uint_eq(fd->nr_events, 0);
 	fake_start(fd);
-	assert_order(fd, out, 6);
-	finish(fd, tb, 6);
+	elv_assert_order(fd, out, 6);
+	elv_finish(fd, tb, 6);
 }
 END_TEST
 
@@ -106,26 +45,26 @@ END_TEST
 START_TEST(test_batch_continues_upward)
 {
 	static const sector_t first[] = { 100, 200, 300 };
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[5];
 
 	fd->q->limits.nr_requests = 1;
 	submit_reads(fd, tb, first, 3);
 	fake_start(fd);
-	assert_dispatched(fd, 0, 100, 1);
-	submit(fd, &tb[3], REQ_OP_READ, 50, 1);
-	submit(fd, &tb[4], REQ_OP_READ, 250, 1);
+	elv_assert_dispatched(fd, 0, 100, 1);
+	elv_submit(fd, &tb[3], REQ_OP_READ, 50, 1);
+	elv_submit(fd, &tb[4], REQ_OP_READ, 250, 1);
 	ck_assert_uint_eq(fd->nr_events, 1);
 
-	complete_one(fd);
-	assert_dispatched(fd, 1, 200, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 2, 250, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 3, 300, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 4, 50, 1);
-	finish(fd, tb, 5);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 1, 200, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 2, 250, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 3, 300, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 4, 50, 1);
+	elv_finish(fd, tb, 5);
 }
 END_TEST
 
@@ -136,22 +75,22 @@ END_TEST
  */
 START_TEST(test_batch_limit_reevaluates_direction)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[41];
 
 	for (unsigned int i = 0; i < 40; i++)
-		submit(fd, &tb[i], REQ_OP_READ, 10 * i, 1);
-	submit(fd, &tb[40], REQ_OP_WRITE, 10000, 1);
+		elv_submit(fd, &tb[i], REQ_OP_READ, 10 * i, 1);
+	elv_submit(fd, &tb[40], REQ_OP_WRITE, 10000, 1);
 	fake_start(fd);
 
 	ck_assert_uint_eq(fd->nr_events, 41);
 	for (unsigned int i = 0; i < 32; i++)
-		assert_dispatched(fd, i, 10 * i, 1);
+		elv_assert_dispatched(fd, i, 10 * i, 1);
 	ck_assert_int_eq(fd->events[32].op, REQ_OP_WRITE);
-	assert_dispatched(fd, 32, 10000, 1);
+	elv_assert_dispatched(fd, 32, 10000, 1);
 	for (unsigned int i = 33; i < 41; i++)
-		assert_dispatched(fd, i, 10 * (i - 1), 1);
-	finish(fd, tb, 41);
+		elv_assert_dispatched(fd, i, 10 * (i - 1), 1);
+	elv_finish(fd, tb, 41);
 }
 END_TEST
 
@@ -159,10 +98,10 @@ END_TEST
 static void submit_x_l_and_above(struct fake_disk *fd, struct test_bio *tb, enum req_op op,
 				 unsigned int above)
 {
-	submit(fd, &tb[0], op, 500, 1);
-	submit(fd, &tb[1], op, 0, 1);
+	elv_submit(fd, &tb[0], op, 500, 1);
+	elv_submit(fd, &tb[1], op, 0, 1);
 	for (unsigned int i = 0; i < above; i++)
-		submit(fd, &tb[2 + i], op, 510 + 10 * i, 1);
+		elv_submit(fd, &tb[2 + i], op, 510 + 10 * i, 1);
 }
 
 /*
@@ -172,7 +111,7 @@ static void submit_x_l_and_above(struct fake_disk *fd, struct test_bio *tb, enum
  */
 START_TEST(test_batch_limit_then_fifo_head)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[22];
 
 	submit_x_l_and_above(fd, tb, REQ_OP_READ, 20);
@@ -180,20 +119,20 @@ START_TEST(test_batch_limit_then_fifo_head)
 	fake_start(fd);
 
 	ck_assert_uint_eq(fd->nr_events, 22);
-	assert_dispatched(fd, 0, 500, 1);
+	elv_assert_dispatched(fd, 0, 500, 1);
 	for (unsigned int i = 1; i < 16; i++)
-		assert_dispatched(fd, i, 500 + 10 * i, 1);
-	assert_dispatched(fd, 16, 0, 1);
+		elv_assert_dispatched(fd, i, 500 + 10 * i, 1);
+	elv_assert_dispatched(fd, 16, 0, 1);
 	for (unsigned int i = 17; i < 22; i++)
-		assert_dispatched(fd, i, 500 + 10 * (i - 1), 1);
-	finish(fd, tb, 22);
+		elv_assert_dispatched(fd, i, 500 + 10 * (i - 1), 1);
+	elv_finish(fd, tb, 22);
 }
 END_TEST
 
 /* dd->batching < dd->fifo_batch: a smaller fifo_batch ends the batch sooner. */
 START_TEST(test_fifo_batch_tunable_honoured)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[8];
 
 	tunable_store_ok(fd, "fifo_batch", "4");
@@ -202,13 +141,13 @@ START_TEST(test_fifo_batch_tunable_honoured)
 	fake_start(fd);
 
 	ck_assert_uint_eq(fd->nr_events, 8);
-	assert_dispatched(fd, 0, 500, 1);
-	assert_dispatched(fd, 1, 510, 1);
-	assert_dispatched(fd, 2, 520, 1);
-	assert_dispatched(fd, 3, 530, 1);
-	assert_dispatched(fd, 4, 0, 1);
-	assert_dispatched(fd, 5, 540, 1);
-	finish(fd, tb, 8);
+	elv_assert_dispatched(fd, 0, 500, 1);
+	elv_assert_dispatched(fd, 1, 510, 1);
+	elv_assert_dispatched(fd, 2, 520, 1);
+	elv_assert_dispatched(fd, 3, 530, 1);
+	elv_assert_dispatched(fd, 4, 0, 1);
+	elv_assert_dispatched(fd, 5, 540, 1);
+	elv_finish(fd, tb, 8);
 }
 END_TEST
 
@@ -222,7 +161,7 @@ END_TEST
  */
 START_TEST(test_read_fifo_expiry)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	uint64_t t0 = fd->clock.virtual_ns;
 	struct test_bio tb[42];
 	unsigned int i;
@@ -230,32 +169,32 @@ START_TEST(test_read_fifo_expiry)
 	fd->q->limits.nr_requests = 1;
 	submit_x_l_and_above(fd, tb, REQ_OP_READ, 40);
 	fake_start(fd);
-	assert_dispatched(fd, 0, 500, 1);
+	elv_assert_dispatched(fd, 0, 500, 1);
 
 	/* First boundary, after 16: L not yet expired, the run goes on upward. */
 	for (i = 1; i < 16; i++) {
-		complete_one(fd);
-		assert_dispatched(fd, i, 500 + 10 * i, 1);
+		elv_complete_one(fd);
+		elv_assert_dispatched(fd, i, 500 + 10 * i, 1);
 	}
 	fd->clock.virtual_ns = t0 + 499 * MS;
-	complete_one(fd);
-	assert_dispatched(fd, 16, 660, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 16, 660, 1);
 
 	/* Expired now, but a batch is not cut short for it. */
 	fd->clock.virtual_ns = t0 + 501 * MS;
 	for (i = 17; i < 32; i++) {
-		complete_one(fd);
-		assert_dispatched(fd, i, 500 + 10 * i, 1);
+		elv_complete_one(fd);
+		elv_assert_dispatched(fd, i, 500 + 10 * i, 1);
 	}
 
 	/* Second boundary: the next batch starts at the FIFO head, L. */
-	complete_one(fd);
-	assert_dispatched(fd, 32, 0, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 32, 0, 1);
 	for (i = 33; i < 42; i++) {
-		complete_one(fd);
-		assert_dispatched(fd, i, 500 + 10 * (i - 1), 1);
+		elv_complete_one(fd);
+		elv_assert_dispatched(fd, i, 500 + 10 * (i - 1), 1);
 	}
-	finish(fd, tb, 42);
+	elv_finish(fd, tb, 42);
 }
 END_TEST
 
@@ -267,7 +206,7 @@ END_TEST
  */
 static unsigned int expired_pos(enum req_op op, uint64_t wait_ms, const char *expire_ms)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[22];
 	unsigned int pos;
 
@@ -279,7 +218,7 @@ static unsigned int expired_pos(enum req_op op, uint64_t wait_ms, const char *ex
 	ck_assert_uint_eq(fd->nr_events, 22);
 	for (pos = 0; pos < 22 && fd->events[pos].sector != 0; pos++)
 		;
-	finish(fd, tb, 22);
+	elv_finish(fd, tb, 22);
 	return pos;
 }
 
@@ -316,20 +255,20 @@ END_TEST
 START_TEST(test_reads_first_writes_not_starved)
 {
 	static const sector_t out[] = { 900, 800, 300, 700, 600, 200, 500, 400, 100 };
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[9];
 	unsigned int n = 0;
 
 	for (sector_t s = 300; s >= 100; s -= 100)
-		submit(fd, &tb[n++], REQ_OP_WRITE, s, 1);
+		elv_submit(fd, &tb[n++], REQ_OP_WRITE, s, 1);
 	for (sector_t s = 900; s >= 400; s -= 100)
-		submit(fd, &tb[n++], REQ_OP_READ, s, 1);
+		elv_submit(fd, &tb[n++], REQ_OP_READ, s, 1);
 	fake_start(fd);
 
-	assert_order(fd, out, 9);
+	elv_assert_order(fd, out, 9);
 	for (unsigned int i = 0; i < 9; i++)
 		ck_assert_int_eq(fd->events[i].op, out[i] <= 300 ? REQ_OP_WRITE : REQ_OP_READ);
-	finish(fd, tb, 9);
+	elv_finish(fd, tb, 9);
 }
 END_TEST
 
@@ -337,18 +276,18 @@ END_TEST
 START_TEST(test_writes_starved_tunable_honoured)
 {
 	static const sector_t out[] = { 900, 300, 800, 200, 100 };
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[5];
 
 	tunable_store_ok(fd, "writes_starved", "1");
-	submit(fd, &tb[0], REQ_OP_WRITE, 300, 1);
-	submit(fd, &tb[1], REQ_OP_WRITE, 200, 1);
-	submit(fd, &tb[2], REQ_OP_WRITE, 100, 1);
-	submit(fd, &tb[3], REQ_OP_READ, 900, 1);
-	submit(fd, &tb[4], REQ_OP_READ, 800, 1);
+	elv_submit(fd, &tb[0], REQ_OP_WRITE, 300, 1);
+	elv_submit(fd, &tb[1], REQ_OP_WRITE, 200, 1);
+	elv_submit(fd, &tb[2], REQ_OP_WRITE, 100, 1);
+	elv_submit(fd, &tb[3], REQ_OP_READ, 900, 1);
+	elv_submit(fd, &tb[4], REQ_OP_READ, 800, 1);
 	fake_start(fd);
-	assert_order(fd, out, 5);
-	finish(fd, tb, 5);
+	elv_assert_order(fd, out, 5);
+	elv_finish(fd, tb, 5);
 }
 END_TEST
 
@@ -360,23 +299,23 @@ END_TEST
  */
 static void submit_front_merge_case(struct fake_disk *fd, struct test_bio *tb)
 {
-	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
-	submit(fd, &tb[1], REQ_OP_READ, 500, 8);
-	submit(fd, &tb[2], REQ_OP_READ, 92, 8);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 100, 8);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 500, 8);
+	elv_submit(fd, &tb[2], REQ_OP_READ, 92, 8);
 }
 
 START_TEST(test_front_merge)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[3];
 
 	submit_front_merge_case(fd, tb);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 0, 92, 16);
-	assert_dispatched(fd, 1, 500, 8);
+	elv_assert_dispatched(fd, 0, 92, 16);
+	elv_assert_dispatched(fd, 1, 500, 8);
 	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
-	finish(fd, tb, 3);
+	elv_finish(fd, tb, 3);
 	/* The front bio comes first in the request, so it ends first. */
 	ck_assert_uint_lt(tb[2].order, tb[0].order);
 }
@@ -384,18 +323,18 @@ END_TEST
 
 START_TEST(test_front_merges_off)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[3];
 
 	tunable_store_ok(fd, "front_merges", "0");
 	submit_front_merge_case(fd, tb);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 3);
-	assert_dispatched(fd, 0, 100, 8);
-	assert_dispatched(fd, 1, 500, 8);
-	assert_dispatched(fd, 2, 92, 8);
+	elv_assert_dispatched(fd, 0, 100, 8);
+	elv_assert_dispatched(fd, 1, 500, 8);
+	elv_assert_dispatched(fd, 2, 92, 8);
 	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 0);
-	finish(fd, tb, 3);
+	elv_finish(fd, tb, 3);
 }
 END_TEST
 
@@ -407,22 +346,22 @@ END_TEST
  */
 START_TEST(test_merged_requests_keep_oldest_fifo_place)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[5];
 
-	submit(fd, &tb[0], REQ_OP_READ, 116, 8); /* B */
+	elv_submit(fd, &tb[0], REQ_OP_READ, 116, 8); /* B */
 	fd->clock.virtual_ns += 10 * MS;
-	submit(fd, &tb[1], REQ_OP_READ, 50, 8);  /* Z */
-	submit(fd, &tb[2], REQ_OP_READ, 100, 8); /* A */
-	submit(fd, &tb[3], REQ_OP_READ, 500, 8); /* U */
-	submit(fd, &tb[4], REQ_OP_READ, 108, 8); /* the gap */
+	elv_submit(fd, &tb[1], REQ_OP_READ, 50, 8);  /* Z */
+	elv_submit(fd, &tb[2], REQ_OP_READ, 100, 8); /* A */
+	elv_submit(fd, &tb[3], REQ_OP_READ, 500, 8); /* U */
+	elv_submit(fd, &tb[4], REQ_OP_READ, 108, 8); /* the gap */
 	fake_start(fd);
 
 	ck_assert_uint_eq(fd->nr_events, 3);
-	assert_dispatched(fd, 0, 100, 24);
-	assert_dispatched(fd, 1, 500, 8);
-	assert_dispatched(fd, 2, 50, 8);
-	finish(fd, tb, 5);
+	elv_assert_dispatched(fd, 0, 100, 24);
+	elv_assert_dispatched(fd, 1, 500, 8);
+	elv_assert_dispatched(fd, 2, 50, 8);
+	elv_finish(fd, tb, 5);
 	ck_assert_uint_lt(tb[2].order, tb[4].order);
 	ck_assert_uint_lt(tb[4].order, tb[0].order);
 }
@@ -451,16 +390,16 @@ START_TEST(test_batch_after_other_direction_starts_at_fifo_head)
 {
 	static const sector_t out[] = { 500, 600, 50, 100, 700, 800 };
 	static const sector_t reads[] = { 500, 100, 600, 700, 800 };
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[6];
 
 	tunable_store_ok(fd, "fifo_batch", "2");
 	tunable_store_ok(fd, "writes_starved", "1");
 	submit_reads(fd, tb, reads, 5);
-	submit(fd, &tb[5], REQ_OP_WRITE, 50, 1);
+	elv_submit(fd, &tb[5], REQ_OP_WRITE, 50, 1);
 	fake_start(fd);
-	assert_order(fd, out, 6);
-	finish(fd, tb, 6);
+	elv_assert_order(fd, out, 6);
+	elv_finish(fd, tb, 6);
 }
 END_TEST
 
@@ -473,7 +412,7 @@ END_TEST
  */
 START_TEST(test_expired_read_waits_for_due_write_batch)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[82];
 	unsigned int i, at = 0;
 
@@ -481,11 +420,11 @@ START_TEST(test_expired_read_waits_for_due_write_batch)
 	tunable_store_ok(fd, "read_expire", "300");
 	submit_x_l_and_above(fd, tb, REQ_OP_READ, 60);
 	for (i = 0; i < 20; i++)
-		submit(fd, &tb[62 + i], REQ_OP_WRITE, 100000 + 10 * i, 1);
+		elv_submit(fd, &tb[62 + i], REQ_OP_WRITE, 100000 + 10 * i, 1);
 	fake_start(fd);
 	for (i = 1; i < 82; i++) {
 		fd->clock.virtual_ns += 10 * MS;
-		complete_one(fd);
+		elv_complete_one(fd);
 		if (fd->events[i].sector == 0)
 			at = i;
 	}
@@ -493,7 +432,7 @@ START_TEST(test_expired_read_waits_for_due_write_batch)
 	for (i = 32; i < 48; i++)
 		ck_assert_int_eq(fd->events[i].op, REQ_OP_WRITE);
 	ck_assert_uint_eq(at, 48);
-	finish(fd, tb, 82);
+	elv_finish(fd, tb, 82);
 }
 END_TEST
 
@@ -509,7 +448,7 @@ END_TEST
  */
 START_TEST(test_expired_reads_one_per_batch_start)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	uint64_t t0 = fd->clock.virtual_ns;
 	struct test_bio tb[128];
 	uint64_t at[8] = { 0 };
@@ -517,9 +456,9 @@ START_TEST(test_expired_reads_one_per_batch_start)
 
 	fd->q->limits.nr_requests = 1;
 	for (i = 0; i < 8; i++)
-		submit(fd, &tb[i], REQ_OP_READ, 8000 - 1000 * i, 1);
+		elv_submit(fd, &tb[i], REQ_OP_READ, 8000 - 1000 * i, 1);
 	for (i = 8; i < 128; i++)
-		submit(fd, &tb[i], REQ_OP_READ, 8010 + 10 * i, 1);
+		elv_submit(fd, &tb[i], REQ_OP_READ, 8010 + 10 * i, 1);
 	fd->clock.virtual_ns = t0 + 501 * MS;
 	fake_start(fd);
 	for (i = 1; i <= 128; i++) {
@@ -530,12 +469,12 @@ START_TEST(test_expired_reads_one_per_batch_start)
 		if (i == 128)
 			break;
 		fd->clock.virtual_ns += 10 * MS;
-		complete_one(fd);
+		elv_complete_one(fd);
 	}
 	for (i = 0; i < 8; i++)
 		ck_assert_uint_eq(at[i], 16 * i);
 	ck_assert_uint_gt(501 + 10 * at[7], 3 * 500);
-	finish(fd, tb, 128);
+	elv_finish(fd, tb, 128);
 }
 END_TEST
 
@@ -576,14 +515,14 @@ static unsigned int loop_submit(struct fake_disk *fd, struct loop_run *lr, unsig
 {
 	*seed = *seed * 1103515245u + 12345u;
 	lr->queued[i] = fd->clock.virtual_ns;
-	submit(fd, &lr->tb[i], (*seed >> 16) % 10 < 7 ? REQ_OP_READ : REQ_OP_WRITE,
+	elv_submit(fd, &lr->tb[i], (*seed >> 16) % 10 < 7 ? REQ_OP_READ : REQ_OP_WRITE,
 	       16 * (sector_t)((*seed >> 8) % 1000000), 1);
 	return i + 1;
 }
 
 START_TEST(test_closed_loop_read_wait_bound)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct loop_run *lr = calloc(1, sizeof(*lr));
 	uint64_t expire = 500 * MS, worst = 0;
 	unsigned int expired = 0;
@@ -601,7 +540,7 @@ START_TEST(test_closed_loop_read_wait_bound)
 	fake_start(fd);
 	while (fd->nr_dispatched) {
 		fd->clock.virtual_ns += LOOP_STEP;
-		complete_one(fd);
+		elv_complete_one(fd);
 		if (next < LOOP_IOS)
 			next = loop_submit(fd, lr, next, &seed);
 	}
@@ -639,7 +578,7 @@ END_TEST
 static void submit_prio(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
 			int class)
 {
-	tbio_init(tb, op, sector, 1, buf);
+	tbio_init(tb, op, sector, 1, elv_buf);
 	tb->bio.bi_ioprio = IOPRIO_PRIO_VALUE(class, 0);
 	submit_bio(fd->q, &tb->bio);
 }
@@ -651,7 +590,7 @@ static void submit_prio(struct fake_disk *fd, struct test_bio *tb, enum req_op o
 START_TEST(test_prio_classes_in_order)
 {
 	static const sector_t out[] = { 500, 400, 200, 300, 100 };
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[5];
 
 	submit_prio(fd, &tb[0], REQ_OP_READ, 100, IOPRIO_CLASS_IDLE);
@@ -662,11 +601,11 @@ START_TEST(test_prio_classes_in_order)
 	fd->q->limits.nr_requests = 1;
 	fake_start(fd);
 	for (unsigned int i = 1; i < 5; i++)
-		complete_one(fd);
-	assert_order(fd, out, 5);
+		elv_complete_one(fd);
+	elv_assert_order(fd, out, 5);
 	for (unsigned int i = 0; i < 2; i++)
 		ck_assert_int_eq(IOPRIO_PRIO_CLASS(fd->events[i].ioprio), IOPRIO_CLASS_RT);
-	finish(fd, tb, 5);
+	elv_finish(fd, tb, 5);
 }
 END_TEST
 
@@ -676,18 +615,18 @@ END_TEST
  */
 START_TEST(test_prio_in_flight_holds_lower_class)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[2];
 
 	submit_prio(fd, &tb[0], REQ_OP_READ, 100, IOPRIO_CLASS_RT);
 	submit_prio(fd, &tb[1], REQ_OP_READ, 200, IOPRIO_CLASS_BE);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	assert_dispatched(fd, 0, 100, 1);
-	complete_one(fd);
+	elv_assert_dispatched(fd, 0, 100, 1);
+	elv_complete_one(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 1, 200, 1);
-	finish(fd, tb, 2);
+	elv_assert_dispatched(fd, 1, 200, 1);
+	elv_finish(fd, tb, 2);
 }
 END_TEST
 
@@ -699,7 +638,7 @@ END_TEST
  */
 static unsigned int aged_at(const char *aging_ms, unsigned int step_ms, unsigned int n)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio *tb = calloc(n + 2, sizeof(*tb));
 	unsigned int at = 0;
 
@@ -713,7 +652,7 @@ static unsigned int aged_at(const char *aging_ms, unsigned int step_ms, unsigned
 	for (unsigned int i = 1; i <= n; i++) {
 		submit_prio(fd, &tb[i + 1], REQ_OP_READ, 10 * i, IOPRIO_CLASS_RT);
 		fd->clock.virtual_ns += step_ms * MS;
-		complete_one(fd);
+		elv_complete_one(fd);
 	}
 	while (at < fd->nr_events && fd->events[at].sector != 5000)
 		at++;
@@ -744,7 +683,7 @@ END_TEST
 /* Aged best effort goes before aged idle: the aged look goes down the classes. */
 START_TEST(test_prio_aged_best_effort_before_idle)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[4];
 
 	fd->q->limits.nr_requests = 1;
@@ -754,11 +693,11 @@ START_TEST(test_prio_aged_best_effort_before_idle)
 	fake_start(fd);
 	submit_prio(fd, &tb[3], REQ_OP_READ, 400, IOPRIO_CLASS_RT);
 	fd->clock.virtual_ns += 10001 * MS;
-	complete_one(fd);
-	assert_dispatched(fd, 1, 200, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 2, 300, 1);
-	finish(fd, tb, 4);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 1, 200, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 2, 300, 1);
+	elv_finish(fd, tb, 4);
 }
 END_TEST
 
@@ -770,7 +709,7 @@ END_TEST
  */
 START_TEST(test_prio_aged_look_leaves_batch_alone)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[23];
 	unsigned int pos;
 
@@ -787,8 +726,8 @@ START_TEST(test_prio_aged_look_leaves_batch_alone)
 		;
 	ck_assert_uint_eq(pos, 16);
 	fake_complete_batch(fd);
-	assert_dispatched(fd, 22, 9000, 1);
-	finish(fd, tb, 23);
+	elv_assert_dispatched(fd, 22, 9000, 1);
+	elv_finish(fd, tb, 23);
 }
 END_TEST
 
@@ -799,31 +738,31 @@ END_TEST
  */
 START_TEST(test_prio_merged_request_counts_done)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[4];
 
 	fd->q->limits.nr_requests = 1;
-	tbio_init(&tb[0], REQ_OP_READ, 100, 8, buf);
-	tbio_init(&tb[1], REQ_OP_READ, 116, 8, buf);
-	tbio_init(&tb[2], REQ_OP_READ, 108, 8, buf);
+	tbio_init(&tb[0], REQ_OP_READ, 100, 8, elv_buf);
+	tbio_init(&tb[1], REQ_OP_READ, 116, 8, elv_buf);
+	tbio_init(&tb[2], REQ_OP_READ, 108, 8, elv_buf);
 	for (unsigned int i = 0; i < 3; i++) {
 		tb[i].bio.bi_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0);
 		submit_bio(fd->q, &tb[i].bio);
 	}
 	submit_prio(fd, &tb[3], REQ_OP_READ, 500, IOPRIO_CLASS_BE);
 	fake_start(fd);
-	assert_dispatched(fd, 0, 100, 24);
-	complete_one(fd);
+	elv_assert_dispatched(fd, 0, 100, 24);
+	elv_complete_one(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 1, 500, 1);
-	finish(fd, tb, 4);
+	elv_assert_dispatched(fd, 1, 500, 1);
+	elv_finish(fd, tb, 4);
 }
 END_TEST
 
 /* Switching away hands every class over, though none of them completed here. */
 START_TEST(test_prio_switch_moves_every_class)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[3];
 	char why[128];
 
@@ -833,7 +772,7 @@ START_TEST(test_prio_switch_moves_every_class)
 	ck_assert_int_eq(elevator_switch(fd->q, "noop", why, sizeof(why)), 0);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 3);
-	finish(fd, tb, 3);
+	elv_finish(fd, tb, 3);
 }
 END_TEST
 

@@ -10,14 +10,10 @@
 #include <string.h>
 
 #include "device.h"
-#include "fake_driver.h"
+#include "elv_harness.h"
 #include "tunable_test.h"
 
 #define US 1000ull
-#define MS NSEC_PER_MSEC
-
-/* Every data bio here is one sector; they may all share this memory. */
-static char buf[4096] __attribute__((aligned(4096)));
 
 #define POOL 1024
 static struct test_bio pool[POOL];
@@ -29,13 +25,9 @@ static sector_t next_free_sector;
  */
 static struct fake_disk *kyber_disk(unsigned int depth)
 {
-	struct fake_disk *fd = fake_disk_new("none");
-	char why[256] = "";
+	struct fake_disk *fd = elv_disk("none", false, depth);
 
-	fd->q->limits.nr_requests = depth;
-	blk_queue_lock(fd->q);
-	ck_assert_msg(elevator_switch(fd->q, "kyber", why, sizeof(why)) == 0, "%s", why);
-	blk_queue_unlock(fd->q);
+	elv_switch(fd, "kyber");
 	fd->q->limits.nr_requests = 1024;
 	fd->stopped = true;
 	next_free_sector = 0;
@@ -44,11 +36,7 @@ static struct fake_disk *kyber_disk(unsigned int depth)
 
 static void switch_to(struct fake_disk *fd, const char *name)
 {
-	char why[256] = "";
-
-	blk_queue_lock(fd->q);
-	ck_assert_msg(elevator_switch(fd->q, name, why, sizeof(why)) == 0, "%s", why);
-	blk_queue_unlock(fd->q);
+	elv_switch(fd, name);
 	ck_assert(!fd->q->switch_pending);
 }
 
@@ -58,7 +46,7 @@ static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op)
 	sector_t sector = next_free_sector;
 
 	next_free_sector = (next_free_sector + 16) % (1u << 24);
-	tbio_init(tb, op, sector, 1, op_has_data(op) ? buf : NULL);
+	tbio_init(tb, op, sector, 1, op_has_data(op) ? elv_buf : NULL);
 	submit_bio(fd->q, &tb->bio);
 }
 
@@ -86,13 +74,9 @@ static void submit_each(struct fake_disk *fd, const enum req_op *ops, const unsi
 
 static void finish(struct fake_disk *fd, unsigned int nr_bios)
 {
-	fd->stopped = false;
-	blk_run_queue(fd->q);
+	fake_start(fd);
 	fake_complete_all(fd);
-	for (unsigned int i = 0; i < nr_bios; i++) {
-		ck_assert_int_eq(pool[i].ended, 1);
-		ck_assert_int_eq(pool[i].error, 0);
-	}
+	elv_assert_ended(pool, nr_bios);
 	fake_disk_free(fd);
 }
 
@@ -300,11 +284,11 @@ START_TEST(test_front_merge)
 {
 	struct fake_disk *fd = kyber_disk(1024);
 
-	tbio_init(&pool[0], REQ_OP_READ, 100, 8, buf);
+	tbio_init(&pool[0], REQ_OP_READ, 100, 8, elv_buf);
 	submit_bio(fd->q, &pool[0].bio);
-	tbio_init(&pool[1], REQ_OP_READ, 500, 8, buf);
+	tbio_init(&pool[1], REQ_OP_READ, 500, 8, elv_buf);
 	submit_bio(fd->q, &pool[1].bio);
-	tbio_init(&pool[2], REQ_OP_READ, 92, 8, buf);
+	tbio_init(&pool[2], REQ_OP_READ, 92, 8, elv_buf);
 	submit_bio(fd->q, &pool[2].bio);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);

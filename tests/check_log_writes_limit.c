@@ -61,6 +61,7 @@ static int recorded_fdatasync(int fd)
 #define LW_QUEUE_MAX 4096u
 #define pwrite gated_pwrite
 #define fdatasync recorded_fdatasync
+#include "blkdev.h" /* the queue the test builds around the filter */
 #include "filter_log_writes.c"
 #undef pwrite
 #undef fdatasync

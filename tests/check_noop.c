@@ -2,46 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "fake_driver.h"
-
-/* Every bio here is at most 8 sectors; they may all share this memory. */
-static char buf[4096] __attribute__((aligned(4096)));
-
-static struct fake_disk *stopped_disk(void)
-{
-	struct fake_disk *fd = fake_disk_new("noop");
-
-	fd->stopped = true;
-	return fd;
-}
-
-static void submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
-		   unsigned int sectors)
-{
-	tbio_init(tb, op, sector, sectors, buf);
-	submit_bio(fd->q, &tb->bio);
-}
-
-static void assert_dispatched(const struct fake_disk *fd, unsigned int i, enum req_op op,
-			      sector_t sector, unsigned int nr_sectors)
-{
-	ck_assert_uint_gt(fd->nr_events, i);
-	ck_assert_msg(fd->events[i].sector == sector,
-		      "dispatch %u went to sector %llu, expected %llu", i,
-		      (unsigned long long)fd->events[i].sector, (unsigned long long)sector);
-	ck_assert_uint_eq(fd->events[i].nr_sectors, nr_sectors);
-	ck_assert_int_eq(fd->events[i].op, op);
-}
-
-static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
-{
-	fake_complete_all(fd);
-	for (unsigned int i = 0; i < n; i++) {
-		ck_assert_int_eq(tb[i].ended, 1);
-		ck_assert_int_eq(tb[i].error, 0);
-	}
-	fake_disk_free(fd);
-}
+#include "elv_harness.h"
 
 /*
  * noop_add_request, noop_dispatch: neither sector nor direction changes the
@@ -50,17 +11,17 @@ static void finish(struct fake_disk *fd, struct test_bio *tb, unsigned int n)
 START_TEST(test_fifo_order)
 {
 	static const sector_t sectors[] = { 50, 10, 70, 30, 90, 20 };
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk("noop");
 	struct test_bio tb[6];
 
 	for (unsigned int i = 0; i < 6; i++)
-		submit(fd, &tb[i], i % 2 ? REQ_OP_WRITE : REQ_OP_READ, sectors[i], 1);
+		elv_submit(fd, &tb[i], i % 2 ? REQ_OP_WRITE : REQ_OP_READ, sectors[i], 1);
 	ck_assert_uint_eq(fd->nr_events, 0);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 6);
 	for (unsigned int i = 0; i < 6; i++)
-		assert_dispatched(fd, i, i % 2 ? REQ_OP_WRITE : REQ_OP_READ, sectors[i], 1);
-	finish(fd, tb, 6);
+		elv_assert_dispatched_op(fd, i, i % 2 ? REQ_OP_WRITE : REQ_OP_READ, sectors[i], 1);
+	elv_finish(fd, tb, 6);
 }
 END_TEST
 
@@ -71,35 +32,35 @@ START_TEST(test_fifo_order_one_at_a_time)
 	struct test_bio tb[4];
 
 	fd->q->limits.nr_requests = 1;
-	submit(fd, &tb[0], REQ_OP_READ, 300, 1);
-	submit(fd, &tb[1], REQ_OP_READ, 200, 1);
-	submit(fd, &tb[2], REQ_OP_READ, 400, 1);
-	submit(fd, &tb[3], REQ_OP_READ, 100, 1);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 300, 1);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 200, 1);
+	elv_submit(fd, &tb[2], REQ_OP_READ, 400, 1);
+	elv_submit(fd, &tb[3], REQ_OP_READ, 100, 1);
 	ck_assert_uint_eq(fd->nr_events, 1);
 	for (unsigned int i = 1; i < 4; i++) {
 		fake_complete(fd, fake_nth(fd, 0), 0, 1);
 		ck_assert_uint_eq(fd->nr_events, i + 1);
 	}
-	assert_dispatched(fd, 0, REQ_OP_READ, 300, 1);
-	assert_dispatched(fd, 1, REQ_OP_READ, 200, 1);
-	assert_dispatched(fd, 2, REQ_OP_READ, 400, 1);
-	assert_dispatched(fd, 3, REQ_OP_READ, 100, 1);
-	finish(fd, tb, 4);
+	elv_assert_dispatched_op(fd, 0, REQ_OP_READ, 300, 1);
+	elv_assert_dispatched_op(fd, 1, REQ_OP_READ, 200, 1);
+	elv_assert_dispatched_op(fd, 2, REQ_OP_READ, 400, 1);
+	elv_assert_dispatched_op(fd, 3, REQ_OP_READ, 100, 1);
+	elv_finish(fd, tb, 4);
 }
 END_TEST
 
 /* elv_merge (the core's): a contiguous bio right after a queued request joins it (last_merge). */
 START_TEST(test_back_merge)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk("noop");
 	struct test_bio tb[2];
 
-	submit(fd, &tb[0], REQ_OP_WRITE, 100, 8);
-	submit(fd, &tb[1], REQ_OP_WRITE, 108, 8);
+	elv_submit(fd, &tb[0], REQ_OP_WRITE, 100, 8);
+	elv_submit(fd, &tb[1], REQ_OP_WRITE, 108, 8);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	assert_dispatched(fd, 0, REQ_OP_WRITE, 100, 16);
-	finish(fd, tb, 2);
+	elv_assert_dispatched_op(fd, 0, REQ_OP_WRITE, 100, 16);
+	elv_finish(fd, tb, 2);
 	ck_assert_uint_lt(tb[0].order, tb[1].order);
 }
 END_TEST
@@ -110,18 +71,18 @@ END_TEST
  */
 START_TEST(test_back_merge_by_end_sector)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk("noop");
 	struct test_bio tb[3];
 
-	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
-	submit(fd, &tb[1], REQ_OP_READ, 500, 8);
-	submit(fd, &tb[2], REQ_OP_READ, 108, 8);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 100, 8);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 500, 8);
+	elv_submit(fd, &tb[2], REQ_OP_READ, 108, 8);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 0, REQ_OP_READ, 100, 16);
-	assert_dispatched(fd, 1, REQ_OP_READ, 500, 8);
+	elv_assert_dispatched_op(fd, 0, REQ_OP_READ, 100, 16);
+	elv_assert_dispatched_op(fd, 1, REQ_OP_READ, 500, 8);
 	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 1);
-	finish(fd, tb, 3);
+	elv_finish(fd, tb, 3);
 	ck_assert_uint_lt(tb[0].order, tb[2].order);
 }
 END_TEST
@@ -132,19 +93,19 @@ END_TEST
  */
 START_TEST(test_no_front_merge)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk("noop");
 	struct test_bio tb[3];
 
-	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
-	submit(fd, &tb[1], REQ_OP_READ, 500, 8);
-	submit(fd, &tb[2], REQ_OP_READ, 92, 8);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 100, 8);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 500, 8);
+	elv_submit(fd, &tb[2], REQ_OP_READ, 92, 8);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 3);
-	assert_dispatched(fd, 0, REQ_OP_READ, 100, 8);
-	assert_dispatched(fd, 1, REQ_OP_READ, 500, 8);
-	assert_dispatched(fd, 2, REQ_OP_READ, 92, 8);
+	elv_assert_dispatched_op(fd, 0, REQ_OP_READ, 100, 8);
+	elv_assert_dispatched_op(fd, 1, REQ_OP_READ, 500, 8);
+	elv_assert_dispatched_op(fd, 2, REQ_OP_READ, 92, 8);
 	ck_assert_uint_eq(fd->q->stats.merges[STAT_READ], 0);
-	finish(fd, tb, 3);
+	elv_finish(fd, tb, 3);
 }
 END_TEST
 
@@ -155,16 +116,16 @@ END_TEST
  */
 START_TEST(test_front_merge_via_cache)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk("noop");
 	struct test_bio tb[3];
 
-	submit(fd, &tb[0], REQ_OP_READ, 100, 8);
-	submit(fd, &tb[1], REQ_OP_READ, 108, 8);
-	submit(fd, &tb[2], REQ_OP_READ, 92, 8);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 100, 8);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 108, 8);
+	elv_submit(fd, &tb[2], REQ_OP_READ, 92, 8);
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	assert_dispatched(fd, 0, REQ_OP_READ, 92, 24);
-	finish(fd, tb, 3);
+	elv_assert_dispatched_op(fd, 0, REQ_OP_READ, 92, 24);
+	elv_finish(fd, tb, 3);
 	ck_assert_uint_lt(tb[2].order, tb[0].order);
 	ck_assert_uint_lt(tb[0].order, tb[1].order);
 }
@@ -177,21 +138,21 @@ END_TEST
  */
 START_TEST(test_gap_fill_joins_requests)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk("noop");
 	struct test_bio tb[5];
 
-	submit(fd, &tb[0], REQ_OP_WRITE, 20, 1);  /* before A in the FIFO */
-	submit(fd, &tb[1], REQ_OP_WRITE, 100, 8); /* A */
-	submit(fd, &tb[2], REQ_OP_WRITE, 116, 8); /* B */
-	submit(fd, &tb[3], REQ_OP_WRITE, 500, 8); /* U */
-	submit(fd, &tb[4], REQ_OP_WRITE, 108, 8); /* the gap */
+	elv_submit(fd, &tb[0], REQ_OP_WRITE, 20, 1);  /* before A in the FIFO */
+	elv_submit(fd, &tb[1], REQ_OP_WRITE, 100, 8); /* A */
+	elv_submit(fd, &tb[2], REQ_OP_WRITE, 116, 8); /* B */
+	elv_submit(fd, &tb[3], REQ_OP_WRITE, 500, 8); /* U */
+	elv_submit(fd, &tb[4], REQ_OP_WRITE, 108, 8); /* the gap */
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 3);
-	assert_dispatched(fd, 0, REQ_OP_WRITE, 20, 1);
-	assert_dispatched(fd, 1, REQ_OP_WRITE, 100, 24);
-	assert_dispatched(fd, 2, REQ_OP_WRITE, 500, 8);
+	elv_assert_dispatched_op(fd, 0, REQ_OP_WRITE, 20, 1);
+	elv_assert_dispatched_op(fd, 1, REQ_OP_WRITE, 100, 24);
+	elv_assert_dispatched_op(fd, 2, REQ_OP_WRITE, 500, 8);
 	ck_assert_uint_eq(fd->events[1].nr_segments, 3);
-	finish(fd, tb, 5);
+	elv_finish(fd, tb, 5);
 	ck_assert_uint_lt(tb[1].order, tb[4].order);
 	ck_assert_uint_lt(tb[4].order, tb[2].order);
 }
@@ -205,18 +166,18 @@ END_TEST
  */
 START_TEST(test_gap_fill_joins_requests_apart_in_fifo)
 {
-	struct fake_disk *fd = stopped_disk();
+	struct fake_disk *fd = elv_stopped_disk("noop");
 	struct test_bio tb[4];
 
-	submit(fd, &tb[0], REQ_OP_WRITE, 100, 8); /* A */
-	submit(fd, &tb[1], REQ_OP_WRITE, 500, 8); /* U */
-	submit(fd, &tb[2], REQ_OP_WRITE, 116, 8); /* B */
-	submit(fd, &tb[3], REQ_OP_WRITE, 108, 8); /* the gap */
+	elv_submit(fd, &tb[0], REQ_OP_WRITE, 100, 8); /* A */
+	elv_submit(fd, &tb[1], REQ_OP_WRITE, 500, 8); /* U */
+	elv_submit(fd, &tb[2], REQ_OP_WRITE, 116, 8); /* B */
+	elv_submit(fd, &tb[3], REQ_OP_WRITE, 108, 8); /* the gap */
 	fake_start(fd);
 	ck_assert_uint_eq(fd->nr_events, 2);
-	assert_dispatched(fd, 0, REQ_OP_WRITE, 100, 24);
-	assert_dispatched(fd, 1, REQ_OP_WRITE, 500, 8);
-	finish(fd, tb, 4);
+	elv_assert_dispatched_op(fd, 0, REQ_OP_WRITE, 100, 24);
+	elv_assert_dispatched_op(fd, 1, REQ_OP_WRITE, 500, 8);
+	elv_finish(fd, tb, 4);
 }
 END_TEST
 

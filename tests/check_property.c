@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_driver.h"
+#include "elv_harness.h"
 
 #define NR_SEEDS 16 /* per elevator; RQDISK_PROPERTY_SEEDS changes it */
 #define NR_BIOS 300
@@ -358,14 +358,6 @@ static void submit_next(struct prop *p, struct fake_disk *fd, unsigned int *seed
 	submit_bio(fd->q, &p->bios[idx].bio);
 }
 
-/* Nothing out, yet an elevator held work back (idling): its wake-up time comes. */
-static void wake_elevator(struct fake_disk *fd)
-{
-	if (fd->clock.virtual_ns < fd->q->dispatch_at)
-		fd->clock.virtual_ns = fd->q->dispatch_at;
-	blk_run_queue(fd->q);
-}
-
 /* Now and then, another elevator while everything runs: nothing may be lost or stuck. */
 static unsigned int maybe_switch(struct fake_disk *fd, unsigned int *seed)
 {
@@ -407,7 +399,7 @@ static void run_stream(const char *elevator, unsigned int seed, bool switching)
 		else if (fd->q->plugged)
 			blk_unplug(fd->q);
 		else if (fd->q->dispatch_at)
-			wake_elevator(fd);
+			elv_wake(fd);
 		else
 			break;
 	}

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "seek_test.h"
+#include "elv_harness.h"
 
 #define ELEVATOR "sstf"
 
@@ -21,10 +21,10 @@ START_TEST(test_textbook_one_at_a_time)
 	struct test_bio tb[NR_TEXTBOOK + 1];
 	struct fake_disk *fd = run_textbook(ELEVATOR, tb, 1, true);
 
-	assert_dispatched(fd, 0, 52, 1);
-	assert_order_from(fd, 1, sstf_sectors, NR_TEXTBOOK);
-	ck_assert_uint_eq(head_movement(fd, 1, TEXTBOOK_HEAD), 296);
-	finish(fd, tb, NR_TEXTBOOK + 1);
+	elv_assert_dispatched(fd, 0, 52, 1);
+	elv_assert_order_from(fd, 1, sstf_sectors, NR_TEXTBOOK);
+	ck_assert_uint_eq(elv_head_movement(fd, 1, TEXTBOOK_HEAD), 296);
+	elv_finish(fd, tb, NR_TEXTBOOK + 1);
 }
 END_TEST
 
@@ -34,10 +34,10 @@ START_TEST(test_textbook_whole_queue)
 	struct test_bio tb[NR_TEXTBOOK + 1];
 	struct fake_disk *fd = run_textbook(ELEVATOR, tb, 1, false);
 
-	assert_dispatched(fd, 0, 52, 1);
-	assert_order_from(fd, 1, sstf_sectors, NR_TEXTBOOK);
-	ck_assert_uint_eq(head_movement(fd, 1, TEXTBOOK_HEAD), 296);
-	finish(fd, tb, NR_TEXTBOOK + 1);
+	elv_assert_dispatched(fd, 0, 52, 1);
+	elv_assert_order_from(fd, 1, sstf_sectors, NR_TEXTBOOK);
+	ck_assert_uint_eq(elv_head_movement(fd, 1, TEXTBOOK_HEAD), 296);
+	elv_finish(fd, tb, NR_TEXTBOOK + 1);
 }
 END_TEST
 
@@ -57,10 +57,10 @@ START_TEST(test_textbook_in_cylinders)
 	for (int pass = 0; pass < 2; pass++) {
 		struct fake_disk *fd = run_textbook(ELEVATOR, tb, 8, pass == 0);
 
-		assert_dispatched(fd, 0, TEXTBOOK_HEAD * 8 - 1, 1);
-		assert_order_from(fd, 1, want, NR_TEXTBOOK);
-		ck_assert_uint_eq(head_movement(fd, 1, TEXTBOOK_HEAD * 8), 1885);
-		finish(fd, tb, NR_TEXTBOOK + 1);
+		elv_assert_dispatched(fd, 0, TEXTBOOK_HEAD * 8 - 1, 1);
+		elv_assert_order_from(fd, 1, want, NR_TEXTBOOK);
+		ck_assert_uint_eq(elv_head_movement(fd, 1, TEXTBOOK_HEAD * 8), 1885);
+		elv_finish(fd, tb, NR_TEXTBOOK + 1);
 	}
 }
 END_TEST
@@ -70,14 +70,14 @@ START_TEST(test_head_starts_at_zero)
 {
 	static const sector_t in[] = { 500, 300, 100, 200 };
 	static const sector_t out[] = { 100, 200, 300, 500 };
-	struct fake_disk *fd = stopped_disk(ELEVATOR);
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
 	struct test_bio tb[4];
 
 	for (unsigned int i = 0; i < 4; i++)
-		submit(fd, &tb[i], REQ_OP_READ, in[i], 1);
+		elv_submit(fd, &tb[i], REQ_OP_READ, in[i], 1);
 	fake_start(fd);
-	assert_order_from(fd, 0, out, 4);
-	finish(fd, tb, 4);
+	elv_assert_order_from(fd, 0, out, 4);
+	elv_finish(fd, tb, 4);
 }
 END_TEST
 
@@ -93,18 +93,18 @@ START_TEST(test_tie_goes_up)
 	struct test_bio tb[5];
 
 	fd->q->limits.nr_requests = 1;
-	submit(fd, &tb[0], REQ_OP_READ, 100, 1);
-	submit(fd, &tb[1], REQ_OP_READ, 140, 1);
-	submit(fd, &tb[2], REQ_OP_READ, 91, 1);
-	submit(fd, &tb[3], REQ_OP_READ, 111, 1);
-	complete_one(fd);
-	complete_one(fd);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 100, 1);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 140, 1);
+	elv_submit(fd, &tb[2], REQ_OP_READ, 91, 1);
+	elv_submit(fd, &tb[3], REQ_OP_READ, 111, 1);
+	elv_complete_one(fd);
+	elv_complete_one(fd);
 	/* arrives while 91 is out: not mergeable with it, and right at the head */
-	submit(fd, &tb[4], REQ_OP_READ, 92, 1);
-	complete_one(fd);
-	complete_one(fd);
-	assert_order_from(fd, 0, out, 5);
-	finish(fd, tb, 5);
+	elv_submit(fd, &tb[4], REQ_OP_READ, 92, 1);
+	elv_complete_one(fd);
+	elv_complete_one(fd);
+	elv_assert_order_from(fd, 0, out, 5);
+	elv_finish(fd, tb, 5);
 }
 END_TEST
 
@@ -120,20 +120,20 @@ START_TEST(test_arrivals_during_service)
 	struct test_bio tb[5];
 
 	fd->q->limits.nr_requests = 1;
-	submit(fd, &tb[0], REQ_OP_READ, 100, 1);
-	submit(fd, &tb[1], REQ_OP_READ, 300, 1);
-	submit(fd, &tb[2], REQ_OP_READ, 20, 1);
-	submit(fd, &tb[3], REQ_OP_READ, 110, 1);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 100, 1);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 300, 1);
+	elv_submit(fd, &tb[2], REQ_OP_READ, 20, 1);
+	elv_submit(fd, &tb[3], REQ_OP_READ, 110, 1);
 	ck_assert_uint_eq(fd->nr_events, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 1, 110, 1);
-	submit(fd, &tb[4], REQ_OP_READ, 90, 1);
-	complete_one(fd);
-	assert_dispatched(fd, 2, 90, 1);
-	complete_one(fd);
-	complete_one(fd);
-	assert_order_from(fd, 0, out, 5);
-	finish(fd, tb, 5);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 1, 110, 1);
+	elv_submit(fd, &tb[4], REQ_OP_READ, 90, 1);
+	elv_complete_one(fd);
+	elv_assert_dispatched(fd, 2, 90, 1);
+	elv_complete_one(fd);
+	elv_complete_one(fd);
+	elv_assert_order_from(fd, 0, out, 5);
+	elv_finish(fd, tb, 5);
 }
 END_TEST
 

@@ -32,7 +32,7 @@ RQDISK=$(realpath -m "$RQDISK")
 : "${top_srcdir:=$(dirname "$0")/..}"
 export RQDISK top_builddir top_srcdir
 # The nbd and rbd backends: the build tree's modules, not the installed ones.
-: "${RQDISK_BACKEND_DIR:=$top_builddir/src/daemon/.libs}"
+: "${RQDISK_BACKEND_DIR:=$top_builddir/src/backend/.libs}"
 export RQDISK_BACKEND_DIR
 
 # Give up on the test: it found the behaviour broken.

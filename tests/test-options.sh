@@ -31,6 +31,20 @@ done
 echo "--help mentions all of: $(printf '%s\n' "${options[@]}" | sort -u | tr '\n' ' ')"
 "$RQDISK" -h | cmp -s - "$tmp/help" || fail "-h differs from --help"
 
+say "--help names every built-in elevator and every filter"
+# the registries' names, read from the sources: a new one that --help leaves out fails here
+if [ -r "$top_srcdir/src/block/elevator.c" ]; then
+	names=$(sed -n 's/^[[:space:]]*\.elevator_name = "\([a-z-]*\)",$/\1/p' \
+		"$top_srcdir"/sched/*.c
+		sed -n 's/^[[:space:]]*\.name = "\([a-z-]*\)",$/\1/p' \
+		"$top_srcdir"/src/device/filter_*.c)
+	[ -n "$names" ] || fail "no elevator or filter names found in the sources"
+	for name in $names; do
+		grep -Eq "[ :]$name[ ,]" "$tmp/help" || fail "--help does not name $name"
+	done
+	echo "--help names all of: $(echo $names)"
+fi
+
 say "--version prints the version and exits 0"
 version=$("$RQDISK" --version) || fail "--version exited with status $?"
 echo "$version"

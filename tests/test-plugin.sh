@@ -11,24 +11,23 @@ requires_fuse
 requires make cc dd cmp python3
 
 make_tmpdir tmp
-mkdir "$tmp/mnt" "$tmp/include"
+mkdir "$tmp/mnt"
 modules=$top_builddir/tests/.libs
 for m in idler broken-version; do
 	[ -f "$modules/$m.so" ] || fail "$modules/$m.so is not built (make check builds it)"
 done
-api=$(sed -n 's/^#define ELV_API_VERSION \([0-9]*\)$/\1/p' "$top_srcdir/sched/elevator.h")
-[ -n "$api" ] || fail "no ELV_API_VERSION in sched/elevator.h"
+header=$top_srcdir/include/rqdisk/elevator.h
+api=$(sed -n 's/^#define ELV_API_VERSION \([0-9]*\)$/\1/p' "$header")
+[ -n "$api" ] || fail "no ELV_API_VERSION in include/rqdisk/elevator.h"
 
 say "contrib/elevator-example builds with its own Makefile against <rqdisk/elevator.h>"
-# the tree's sched/ stands for the installed $includedir/rqdisk
-ln -s "$(realpath "$top_srcdir/sched")" "$tmp/include/rqdisk"
 cp -R "$top_srcdir/contrib/elevator-example" "$tmp/example"
 chmod -R u+w "$tmp/example" # distcheck's source tree is read-only
 bsd_cflags=
 command -v pkg-config >/dev/null && bsd_cflags=$(pkg-config --cflags libbsd 2>/dev/null || :)
 # not the jobserver of a make check that runs this test
 unset MAKEFLAGS MFLAGS MAKELEVEL
-make -C "$tmp/example" RQDISK_CFLAGS="-I$tmp/include $bsd_cflags" \
+make -C "$tmp/example" RQDISK_CFLAGS="-I$top_srcdir/include $bsd_cflags" \
 	CFLAGS="-O2 -g -Wall -Wextra -Werror" >"$tmp/make.out" 2>&1 ||
 	{ cat "$tmp/make.out"; fail "the example does not build"; }
 so=$tmp/example/lifo.so

@@ -12,7 +12,7 @@
  * not shown), the last the directory of its ctl_dir at the top (power/);
  * from CTL_INO_IOSCHED_BASE the running elevator's tunables,
  * CTL_TUNABLES_MAX inodes for each elevator instance (q->elevator_gen).
- * control.c asserts that the ranges do not meet.
+ * control_inode.c asserts that the ranges do not meet.
  */
 #define CTL_INO_LAYER_BASE 512
 #define CTL_LAYER_INOS 32

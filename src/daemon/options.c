@@ -60,6 +60,45 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+#define USAGE_INDENT 31 /* where an option's text starts */
+#define USAGE_WIDTH 80
+
+/* The words of text after column *col, wrapped under the option's text at USAGE_WIDTH. */
+static void usage_words(FILE *f, int *col, const char *text)
+{
+	while (*text) {
+		int len = (int)strcspn(text, " ");
+
+		if (*col + 1 + len > USAGE_WIDTH)
+			*col = fprintf(f, "\n%*s%.*s", USAGE_INDENT, "", len, text) - 1;
+		else
+			*col += fprintf(f, " %.*s", len, text);
+		text += len + (text[len] == ' ');
+	}
+}
+
+/*
+ * The names of a registry in an option's text, which is at column col:
+ * first, then each name but skip, each followed by ',', then last.  Built
+ * from the registries, so that a new elevator or filter is in --help
+ * without anyone writing it there.
+ */
+static void usage_list(FILE *f, int col, const char *first, const char *const *names,
+		       const char *skip, const char *last)
+{
+	char word[64];
+
+	usage_words(f, &col, first);
+	for (; *names; names++) {
+		if (skip && !strcmp(*names, skip))
+			continue;
+		snprintf(word, sizeof(word), "%s,", *names);
+		usage_words(f, &col, word);
+	}
+	usage_words(f, &col, last);
+	fprintf(f, "\n");
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -75,8 +114,10 @@ static void usage(FILE *f)
 		"rbd:POOL/IMAGE[@SNAP][:conf=PATH][:id=NAME][:KEY=VALUE...].\n"
 #endif
 		"\n"
-		"  -e, --elevator NAME          I/O scheduler: deadline (default), none, noop,\n"
-		"                               cfq, bfq, as, kyber, sstf, clook, or a .so path\n"
+		"  -e, --elevator NAME          I/O scheduler:");
+	usage_list(f, USAGE_INDENT + 14, "deadline (default), none,", elevator_builtin_names(),
+		   "deadline", "or a .so path");
+	fprintf(f,
 		"      --logical-block-size N   512..4096, a power of two (default 512)\n"
 		"      --max-sectors N          512-byte sectors per request (default 255; remote 2048)\n"
 		"      --max-segments N         segments per request (default 128)\n"
@@ -102,11 +143,10 @@ static void usage(FILE *f)
 		"  -m, --model SPEC             time completions as a device would: none\n"
 		"                               (default), hdd[:KEY=V,...], ssd[:KEY=V,...];\n"
 		"                               short for --filter model:SPEC\n"
-		"      --filter NAME[:ARGS]     stack a filter below the queue: model:SPEC,\n"
-		"                               delay:ms=N, write-cache[:size=MIB,...],\n"
-		"                               log-writes:file=LOG, fault[:KEY=V,...]\n"
-		"                               (repeatable; the first is\n"
-		"                               nearest the queue)\n"
+		"      --filter NAME[:ARGS]     stack a filter below the queue:");
+	usage_list(f, USAGE_INDENT + 31, "", dev_filter_names(), NULL,
+		   "each with its ARGS in rqdisk(8) (repeatable; the first is nearest the queue)");
+	fprintf(f,
 #ifdef HAVE_LIBNBD
 		"      --nbd-timeout SECONDS    an NBD request fails with EIO when the server\n"
 		"                               has not answered it in this time (default 30)\n"
@@ -427,14 +467,8 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	o->fuse_uring = FUSE_URING_AUTO;
 	blk_set_default_limits(&o->limits);
 	while ((opt = cli_getopt("rqdisk", argc, argv, "+:e:m:rfhV", long_options)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
+		if (cli_help_version("rqdisk", opt, usage))
 			return PARSE_EXIT_OK;
-		}
-		if (opt == 'V') {
-			printf("rqdisk %s\n", PACKAGE_VERSION);
-			return PARSE_EXIT_OK;
-		}
 		if (opt == '?')
 			return PARSE_ERROR;
 		if (parse_one(opt, optarg, o))

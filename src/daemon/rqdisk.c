@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend_module.h"
+#include "backend.h"
 #include "backend_nbd.h"
 #include "backend_rbd.h"
 #include "blktrace.h"
@@ -28,6 +28,7 @@
 #include "driver_uring.h"
 #include "frontend.h"
 #include "fuse_ring.h"
+#include "notify.h"
 #include "options.h"
 
 #ifndef PR_SET_IO_FLUSHER
@@ -36,6 +37,7 @@
 
 struct rqdisk_state {
 	struct rqdisk_options opt;
+	const struct backend_type *backend; /* what serves the image, from the registry */
 	struct rqdisk disk;
 	int fd;
 	bool created; /* the image is ours to remove on failure */
@@ -217,14 +219,10 @@ static int check_direct_alignment(struct rqdisk_state *s)
 	return 0;
 }
 
-/* An NBD export has no file here: its size comes when the backend connects. */
-static bool image_is_nbd(const struct rqdisk_state *s)
+/* Whether the registry gave the image to the backend of that scheme. */
+static bool backend_is(const struct rqdisk_state *s, const char *scheme)
 {
-#ifdef HAVE_LIBNBD
-	return nbd_is_uri(s->opt.image);
-#else
-	return false;
-#endif
+	return !strcmp(s->backend->scheme, scheme);
 }
 
 /* The URI and the NBD options, as the nbd backend opens them (NULL: no memory). */
@@ -239,20 +237,13 @@ static char *nbd_backend_args(const struct rqdisk_options *o)
 	return args;
 }
 
-/* Nor has an RBD image (rbd:POOL/IMAGE): the backend gets the text after "rbd:". */
-static bool image_is_rbd(const struct rqdisk_state *s)
-{
-#ifdef HAVE_LIBRBD
-	return rbd_is_spec(s->opt.image);
-#else
-	return false;
-#endif
-}
-
-/* An image on a server, not a file here: its size and mode come from the backend. */
+/*
+ * An image on a server (an NBD export, an RBD image), not a file here:
+ * its size and mode come from the backend.
+ */
 static bool image_is_remote(const struct rqdisk_state *s)
 {
-	return image_is_nbd(s) || image_is_rbd(s);
+	return s->backend->remote;
 }
 
 /*
@@ -311,21 +302,12 @@ static unsigned int driver_flags(const struct rqdisk_options *o)
 	       (o->null ? URING_DRIVER_NULL : 0);
 }
 
-/*
- * The file or null backend (NULL: the driver's own), or for a URI or an
- * rbd: spec the nbd or rbd backend, loaded from its module only now.
- */
+/* The image's backend's ops: built in, or (nbd, rbd) loaded from its module only now. */
 static int backend_of(const struct rqdisk_state *s, const struct dev_ops **ops)
 {
 	char why[PATH_MAX + 256];
 
-	*ops = NULL;
-	if (image_is_nbd(s))
-		*ops = backend_module_load("nbd", "dev_nbd_ops", why, sizeof(why));
-	else if (image_is_rbd(s))
-		*ops = backend_module_load("rbd", "dev_rbd_ops", why, sizeof(why));
-	else
-		return 0;
+	*ops = backend_ops(s->backend, why, sizeof(why));
 	if (!*ops)
 		die_msg("IMAGE %s: %s", s->opt.image, why);
 	return *ops ? 0 : -1;
@@ -892,10 +874,11 @@ static int start(struct rqdisk_state *s)
 		return -1;
 	}
 	s->opt.mountpoint = s->mountpoint;
+	s->backend = backend_for_image(s->opt.image, s->opt.null);
 	/* device/stack shows it */
-	if (image_is_rbd(s))
+	if (backend_is(s, "rbd")) /* the backend gets the text after "rbd:" */
 		s->image_path = strdup(s->opt.image + strlen(RBD_SPEC_PREFIX));
-	else if (image_is_nbd(s))
+	else if (backend_is(s, "nbd"))
 		s->image_path = nbd_backend_args(&s->opt);
 	else
 		s->image_path = absolute_path(s->opt.image);
@@ -937,8 +920,10 @@ int main(int argc, char **argv)
 		daemonize_finish(&s, 1);
 		return 1;
 	}
+	notify_ready(); /* a unit of Type=notify starts what waits for the mount */
 	daemonize_finish(&s, 0);
 	ret = serve(&s);
+	notify_stopping();
 	if (sync_image(&s) || s.exit_flush_error)
 		ret = -1;
 	if (teardown(&s, false))

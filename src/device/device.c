@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blkdev.h"
 #include "blktrace.h"
 #include "device.h"
+#include "kv.h"
 
 static const struct dev_ops *const dev_filters[] = { &dev_model_ops, &dev_delay_ops,
 						      &dev_write_cache_ops, &dev_log_writes_ops,
@@ -364,6 +366,36 @@ uint64_t dev_now(const struct blk_dev *dev)
 	return blk_clock_now(dev->stack->q->clock);
 }
 
+bool dev_has_queue(const struct blk_dev *dev)
+{
+	return dev->stack->q;
+}
+
+unsigned int dev_depth(const struct blk_dev *dev)
+{
+	return dev->stack->q->limits.nr_requests;
+}
+
+unsigned int dev_max_segments(const struct blk_dev *dev)
+{
+	return queue_max_segments(&dev->stack->q->limits);
+}
+
+unsigned int dev_max_hw_sectors(const struct blk_dev *dev)
+{
+	return dev->stack->q->limits.max_hw_sectors;
+}
+
+int dev_map_sg(struct request *rq, struct iovec *sg)
+{
+	return blk_rq_map_sg(rq->q, rq, sg);
+}
+
+void dev_kick(struct blk_dev *dev)
+{
+	__blk_run_queue(dev->stack->q);
+}
+
 uint64_t dev_stack_next_timer(const struct dev_stack *s)
 {
 	uint64_t at = 0;
@@ -420,45 +452,43 @@ int dev_parse_value(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static int dev_parse_key(const char *layer, const char *kv, size_t len, const struct dev_key *keys,
-			 uint64_t *vals, char *why, size_t whylen)
+struct dev_keys_walk {
+	const char *layer;
+	const struct dev_key *keys;
+	uint64_t *vals;
+	char *why;
+	size_t whylen;
+};
+
+static int dev_parse_key(void *opaque, const char *key, size_t klen, const char *val, size_t vlen)
 {
-	const char *eq = memchr(kv, '=', len);
-	size_t klen = eq ? (size_t)(eq - kv) : len;
+	struct dev_keys_walk *w = opaque;
+	const struct dev_key *keys = w->keys;
 	uint64_t v;
 
 	for (size_t i = 0; keys[i].name; i++) {
-		if (strlen(keys[i].name) != klen || strncmp(keys[i].name, kv, klen))
+		if (!kv_key_is(key, klen, keys[i].name))
 			continue;
-		if (!eq || dev_parse_u64(eq + 1, len - klen - 1, &v) || v < keys[i].min ||
-		    v > keys[i].max) {
-			snprintf(why, whylen, "%s: %s must be a whole number from %llu to %llu, not '%.*s'",
-				 layer, keys[i].name, (unsigned long long)keys[i].min,
-				 (unsigned long long)keys[i].max, eq ? (int)(len - klen - 1) : 0,
-				 eq ? eq + 1 : "");
+		if (!val || dev_parse_u64(val, vlen, &v) || v < keys[i].min || v > keys[i].max) {
+			snprintf(w->why, w->whylen,
+				 "%s: %s must be a whole number from %llu to %llu, not '%.*s'",
+				 w->layer, keys[i].name, (unsigned long long)keys[i].min,
+				 (unsigned long long)keys[i].max, (int)vlen, val ? val : "");
 			return -EINVAL;
 		}
-		vals[i] = v;
+		w->vals[i] = v;
 		return 0;
 	}
-	snprintf(why, whylen, "%s: no key '%.*s'", layer, (int)klen, kv);
+	snprintf(w->why, w->whylen, "%s: no key '%.*s'", w->layer, (int)klen, key);
 	return -EINVAL;
 }
 
 int dev_parse_keys(const char *layer, const char *args, const struct dev_key *keys,
 		   uint64_t *vals, char *why, size_t whylen)
 {
-	const char *s = args ? args : "";
+	struct dev_keys_walk w = { layer, keys, vals, why, whylen };
 
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		int ret = dev_parse_key(layer, s, len, keys, vals, why, whylen);
-
-		if (ret)
-			return ret;
-		s += len + (s[len] == ',');
-	}
-	return 0;
+	return kv_walk(args, dev_parse_key, &w);
 }
 
 void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...)

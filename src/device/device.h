@@ -18,7 +18,7 @@
  * sleep.  A stack with no filter is the backend alone: nothing is paid for
  * a filter that is not there.
  *
- * How the layers that come next use these ops, unchanged:
+ * How the layers use these ops:
  *  - fault (fail at a sector, drop writes, corrupt bytes, delay): submit
  *    passes down, or holds with a timer; end passes the good prefix up
  *    with dev_end(.., 0, n) first, then the error for the rest; it
@@ -48,7 +48,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "blkdev.h"
+#include "blk_types.h"
+
+struct iovec;
+struct request_queue; /* the queue above: no layer looks inside it */
 
 #define DEV_API_VERSION 1
 
@@ -89,6 +92,12 @@ struct dev_limits {
 
 struct dev_ops {
 	int api_version; /* DEV_API_VERSION */
+	/*
+	 * sizeof(struct dev_ops) where the table was built, as BACKEND_REGISTER
+	 * fills it (0: a table from before it did; it lies in what was padding).
+	 * New fields only ever go at the end.
+	 */
+	unsigned int size;
 	const char *name;
 	bool backend; /* a backend is the stack's bottom; a filter is not */
 	/* Bytes the layer keeps with each request (dev_rq_pdu()), zeroed at submit. */
@@ -244,6 +253,18 @@ void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...) __attribute__((for
 /* Call ops->timer at (0: never); a later call replaces an earlier one. */
 void dev_set_timer(struct blk_dev *dev, uint64_t at);
 uint64_t dev_now(const struct blk_dev *dev);
+/* Whether a queue runs the stack (not one only checked or described, as rqdisk-replay's). */
+bool dev_has_queue(const struct blk_dev *dev);
+/* Requests the queue above lets out at once (nr_requests): how deep a layer may hold. */
+unsigned int dev_depth(const struct blk_dev *dev);
+/* The most segments a request of the queue above maps to: what dev_map_sg fills at most. */
+unsigned int dev_max_segments(const struct blk_dev *dev);
+/* The largest request the queue above may send down, in sectors (max_hw_sectors). */
+unsigned int dev_max_hw_sectors(const struct blk_dev *dev);
+/* rq's memory as an iovec (blk_rq_map_sg); its number of entries. */
+int dev_map_sg(struct request *rq, struct iovec *sg);
+/* Ask the queue above to dispatch again (a layer that can take requests again). */
+void dev_kick(struct blk_dev *dev);
 
 /*
  * A request of a layer's own for the layers below it (a write cache's
@@ -259,9 +280,10 @@ struct request *dev_alloc_request(struct blk_dev *dev, enum req_op op, unsigned 
 				  sector_t sector, void *buf, unsigned int len);
 void dev_free_request(struct request *rq);
 
+/* The queue's pdu follows the request (blk_rq_pdu); the layer's part lies at its offset. */
 static inline void *dev_rq_pdu(const struct blk_dev *dev, const struct request *rq)
 {
-	return (char *)blk_rq_pdu(rq) + dev->pdu_offset;
+	return (char *)rq + sizeof(*rq) + dev->pdu_offset;
 }
 
 /*

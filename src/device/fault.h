@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "blkdev.h"
+#include "blk_types.h"
 
 #define FAULT_PPM 1000000u	/* probabilities are parts per million */
 #define FAULT_MAX_MS 3600000ull /* an hour */

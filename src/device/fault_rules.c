@@ -8,6 +8,7 @@
 
 #include "device.h"
 #include "fault.h"
+#include "kv.h"
 
 static const struct {
 	const char *name;
@@ -253,43 +254,45 @@ static int fault_set(const struct fault_key *k, struct fault_rules *r, struct fa
 	}
 }
 
-static int fault_parse_one(struct fault_rules *r, struct fault_badblocks *bb, const char *kv,
-			   size_t len, sector_t cap, char *why, size_t whylen)
+struct fault_walk {
+	struct fault_rules *r;
+	struct fault_badblocks *bb;
+	sector_t cap;
+	char *why;
+	size_t whylen;
+};
+
+static int fault_parse_one(void *opaque, const char *key, size_t klen, const char *val,
+			   size_t vlen)
 {
-	const char *eq = memchr(kv, '=', len);
-	size_t klen = eq ? (size_t)(eq - kv) : len;
+	struct fault_walk *w = opaque;
 
 	for (size_t i = 0; i < NR(fault_keys); i++) {
 		const struct fault_key *k = &fault_keys[i];
 		int ret;
 
-		if (strlen(k->name) != klen || strncmp(k->name, kv, klen))
+		if (!kv_key_is(key, klen, k->name))
 			continue;
-		ret = eq ? fault_set(k, r, bb, eq + 1, len - klen - 1, cap) : -EINVAL;
+		ret = val ? fault_set(k, w->r, w->bb, val, vlen, w->cap) : -EINVAL;
 		if (ret == -ENOMEM)
-			snprintf(why, whylen, "out of memory");
+			snprintf(w->why, w->whylen, "out of memory");
 		else if (ret)
-			snprintf(why, whylen, "fault: %s must be %s, not '%.*s'", k->name, k->what,
-				 eq ? (int)(len - klen - 1) : 0, eq ? eq + 1 : "");
+			snprintf(w->why, w->whylen, "fault: %s must be %s, not '%.*s'", k->name,
+				 k->what, (int)vlen, val ? val : "");
 		return ret;
 	}
-	snprintf(why, whylen, "fault: no key '%.*s'", (int)klen, kv);
+	snprintf(w->why, w->whylen, "fault: no key '%.*s'", (int)klen, key);
 	return -EINVAL;
 }
 
 int fault_rules_parse(struct fault_rules *r, struct fault_badblocks *bb, const char *args,
 		      sector_t capacity, char *why, size_t whylen)
 {
-	const char *s = args ? args : "";
+	struct fault_walk w = { r, bb, capacity, why, whylen };
+	int ret = kv_walk(args, fault_parse_one, &w);
 
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		int ret = fault_parse_one(r, bb, s, len, capacity, why, whylen);
-
-		if (ret)
-			return ret;
-		s += len + (s[len] == ',');
-	}
+	if (ret)
+		return ret;
 	if (r->end && r->end <= r->start) {
 		snprintf(why, whylen, "fault: end (%llu) must be after start (%llu)",
 			 (unsigned long long)r->end, (unsigned long long)r->start);

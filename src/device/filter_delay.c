@@ -80,7 +80,7 @@ static bool delay_can_take(struct blk_dev *dev)
 {
 	struct delay_filter *df = dev->priv;
 
-	return df->nr_held + df->nr_below < dev->stack->q->limits.nr_requests;
+	return df->nr_held + df->nr_below < dev_depth(dev);
 }
 
 /* Send down, oldest first, what is due and what the layer below takes. */

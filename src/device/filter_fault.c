@@ -264,7 +264,7 @@ static int fault_open(struct blk_dev *dev, const char *args, struct dev_limits *
 	if (!ret && ff->sim)
 		ret = fault_check_sim(&ff->r, why, whylen);
 	/* no queue: a stack only checked and described (rqdisk-replay): no watcher, no clock */
-	if (!ret && dev->stack->q) {
+	if (!ret && dev_has_queue(dev)) {
 		ret = fault_watch_set(ff, ff->r.error_file);
 		if (ret)
 			snprintf(why, whylen, "fault: no watcher for error_file: %s",
@@ -277,7 +277,7 @@ static int fault_open(struct blk_dev *dev, const char *args, struct dev_limits *
 		return ret;
 	}
 	TAILQ_INIT(&ff->held);
-	fault_restart(ff, dev->stack->q ? dev_now(dev) : 0);
+	fault_restart(ff, dev_has_queue(dev) ? dev_now(dev) : 0);
 	dev->priv = ff;
 	return 0;
 }
@@ -299,7 +299,7 @@ static bool fault_can_take(struct blk_dev *dev)
 {
 	struct fault_filter *ff = dev->priv;
 
-	return ff->nr_held + ff->nr_below < dev->stack->q->limits.nr_requests &&
+	return ff->nr_held + ff->nr_below < dev_depth(dev) &&
 	       (ff->nr_held || dev_can_take(dev->lower));
 }
 

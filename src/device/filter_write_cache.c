@@ -174,7 +174,7 @@ static bool wc_can_take(struct blk_dev *dev)
 {
 	struct wc_filter *wc = dev->priv;
 
-	if (wc->nr_fifo >= dev->stack->q->limits.nr_requests)
+	if (wc->nr_fifo >= dev_depth(dev))
 		return false;
 	if (wc->power != WC_ON)
 		return true;
@@ -724,7 +724,7 @@ static int wc_store_cut(struct blk_dev *dev, const char *buf)
 	dev_trace_msg(dev, "power cut: %s", buf);
 	wc_power_settle(wc);
 	wc_look(dev);
-	__blk_run_queue(dev->stack->q);
+	dev_kick(dev);
 	return 0;
 }
 
@@ -741,7 +741,7 @@ static int wc_store_restore(struct blk_dev *dev, const char *buf)
 		dev_trace_msg(dev, "power restored");
 	}
 	wc_look(dev);
-	__blk_run_queue(dev->stack->q);
+	dev_kick(dev);
 	return 0;
 }
 

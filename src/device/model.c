@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv.h"
 #include "model_impl.h"
 
 static const struct model_type *const model_types[] = { &hdd_model_type, &ssd_model_type };
@@ -30,45 +31,50 @@ static double *model_param(void *params, const struct model_key *k)
 	return (double *)(void *)((char *)params + k->offset);
 }
 
-static int model_set_key(const struct model_type *t, void *params, const char *kv, size_t len,
-			 char *why, size_t whylen)
+struct model_walk {
+	const struct model_type *t;
+	void *params;
+	char *why;
+	size_t whylen;
+};
+
+static int model_set_key(void *opaque, const char *key, size_t klen, const char *val, size_t vlen)
 {
-	const char *eq = memchr(kv, '=', len);
+	struct model_walk *w = opaque;
+	const struct model_type *t = w->t;
 	const struct model_key *k;
 	char value[64], *end;
-	size_t vlen;
 	double v;
 
-	if (!eq) {
-		snprintf(why, whylen, "model: '%.*s' is not KEY=VALUE", (int)len, kv);
+	if (!val) {
+		snprintf(w->why, w->whylen, "model: '%.*s' is not KEY=VALUE", (int)klen, key);
 		return -EINVAL;
 	}
-	vlen = len - (size_t)(eq + 1 - kv);
 	if (vlen >= sizeof(value)) { /* cut short, "1.000...0x" would read as 1 */
-		snprintf(why, whylen, "model: the value of '%.*s' is longer than %zu characters",
-			 (int)(eq - kv), kv, sizeof(value) - 1);
+		snprintf(w->why, w->whylen, "model: the value of '%.*s' is longer than %zu characters",
+			 (int)klen, key, sizeof(value) - 1);
 		return -EINVAL;
 	}
-	snprintf(value, sizeof(value), "%.*s", (int)vlen, eq + 1);
-	if (eq - kv == 6 && !strncmp(kv, "preset", 6)) {
-		if (t->preset && !t->preset(params, value))
+	snprintf(value, sizeof(value), "%.*s", (int)vlen, val);
+	if (kv_key_is(key, klen, "preset")) {
+		if (t->preset && !t->preset(w->params, value))
 			return 0;
-		snprintf(why, whylen, "model: %s has no preset '%s'", t->name, value);
+		snprintf(w->why, w->whylen, "model: %s has no preset '%s'", t->name, value);
 		return -EINVAL;
 	}
-	k = model_key_find(t, kv, (size_t)(eq - kv));
+	k = model_key_find(t, key, klen);
 	if (!k) {
-		snprintf(why, whylen, "model: %s has no key '%.*s' (see rqdisk(8))", t->name,
-			 (int)(eq - kv), kv);
+		snprintf(w->why, w->whylen, "model: %s has no key '%.*s' (see rqdisk(8))", t->name,
+			 (int)klen, key);
 		return -EINVAL;
 	}
 	v = strtod(value, &end);
 	if (!*value || *end || !(v >= k->min && v <= k->max)) {
-		snprintf(why, whylen, "model: %s %s must be a number from %g to %g, not '%s'",
+		snprintf(w->why, w->whylen, "model: %s %s must be a number from %g to %g, not '%s'",
 			 t->name, k->name, k->min, k->max, value);
 		return -EINVAL;
 	}
-	*model_param(params, k) = v;
+	*model_param(w->params, k) = v;
 	return 0;
 }
 
@@ -76,15 +82,9 @@ static int model_set_key(const struct model_type *t, void *params, const char *k
 static int model_set_keys(const struct model_type *t, void *params, const char *s, char *why,
 			  size_t whylen)
 {
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		int ret = model_set_key(t, params, s, len, why, whylen);
+	struct model_walk w = { t, params, why, whylen };
 
-		if (ret)
-			return ret;
-		s += len + (s[len] == ',');
-	}
-	return 0;
+	return kv_walk(s, model_set_key, &w);
 }
 
 int disk_model_new(const char *spec, sector_t capacity, struct disk_model **out, char *why,

@@ -6,7 +6,7 @@
 #include <bsd/sys/tree.h>
 #include <stdint.h>
 
-#include "blkdev.h"
+#include "blk_types.h"
 
 enum wc_state {
 	WC_DIRTY,     /* newer than the layer below: on the dirty list */

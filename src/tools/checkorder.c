@@ -50,25 +50,13 @@ static const char *parse_options(int argc, char **argv, bool *quiet, int *status
 		case 'q':
 			*quiet = true;
 			break;
-		case 'h':
-			usage(stdout);
-			*status = EXIT_ORDER_KEPT;
-			return NULL;
-		case 'V':
-			printf(PROG " %s\n", PACKAGE_VERSION);
-			*status = EXIT_ORDER_KEPT;
-			return NULL;
 		default:
+			if (cli_help_version(PROG, opt, usage))
+				*status = EXIT_ORDER_KEPT;
 			return NULL;
 		}
 	}
-	if (argc == optind)
-		cli_usage_error(PROG, "a TRACE is needed", NULL);
-	else if (argc - optind > 1)
-		cli_usage_error(PROG, "only one TRACE at a time, not", argv[optind + 1]);
-	else
-		return argv[optind];
-	return NULL;
+	return cli_one_operand(PROG, argc, argv, "TRACE");
 }
 
 /* A verdict that did not reach standard output is no verdict. */

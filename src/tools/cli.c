@@ -15,6 +15,29 @@ void cli_usage_error(const char *prog, const char *what, const char *arg)
 		arg ? arg : "", prog);
 }
 
+bool cli_help_version(const char *prog, int opt, void (*usage)(FILE *f))
+{
+	if (opt == 'h')
+		usage(stdout);
+	else if (opt == 'V')
+		printf("%s %s\n", prog, PACKAGE_VERSION);
+	return opt == 'h' || opt == 'V';
+}
+
+const char *cli_one_operand(const char *prog, int argc, char **argv, const char *what)
+{
+	char text[64];
+
+	if (argc - optind == 1)
+		return argv[optind];
+	if (argc <= optind)
+		snprintf(text, sizeof(text), "a %s is needed", what);
+	else
+		snprintf(text, sizeof(text), "only one %s at a time, not", what);
+	cli_usage_error(prog, text, argc <= optind ? NULL : argv[optind + 1]);
+	return NULL;
+}
+
 /* How many long options the abbreviation in "--abbr[=value]" could stand for. */
 static int long_matches(const char *arg, const struct option *longopts)
 {

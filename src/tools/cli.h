@@ -4,7 +4,9 @@
 #define RQDISK_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * getopt_long(), but a bad option is refused here, in one line on stderr
@@ -14,6 +16,19 @@
  */
 int cli_getopt(const char *prog, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts);
+
+/*
+ * -h and -V as every program takes them: usage(stdout), or "PROG VERSION"
+ * on stdout.  True when opt was one of them: the program exits 0.
+ */
+bool cli_help_version(const char *prog, int opt, void (*usage)(FILE *f));
+
+/*
+ * The one operand after the options, named what ("TRACE"): argv[optind],
+ * or NULL after "PROG: a WHAT is needed" or "PROG: only one WHAT at a
+ * time, not ARG" (cli_usage_error).
+ */
+const char *cli_one_operand(const char *prog, int argc, char **argv, const char *what);
 
 /* "PROG: WHAT[ ARG]; try 'PROG --help'" on stderr. */
 void cli_usage_error(const char *prog, const char *what, const char *arg);

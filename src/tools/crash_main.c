@@ -255,11 +255,8 @@ static int parse_one(struct options *o, int opt, const char *arg)
 		o->no_dedup = true;
 		break;
 	case 'h':
-		usage(stdout);
-		return 1;
 	case 'V':
-		printf(PROG " %s\n", PACKAGE_VERSION);
-		return 1;
+		return cli_help_version(PROG, opt, usage);
 	default:
 		return -EINVAL;
 	}

@@ -164,25 +164,15 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 	o->elevators = "all";
 	blk_set_default_limits(&o->cfg.limits);
 	while ((opt = cli_getopt(PROG, argc, argv, ":e:m:d:qhV", long_options)) != -1) {
-		if (opt == 'h' || opt == 'V') {
-			if (opt == 'h')
-				usage(stdout);
-			else
-				printf(PROG " %s\n", PACKAGE_VERSION);
+		if (cli_help_version(PROG, opt, usage))
 			return 1;
-		}
 		if (opt == '?')
 			return -1;
 		if (parse_one(opt, optarg, o))
 			return -1;
 	}
-	if (argc - optind != 1) {
-		cli_usage_error(PROG, argc == optind ? "a TRACE is needed" : "only one TRACE at a time, not",
-				argc == optind ? NULL : argv[optind + 1]);
-		return -1;
-	}
-	o->trace = argv[optind];
-	return 0;
+	o->trace = cli_one_operand(PROG, argc, argv, "TRACE");
+	return o->trace ? 0 : -1;
 }
 
 /* "all", or the names given, each one checked before anything runs. */

@@ -30,7 +30,7 @@
 #define MAX_TEXT 4096
 #define MAX_NODES 128
 
-/* libfuse's replies, taken here in its place: control.c is linked without libfuse. */
+/* libfuse's replies, taken here in its place: the control tree is linked without libfuse. */
 static struct {
 	unsigned int count;
 	int error;

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "device.h"
+#include "backend.h"
 
 /* --nbd-timeout: seconds a request waits for the server (Linux's nbd default, 30 s). */
 #define NBD_DEFAULT_TIMEOUT 30

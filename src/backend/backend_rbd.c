@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "backend_rbd.h"
-#include "blkdev.h"
 #include "rbd_spec.h"
 
 /* librbd calls in flight beyond which no request is taken. */
@@ -90,7 +89,7 @@ static int rbd_issue(struct rbd_rq *r, bool flush)
 	switch (flush ? REQ_OP_FLUSH : rq->cmd_op) {
 	case REQ_OP_READ:
 		/* librbd keeps the iovec array until the read completes: the request's own copy */
-		n = blk_rq_map_sg(rq->q, rq, rb->iov);
+		n = dev_map_sg(rq, rb->iov);
 		r->read_iov = malloc(n * sizeof(*r->read_iov));
 		if (!r->read_iov) {
 			ret = -ENOMEM;
@@ -100,7 +99,7 @@ static int rbd_issue(struct rbd_rq *r, bool flush)
 		ret = rbd_aio_readv(rb->image, r->read_iov, n, off, c);
 		break;
 	case REQ_OP_WRITE:
-		n = blk_rq_map_sg(rq->q, rq, rb->iov);
+		n = dev_map_sg(rq, rb->iov);
 		ret = rbd_aio_writev(rb->image, rb->iov, n, off, c);
 		break;
 	case REQ_OP_FLUSH:
@@ -397,11 +396,10 @@ static int rbd_watch(struct rbd_backend *rb, char *why, size_t whylen)
 static int rbd_open_dev(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 			size_t whylen)
 {
-	struct request_queue *q = dev->stack->q;
 	struct rbd_backend *rb = calloc(1, sizeof(*rb));
 	int ret;
 
-	if (!rb || !(rb->iov = calloc(queue_max_segments(&q->limits), sizeof(*rb->iov)))) {
+	if (!rb || !(rb->iov = calloc(dev_max_segments(dev), sizeof(*rb->iov)))) {
 		free(rb);
 		snprintf(why, whylen, "rbd: out of memory");
 		return -ENOMEM;
@@ -458,10 +456,7 @@ static const struct dev_attr rbd_attrs[] = {
 	{ NULL, NULL, NULL },
 };
 
-const struct dev_ops dev_rbd_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "rbd",
-	.backend = true,
+BACKEND_REGISTER(rbd,
 	.rq_pdu_size = sizeof(struct rbd_rq),
 	.open = rbd_open_dev,
 	.close = rbd_close_dev,
@@ -469,5 +464,4 @@ const struct dev_ops dev_rbd_ops = {
 	.submit = rbd_submit,
 	.timer = rbd_timer,
 	.describe = rbd_describe,
-	.attrs = rbd_attrs,
-};
+	.attrs = rbd_attrs);

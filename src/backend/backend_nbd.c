@@ -25,7 +25,6 @@
 #include <sys/uio.h>
 
 #include "backend_nbd.h"
-#include "blkdev.h"
 #include "nbd_conn.h"
 #include "nbd_export.h"
 #include "nbd_lost.h"
@@ -165,7 +164,7 @@ static void nbd_issue_rw(struct nbd_backend *nb, struct nbd_rq *r, struct nbd_ha
 {
 	struct request *rq = r->rq;
 	uint64_t off = (uint64_t)blk_rq_pos(rq) << SECTOR_SHIFT;
-	int n = blk_rq_map_sg(rq->q, rq, nb->iov);
+	int n = dev_map_sg(rq, nb->iov);
 
 	for (int i = 0; i < n; i++) {
 		char *base = nb->iov[i].iov_base;
@@ -615,9 +614,9 @@ static void nbd_free(struct nbd_backend *nb)
 }
 
 /* Room in a socket for the largest write and its header (28 bytes), up to 32 MiB. */
-static unsigned int nbd_sndbuf(const struct queue_limits *lim)
+static unsigned int nbd_sndbuf(unsigned int max_hw_sectors)
 {
-	uint64_t bytes = ((uint64_t)lim->max_hw_sectors << SECTOR_SHIFT) + 28;
+	uint64_t bytes = ((uint64_t)max_hw_sectors << SECTOR_SHIFT) + 28;
 
 	return bytes < NBD_MAX_SNDBUF ? (unsigned int)bytes : NBD_MAX_SNDBUF;
 }
@@ -626,11 +625,10 @@ static unsigned int nbd_sndbuf(const struct queue_limits *lim)
 static int nbd_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		    size_t whylen)
 {
-	struct request_queue *q = dev->stack->q;
 	struct nbd_backend *nb = calloc(1, sizeof(*nb));
 	int ret = -ENOMEM;
 
-	if (!nb || !(nb->iov = calloc(queue_max_segments(&q->limits), sizeof(*nb->iov)))) {
+	if (!nb || !(nb->iov = calloc(dev_max_segments(dev), sizeof(*nb->iov)))) {
 		snprintf(why, whylen, "nbd: out of memory");
 		goto fail;
 	}
@@ -640,7 +638,7 @@ static int nbd_open(struct blk_dev *dev, const char *args, struct dev_limits *li
 	TAILQ_INIT(&nb->outstanding);
 	for (unsigned int i = 0; i < NBD_MAX_CONNECTIONS; i++) {
 		nb->conns[i].owner = nb;
-		nb->conns[i].sndbuf = nbd_sndbuf(&q->limits);
+		nb->conns[i].sndbuf = nbd_sndbuf(dev_max_hw_sectors(dev));
 	}
 	if (!dev->stack->host_ops->watch_fd_events) {
 		snprintf(why, whylen, "nbd: the host cannot poll a socket for output");
@@ -732,15 +730,11 @@ static int nbd_describe(const struct blk_dev *dev, char *buf, size_t len)
 			nb->timeout_ns / NS_PER_S, nb->nr_conns);
 }
 
-const struct dev_ops dev_nbd_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "nbd",
-	.backend = true,
+BACKEND_REGISTER(nbd,
 	.rq_pdu_size = sizeof(struct nbd_rq),
 	.open = nbd_open,
 	.close = nbd_close_dev,
 	.can_take = nbd_can_take,
 	.submit = nbd_submit,
 	.timer = nbd_timer,
-	.describe = nbd_describe,
-};
+	.describe = nbd_describe);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <sys/queue.h>
 
-#include "device.h"
+#include "backend.h"
 
 /* What the backend keeps with each request: its place in the FIFO. */
 struct sim_rq {
@@ -62,7 +62,7 @@ static bool sim_can_take(struct blk_dev *dev)
 {
 	struct sim_backend *sb = dev->priv;
 
-	return sb->nr < dev->stack->q->limits.nr_requests;
+	return sb->nr < dev_depth(dev);
 }
 
 static uint64_t sim_add_sat(uint64_t a, uint64_t b)
@@ -115,14 +115,10 @@ const struct dev_sim_stats *dev_sim_stats(const struct blk_dev *dev)
 	return &sb->stats;
 }
 
-const struct dev_ops dev_sim_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "sim",
-	.backend = true,
+BACKEND_REGISTER(sim,
 	.rq_pdu_size = sizeof(struct sim_rq),
 	.open = sim_open,
 	.close = sim_close,
 	.can_take = sim_can_take,
 	.submit = sim_submit,
-	.timer = sim_timer,
-};
+	.timer = sim_timer);

@@ -7,7 +7,7 @@
 #ifndef RQDISK_BACKEND_URING_H
 #define RQDISK_BACKEND_URING_H
 
-#include "device.h"
+#include "backend.h"
 
 extern const struct dev_ops dev_file_ops;
 extern const struct dev_ops dev_null_ops;

@@ -4,6 +4,7 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -55,6 +56,11 @@ const struct dev_ops *backend_module_load(const char *name, const char *symbol, 
 	if (ops->api_version != DEV_API_VERSION) { /* a module left from another install */
 		snprintf(why, whylen, "the %s backend module %s is built for device API %d, not %d",
 			 name, path, ops->api_version, DEV_API_VERSION);
+		goto refuse;
+	}
+	if (ops->size && ops->size < offsetof(struct dev_ops, submit) + sizeof(ops->submit)) {
+		snprintf(why, whylen, "the %s backend module %s: its ops table is too small (%u bytes)",
+			 name, path, ops->size);
 		goto refuse;
 	}
 	return ops; /* the stack keeps the table: the module stays */

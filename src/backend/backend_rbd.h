@@ -2,7 +2,7 @@
 #ifndef RQDISK_BACKEND_RBD_H
 #define RQDISK_BACKEND_RBD_H
 
-#include "device.h"
+#include "backend.h"
 #include "rbd_spec.h"
 
 #ifdef HAVE_LIBRBD

@@ -50,12 +50,8 @@ static void null_submit(struct blk_dev *dev, struct request *rq)
 	uring_op_set(sqe, &n->op);
 }
 
-const struct dev_ops dev_null_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "null",
-	.backend = true,
+BACKEND_REGISTER(null,
 	.rq_pdu_size = sizeof(struct null_rq),
 	.open = null_open,
 	.can_take = null_can_take,
-	.submit = null_submit,
-};
+	.submit = null_submit);

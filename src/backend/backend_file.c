@@ -42,7 +42,7 @@ struct file_slot {
 	TAILQ_ENTRY(file_slot) link; /* on the free or the resubmit list */
 	struct request *rq;
 	enum file_kind kind;
-	struct iovec *iov;    /* queue_max_segments() entries */
+	struct iovec *iov;    /* dev_max_segments() entries */
 	unsigned int iov_idx; /* the first entry not fully transferred */
 	unsigned int nr_iov;
 	uint64_t pos; /* byte offset on the file, at dispatch */
@@ -103,7 +103,7 @@ static void file_slot_init(struct file_backend *fb, struct file_slot *s, struct 
 	if (!op_has_data(rq->cmd_op))
 		return;
 	/* The core counts segments the way it maps them: no overflow. */
-	s->nr_iov = (unsigned int)blk_rq_map_sg(rq->q, rq, s->iov);
+	s->nr_iov = (unsigned int)dev_map_sg(rq, s->iov);
 	assert(s->nr_iov <= fb->max_segs);
 	for (unsigned int i = 0; i < s->nr_iov; i++)
 		mapped += s->iov[i].iov_len;
@@ -358,14 +358,13 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 		     size_t whylen)
 {
 	struct uring_driver *d = dev->stack->host;
-	struct request_queue *q = dev->stack->q;
 	struct file_backend *fb = calloc(1, sizeof(*fb));
 
 	if (fb) {
 		TAILQ_INIT(&fb->free);
 		TAILQ_INIT(&fb->resubmit);
 	}
-	if (!fb || file_alloc_slots(fb, q->limits.nr_requests, queue_max_segments(&q->limits))) {
+	if (!fb || file_alloc_slots(fb, dev_depth(dev), dev_max_segments(dev))) {
 		if (fb)
 			file_free(fb);
 		snprintf(why, whylen, "out of memory");
@@ -396,12 +395,8 @@ static void file_close(struct blk_dev *dev)
 	file_free(fb);
 }
 
-const struct dev_ops dev_file_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "file",
-	.backend = true,
+BACKEND_REGISTER(file,
 	.open = file_open,
 	.close = file_close,
 	.can_take = file_can_take,
-	.submit = file_submit,
-};
+	.submit = file_submit);

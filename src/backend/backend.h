@@ -1,0 +1,54 @@
+/*
+ * backend.h - the backends: one table of them, keyed by the scheme of the
+ * image each serves, and the macro a backend describes itself with.
+ */
+#ifndef RQDISK_BACKEND_H
+#define RQDISK_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "device.h"
+
+/*
+ * A backend's one ops table, as ELEVATOR_REGISTER makes an elevator's:
+ * the version and the size the table was built with are filled here, the
+ * name is the scheme, and the symbol is dev_SCHEME_ops, the one a backend
+ * built as a module exports and the loader looks for.  The rest are the
+ * table's fields:
+ *
+ *   BACKEND_REGISTER(nbd, .rq_pdu_size = sizeof(struct nbd_rq), .open = nbd_open, ...);
+ */
+#define BACKEND_REGISTER(scheme, ...)                                                     \
+	__attribute__((visibility("default"))) const struct dev_ops dev_##scheme##_ops = { \
+		.api_version = DEV_API_VERSION,                                           \
+		.size = sizeof(struct dev_ops),                                           \
+		.name = #scheme,                                                          \
+		.backend = true,                                                          \
+		__VA_ARGS__                                                               \
+	}
+
+/* One line of the daemon's registry (backend.c). */
+struct backend_type {
+	const char *scheme; /* the backend's name: "file", "null", "nbd", "rbd" */
+	/* Built in; NULL: built as a module, backend-SCHEME.so, loaded when an image needs it. */
+	const struct dev_ops *ops;
+	/* Whether IMAGE is this backend's (a URI, a spec).  NULL: chosen by name alone. */
+	bool (*claims)(const char *image);
+	bool remote; /* no file here: the disk's size and mode come from the backend */
+};
+
+/* The backend of that scheme this rqdisk was built with, or NULL. */
+const struct backend_type *backend_find(const char *scheme);
+/*
+ * The backend that serves IMAGE: the one that claims it, else "null" for
+ * --null and "file" for a path.
+ */
+const struct backend_type *backend_for_image(const char *image, bool null);
+/*
+ * Its ops table: the built-in one, or the module's, loaded now (and never
+ * unloaded).  NULL with a one-line reason, naming the module, in why.
+ */
+const struct dev_ops *backend_ops(const struct backend_type *b, char *why, size_t whylen);
+
+#endif
