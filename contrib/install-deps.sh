@@ -12,6 +12,7 @@ PACKAGES=(
 	libfuse3-dev fuse3 liburing-dev check libbsd-dev
 	e2fsprogs xfsprogs btrfs-progs util-linux fio python3 man-db blktrace
 	gnuplot-nox bsdextrautils
+	parallel
 	libnbd-dev nbdkit libnbd-bin iproute2 libcap2-bin
 )
 case "${1:-}" in

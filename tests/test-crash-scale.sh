@@ -6,7 +6,10 @@
 # Byte-identical states are folded, as many as the log was built to have,
 # each folded state's bytes are those of the state it was folded into
 # (cmp), and --no-dedup checks every state to the same verdicts.  The
-# options of --help and of rqdisk-crash(1) are the same.
+# options of --help and of rqdisk-crash(1) are the same.  The tasks of
+# contrib/crash/slurm-shards.sbatch, run by hand with Slurm's variables,
+# and, with GNU parallel installed, contrib/crash/parallel-shards on the
+# local host, split the run the same way.
 # States are copies (no root, no FUSE).
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/crash-functions.sh"
@@ -200,4 +203,37 @@ sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$man" | awk 'tp { print; tp = 0 } /^\.TP/ { 
 diff "$tmp/help.opts" "$tmp/man.opts" || fail "--help and rqdisk-crash(1)'s OPTIONS differ"
 [ -s "$tmp/help.opts" ] || fail "no options read from --help"
 
+say "contrib/crash/slurm-shards.sbatch, its tasks run by hand as Slurm would run them"
+for ((k = 1; k <= 3; k++)); do
+	status=0
+	(cd "$tmp" && SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=3 SLURM_CPUS_PER_TASK=2 \
+		CHECK=$tmp/check RQDISK_CRASH=$crash \
+		"$top_srcdir/contrib/crash/slurm-shards.sbatch" base log "${opts[@]}") \
+		>"$tmp/slurm.out" 2>&1 || status=$?
+	[ "$status" = 0 ] || [ "$status" = 1 ] || { cat "$tmp/slurm.out"; fail "slurm task $k: status $status"; }
+	grep -q "^shard $k/3: " "$tmp/slurm.out" || fail "slurm task $k: not shard $k/3"
+done
+tail -q -n +2 "$tmp"/crash-shard-{1,2,3}.csv | cut -d, -f1-4,6 | LC_ALL=C sort |
+	cmp - "$tmp/whole.rows" || fail "slurm-shards.sbatch: the tasks' CSVs are not the whole run's"
+nothing_left
+
+say "contrib/crash/parallel-shards on the local host"
+if ! command -v parallel >/dev/null; then
+	echo "SKIP (that part): GNU parallel is not installed"
+else
+	for n in 3 "$prime"; do
+		rm -f "$tmp/par.csv"
+		status=0
+		RQDISK_CRASH=$crash "$top_srcdir/contrib/crash/parallel-shards" -S : -n "$n" -o "$tmp/par.csv" \
+			"${opts[@]}" "$tmp/base" "$tmp/log" -- "$tmp/check" {} >"$tmp/par.out" 2>&1 ||
+			status=$?
+		cat "$tmp/par.out"
+		[ "$status" = 1 ] || fail "parallel-shards -n $n: status $status, not 1"
+		head -n 1 "$tmp/par.csv" | cmp - <(head -n 1 "$tmp/whole.csv") ||
+			fail "parallel-shards -n $n: another CSV header"
+		rows "$tmp/par.csv" | cmp - "$tmp/whole.rows" ||
+			fail "parallel-shards -n $n: not the whole run's CSV"
+		nothing_left
+	done
+fi
 echo "PASS: crash shards and dedup"
