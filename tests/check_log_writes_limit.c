@@ -61,6 +61,8 @@ static int recorded_fdatasync(int fd)
 #define LW_QUEUE_MAX 4096u
 #define pwrite gated_pwrite
 #define fdatasync recorded_fdatasync
+#include "log_writes_writer.c"
+#include "log_writes_files.c"
 #include "filter_log_writes.c"
 #undef pwrite
 #undef fdatasync
