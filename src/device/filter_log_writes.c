@@ -33,6 +33,7 @@
 #include <sys/queue.h>
 #include <unistd.h>
 
+#include "kv.h"
 #include "log_writes_impl.h"
 
 /* -------------------------------------------------------------- entries */
@@ -183,44 +184,58 @@ struct lw_args {
 	bool enabled;
 };
 
+struct lw_parse_walk {
+	struct lw_args *a;
+	char *why;
+	size_t whylen;
+};
+
 static void lw_args_free(struct lw_args *a)
 {
 	for (int i = 0; i < NR_LW_KEYS; i++)
 		free(a->val[i]);
 }
 
+/* One key of the spec: its value kept (the last one given wins). */
+static int lw_parse_key(void *opaque, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	struct lw_parse_walk *w = opaque;
+	struct lw_args *a = w->a;
+	int k;
+
+	for (k = 0; k < NR_LW_KEYS; k++)
+		if (kv_key_is(key, klen, lw_keys[k]))
+			break;
+	if (k == NR_LW_KEYS) {
+		snprintf(w->why, w->whylen,
+			 "log-writes: no key '%.*s' (there are: file, base, enable)", (int)klen,
+			 key);
+		return -EINVAL;
+	}
+	if (!val || !vlen) {
+		snprintf(w->why, w->whylen, "log-writes: %s= needs a value", lw_keys[k]);
+		return -EINVAL;
+	}
+	free(a->val[k]);
+	a->val[k] = strndup(val, vlen);
+	if (!a->val[k]) {
+		snprintf(w->why, w->whylen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* "file=LOG[,base=PATH][,enable=0|1]": every key checked before anything is made. */
 static int lw_parse(const char *args, struct lw_args *a, char *why, size_t whylen)
 {
-	const char *s = args ? args : "";
+	struct lw_parse_walk w = { a, why, whylen };
+	int ret;
 
 	memset(a, 0, sizeof(*a));
 	a->enabled = true;
-	while (*s) {
-		size_t len = strcspn(s, ","), klen = strcspn(s, "=,");
-		int k;
-
-		for (k = 0; k < NR_LW_KEYS; k++)
-			if (strlen(lw_keys[k]) == klen && !strncmp(lw_keys[k], s, klen))
-				break;
-		if (k == NR_LW_KEYS) {
-			snprintf(why, whylen,
-				 "log-writes: no key '%.*s' (there are: file, base, enable)", (int)klen,
-				 s);
-			return -EINVAL;
-		}
-		if (klen == len || klen + 1 == len) {
-			snprintf(why, whylen, "log-writes: %s= needs a value", lw_keys[k]);
-			return -EINVAL;
-		}
-		free(a->val[k]);
-		a->val[k] = strndup(s + klen + 1, len - klen - 1);
-		if (!a->val[k]) {
-			snprintf(why, whylen, "out of memory");
-			return -ENOMEM;
-		}
-		s += len + (s[len] == ',');
-	}
+	ret = kv_walk(args, lw_parse_key, &w);
+	if (ret)
+		return ret;
 	if (!a->val[LW_FILE]) {
 		snprintf(why, whylen, "log-writes: give file=LOG, the file to log to");
 		return -EINVAL;
