@@ -62,6 +62,8 @@ static int recorded_fdatasync(int fd)
 #define pwrite gated_pwrite
 #define fdatasync recorded_fdatasync
 #include "blkdev.h" /* the queue the test builds around the filter */
+#include "log_writes_writer.c"
+#include "log_writes_files.c"
 #include "filter_log_writes.c"
 #undef pwrite
 #undef fdatasync
