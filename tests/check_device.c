@@ -604,7 +604,7 @@ START_TEST(block_sizes_and_max_sectors_come_from_the_stack)
 
 	picky_says = (struct dev_limits){ .max_sectors = 4 }; /* below a page */
 	h.q = blk_init_queue(NULL, NULL, NULL);
-	ck_assert_int_eq(dev_stack_open(&s, h.q, NULL, 0, &picky_ops, NULL, &lim, why,
+	ck_assert_int_eq(sh_stack_open(&s, h.q, NULL, 0, &picky_ops, NULL, &lim, why,
 					sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, "max sectors"), "why: %s", why);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,9 @@
 #include <unistd.h>
 
 #include "backend_uring.h"
+#include "blkdev.h"
 #include "driver_uring.h"
+#include "queue_stack.h"
 
 #define NSEC_PER_SEC 1000000000ull
 
@@ -586,9 +589,16 @@ static int uring_open_stack(struct uring_driver *d, const char *const *filters, 
 		backend = d->null ? &dev_null_ops : &dev_file_ops;
 	d->stack.host = d;
 	d->stack.host_ops = &uring_host_ops;
-	ret = dev_stack_open(&d->stack, d->q, filters, nr, backend, image, &lim, why, whylen);
+	blk_stack_set_queue(&d->stack, d->q);
+	ret = dev_stack_open(&d->stack, filters, nr, backend, image, &lim, why, whylen);
 	if (ret)
 		return ret;
+	ret = blk_queue_stack_limits(d->q, &lim, why, whylen);
+	if (ret) {
+		d->stack.aborted = true; /* the layers take back what they made */
+		dev_stack_close(&d->stack);
+		return ret;
+	}
 	blk_queue_set_pdu_size(d->q, dev_stack_pdu_size(&d->stack));
 	return 0;
 }

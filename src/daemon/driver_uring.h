@@ -5,11 +5,11 @@
 #include <signal.h>
 #include <stddef.h>
 
-#include "blkdev.h"
 #include "device.h"
 
 struct uring_driver;
 struct io_uring_sqe;
+struct request_queue; /* the driver's queue: the backends on the loop see only the stack */
 
 /*
  * uring_driver_new() flags.  Whatever they are, only uring_driver_run(), in
