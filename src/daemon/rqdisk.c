@@ -298,8 +298,7 @@ static int open_image(struct rqdisk_state *s)
 
 static unsigned int driver_flags(const struct rqdisk_options *o)
 {
-	return (o->fuse_uring != FUSE_URING_OFF ? URING_DRIVER_SQE128 : 0) |
-	       (o->null ? URING_DRIVER_NULL : 0);
+	return o->fuse_uring != FUSE_URING_OFF ? URING_DRIVER_SQE128 : 0;
 }
 
 /* The image's backend's ops: built in, or (nbd, rbd) loaded from its module only now. */
@@ -357,7 +356,9 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("elevator %s: %s", s->opt.elevator, strerror(-ret));
 		return -1;
 	}
-	s->driver = uring_driver_new(q, s->fd, 0, driver_flags(&s->opt), why, sizeof(why));
+	/* a local image's backend (file, null) opens on the fd; a remote one, below, with its args */
+	s->driver = uring_driver_new(q, s->fd, 0, driver_flags(&s->opt),
+				     image_is_remote(s) ? NULL : s->backend->ops, why, sizeof(why));
 	if (!s->driver) {
 		die_msg("%s", why);
 		return -1;

@@ -387,9 +387,9 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 		ret = -EINVAL;
 	}
 	/* no queue: the spec is only checked (dev_check_filter, rqdisk-replay); nothing is made */
-	if (!ret && s->q)
+	if (!ret && dev_has_queue(dev))
 		ret = lw_check_stack(dev, &a, image, lim, why, whylen);
-	if (ret || !s->q) {
+	if (ret || !dev_has_queue(dev)) {
 		lw_args_free(&a);
 		return ret;
 	}
