@@ -1028,7 +1028,7 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 		random_log(&t, seed);
 		ck_assert_int_eq(parse(&t, len, &log, why), 0);
 		ck_assert_int_eq(crash_gen_init(&g, &log, &at, &o), 0);
-		while (crash_gen_next(&g, &id, &cls) == 1 && n < 150) {
+		while (n < 150 && crash_gen_next(&g, &id, &cls) == 1) {
 			struct ovl_layer *fresh = NULL;
 			struct crash_spec spec;
 			struct dedup_key k;
