@@ -6,13 +6,17 @@
 # --ceph adds librbd (the rbd backend) and a Ceph monitor and OSD for
 # tests/test-rbd.sh and contrib/ceph-single-node.sh: about 100 packages, a
 # minute more; without them the rbd backend is not built and that test skips.
+# The packages' build (contrib/package-test.sh, debian/) needs --ceph as well:
+# rqdisk-backend-rbd is built against librbd-dev.
 set -eu
 PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libfuse3-dev fuse3 liburing-dev check libbsd-dev
 	e2fsprogs xfsprogs btrfs-progs util-linux fio python3 man-db blktrace
 	gnuplot-nox bsdextrautils
+	parallel
 	libnbd-dev nbdkit libnbd-bin iproute2 libcap2-bin
+	debhelper dpkg-dev lintian fakeroot bash-completion systemd
 )
 case "${1:-}" in
 --ceph) PACKAGES+=(librbd-dev ceph-mon ceph-osd ceph-common uuid-runtime iproute2) ;;

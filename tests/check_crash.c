@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "fake_driver.h"
+#include "crash_dedup.h"
 #include "crash_log.h"
 #include "crash_overlay.h"
+#include "crash_shard.h"
 #include "crash_state.h"
 
 /* ------------------------------------------------------------ logs made in memory */
@@ -890,6 +892,323 @@ START_TEST(whole_images_are_written)
 }
 END_TEST
 
+/* ------------------------------------------------------------ identical states, shards */
+
+/* The key of the state named id, built on a fresh durable layer. */
+static struct dedup_key key_of(const struct crash_log *log, const char *text)
+{
+	struct ovl_layer *durable = NULL;
+	struct crash_spec spec;
+	struct crash_id id;
+	struct dedup_key k;
+	char why[256];
+
+	ck_assert_msg(!crash_id_parse(text, &id, why, sizeof(why)), "%s", why);
+	ck_assert_msg(!crash_resolve(log, &id, &spec, why, sizeof(why)), "%s", why);
+	ck_assert_int_eq(dedup_key_of(log, &spec, &durable, &k), 0);
+	ovl_layer_put(durable);
+	crash_id_free(&id);
+	return k;
+}
+
+static bool same_key(const struct crash_log *log, const char *a, const char *b)
+{
+	struct dedup_key ka = key_of(log, a), kb = key_of(log, b);
+
+	return !memcmp(&ka, &kb, sizeof(ka));
+}
+
+/*
+ * 0 w 0+2 1 w 0+2 2 w 8+4 3 w 8+2 4 w 16+4 5 w 16+4 6 d 24+2 7 w 30+1
+ * 8 w 32+2 9 w 34+2 10 F 11 M 12 F: entry 1 overwrites 0 whole, 3 only
+ * the start of 2, 5 all of 4, 9 is beside 8.
+ */
+static void tlog_overwrites(struct tlog *t)
+{
+	tlog_init(t, 512);
+	tlog_entry(t, 0, 2, W, NULL, 1);
+	tlog_entry(t, 0, 2, W, NULL, 2);
+	tlog_entry(t, 8, 4, W, NULL, 3);
+	tlog_entry(t, 8, 2, W, NULL, 4);
+	tlog_entry(t, 16, 4, W, NULL, 5);
+	tlog_entry(t, 16, 4, W, NULL, 6);
+	tlog_entry(t, 24, 2, D, NULL, 0);
+	tlog_entry(t, 30, 1, W, NULL, 7);
+	tlog_entry(t, 32, 2, W, NULL, 8);
+	tlog_entry(t, 34, 2, W, NULL, 9);
+	tlog_entry(t, 0, 0, F, NULL, 0);
+	tlog_entry(t, 0, 0, M, "m", 0);
+	tlog_entry(t, 0, 0, F, NULL, 0);
+}
+
+START_TEST(dedup_folds_what_a_later_write_overwrites_whole)
+{
+	struct crash_log log;
+	struct tlog t;
+	char why[256];
+
+	tlog_overwrites(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	/* a drop whose sectors a later write of the state overwrites: the prefix state */
+	ck_assert(same_key(&log, "flush:1+drop:0", "flush:1"));
+	ck_assert(same_key(&log, "flush:1+drop:4", "flush:1"));
+	ck_assert(same_key(&log, "flush:1+drop:0,4", "flush:1"));
+	/* only partly overwritten: its tail shows */
+	ck_assert(!same_key(&log, "flush:1+drop:2", "flush:1"));
+	/* the torn write overwritten whole, or where it was written */
+	ck_assert(same_key(&log, "flush:1+torn:4@512/1", "flush:1"));
+	ck_assert(same_key(&log, "flush:1+torn:4@512/3", "flush:1"));
+	ck_assert(same_key(&log, "flush:1+torn:2@512/2", "flush:1+drop:2"));
+	ck_assert(!same_key(&log, "flush:1+torn:2@512/3", "flush:1+drop:2"));
+	ck_assert(!same_key(&log, "flush:1+torn:2@512/3", "flush:1"));
+	/* the prefixes on either side of a flush and a mark, which change nothing */
+	ck_assert(same_key(&log, "flush:1", "flush:2"));
+	ck_assert(same_key(&log, "flush:1", "end"));
+	ck_assert(same_key(&log, "entry:11", "mark:m"));
+	/* different data, or data against BASE or zeros, never folds */
+	ck_assert(!same_key(&log, "flush:1+drop:1", "flush:1"));
+	ck_assert(!same_key(&log, "flush:1+drop:1", "flush:1+drop:0"));
+	ck_assert(!same_key(&log, "flush:1+drop:5", "flush:1+drop:4"));
+	ck_assert(!same_key(&log, "flush:1+drop:6", "flush:1"));
+	ck_assert(!same_key(&log, "flush:1+drop:7", "flush:1"));
+	ck_assert(!same_key(&log, "flush:1+drop:8", "flush:1+drop:9"));
+	ck_assert(!same_key(&log, "entry:0", "flush:1"));
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+/* Where each byte of the state comes from, by hand: BASE (~0), zeros (~1) or a log offset. */
+static void naive_sources(const struct crash_log *log, const struct crash_spec *spec,
+			  uint64_t *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		src[i] = ~0ULL;
+	for (size_t i = 0; i < spec->pos; i++) {
+		const struct crash_entry *e = &log->e[i];
+		uint64_t n = e->len;
+		bool drop = false;
+
+		for (size_t d = 0; d < spec->nr_drop; d++)
+			drop |= spec->drop[d] == i;
+		if (drop || !crash_entry_changes(e))
+			continue;
+		if ((long)i == spec->torn_e)
+			n = spec->torn_bytes;
+		for (uint64_t b = 0; b < n; b++)
+			src[e->off + b] = e->data ? (uint64_t)(e->data - log->map) + b : ~1ULL;
+	}
+}
+
+/*
+ * On random logs, two states' keys are equal exactly when every byte of
+ * theirs comes from the same source: what is folded is identical, and
+ * what is identical by source is folded.  Keys built on the durable
+ * layer the run shares equal those built afresh.
+ */
+START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
+{
+	struct crash_gen_opts o = { .drop = 2, .torn = true, .atomic = 512 };
+	struct crash_at at = { .kinds = AT_FLUSH | AT_FUA, .every = 3 };
+	const size_t len = IMG_SECTORS * 512;
+	size_t folds = 0;
+
+	for (unsigned int seed = 1; seed <= 40; seed++) {
+		struct ovl_layer *durable = NULL;
+		struct dedup_key *keys = NULL;
+		uint64_t **srcs = NULL;
+		struct crash_log log;
+		struct crash_gen g;
+		struct crash_id id;
+		enum crash_class cls;
+		struct tlog t;
+		size_t n = 0;
+		char why[256];
+
+		random_log(&t, seed);
+		ck_assert_int_eq(parse(&t, len, &log, why), 0);
+		ck_assert_int_eq(crash_gen_init(&g, &log, &at, &o), 0);
+		while (n < 150 && crash_gen_next(&g, &id, &cls) == 1) {
+			struct ovl_layer *fresh = NULL;
+			struct crash_spec spec;
+			struct dedup_key k;
+
+			keys = realloc(keys, (n + 1) * sizeof(*keys));
+			srcs = realloc(srcs, (n + 1) * sizeof(*srcs));
+			srcs[n] = malloc(len * sizeof(**srcs));
+			ck_assert_int_eq(crash_resolve(&log, &id, &spec, why, sizeof(why)), 0);
+			naive_sources(&log, &spec, srcs[n], len);
+			ck_assert_int_eq(dedup_key_of(&log, &spec, &durable, &keys[n]), 0);
+			ck_assert_int_eq(dedup_key_of(&log, &spec, &fresh, &k), 0);
+			ck_assert(!memcmp(&k, &keys[n], sizeof(k)));
+			ovl_layer_put(fresh);
+			crash_id_free(&id);
+			n++;
+		}
+		for (size_t i = 0; i < n; i++) {
+			for (size_t j = 0; j < i; j++) {
+				bool keys_eq = !memcmp(&keys[i], &keys[j], sizeof(keys[i]));
+				bool srcs_eq = !memcmp(srcs[i], srcs[j], len * sizeof(**srcs));
+
+				ck_assert_msg(keys_eq == srcs_eq, "seed %u: states %zu and %zu: keys %s, "
+					      "sources %s", seed, j, i, keys_eq ? "equal" : "differ",
+					      srcs_eq ? "equal" : "differ");
+				folds += keys_eq;
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			free(srcs[i]);
+		free(srcs);
+		free(keys);
+		crash_gen_free(&g);
+		ovl_layer_put(durable);
+		crash_log_free(&log);
+		free(t.buf);
+	}
+	ck_assert_uint_gt(folds, 50);
+}
+END_TEST
+
+START_TEST(shards_are_read_strictly)
+{
+	const char *bad[] = { "", "1", "1/", "/3", "0/3", "4/3", "1/0", "0/0", "x/3", "1/3x",
+			      " 1/3", "+1/3", "-1/3", "1//3", "1/3/", "1/1000001" };
+	struct crash_shard sh;
+	char why[128];
+
+	ck_assert_int_eq(crash_shard_parse("1/1", &sh, why, sizeof(why)), 0);
+	ck_assert_uint_eq(sh.k, 1);
+	ck_assert_uint_eq(sh.n, 1);
+	ck_assert_int_eq(crash_shard_parse("7/13", &sh, why, sizeof(why)), 0);
+	ck_assert_uint_eq(sh.k, 7);
+	ck_assert_uint_eq(sh.n, 13);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(crash_shard_parse(bad[i], &sh, why, sizeof(why)) == -EINVAL,
+			      "'%s' taken", bad[i]);
+	crash_shard_parse("0/3", &sh, why, sizeof(why));
+	ck_assert_str_eq(why, "--shard: K counts from 1, not 0, in");
+	crash_shard_parse("4/3", &sh, why, sizeof(why));
+	ck_assert_str_eq(why, "--shard: K is past N in");
+	crash_shard_parse("1/0", &sh, why, sizeof(why));
+	ck_assert_str_eq(why, "--shard: N, the number of shards, is 0 in");
+}
+END_TEST
+
+/* The IDs a pick gives, "ID" or "ID=REP", space-separated; with the folded count of the run. */
+static void picked(const struct crash_log *log, const struct crash_gen_opts *o, bool dedup,
+		   unsigned long k, unsigned long n, char *out, size_t len, uint64_t *folded)
+{
+	struct crash_at at = { .kinds = AT_FLUSH, .every = 2 };
+	struct crash_dedup d;
+	struct crash_gen g;
+	struct crash_pick p = { .gen = &g, .dedup = dedup ? &d : NULL, .shard = { k, n } };
+	struct dedup_rep *rep;
+	struct crash_id id;
+	enum crash_class cls;
+	int ret;
+
+	out[0] = '\0';
+	dedup_init(&d, log, NULL);
+	ck_assert_int_eq(crash_gen_init(&g, log, &at, o), 0);
+	while ((ret = crash_pick_next(&p, &id, &cls, &rep)) == 1) {
+		char *text = crash_id_format(&id);
+
+		snprintf(out + strlen(out), len - strlen(out), "%s%s%s", *out ? " " : "", text,
+			 rep ? "=" : "");
+		free(text);
+		crash_id_free(&id);
+	}
+	ck_assert_int_eq(ret, 0);
+	*folded = dedup ? d.nr_folded : 0;
+	ck_assert_uint_eq(p.nr_checked + *folded, p.nr_states);
+	crash_gen_free(&g);
+	dedup_free(&d);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The space-separated words of s (changed in place), sorted: their number. */
+static size_t sorted_words(char *s, char **w, size_t max)
+{
+	size_t n = 0;
+
+	for (char *tok = strtok(s, " "); tok; tok = strtok(NULL, " ")) {
+		ck_assert_uint_lt(n, max);
+		w[n++] = tok;
+	}
+	qsort(w, n, sizeof(*w), str_cmp);
+	return n;
+}
+
+/* How many words of s do not end in '=': the states checked. */
+static size_t nr_checked(const char *s)
+{
+	size_t n = 0;
+
+	for (const char *p = s; *p; p++)
+		n += (p[1] == ' ' || !p[1]) && *p != '=' && *p != ' ';
+	return n;
+}
+
+/*
+ * The shards of a run, N of them, give every state of the whole run once,
+ * each folded or not as in the whole run, and the states checked dealt
+ * out evenly; N past the number of states leaves shards empty.
+ */
+START_TEST(shards_split_the_run_exactly)
+{
+	struct crash_gen_opts o = { .drop = 2, .torn = true, .atomic = 512 };
+	static char whole[1 << 16], part[1 << 16], joined[1 << 16];
+	static char *ww[4096], *wj[4096];
+	struct crash_log log;
+	struct tlog t;
+	uint64_t folded, f;
+	char why[256];
+
+	tlog_overwrites(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	for (int dedup = 0; dedup < 2; dedup++) {
+		unsigned long ns[] = { 1, 2, 3, 4, 5, 401 };
+
+		picked(&log, &o, dedup, 0, 0, whole, sizeof(whole), &folded);
+		ck_assert(dedup ? folded > 10 : !folded);
+		for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+			unsigned long n = ns[i];
+			size_t all = nr_checked(whole), nw, nj, empty = 0;
+			char copy[sizeof(whole)];
+
+			joined[0] = '\0';
+			for (unsigned long k = 1; k <= n; k++) {
+				size_t c;
+
+				picked(&log, &o, dedup, k, n, part, sizeof(part), &f);
+				ck_assert_uint_eq(f, folded);
+				c = nr_checked(part);
+				ck_assert_msg(c == all / n || c == all / n + 1,
+					      "shard %lu/%lu checks %zu of %zu", k, n, c, all);
+				empty += !*part;
+				ck_assert_uint_lt(strlen(joined) + strlen(part) + 1, sizeof(joined));
+				if (*joined && *part)
+					strcat(joined, " ");
+				strcat(joined, part);
+			}
+			ck_assert(n < all || empty == n - all);
+			memcpy(copy, whole, sizeof(copy));
+			nw = sorted_words(copy, ww, 4096);
+			nj = sorted_words(joined, wj, 4096);
+			ck_assert_uint_eq(nj, nw);
+			for (size_t j = 0; j < nw; j++)
+				ck_assert_str_eq(wj[j], ww[j]);
+		}
+	}
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
 static Suite *crash_suite(void)
 {
 	Suite *s = suite_create("crash");
@@ -913,6 +1232,10 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, cow_writes_stay_in_their_state);
 	tcase_add_test(tc, whole_images_are_written);
 	tcase_add_test(tc, cow_write_without_memory_fails_and_keeps_the_state);
+	tcase_add_test(tc, dedup_folds_what_a_later_write_overwrites_whole);
+	tcase_add_test(tc, dedup_keys_equal_exactly_when_the_sources_do);
+	tcase_add_test(tc, shards_are_read_strictly);
+	tcase_add_test(tc, shards_split_the_run_exactly);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,6 +1,7 @@
 /* check_device.c - the device stack on a virtual clock: model and delay filters over a backend. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
@@ -604,12 +605,149 @@ START_TEST(block_sizes_and_max_sectors_come_from_the_stack)
 
 	picky_says = (struct dev_limits){ .max_sectors = 4 }; /* below a page */
 	h.q = blk_init_queue(NULL, NULL, NULL);
-	ck_assert_int_eq(dev_stack_open(&s, h.q, NULL, 0, &picky_ops, NULL, &lim, why,
+	ck_assert_int_eq(sh_stack_open(&s, h.q, NULL, 0, &picky_ops, NULL, &lim, why,
 					sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, "max sectors"), "why: %s", why);
 	ck_assert_uint_eq(h.q->limits.max_sectors, BLK_DEF_MAX_SECTORS);
 	blk_cleanup_queue(h.q);
+}
+END_TEST
+
+/*
+ * The stack runs under any queue its host answers for: here a host with no
+ * request_queue at all, whose clock, depth and ends are counters.  What the
+ * layers ask of the queue above reaches it through dev_queue_ops alone.
+ */
+struct bare_queue {
+	uint64_t now;
+	unsigned int depth;
+	unsigned int nr_ends, sectors_ended;
+	uint64_t last_end_at;
+	bool tracing;
+	char trace[128];
+};
+
+static uint64_t bare_now(void *queue)
+{
+	return ((struct bare_queue *)queue)->now;
+}
+
+static unsigned int bare_depth(void *queue)
+{
+	return ((struct bare_queue *)queue)->depth;
+}
+
+static unsigned int bare_max_segments(void *queue)
+{
+	return 1;
+}
+
+static unsigned int bare_max_hw_sectors(void *queue)
+{
+	return 8;
+}
+
+static int bare_map_sg(void *queue, struct request *rq, struct iovec *sg)
+{
+	ck_abort_msg("no layer of a sim stack maps memory");
+	return 0;
+}
+
+static void bare_kick(void *queue)
+{
+}
+
+static void bare_end_request(void *queue, struct request *rq, int error,
+			     unsigned int nr_sectors)
+{
+	struct bare_queue *bq = queue;
+
+	ck_assert_int_eq(error, 0);
+	bq->nr_ends++;
+	bq->sectors_ended += nr_sectors;
+	bq->last_end_at = bq->now;
+}
+
+static struct request *bare_alloc_request(void *queue, enum req_op op, unsigned int flags,
+					  sector_t sector, void *buf, unsigned int len)
+{
+	return NULL;
+}
+
+static bool bare_tracing(void *queue)
+{
+	return ((struct bare_queue *)queue)->tracing;
+}
+
+static void bare_trace_msg(void *queue, const char *text)
+{
+	struct bare_queue *bq = queue;
+
+	snprintf(bq->trace, sizeof(bq->trace), "%s", text);
+}
+
+static const struct dev_queue_ops bare_queue_ops = {
+	.now = bare_now,
+	.depth = bare_depth,
+	.max_segments = bare_max_segments,
+	.max_hw_sectors = bare_max_hw_sectors,
+	.map_sg = bare_map_sg,
+	.kick = bare_kick,
+	.end_request = bare_end_request,
+	.alloc_request = bare_alloc_request,
+	.tracing = bare_tracing,
+	.trace_msg = bare_trace_msg,
+};
+
+START_TEST(stack_runs_under_a_host_with_no_request_queue)
+{
+	struct bare_queue bq = { .now = 1000, .depth = 2 };
+	struct dev_stack s = { .queue_ops = &bare_queue_ops, .queue = &bq };
+	struct dev_limits lim = { .capacity = 1 << 20 };
+	const char *spec = "delay:ms=5";
+	struct request *rq[3];
+	char why[256] = "";
+	size_t size;
+
+	ck_assert_msg(!dev_stack_open(&s, &spec, 1, &dev_sim_ops, NULL, &lim, why, sizeof(why)),
+		      "%s", why);
+	ck_assert(dev_has_queue(s.top));
+	ck_assert_uint_eq(dev_now(s.bottom), 1000);
+	ck_assert_uint_eq(dev_max_hw_sectors(s.top), 8);
+	size = sizeof(struct request) + dev_stack_pdu_size(&s);
+	for (unsigned int i = 0; i < 3; i++) {
+		rq[i] = calloc(1, size);
+		ck_assert_ptr_nonnull(rq[i]);
+		rq[i]->cmd_op = REQ_OP_READ;
+		rq[i]->sector = rq[i]->hard_sector = 8 * i;
+		rq[i]->nr_sectors = rq[i]->hard_nr_sectors = 8;
+	}
+	/* the queue's depth, 2, is what the delay filter holds at most */
+	ck_assert(dev_can_take(s.top));
+	dev_submit(s.top, rq[0]);
+	ck_assert(dev_can_take(s.top));
+	dev_submit(s.top, rq[1]);
+	ck_assert(!dev_can_take(s.top));
+	/* held 5 ms on the host's clock, then ended to the host */
+	ck_assert_uint_eq(dev_stack_next_timer(&s), 1000 + 5000000);
+	bq.now = 1000 + 5000000;
+	while (dev_stack_next_timer(&s) && dev_stack_next_timer(&s) <= bq.now)
+		dev_stack_run_timers(&s, bq.now);
+	ck_assert_uint_eq(bq.nr_ends, 2);
+	ck_assert_uint_eq(bq.sectors_ended, 16);
+	ck_assert_uint_eq(bq.last_end_at, 1000 + 5000000);
+	ck_assert_uint_eq(s.ended, 2);
+	ck_assert(dev_can_take(s.top));
+	/* a note goes to the host's trace only while it traces */
+	dev_trace_msg(s.top, "note %d", 1);
+	ck_assert_str_eq(bq.trace, "");
+	bq.tracing = true;
+	dev_trace_msg(s.top, "note %d", 2);
+	ck_assert_str_eq(bq.trace, "delay: note 2");
+	ck_assert_int_eq(dev_stack_close(&s), 0);
+	for (unsigned int i = 0; i < 3; i++)
+		free(rq[i]);
 }
 END_TEST
 
@@ -630,6 +768,7 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, timers_run_bottom_up);
 	tcase_add_test(tc, ops_the_stack_does_not_take_are_refused_by_the_queue);
 	tcase_add_test(tc, block_sizes_and_max_sectors_come_from_the_stack);
+	tcase_add_test(tc, stack_runs_under_a_host_with_no_request_queue);
 	suite_add_tcase(s, tc);
 	return s;
 }

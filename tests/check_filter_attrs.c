@@ -10,6 +10,7 @@
 
 #include "device.h"
 #include "fake_driver.h"
+#include "stack_harness.h"
 
 #define MS 1000000ull
 #define T0 1000000000ull /* the fake disk's virtual clock starts here */
@@ -78,7 +79,7 @@ static void rig_init(struct rig *r, const char *const *specs, unsigned int nr)
 	r->fd = fake_disk_new("noop");
 	r->fd->priv = r;
 	r->fd->on_dispatch = to_stack;
-	ck_assert_msg(!dev_stack_open(&r->s, r->fd->q, specs, nr, &rec_backend, NULL, &lim, why,
+	ck_assert_msg(!sh_stack_open(&r->s, r->fd->q, specs, nr, &rec_backend, NULL, &lim, why,
 				      sizeof(why)),
 		      "%s", why);
 	blk_queue_set_pdu_size(r->fd->q, dev_stack_pdu_size(&r->s));

@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "elv_harness.h"
+#include "stack_harness.h"
 #include "tunable_test.h"
 
 #define US 1000ull
@@ -794,7 +795,7 @@ static void flood_setup(struct flood *f, const char *elevator)
 	f->q = blk_init_queue(flood_request_fn, NULL, &f->clock);
 	ck_assert_ptr_nonnull(f->q);
 	f->q->queuedata = f;
-	ck_assert_msg(dev_stack_open(&f->stack, f->q, specs, 1, &dev_sim_ops, NULL, &lim, why,
+	ck_assert_msg(sh_stack_open(&f->stack, f->q, specs, 1, &dev_sim_ops, NULL, &lim, why,
 				     sizeof(why)) == 0,
 		      "%s", why);
 	blk_queue_set_pdu_size(f->q, dev_stack_pdu_size(&f->stack));

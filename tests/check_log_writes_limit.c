@@ -62,7 +62,10 @@ static int recorded_fdatasync(int fd)
 #define pwrite gated_pwrite
 #define fdatasync recorded_fdatasync
 #include "blkdev.h" /* the queue the test builds around the filter */
+#include "log_writes_writer.c"
+#include "log_writes_files.c"
 #include "filter_log_writes.c"
+#include "stack_harness.h"
 #undef pwrite
 #undef fdatasync
 
@@ -141,7 +144,7 @@ static struct request_queue *open_stack(struct dev_stack *s, struct blk_clock *c
 	blk_virtual_clock_init(clock, 1000);
 	q = blk_init_queue(no_request_fn, NULL, clock);
 	s->host_ops = &fake_host;
-	ck_assert_msg(!dev_stack_open(s, q, &specp, 1, &hand_ops, NULL, &lim, why, sizeof(why)),
+	ck_assert_msg(!sh_stack_open(s, q, &specp, 1, &hand_ops, NULL, &lim, why, sizeof(why)),
 		      "%s", why);
 	blk_queue_set_pdu_size(q, dev_stack_pdu_size(s));
 	return q;
@@ -315,7 +318,7 @@ START_TEST(stack_waits_for_the_writer_and_is_woken)
 	snprintf(spec, sizeof(spec), "log-writes:file=%s", path);
 	blk_virtual_clock_init(&clock, 1000);
 	q = blk_init_queue(no_request_fn, NULL, &clock);
-	ck_assert_msg(!dev_stack_open(&s, q, &specp, 1, &hand_ops, NULL, &lim, why, sizeof(why)),
+	ck_assert_msg(!sh_stack_open(&s, q, &specp, 1, &hand_ops, NULL, &lim, why, sizeof(why)),
 		      "%s", why);
 	blk_queue_set_pdu_size(q, dev_stack_pdu_size(&s));
 

@@ -24,6 +24,7 @@
 #include "backend_nbd.h"
 #include "device.h"
 #include "fake_driver.h"
+#include "stack_harness.h"
 
 #define S ((uint64_t)1000000000)
 #define START_NS (1000 * S)
@@ -405,7 +406,7 @@ static struct harness *setup_conns(struct server *srv, unsigned int timeout_s,
 	h->stack.host_ops = &host_ops;
 	snprintf(args, sizeof(args), "nbd+unix:///?socket=%s timeout=%u,connections=%u", srv->path,
 		 timeout_s, conns);
-	ck_assert_msg(dev_stack_open(&h->stack, h->q, NULL, 0, &dev_nbd_ops, args, &lim, why,
+	ck_assert_msg(sh_stack_open(&h->stack, h->q, NULL, 0, &dev_nbd_ops, args, &lim, why,
 				     sizeof(why)) == 0,
 		      "%s", why);
 	blk_queue_set_pdu_size(h->q, dev_stack_pdu_size(&h->stack));

@@ -15,7 +15,7 @@
 #include "uring_harness.h"
 
 /*
- * URING_DRIVER_NULL: every request ends without error and the file is never
+ * The null backend: every request ends without error and the file is never
  * touched: writes and discards leave it as it was, a read leaves its memory
  * as it was, and all of them are counted as done.
  */
@@ -27,7 +27,7 @@ START_TEST(test_null_does_no_io)
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), elevators[_i]);
 	mem_fill(want, 64 * KIB, 11);
 	ck_assert_int_eq(pwrite(k.fd, want, 64 * KIB, 0), 64 * KIB);
-	disk_start_flags(&k, 0, NULL, URING_DRIVER_NULL);
+	disk_start_flags(&k, 0, NULL, 0, &dev_null_ops);
 	mem_fill(buf, 64 * KIB, 12);
 	ck_assert_int_eq(disk_io(&k, REQ_OP_WRITE, 0, 0, 64 * KIB, buf), 0);
 	ck_assert_int_eq(disk_io(&k, REQ_OP_WRITE, REQ_BARRIER, 8, 4 * KIB, buf), 0);
@@ -326,7 +326,7 @@ START_TEST(test_null_keeps_the_model_time)
 {
 	uint64_t ns;
 	struct trace_counts tc =
-		modelled_reads("noop", "ssd:read_us=30000,depth=1", 4, URING_DRIVER_NULL, &ns);
+		modelled_reads("noop", "ssd:read_us=30000,depth=1", 4, &dev_null_ops, &ns);
 
 	ck_assert_uint_ge(ns, 120 * NSEC_PER_MSEC);
 	ck_assert_uint_ge(tc.min_d2c_ns, 30 * NSEC_PER_MSEC);

@@ -431,7 +431,7 @@ START_TEST(test_loop_watch_sqe_completes_to_the_watcher)
 	ck_assert_int_eq(pipe(p), 0);
 	w.fd = p[0];
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), "none");
-	disk_start_flags(&k, 0, NULL, URING_DRIVER_SQE128);
+	disk_start_flags(&k, 0, NULL, URING_DRIVER_SQE128, &dev_file_ops);
 	f.d = k.d;
 	disk_run(&k, &w);
 	ck_assert_int_eq(f.turns, 3);

@@ -167,8 +167,10 @@ static const char *const all_elevators[] = { "none", "noop", "deadline", "cfq",
 START_TEST(test_model_depth_issues_each_once)
 {
 	const char *e = all_elevators[_i];
-	struct trace_counts one = modelled_reads(e, "ssd:read_us=1000,depth=1", 16, 0, NULL);
-	struct trace_counts four = modelled_reads(e, "ssd:read_us=1000,depth=4", 16, 0, NULL);
+	struct trace_counts one =
+		modelled_reads(e, "ssd:read_us=1000,depth=1", 16, &dev_file_ops, NULL);
+	struct trace_counts four =
+		modelled_reads(e, "ssd:read_us=1000,depth=4", 16, &dev_file_ops, NULL);
 
 	ck_assert_msg(one.issued == 16 && one.requeued == 0 && one.completed == 16,
 		      "%s, depth 1: %u D, %u R, %u C", e, one.issued, one.requeued, one.completed);
@@ -188,13 +190,14 @@ END_TEST
 START_TEST(test_model_times_and_depth)
 {
 	uint64_t ns;
-	struct trace_counts one = modelled_reads("noop", "ssd:read_us=30000,depth=1", 4, 0, &ns);
+	struct trace_counts one =
+		modelled_reads("noop", "ssd:read_us=30000,depth=1", 4, &dev_file_ops, &ns);
 	struct trace_counts four;
 
 	ck_assert_uint_ge(ns, 120 * NSEC_PER_MSEC);
 	ck_assert_uint_ge(one.min_d2c_ns, 30 * NSEC_PER_MSEC);
 	ck_assert_uint_eq(one.max_in_flight, 1);
-	four = modelled_reads("noop", "ssd:read_us=30000,depth=4", 4, 0, &ns);
+	four = modelled_reads("noop", "ssd:read_us=30000,depth=4", 4, &dev_file_ops, &ns);
 	ck_assert_uint_ge(ns, 30 * NSEC_PER_MSEC);
 	ck_assert_uint_ge(four.min_d2c_ns, 30 * NSEC_PER_MSEC);
 	ck_assert_uint_eq(four.max_in_flight, 4);

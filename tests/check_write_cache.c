@@ -637,7 +637,7 @@ START_TEST(refusals_say_why)
 	const char *spec = "write-cache";
 	char why[256] = "";
 
-	ck_assert_int_eq(dev_stack_open(&s, NULL, &spec, 1, &dev_sim_ops, NULL, &lim, why,
+	ck_assert_int_eq(dev_stack_open(&s, &spec, 1, &dev_sim_ops, NULL, &lim, why,
 					sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, "write-cache: the sim backend moves no data"), "%s", why);

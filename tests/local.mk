@@ -195,15 +195,21 @@ INTEGRATION_TESTS = \
 	tests/test-crash-checkers.sh \
 	tests/test-crash-trust.sh \
 	tests/test-notify.sh \
+	tests/test-crash-482.sh \
 	$(NULL)
 TESTS += $(INTEGRATION_TESTS)
 # The tests that need neither root nor FUSE: rqdisk-checkorder, the replay
-# and compare-elevators on generated traces, the man pages against the code.
+# and compare-elevators on generated traces, the man pages against the code,
+# the device stack's files against the queue's, rqdisk-crash's shards and
+# folded states, the bash completion.
 TESTS += \
 	tests/test-checkorder.sh \
 	tests/test-replay.sh \
 	tests/test-compare.sh \
 	tests/test-man-pages.sh \
+	tests/test-layering.sh \
+	tests/test-crash-scale.sh \
+	tests/test-completion.sh \
 	$(NULL)
 AM_TESTS_ENVIRONMENT = \
 	RQDISK=$(abs_top_builddir)/src/daemon/rqdisk; export RQDISK; \
@@ -237,6 +243,9 @@ EXTRA_DIST += \
 	tests/replay-expected.csv \
 	tests/test-checkorder.sh \
 	tests/test-compare.sh \
+	tests/test-completion.sh \
+	tests/test-crash-scale.sh \
+	tests/test-layering.sh \
 	tests/test-man-pages.sh \
 	tests/test-replay.sh \
 	$(NULL)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue_stack.h"
 #include "stack_harness.h"
 
 struct sh_hand sh_hand;
@@ -53,6 +54,24 @@ static void sh_unwatch(void *host, int fd)
 
 static const struct dev_host_ops sh_host_ops = { .watch_fd = sh_watch, .unwatch_fd = sh_unwatch };
 
+int sh_stack_open(struct dev_stack *s, struct request_queue *q, const char *const *specs,
+		  unsigned int nr, const struct dev_ops *backend, const char *backend_args,
+		  struct dev_limits *lim, char *why, size_t whylen)
+{
+	int ret;
+
+	blk_stack_set_queue(s, q);
+	ret = dev_stack_open(s, specs, nr, backend, backend_args, lim, why, whylen);
+	if (ret)
+		return ret;
+	ret = blk_queue_stack_limits(q, lim, why, whylen);
+	if (ret) {
+		s->aborted = true; /* the layers take back what they made */
+		dev_stack_close(s);
+	}
+	return ret;
+}
+
 int sh_open(struct stack_harness *h, const char *const *specs, unsigned int nr,
 	    const struct dev_ops *backend, sector_t capacity, unsigned int max_bios, char *why,
 	    size_t whylen)
@@ -75,7 +94,7 @@ int sh_open(struct stack_harness *h, const char *const *specs, unsigned int nr,
 	ck_assert(h->bio && h->vec && h->buf && h->ended_at && h->error && h->order);
 	h->stack.host_ops = &sh_host_ops;
 	h->stack.host = h;
-	return dev_stack_open(&h->stack, h->q, specs, nr, backend, NULL, &lim, why, whylen);
+	return sh_stack_open(&h->stack, h->q, specs, nr, backend, NULL, &lim, why, whylen);
 }
 
 void sh_setup(struct stack_harness *h, const char *const *specs, unsigned int nr,

@@ -37,6 +37,16 @@ struct stack_harness {
 };
 
 /*
+ * dev_stack_open under q as a host does it: q the queue above the stack
+ * (blk_stack_set_queue) before, q's limits made to follow the stack's
+ * (blk_queue_stack_limits) after, and the stack closed as a failed start
+ * if they cannot.  s->host and s->host_ops are the caller's, set before.
+ */
+int sh_stack_open(struct dev_stack *s, struct request_queue *q, const char *const *specs,
+		  unsigned int nr, const struct dev_ops *backend, const char *backend_args,
+		  struct dev_limits *lim, char *why, size_t whylen);
+
+/*
  * The clock at SH_START_NS, a queue whose request_fn hands requests down
  * while the stack's top takes them, and the stack of specs (top first)
  * over backend, for a disk of capacity sectors; room for max_bios bios.

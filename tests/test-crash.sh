@@ -49,7 +49,8 @@ chmod +x "$tmp/check"
 
 # Points flush:1 (entries 0, 1 volatile), flush:2 (4, 6, 7; 3 is FUA), end (9):
 # 3 prefix states, 2 + 3 + 1 with one write lost, and torn: entry 0 (2 units)
-# after 1 unit, entry 1 (4 units) after 1, 2, 3.
+# after 1 unit, entry 1 (4 units) after 1, 2, 3.  end+drop:9 is entries 0 to
+# 8 applied, as flush:2 is (entry 8 is a flush without data): folded into it.
 for via in fuse copy; do
 	say "every state right via $via, two checkers at a time"
 	run "$via" --via "$via" -j 2 --drop 1 --torn --csv "$tmp/$via.csv" "$tmp/base" "$tmp/log" -- \
@@ -58,8 +59,12 @@ for via in fuse copy; do
 	grep -q "states via $via, 2 checkers" "$tmp/$via.out" || fail "via $via: not said"
 	[ "$(count "$via" prefix 2)/$(count "$via" prefix 3)/$(count "$via" prefix 4)" = 3/3/0 ] ||
 		fail "via $via: prefix states miscounted"
-	[ "$(count "$via" drop 2)/$(count "$via" drop 3)/$(count "$via" drop 4)" = 6/6/0 ] ||
+	[ "$(count "$via" drop 2)/$(count "$via" drop 3)/$(count "$via" drop 4)/$(count "$via" drop 5)" = 6/5/0/1 ] ||
 		fail "via $via: drop states miscounted"
+	grep -qx "dedup: 13 states, 1 folded into earlier identical states" "$tmp/$via.out" ||
+		fail "via $via: the folded state is not said"
+	grep -q '^end+drop:9,drop,ok,0,0.000,flush:2$' "$tmp/$via.csv" ||
+		fail "via $via: no row for the folded end+drop:9"
 	[ "$(count "$via" torn 2)/$(count "$via" torn 4)" = 4/0 ] || fail "via $via: torn states miscounted"
 	grep -q "^time: 13 states in" "$tmp/$via.out" || fail "via $via: no timing line"
 	[ "$(wc -l <"$tmp/$via.csv")" = 14 ] || fail "via $via: not 13 CSV rows"

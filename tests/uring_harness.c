@@ -54,12 +54,12 @@ static enum uring_serve disk_serve(void *arg)
 /* q before the driver; the elevator (NULL: leave it) before the limits are final. */
 /* model: a --model spec, or NULL for none: the model filter over the backend. */
 void disk_start_flags(struct disk *k, unsigned int entries, const char *model,
-		      unsigned int flags)
+		      unsigned int flags, const struct dev_ops *backend)
 {
 	char why[256], spec[256];
 	const char *filters[] = { spec };
 
-	k->d = uring_driver_new(k->q, k->fd, entries, flags, why, sizeof(why));
+	k->d = uring_driver_new(k->q, k->fd, entries, flags, backend, why, sizeof(why));
 	ck_assert_msg(k->d != NULL, "uring_driver_new: %s", why);
 	ck_assert_ptr_eq(k->q->queuedata, k->d);
 	if (!model || !strcmp(model, "none"))
@@ -72,7 +72,7 @@ void disk_start_flags(struct disk *k, unsigned int entries, const char *model,
 
 void disk_start_model(struct disk *k, unsigned int entries, const char *model)
 {
-	disk_start_flags(k, entries, model, 0);
+	disk_start_flags(k, entries, model, 0, &dev_file_ops);
 }
 
 void disk_start(struct disk *k, unsigned int entries)
@@ -349,7 +349,7 @@ uint64_t now_ns(void)
 
 /* n 4 KiB reads 64 sectors apart at once (n <= 16), under the elevator and the model. */
 struct trace_counts modelled_reads(const char *elevator, const char *spec, unsigned int n,
-				   unsigned int flags, uint64_t *ns)
+				   const struct dev_ops *backend, uint64_t *ns)
 {
 	char *buf = mem_alloc(16 * 4 * KIB);
 	struct trace_counts tc;
@@ -359,7 +359,7 @@ struct trace_counts modelled_reads(const char *elevator, const char *spec, unsig
 
 	ck_assert_uint_le(n, 16);
 	disk_init(&k, temp_file(tmp_dir(), DISK_SIZE, false), elevator);
-	disk_start_flags(&k, 0, spec, flags);
+	disk_start_flags(&k, 0, spec, 0, backend);
 	disk_trace_start(&k);
 	for (unsigned int i = 0; i < n; i++) {
 		tbio_setup(&tb[i], &k, REQ_OP_READ, 0, 64 * i, 4 * KIB, buf + 4 * KIB * i);
@@ -387,7 +387,7 @@ int uring_available(void)
 
 	if (!q)
 		return 1;
-	d = uring_driver_new(q, -1, 0, 0, why, sizeof(why));
+	d = uring_driver_new(q, -1, 0, 0, &dev_file_ops, why, sizeof(why));
 	if (!d) {
 		ret = errno == ENOSYS || errno == EPERM ? 77 : 1;
 		fprintf(stderr, "check_uring: %s%s\n", why, ret == 77 ? ", skipped" : "");

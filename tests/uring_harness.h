@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "backend_uring.h"
 #include "blktrace.h"
 #include "driver_uring.h"
 #include "fake_driver.h"
@@ -71,8 +72,9 @@ struct trace_counts {
 /* A disk: a temporary file, a queue, the driver; started, then closed when idle. */
 const char *tmp_dir(void);
 int temp_file(const char *dir, off_t size, bool readonly);
+/* The driver with flags over backend (dev_file_ops, dev_null_ops), under model's filter. */
 void disk_start_flags(struct disk *k, unsigned int entries, const char *model,
-		      unsigned int flags);
+		      unsigned int flags, const struct dev_ops *backend);
 void disk_start_model(struct disk *k, unsigned int entries, const char *model);
 void disk_start(struct disk *k, unsigned int entries);
 void disk_init(struct disk *k, int fd, const char *elevator);
@@ -111,9 +113,12 @@ void disk_open_modelled(struct disk *k, int i, off_t size);
 
 /* The real clock the driver runs on. */
 uint64_t now_ns(void);
-/* n 4 KiB reads 64 sectors apart at once (n <= 16), under the elevator and the model. */
+/*
+ * n 4 KiB reads 64 sectors apart at once (n <= 16), under the elevator and
+ * the model, over backend.
+ */
 struct trace_counts modelled_reads(const char *elevator, const char *spec, unsigned int n,
-				   unsigned int flags, uint64_t *ns);
+				   const struct dev_ops *backend, uint64_t *ns);
 
 /* 77 when this kernel or this process has no io_uring, 0 when it has, 1 otherwise. */
 int uring_available(void);

@@ -15,6 +15,7 @@
 
 #include "backend_uring.h"
 #include "driver_uring.h"
+#include "queue_limits.h" /* BLK_PAGE_SIZE */
 
 /*
  * Write-zeroes on a file system that cannot zero a range writes from one
@@ -103,7 +104,7 @@ static void file_slot_init(struct file_backend *fb, struct file_slot *s, struct 
 	if (!op_has_data(rq->cmd_op))
 		return;
 	/* The core counts segments the way it maps them: no overflow. */
-	s->nr_iov = (unsigned int)dev_map_sg(rq, s->iov);
+	s->nr_iov = (unsigned int)dev_map_sg(fb->dev, rq, s->iov);
 	assert(s->nr_iov <= fb->max_segs);
 	for (unsigned int i = 0; i < s->nr_iov; i++)
 		mapped += s->iov[i].iov_len;

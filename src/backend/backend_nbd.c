@@ -164,7 +164,7 @@ static void nbd_issue_rw(struct nbd_backend *nb, struct nbd_rq *r, struct nbd_ha
 {
 	struct request *rq = r->rq;
 	uint64_t off = (uint64_t)blk_rq_pos(rq) << SECTOR_SHIFT;
-	int n = dev_map_sg(rq, nb->iov);
+	int n = dev_map_sg(nb->dev, rq, nb->iov);
 
 	for (int i = 0; i < n; i++) {
 		char *base = nb->iov[i].iov_base;

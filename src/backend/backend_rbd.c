@@ -89,7 +89,7 @@ static int rbd_issue(struct rbd_rq *r, bool flush)
 	switch (flush ? REQ_OP_FLUSH : rq->cmd_op) {
 	case REQ_OP_READ:
 		/* librbd keeps the iovec array until the read completes: the request's own copy */
-		n = dev_map_sg(rq, rb->iov);
+		n = dev_map_sg(rb->dev, rq, rb->iov);
 		r->read_iov = malloc(n * sizeof(*r->read_iov));
 		if (!r->read_iov) {
 			ret = -ENOMEM;
@@ -99,7 +99,7 @@ static int rbd_issue(struct rbd_rq *r, bool flush)
 		ret = rbd_aio_readv(rb->image, r->read_iov, n, off, c);
 		break;
 	case REQ_OP_WRITE:
-		n = dev_map_sg(rq, rb->iov);
+		n = dev_map_sg(rb->dev, rq, rb->iov);
 		ret = rbd_aio_writev(rb->image, rb->iov, n, off, c);
 		break;
 	case REQ_OP_FLUSH:

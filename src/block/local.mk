@@ -15,6 +15,8 @@ src_block_libblock_la_SOURCES = \
 	src/block/queue.c \
 	src/block/queue_limits.c \
 	src/block/queue_limits.h \
+	src/block/queue_stack.c \
+	src/block/queue_stack.h \
 	src/block/request.c \
 	src/block/stats.c \
 	src/block/stats.h \

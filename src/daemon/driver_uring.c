@@ -10,14 +10,16 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "backend_uring.h"
+#include "blkdev.h"
 #include "driver_uring.h"
+#include "queue_stack.h"
 
 #define NSEC_PER_SEC 1000000000ull
 
@@ -64,7 +66,8 @@ struct uring_driver {
 	int fd;                /* the image, for the file backend */
 	struct dev_stack stack; /* the device below the queue */
 	sector_t capacity;
-	bool null;                /* URING_DRIVER_NULL: the null backend */
+	/* the first stack's backend, and the one set_stack goes back to (NULL: none) */
+	const struct dev_ops *backend;
 	void (*kick)(void *arg);  /* a backend's work after each reap (continuations) */
 	void *kick_arg;
 	uint64_t timer_at;  /* when the armed timer fires, 0 for none */
@@ -573,7 +576,7 @@ static int uring_setup_ring(struct uring_driver *d, unsigned int entries, char *
 	return ret;
 }
 
-/* The stack: the filters given, over the file backend or the null one. */
+/* The stack: the filters given, over the backend given (NULL: the driver's own). */
 static int uring_open_stack(struct uring_driver *d, const char *const *filters, unsigned int nr,
 			    const struct dev_ops *backend, const char *image, char *why,
 			    size_t whylen)
@@ -583,18 +586,27 @@ static int uring_open_stack(struct uring_driver *d, const char *const *filters, 
 	int ret;
 
 	if (!backend)
-		backend = d->null ? &dev_null_ops : &dev_file_ops;
+		backend = d->backend;
+	assert(backend); /* a driver made with none is given one with each stack */
 	d->stack.host = d;
 	d->stack.host_ops = &uring_host_ops;
-	ret = dev_stack_open(&d->stack, d->q, filters, nr, backend, image, &lim, why, whylen);
+	blk_stack_set_queue(&d->stack, d->q);
+	ret = dev_stack_open(&d->stack, filters, nr, backend, image, &lim, why, whylen);
 	if (ret)
 		return ret;
+	ret = blk_queue_stack_limits(d->q, &lim, why, whylen);
+	if (ret) {
+		d->stack.aborted = true; /* the layers take back what they made */
+		dev_stack_close(&d->stack);
+		return ret;
+	}
 	blk_queue_set_pdu_size(d->q, dev_stack_pdu_size(&d->stack));
 	return 0;
 }
 
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
-				      unsigned int flags, char *why, size_t whylen)
+				      unsigned int flags, const struct dev_ops *backend, char *why,
+				      size_t whylen)
 {
 	unsigned int max_segs = queue_max_segments(&q->limits);
 	long iov_max = sysconf(_SC_IOV_MAX);
@@ -616,11 +628,11 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	d->q = q;
 	d->fd = fd;
 	d->big_sqe = flags & URING_DRIVER_SQE128;
-	d->null = flags & URING_DRIVER_NULL;
+	d->backend = backend;
 	d->creator = pthread_self();
 	LIST_INIT(&d->fd_watches);
 	ret = uring_setup_ring(d, entries ? entries : q->limits.nr_requests, why, whylen);
-	if (!ret) {
+	if (!ret && backend) {
 		ret = uring_open_stack(d, NULL, 0, NULL, NULL, why, whylen);
 		if (ret)
 			io_uring_queue_exit(&d->ring);
@@ -645,7 +657,7 @@ int uring_driver_set_stack(struct uring_driver *d, const char *const *filters, u
 	dev_stack_close(&d->stack);
 	d->capacity = capacity;
 	ret = uring_open_stack(d, filters, nr, backend, args, why, whylen);
-	if (ret) { /* the default backend alone again, so that the driver stays whole */
+	if (ret && d->backend) { /* its own backend alone again, so that the driver stays whole */
 		char ignored[8];
 
 		if (uring_open_stack(d, NULL, 0, NULL, NULL, ignored, sizeof(ignored)))

@@ -5,11 +5,11 @@
 #include <signal.h>
 #include <stddef.h>
 
-#include "blkdev.h"
 #include "device.h"
 
 struct uring_driver;
 struct io_uring_sqe;
+struct request_queue; /* the driver's queue: the backends on the loop see only the stack */
 
 /*
  * uring_driver_new() flags.  Whatever they are, only uring_driver_run(), in
@@ -21,19 +21,23 @@ struct io_uring_sqe;
  * file that carry more than an I/O does (FUSE over io_uring).
  */
 #define URING_DRIVER_SQE128 (1u << 1)
-/* URING_DRIVER_NULL: the null backend (backend_null.c) in place of the file. */
-#define URING_DRIVER_NULL (1u << 2)
 
 /*
  * Drive q with a ring of entries SQEs (0: one per request the queue lets
- * out at once) over a stack of the file backend on fd (or the null one)
- * alone.  A request leaves the elevator only when the stack can take it.
+ * out at once) over a stack of backend alone, opened with no args: the
+ * file backend on fd, or the null one (backend_uring.h), as the caller
+ * chose.  It is also the backend the driver goes back to when
+ * uring_driver_set_stack() fails, and the one uring_driver_set_filters()
+ * puts filters over.  NULL: no stack until uring_driver_set_stack() gives
+ * one (a backend that needs its args to open), and none again after it
+ * fails.  A request leaves the elevator only when the stack can take it.
  * q->limits must be final.  Sets q->queuedata and q->request_fn.  Returns
  * NULL with errno set and a one-line reason in why (errno ENOSYS or EPERM:
  * this kernel or this process has no io_uring).
  */
 struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
-				      unsigned int flags, char *why, size_t whylen);
+				      unsigned int flags, const struct dev_ops *backend, char *why,
+				      size_t whylen);
 
 /*
  * Put filters, "NAME[:ARGS]" top first, over the backend, on a disk of
@@ -45,7 +49,7 @@ int uring_driver_set_filters(struct uring_driver *d, const char *const *filters,
 			     sector_t capacity, const char *image, char *why, size_t whylen);
 
 /*
- * The same over another backend (NULL: the file or null one), opened with
+ * The same over another backend (NULL: the driver's own), opened with
  * args: a backend that is not io_uring-native polls its fd or eventfd
  * through the stack's host_ops (watch_fd), and its callbacks run on the
  * loop's thread.

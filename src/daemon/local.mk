@@ -23,14 +23,19 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/control_fs.c \
 	src/daemon/control_impl.h \
 	src/daemon/control_inode.c \
+	src/daemon/daemon.h \
+	src/daemon/daemonize.c \
 	src/daemon/frontend.c \
 	src/daemon/frontend.h \
 	src/daemon/fuse_ring.c \
 	src/daemon/fuse_ring.h \
+	src/daemon/image.c \
+	src/daemon/memory.c \
 	src/daemon/notify.c \
 	src/daemon/notify.h \
 	src/daemon/options.c \
 	src/daemon/options.h \
+	src/daemon/power.c \
 	src/daemon/rqdisk.c \
 	$(NULL)
 src_daemon_rqdisk_CPPFLAGS = $(AM_CPPFLAGS) -DRQDISK_PKGLIBDIR='"$(pkglibdir)"'

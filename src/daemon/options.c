@@ -145,7 +145,8 @@ static void usage(FILE *f)
 		"                               short for --filter model:SPEC\n"
 		"      --filter NAME[:ARGS]     stack a filter below the queue:");
 	usage_list(f, USAGE_INDENT + 31, "", dev_filter_names(), NULL,
-		   "each with its ARGS in rqdisk(8) (repeatable; the first is nearest the queue)");
+		   "each with its ARGS in rqdisk-NAME-filter(8) (repeatable; the first is nearest "
+		   "the queue)");
 	fprintf(f,
 #ifdef HAVE_LIBNBD
 		"      --nbd-timeout SECONDS    an NBD request fails with EIO when the server\n"

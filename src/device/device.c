@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkdev.h"
-#include "blktrace.h"
 #include "device.h"
 #include "kv.h"
 
@@ -114,55 +112,25 @@ static void dev_stack_link(struct dev_stack *s)
 }
 
 /*
- * What the stack takes is what the queue lets through: an op the stack
- * does not take gets a limit of 0, so that the queue refuses it
- * (EOPNOTSUPP) before any layer sees it, as Linux's max_discard_sectors
- * of 0 means no discard.  One it takes keeps the queue's limit, or the
- * default where the queue had none.  Block sizes and max_sectors only
- * ever tighten what the queue had, as a driver's limits stack in Linux.
- */
-static int dev_stack_queue_limits(struct request_queue *q, const struct dev_limits *lim,
-				  char *why, size_t whylen)
-{
-	struct queue_limits ql = q->limits;
-
-	if (!lim->discard)
-		ql.max_discard_sectors = 0;
-	else if (!ql.max_discard_sectors)
-		ql.max_discard_sectors = BLK_DEF_MAX_DISCARD_SECTORS;
-	if (!lim->write_zeroes)
-		ql.max_write_zeroes_sectors = 0;
-	else if (!ql.max_write_zeroes_sectors)
-		ql.max_write_zeroes_sectors = BLK_DEF_MAX_WRITE_ZEROES_SECTORS;
-	if (lim->logical_block_size > ql.logical_block_size)
-		ql.logical_block_size = lim->logical_block_size;
-	if (lim->physical_block_size > ql.physical_block_size)
-		ql.physical_block_size = lim->physical_block_size;
-	if (lim->io_opt)
-		ql.io_opt = lim->io_opt;
-	if (lim->max_sectors && lim->max_sectors < ql.max_hw_sectors)
-		ql.max_hw_sectors = lim->max_sectors;
-	if (ql.max_sectors > ql.max_hw_sectors)
-		ql.max_sectors = ql.max_hw_sectors;
-	return blk_queue_set_limits(q, &ql, why, whylen);
-}
-
-/*
  * The backend opens first, since it says what the disk is; then the
  * filters from the bottom up, each seeing what the layers below impose.
  */
-int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *const *specs,
-		   unsigned int nr, const struct dev_ops *backend, const char *backend_args,
+int dev_stack_open(struct dev_stack *s, const char *const *specs, unsigned int nr,
+		   const struct dev_ops *backend, const char *backend_args,
 		   struct dev_limits *lim, char *why, size_t whylen)
 {
 	const struct dev_host_ops *host_ops = s->host_ops;
 	void *host = s->host;
+	const struct dev_queue_ops *queue_ops = s->queue_ops;
+	void *queue = s->queue;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->q = q;
-	s->host_ops = host_ops; /* what the caller set: backends find the host there */
+	/* what the caller set: layers find the host and the queue above there */
+	s->host_ops = host_ops;
 	s->host = host;
+	s->queue_ops = queue_ops;
+	s->queue = queue;
 	if (nr + 1 > DEV_MAX_LAYERS) {
 		snprintf(why, whylen, "more than %d filters", DEV_MAX_LAYERS - 1);
 		return -EINVAL;
@@ -175,8 +143,6 @@ int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *con
 
 		ret = ops ? dev_layer_open(s, &s->layers[i], ops, args, lim, why, whylen) : -EINVAL;
 	}
-	if (!ret && q)
-		ret = dev_stack_queue_limits(q, lim, why, whylen);
 	if (ret) {
 		s->aborted = true; /* the layers opened take back what they made */
 		dev_stack_close(s);
@@ -225,7 +191,7 @@ int dev_check_filter(const char *spec, char *why, size_t whylen)
 {
 	struct dev_stack s = { 0 };
 	struct dev_limits lim = { 0 };
-	int ret = dev_stack_open(&s, NULL, &spec, 1, &dev_check_backend, NULL, &lim, why, whylen);
+	int ret = dev_stack_open(&s, &spec, 1, &dev_check_backend, NULL, &lim, why, whylen);
 
 	if (!ret)
 		dev_stack_close(&s);
@@ -316,38 +282,15 @@ void dev_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr
 		return;
 	}
 	dev->stack->ended++;
-	__blk_end_request(rq, error, nr_sectors);
+	dev->stack->queue_ops->end_request(dev->stack->queue, rq, error, nr_sectors);
 }
 
-/* The request, the queue's pdu after it (blk_rq_pdu), then the bio and its one segment. */
 struct request *dev_alloc_request(struct blk_dev *dev, enum req_op op, unsigned int flags,
 				  sector_t sector, void *buf, unsigned int len)
 {
-	struct request_queue *q = dev->stack->q;
-	size_t pdu = (q->rq_pdu_size + 15) & ~(size_t)15;
-	struct request *rq = calloc(1, sizeof(*rq) + pdu + sizeof(struct bio) +
-					      sizeof(struct bio_vec));
-	struct bio *bio;
-	struct bio_vec *bv;
+	const struct dev_stack *s = dev->stack;
 
-	if (!rq)
-		return NULL;
-	bio = (struct bio *)((char *)(rq + 1) + pdu);
-	bv = (struct bio_vec *)(bio + 1);
-	*bv = (struct bio_vec){ buf, len };
-	bio_init(bio, op, sector, len, bv, op_has_data(op) ? 1 : 0);
-	bio->bi_flags = flags;
-	bio->bi_remaining = 1;
-	rq->q = q;
-	rq->cmd_op = op;
-	rq->cmd_flags = flags;
-	rq->sector = rq->hard_sector = rq->issue_sector = sector;
-	rq->nr_sectors = rq->hard_nr_sectors = rq->issue_nr_sectors = len >> SECTOR_SHIFT;
-	rq->bio = rq->biotail = bio;
-	rq->nr_phys_segments = rq->nr_hw_segments = op_has_data(op) ? 1 : 0;
-	rq->start_time_ns = rq->io_start_time_ns = dev_now(dev);
-	blk_rq_init_walk(rq);
-	return rq;
+	return s->queue_ops->alloc_request(s->queue, op, flags, sector, buf, len);
 }
 
 void dev_free_request(struct request *rq)
@@ -363,37 +306,37 @@ void dev_set_timer(struct blk_dev *dev, uint64_t at)
 
 uint64_t dev_now(const struct blk_dev *dev)
 {
-	return blk_clock_now(dev->stack->q->clock);
+	return dev->stack->queue_ops->now(dev->stack->queue);
 }
 
 bool dev_has_queue(const struct blk_dev *dev)
 {
-	return dev->stack->q;
+	return dev->stack->queue_ops;
 }
 
 unsigned int dev_depth(const struct blk_dev *dev)
 {
-	return dev->stack->q->limits.nr_requests;
+	return dev->stack->queue_ops->depth(dev->stack->queue);
 }
 
 unsigned int dev_max_segments(const struct blk_dev *dev)
 {
-	return queue_max_segments(&dev->stack->q->limits);
+	return dev->stack->queue_ops->max_segments(dev->stack->queue);
 }
 
 unsigned int dev_max_hw_sectors(const struct blk_dev *dev)
 {
-	return dev->stack->q->limits.max_hw_sectors;
+	return dev->stack->queue_ops->max_hw_sectors(dev->stack->queue);
 }
 
-int dev_map_sg(struct request *rq, struct iovec *sg)
+int dev_map_sg(const struct blk_dev *dev, struct request *rq, struct iovec *sg)
 {
-	return blk_rq_map_sg(rq->q, rq, sg);
+	return dev->stack->queue_ops->map_sg(dev->stack->queue, rq, sg);
 }
 
 void dev_kick(struct blk_dev *dev)
 {
-	__blk_run_queue(dev->stack->q);
+	dev->stack->queue_ops->kick(dev->stack->queue);
 }
 
 uint64_t dev_stack_next_timer(const struct dev_stack *s)
@@ -493,17 +436,17 @@ int dev_parse_keys(const char *layer, const char *args, const struct dev_key *ke
 
 void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...)
 {
-	struct request_queue *q = dev->stack->q;
+	const struct dev_stack *s = dev->stack;
 	char name[64], text[128];
 	int n;
 	va_list ap;
 
-	if (!q || !q->blk_trace)
+	if (!s->queue_ops || !s->queue_ops->tracing(s->queue))
 		return;
 	dev_layer_name(dev, name, sizeof(name));
 	n = snprintf(text, sizeof(text), "%s: ", name); /* under 66 of the 128 */
 	va_start(ap, fmt);
 	vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
 	va_end(ap);
-	blk_add_trace_msg(q, text);
+	s->queue_ops->trace_msg(s->queue, text);
 }

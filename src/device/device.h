@@ -5,15 +5,19 @@
  *
  *   request queue --request_fn--> filter ... filter --> backend
  *        ^                          |          |          |
- *        +-- __blk_end_request <----+----------+----------+   (partial completion)
+ *        +-- queue_ops->end_request +----------+----------+   (partial completion)
  *
  * The host (the daemon's io_uring loop, or rqdisk-replay's virtual clock)
  * fetches a request from the queue only when dev_can_take() says the top of
  * the stack takes one, and hands it down with dev_submit().  Whatever a
  * layer does with it, the request's sectors end through dev_end(), which
  * gives them to the layer above, or to the queue's partial-completion path
- * (__blk_end_request) from the top: every sector ends once, in order, and
- * an error after a good prefix is the prefix ended as done, then the error.
+ * (dev_queue_ops.end_request) from the top: every sector ends once, in
+ * order, and an error after a good prefix is the prefix ended as done,
+ * then the error.  A layer knows only the layer below it: what it needs of
+ * the queue above (its clock, depth, limits, a kick) are calls of this
+ * file, which the host answers through the dev_queue_ops it gives; no
+ * layer sees the queue's type.
  * Every op runs on the host's one thread with the queue lock held; none may
  * sleep.  A stack with no filter is the backend alone: nothing is paid for
  * a filter that is not there.
@@ -51,9 +55,12 @@
 #include "blk_types.h"
 
 struct iovec;
-struct request_queue; /* the queue above: no layer looks inside it */
 
-#define DEV_API_VERSION 1
+/*
+ * 2: dev_map_sg() takes the layer, as every call that reaches the queue
+ * above does.
+ */
+#define DEV_API_VERSION 2
 
 /* The longest spec a layer is opened from, and the deepest stack. */
 #define DEV_SPEC_MAX 512
@@ -172,8 +179,39 @@ struct dev_host_ops {
 	void (*set_fd_events)(void *host, int fd, unsigned int events);
 };
 
+/*
+ * What a layer asks of the queue above it, answered by the host that runs
+ * the queue (blk_stack_set_queue() for the block core's), queue being the
+ * host's pointer to it: the stack never sees the queue's type.  A stack
+ * with none (dev_has_queue() false) is only checked or described, and no
+ * layer calls these.  Every one is required.
+ */
+struct dev_queue_ops {
+	uint64_t (*now)(void *queue);               /* the queue's clock, ns */
+	unsigned int (*depth)(void *queue);         /* requests it lets out at once */
+	unsigned int (*max_segments)(void *queue);  /* of one request */
+	unsigned int (*max_hw_sectors)(void *queue);
+	/* rq's memory as an iovec under the queue's segment limits; its entries. */
+	int (*map_sg)(void *queue, struct request *rq, struct iovec *sg);
+	/* Dispatch again: a layer takes requests again. */
+	void (*kick)(void *queue);
+	/* nr_sectors of rq, from its completion position, end with error. */
+	void (*end_request)(void *queue, struct request *rq, int error, unsigned int nr_sectors);
+	/*
+	 * One block of memory (dev_free_request frees it): a request of no
+	 * queue's with room for the queue's pdu, as dev_alloc_request says.
+	 */
+	struct request *(*alloc_request)(void *queue, enum req_op op, unsigned int flags,
+					 sector_t sector, void *buf, unsigned int len);
+	/* Whether the queue traces now, and a message into its trace. */
+	bool (*tracing)(void *queue);
+	void (*trace_msg)(void *queue, const char *text);
+};
+
 struct dev_stack {
-	struct request_queue *q;
+	/* The queue above, set by the host before dev_stack_open (NULL: none). */
+	const struct dev_queue_ops *queue_ops;
+	void *queue;
 	struct blk_dev *top;    /* the first filter, or the backend */
 	struct blk_dev *bottom; /* the backend */
 	unsigned int nr_layers;
@@ -206,14 +244,14 @@ const char *const *dev_filter_names(void);
  * Build a stack: the filters from specs "NAME[:ARGS]", top first, over the
  * backend the host chose, opened with backend_args.  lim comes in with what
  * the host knows (capacity: the image's size) and leaves with what the
- * stack imposes; q's limits (when q is given) are made to follow: a larger
- * logical block size, its physical block size, io_opt and max_sectors, and
- * a limit of 0 for the discards or write-zeroes it does not take.  s->host and s->host_ops are the caller's, set before
- * (a backend finds its host there).  0, or -errno with a one-line reason in
- * why (nothing kept).
+ * stack imposes, which the host then makes its queue's limits follow
+ * (blk_queue_stack_limits()).  s->host, s->host_ops, s->queue and
+ * s->queue_ops are the caller's, set before (a layer finds its host and
+ * the queue above there).  0, or -errno with a one-line reason in why
+ * (nothing kept).
  */
-int dev_stack_open(struct dev_stack *s, struct request_queue *q, const char *const *specs,
-		   unsigned int nr, const struct dev_ops *backend, const char *backend_args,
+int dev_stack_open(struct dev_stack *s, const char *const *specs, unsigned int nr,
+		   const struct dev_ops *backend, const char *backend_args,
 		   struct dev_limits *lim, char *why, size_t whylen);
 /*
  * Close every layer, top first: the queue is idle.  0, or the first
@@ -262,7 +300,7 @@ unsigned int dev_max_segments(const struct blk_dev *dev);
 /* The largest request the queue above may send down, in sectors (max_hw_sectors). */
 unsigned int dev_max_hw_sectors(const struct blk_dev *dev);
 /* rq's memory as an iovec (blk_rq_map_sg); its number of entries. */
-int dev_map_sg(struct request *rq, struct iovec *sg);
+int dev_map_sg(const struct blk_dev *dev, struct request *rq, struct iovec *sg);
 /* Ask the queue above to dispatch again (a layer that can take requests again). */
 void dev_kick(struct blk_dev *dev);
 

@@ -24,277 +24,19 @@
  * watched fd fires, and after a flush completes).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <linux/fs.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <sys/queue.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "device.h"
-#include "log_writes.h"
-
-/*
- * Bytes held for a flush, or handed to the writer and not yet written,
- * past which no request is taken.
- */
-#ifndef LW_QUEUE_MAX /* a test sets its own */
-#define LW_QUEUE_MAX (64u << 20)
-#endif
-/* What a copy of the image moves at a time when it cannot clone it. */
-#define LW_COPY_CHUNK (1u << 20)
-
-
-/* One entry of the log, serialized: its entry block, then its data blocks. */
-struct lw_block {
-	TAILQ_ENTRY(lw_block) link;
-	uint64_t off; /* where in the log file: set when it is logged */
-	uint64_t seq; /* a write: the number of writes that completed before it */
-	size_t len;   /* bytes, whole blocks */
-	uint64_t zeros; /* zeros after them in the log: write-zeroes' data, never in memory */
-	bool super;     /* the super block: the entries before it are synced first */
-	unsigned char data[];
-};
-
-TAILQ_HEAD(lw_list, lw_block);
-
-/* What the filter keeps with each request. */
-struct lw_rq {
-	TAILQ_ENTRY(lw_rq) link; /* a flush, on the list of those in flight */
-	uint64_t covers;         /* a flush: the writes completed before it was issued */
-	struct lw_block *blk;    /* a write: its entry, filled as its sectors end */
-	sector_t start;          /* 512-byte sectors, at submit */
-	unsigned int total;      /* sectors at submit */
-	unsigned int done;       /* ended below */
-	unsigned int good;       /* ended below without error, before any error */
-	bool logging;            /* logging was on at submit */
-	bool unlogged;           /* a write submitted with logging off, not yet ended */
-};
-
-TAILQ_HEAD(lw_rq_list, lw_rq);
-
-/* Entry counts by kind, for log/stats. */
-struct lw_counts {
-	uint64_t writes, fua, discards, zeroes, flushes, marks;
-	uint64_t bytes;    /* of the log, super block included */
-	uint64_t not_logged; /* parts that failed below, or that found no memory */
-};
-
-struct lw_filter {
-	struct blk_dev *dev;
-	char *path, *base; /* absolute */
-	int fd, efd;
-	unsigned int ss;     /* the log's sectorsize: the disk's logical block size */
-	bool enabled;
-	bool stopped; /* a write of the log failed, or memory ran out: nothing more is logged */
-	uint64_t nr_entries;
-	uint64_t next_off;
-	uint64_t completed;  /* writes completed while logging: the next one's seq */
-	struct lw_list held; /* completed while a flush was in flight, in order */
-	uint64_t held_bytes;
-	struct lw_rq_list flushes; /* in flight, oldest first */
-	unsigned int unlogged; /* writes submitted with logging off, still below */
-	bool owe_enabled;      /* logging is on again: the gap ends when they have ended */
-	struct lw_counts n;
-	char last_mark[256]; /* what log/mark shows */
-	bool made_log, made_base; /* created here: taken away if the start is aborted */
-
-	/* Shared with the writer, under lock. */
-	pthread_t writer;
-	bool writer_running;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct lw_list queue;
-	uint64_t queued; /* bytes in queue and being written */
-	unsigned int supers; /* super blocks in queue: only the last is written */
-	bool starved;    /* can_take said no: wake the loop when below the limit */
-	bool quit;
-	int error; /* errno of the first failed write, 0 */
-};
-
-static void lw_free_list(struct lw_list *l)
-{
-	struct lw_block *b;
-
-	while ((b = TAILQ_FIRST(l))) {
-		TAILQ_REMOVE(l, b, link);
-		free(b);
-	}
-}
-
-/* ------------------------------------------------------------ the writer */
-
-static int lw_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENOSPC;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-/*
- * bytes of zeros at off: a regular file is only made long enough (a hole
- * reads zeros), a block device is written.
- */
-static int lw_write_zeros(int fd, uint64_t off, uint64_t bytes)
-{
-	static const unsigned char zero[64 * 1024];
-	struct stat st;
-	int ret = 0;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (S_ISREG(st.st_mode)) {
-		if ((uint64_t)st.st_size < off + bytes && ftruncate(fd, (off_t)(off + bytes)))
-			return -errno;
-		return 0;
-	}
-	while (bytes && !ret) {
-		size_t n = bytes < sizeof(zero) ? (size_t)bytes : sizeof(zero);
-
-		ret = lw_pwrite_all(fd, zero, n, off);
-		off += n;
-		bytes -= n;
-	}
-	return ret;
-}
-
-/*
- * One block of the log.  A super block counts entries written before it:
- * they are synced first (*dirty: some are not yet), so that the log on
- * disk never counts an entry it does not hold, whatever the page cache
- * writes back first.
- */
-static int lw_write_out(int fd, const struct lw_block *b, bool *dirty)
-{
-	int ret;
-
-	if (b->super && *dirty) {
-		if (fdatasync(fd))
-			return -errno;
-		*dirty = false;
-	}
-	ret = lw_pwrite_all(fd, b->data, b->len, b->off);
-	if (!ret && b->zeros)
-		ret = lw_write_zeros(fd, b->off + b->len, b->zeros);
-	if (!b->super)
-		*dirty = true;
-	return ret;
-}
-
-/*
- * The writer's thread: write what it is handed, in order; the first error
- * stops the log.  A super block with a later one queued is skipped: the
- * later one counts more, and costs one sync for both.
- */
-static void *lw_writer(void *arg)
-{
-	struct lw_filter *lw = arg;
-	struct lw_block *b;
-	uint64_t one = 1;
-	bool dirty = false;
-
-	pthread_mutex_lock(&lw->lock);
-	for (;;) {
-		bool wake = false, skip;
-		int ret = 0;
-
-		while (!(b = TAILQ_FIRST(&lw->queue)) && !lw->quit)
-			pthread_cond_wait(&lw->wake, &lw->lock);
-		if (!b)
-			break;
-		TAILQ_REMOVE(&lw->queue, b, link);
-		skip = b->super && --lw->supers;
-		if (!lw->error && !skip) {
-			pthread_mutex_unlock(&lw->lock);
-			ret = lw_write_out(lw->fd, b, &dirty);
-			pthread_mutex_lock(&lw->lock);
-		}
-		if (ret && !lw->error) {
-			lw->error = -ret;
-			fprintf(stderr, "rqdisk: log-writes: writing %s: %s; logging stops\n",
-				lw->path, strerror(-ret));
-		}
-		lw->queued -= b->len;
-		if (lw->starved && lw->queued <= LW_QUEUE_MAX) {
-			lw->starved = false;
-			wake = true;
-		}
-		pthread_mutex_unlock(&lw->lock);
-		free(b);
-		if (wake && write(lw->efd, &one, sizeof(one)) < 0) {
-			/* EAGAIN: the counter is full, the loop wakes all the same */
-		}
-		pthread_mutex_lock(&lw->lock);
-	}
-	pthread_mutex_unlock(&lw->lock);
-	return NULL;
-}
-
-/* The loop's side of the eventfd: empty it; the host runs the queue after this. */
-static void lw_ready(void *arg)
-{
-	struct lw_filter *lw = arg;
-	uint64_t v;
-
-	if (read(lw->efd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: read already */
-	}
-}
-
-/* Hand b to the writer at the end of the log; false if logging has stopped. */
-static bool lw_emit(struct lw_filter *lw, struct lw_block *b)
-{
-	pthread_mutex_lock(&lw->lock);
-	if (lw->error)
-		lw->stopped = true;
-	if (lw->stopped) {
-		pthread_mutex_unlock(&lw->lock);
-		free(b);
-		return false;
-	}
-	b->off = lw->next_off;
-	lw->next_off += b->len + b->zeros;
-	lw->n.bytes += b->len + b->zeros;
-	TAILQ_INSERT_TAIL(&lw->queue, b, link);
-	lw->queued += b->len;
-	pthread_cond_signal(&lw->wake);
-	pthread_mutex_unlock(&lw->lock);
-	return true;
-}
+#include "kv.h"
+#include "log_writes_impl.h"
 
 /* -------------------------------------------------------------- entries */
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_le32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
 
 /* A block of one entry and nr_blocks of data, the entry filled in, all else zero. */
 static struct lw_block *lw_block_new(struct lw_filter *lw, uint64_t sector, uint64_t nr,
@@ -306,20 +48,19 @@ static struct lw_block *lw_block_new(struct lw_filter *lw, uint64_t sector, uint
 	if (!b)
 		return NULL;
 	b->len = len;
-	put_le64(b->data + offsetof(struct log_write_entry, sector), sector);
-	put_le64(b->data + offsetof(struct log_write_entry, nr_sectors), nr);
-	put_le64(b->data + offsetof(struct log_write_entry, flags), flags);
-	put_le64(b->data + offsetof(struct log_write_entry, data_len), data_len);
+	log_write_entry_encode(b->data, &(struct log_write_entry){ .sector = sector,
+								  .nr_sectors = nr,
+								  .flags = flags,
+								  .data_len = data_len });
 	return b;
 }
 
 static uint64_t lw_flags(const struct lw_block *b)
 {
-	uint64_t v = 0;
+	struct log_write_entry e;
 
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | b->data[offsetof(struct log_write_entry, flags) + (size_t)i];
-	return v;
+	log_write_entry_decode(b->data, &e);
+	return e.flags;
 }
 
 /* No memory for an entry: the log would miss it, so it stops here, as dm-log-writes does. */
@@ -341,10 +82,10 @@ static void lw_log_super(struct lw_filter *lw)
 		return;
 	}
 	b->len = lw->ss;
-	put_le64(b->data + offsetof(struct log_write_super, magic), LOG_WRITES_MAGIC);
-	put_le64(b->data + offsetof(struct log_write_super, version), LOG_WRITES_VERSION);
-	put_le64(b->data + offsetof(struct log_write_super, nr_entries), lw->nr_entries);
-	put_le32(b->data + offsetof(struct log_write_super, sectorsize), lw->ss);
+	log_write_super_encode(b->data, &(struct log_write_super){ .magic = LOG_WRITES_MAGIC,
+								  .version = LOG_WRITES_VERSION,
+								  .nr_entries = lw->nr_entries,
+								  .sectorsize = lw->ss });
 	pthread_mutex_lock(&lw->lock);
 	if (lw->error)
 		lw->stopped = true;
@@ -443,44 +184,58 @@ struct lw_args {
 	bool enabled;
 };
 
+struct lw_parse_walk {
+	struct lw_args *a;
+	char *why;
+	size_t whylen;
+};
+
 static void lw_args_free(struct lw_args *a)
 {
 	for (int i = 0; i < NR_LW_KEYS; i++)
 		free(a->val[i]);
 }
 
+/* One key of the spec: its value kept (the last one given wins). */
+static int lw_parse_key(void *opaque, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	struct lw_parse_walk *w = opaque;
+	struct lw_args *a = w->a;
+	int k;
+
+	for (k = 0; k < NR_LW_KEYS; k++)
+		if (kv_key_is(key, klen, lw_keys[k]))
+			break;
+	if (k == NR_LW_KEYS) {
+		snprintf(w->why, w->whylen,
+			 "log-writes: no key '%.*s' (there are: file, base, enable)", (int)klen,
+			 key);
+		return -EINVAL;
+	}
+	if (!val || !vlen) {
+		snprintf(w->why, w->whylen, "log-writes: %s= needs a value", lw_keys[k]);
+		return -EINVAL;
+	}
+	free(a->val[k]);
+	a->val[k] = strndup(val, vlen);
+	if (!a->val[k]) {
+		snprintf(w->why, w->whylen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* "file=LOG[,base=PATH][,enable=0|1]": every key checked before anything is made. */
 static int lw_parse(const char *args, struct lw_args *a, char *why, size_t whylen)
 {
-	const char *s = args ? args : "";
+	struct lw_parse_walk w = { a, why, whylen };
+	int ret;
 
 	memset(a, 0, sizeof(*a));
 	a->enabled = true;
-	while (*s) {
-		size_t len = strcspn(s, ","), klen = strcspn(s, "=,");
-		int k;
-
-		for (k = 0; k < NR_LW_KEYS; k++)
-			if (strlen(lw_keys[k]) == klen && !strncmp(lw_keys[k], s, klen))
-				break;
-		if (k == NR_LW_KEYS) {
-			snprintf(why, whylen,
-				 "log-writes: no key '%.*s' (there are: file, base, enable)", (int)klen,
-				 s);
-			return -EINVAL;
-		}
-		if (klen == len || klen + 1 == len) {
-			snprintf(why, whylen, "log-writes: %s= needs a value", lw_keys[k]);
-			return -EINVAL;
-		}
-		free(a->val[k]);
-		a->val[k] = strndup(s + klen + 1, len - klen - 1);
-		if (!a->val[k]) {
-			snprintf(why, whylen, "out of memory");
-			return -ENOMEM;
-		}
-		s += len + (s[len] == ',');
-	}
+	ret = kv_walk(args, lw_parse_key, &w);
+	if (ret)
+		return ret;
 	if (!a->val[LW_FILE]) {
 		snprintf(why, whylen, "log-writes: give file=LOG, the file to log to");
 		return -EINVAL;
@@ -498,129 +253,6 @@ static int lw_parse(const char *args, struct lw_args *a, char *why, size_t whyle
 		a->enabled = a->val[LW_ENABLE][0] == '1';
 	}
 	return 0;
-}
-
-/* path names the same file as image: it must not be made (truncated) over it. */
-static bool lw_same_file(const char *path, const char *image)
-{
-	struct stat a, b;
-
-	return image && !stat(path, &a) && !stat(image, &b) && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
-}
-
-/* Copy the image as it is to base: a clone where the file system can, else copies. */
-static int lw_copy_image(const char *image, int to, char *why, size_t whylen)
-{
-	int from = open(image, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	off_t left;
-	char *buf = NULL;
-	int ret = 0;
-
-	if (from < 0 || fstat(from, &st)) {
-		ret = -errno;
-		snprintf(why, whylen, "log-writes: base: reading the image %s: %s", image,
-			 strerror(errno));
-		goto out;
-	}
-	if (!ioctl(to, FICLONE, from))
-		goto out;
-	for (left = st.st_size; left > 0;) {
-		ssize_t n = copy_file_range(from, NULL, to, NULL, (size_t)left, 0);
-
-		if (n <= 0)
-			break;
-		left -= n;
-	}
-	if (left > 0) { /* no copy_file_range here (or a short one): read and write the rest */
-		off_t off = st.st_size - left;
-
-		buf = malloc(LW_COPY_CHUNK);
-		if (!buf) {
-			ret = -ENOMEM;
-			snprintf(why, whylen, "out of memory");
-			goto out;
-		}
-		while (left > 0) {
-			size_t want = left < LW_COPY_CHUNK ? (size_t)left : LW_COPY_CHUNK;
-			ssize_t n = pread(from, buf, want, off);
-
-			if (n <= 0 || lw_pwrite_all(to, buf, (size_t)n, (uint64_t)off)) {
-				ret = n < 0 ? -errno : -EIO;
-				snprintf(why, whylen, "log-writes: base: copying the image: %s",
-					 n < 0 ? strerror(errno) : "short read or write");
-				goto out;
-			}
-			off += n;
-			left -= n;
-		}
-	}
-	if (ftruncate(to, st.st_size)) {
-		ret = -errno;
-		snprintf(why, whylen, "log-writes: base: %s", strerror(errno));
-	}
-out:
-	free(buf);
-	if (from >= 0)
-		close(from);
-	return ret;
-}
-
-/*
- * An existing path: taken only if it is a device (a log device, as
- * dm-log-writes logs to), opened through no symlink.  A file that is
- * there may be another user's, made in a shared directory to read what
- * the daemon writes; a symlink would have it write wherever it points.
- */
-static int lw_open_device(const char *what, const char *path, char *why, size_t whylen)
-{
-	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0 && errno == ELOOP) {
-		snprintf(why, whylen, "log-writes: %s=%s is a symbolic link: name a new file", what,
-			 path);
-		return -ELOOP;
-	}
-	if (fd >= 0 && !fstat(fd, &st) && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)) &&
-	    !fcntl(fd, F_SETFL, 0))
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	snprintf(why, whylen, "log-writes: %s=%s exists: name a new file, or a device", what, path);
-	return -EEXIST;
-}
-
-/*
- * Make path new, mode 0600, or open the device it names, and say where it
- * is.  *made: it was made here, and is taken away again if the open fails
- * later.
- */
-static int lw_create(const char *what, const char *path, char **abs, bool *made, char *why,
-		     size_t whylen)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-
-	*made = fd >= 0;
-	if (fd < 0 && errno == EEXIST) {
-		fd = lw_open_device(what, path, why, whylen);
-		if (fd < 0)
-			return fd;
-	}
-	if (fd < 0) {
-		snprintf(why, whylen, "log-writes: %s=%s: %s", what, path, strerror(errno));
-		return -errno;
-	}
-	*abs = realpath(path, NULL);
-	if (!*abs) {
-		snprintf(why, whylen, "log-writes: %s=%s: %s", what, path, strerror(errno));
-		close(fd);
-		if (*made)
-			unlink(path);
-		return -ENOMEM;
-	}
-	return fd;
 }
 
 /* The checks that need the stack below: nothing is made if one fails. */
@@ -755,9 +387,9 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 		ret = -EINVAL;
 	}
 	/* no queue: the spec is only checked (dev_check_filter, rqdisk-replay); nothing is made */
-	if (!ret && s->q)
+	if (!ret && dev_has_queue(dev))
 		ret = lw_check_stack(dev, &a, image, lim, why, whylen);
-	if (ret || !s->q) {
+	if (ret || !dev_has_queue(dev)) {
 		lw_args_free(&a);
 		return ret;
 	}
@@ -922,12 +554,16 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
 	if (!b)
 		return;
 	if (blocks < p->total / (lw->ss >> SECTOR_SHIFT)) {
+		struct log_write_entry e;
+
 		lw->n.not_logged++;
 		if (!blocks) {
 			free(b);
 			return;
 		}
-		put_le64(b->data + offsetof(struct log_write_entry, nr_sectors), blocks);
+		log_write_entry_decode(b->data, &e);
+		e.nr_sectors = blocks;
+		log_write_entry_encode(b->data, &e);
 		if (b->zeros)
 			b->zeros = blocks * lw->ss;
 		else if (!(lw_flags(b) & LOG_DISCARD_FLAG))

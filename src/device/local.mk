@@ -1,3 +1,8 @@
+# dm-log-writes' on-disk format, encoded and decoded: the log-writes filter
+# writes logs, rqdisk-crash (which links no libdevice) reads them.
+noinst_LTLIBRARIES += src/device/liblogwrites.la
+src_device_liblogwrites_la_SOURCES = src/device/log_writes.c src/device/log_writes.h
+
 # The device below the queue: the stack, its filters and the models; no
 # liburing either.  (The simulated backend joins from src/backend/local.mk.)
 noinst_LTLIBRARIES += src/device/libdevice.la
@@ -14,7 +19,9 @@ src_device_libdevice_la_SOURCES = \
 	src/device/filter_write_cache.c \
 	src/device/kv.c \
 	src/device/kv.h \
-	src/device/log_writes.h \
+	src/device/log_writes_files.c \
+	src/device/log_writes_impl.h \
+	src/device/log_writes_writer.c \
 	src/device/model.c \
 	src/device/model.h \
 	src/device/model_hdd.c \
@@ -23,4 +30,4 @@ src_device_libdevice_la_SOURCES = \
 	src/device/wcache_map.c \
 	src/device/wcache_map.h \
 	$(NULL)
-src_device_libdevice_la_LIBADD = -lm $(PTHREAD_LIBS)
+src_device_libdevice_la_LIBADD = src/device/liblogwrites.la -lm $(PTHREAD_LIBS)

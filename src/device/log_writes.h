@@ -62,4 +62,14 @@ struct log_write_entry {
 	uint64_t data_len;
 } __attribute__((packed));
 
+/*
+ * A super block or an entry to and from the start of the log block blk
+ * (any alignment): the structs hold host-order values, the block
+ * little-endian ones.  The filter encodes, rqdisk-crash decodes.
+ */
+void log_write_super_encode(void *blk, const struct log_write_super *s);
+void log_write_super_decode(const void *blk, struct log_write_super *s);
+void log_write_entry_encode(void *blk, const struct log_write_entry *e);
+void log_write_entry_decode(const void *blk, struct log_write_entry *e);
+
 #endif

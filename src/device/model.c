@@ -64,7 +64,8 @@ static int model_set_key(void *opaque, const char *key, size_t klen, const char 
 	}
 	k = model_key_find(t, key, klen);
 	if (!k) {
-		snprintf(w->why, w->whylen, "model: %s has no key '%.*s' (see rqdisk(8))", t->name,
+		snprintf(w->why, w->whylen,
+			 "model: %s has no key '%.*s' (see rqdisk-model-filter(8))", t->name,
 			 (int)klen, key);
 		return -EINVAL;
 	}

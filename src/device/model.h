@@ -25,7 +25,7 @@ struct model_io {
 };
 
 /*
- * spec is "none", "hdd[:key=value,...]" or "ssd[:key=value,...]" (rqdisk(8)
+ * spec is "none", "hdd[:key=value,...]" or "ssd[:key=value,...]" (rqdisk-model-filter(8)
  * lists the keys); capacity is the disk's size in sectors.  "none" gives 0
  * and *out NULL.  A bad spec gives -EINVAL with a one-line reason in why.
  */

@@ -1,5 +1,4 @@
 /* crash_log.c - reads a dm-log-writes log: every field checked, since anyone may hand us the file. */
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -26,29 +25,21 @@ int crash_refuse(char *why, size_t whylen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
 static int log_super(struct crash_log *log, uint64_t *nr_entries, char *why, size_t whylen)
 {
-	const uint8_t *p = log->map;
+	struct log_write_super sb;
 	uint32_t ss;
 
 	if (log->map_len < sizeof(struct log_write_super))
 		return crash_refuse(why, whylen, "%zu bytes, too short for a log superblock",
 				 log->map_len);
-	if (get64(p + offsetof(struct log_write_super, magic)) != LOG_WRITES_MAGIC)
+	log_write_super_decode(log->map, &sb);
+	if (sb.magic != LOG_WRITES_MAGIC)
 		return crash_refuse(why, whylen, "not a dm-log-writes log (bad magic)");
-	if (get64(p + offsetof(struct log_write_super, version)) != LOG_WRITES_VERSION)
+	if (sb.version != LOG_WRITES_VERSION)
 		return crash_refuse(why, whylen, "log version %llu, only %llu is known",
-				 (unsigned long long)get64(p + 8), LOG_WRITES_VERSION);
-	memcpy(&ss, p + offsetof(struct log_write_super, sectorsize), sizeof(ss));
-	ss = le32toh(ss);
+				 (unsigned long long)sb.version, LOG_WRITES_VERSION);
+	ss = sb.sectorsize;
 	if (ss < SECTORSIZE_MIN || ss > SECTORSIZE_MAX || (ss & (ss - 1)))
 		return crash_refuse(why, whylen, "sectorsize %u is not a power of two from %u to %u",
 				 ss, SECTORSIZE_MIN, SECTORSIZE_MAX);
@@ -56,7 +47,7 @@ static int log_super(struct crash_log *log, uint64_t *nr_entries, char *why, siz
 		return crash_refuse(why, whylen, "%zu bytes, shorter than its superblock's sector of %u",
 				 log->map_len, ss);
 	log->sectorsize = ss;
-	*nr_entries = get64(p + offsetof(struct log_write_super, nr_entries));
+	*nr_entries = sb.nr_entries;
 	return 0;
 }
 
@@ -88,15 +79,17 @@ static int log_entry(struct crash_log *log, size_t i, uint64_t *pos, char *why, 
 	struct crash_entry *e = &log->e[i];
 	const uint8_t *p = log->map + *pos;
 	uint64_t ss = log->sectorsize, sector, nr_sectors, data_len, bytes;
+	struct log_write_entry le;
 	const char *bad;
 
 	if (log->map_len - *pos < ss)
 		return crash_refuse(why, whylen, "entry %zu: the log ends before it (nr_entries says %zu)",
 				 i, log->nr);
-	sector = get64(p + offsetof(struct log_write_entry, sector));
-	nr_sectors = get64(p + offsetof(struct log_write_entry, nr_sectors));
-	e->flags = get64(p + offsetof(struct log_write_entry, flags));
-	data_len = get64(p + offsetof(struct log_write_entry, data_len));
+	log_write_entry_decode(p, &le);
+	sector = le.sector;
+	nr_sectors = le.nr_sectors;
+	e->flags = le.flags;
+	data_len = le.data_len;
 	bad = bad_flags(e->flags, nr_sectors, data_len, log->sectorsize);
 	if (bad)
 		return crash_refuse(why, whylen, "entry %zu: %s (flags 0x%llx)", i, bad,

@@ -12,10 +12,12 @@
 
 #include "crash_checker.h"
 #include "cli.h"
+#include "crash_dedup.h"
 #include "crash_log.h"
 #include "crash_overlay.h"
 #include "crash_report.h"
 #include "crash_server.h"
+#include "crash_shard.h"
 #include "crash_state.h"
 
 #define PROG "rqdisk-crash"
@@ -38,6 +40,8 @@ struct options {
 	unsigned int jobs, timeout_s;
 	bool progress;
 	bool loop;
+	bool list, no_dedup;
+	struct crash_shard shard;
 	const char *base, *log;
 	char **check; /* NULL: none */
 };
@@ -56,6 +60,9 @@ enum {
 	OPT_CSV,
 	OPT_LOOP,
 	OPT_PAST_GAPS,
+	OPT_LIST,
+	OPT_SHARD,
+	OPT_NO_DEDUP,
 };
 
 static const struct option long_options[] = {
@@ -74,6 +81,9 @@ static const struct option long_options[] = {
 	{ "loop", no_argument, NULL, OPT_LOOP },
 	{ "past-gaps", no_argument, NULL, OPT_PAST_GAPS },
 	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "shard", required_argument, NULL, OPT_SHARD },
+	{ "no-dedup", no_argument, NULL, OPT_NO_DEDUP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -84,6 +94,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: " PROG " [OPTIONS] BASE LOG -- CHECK [ARGS...]\n"
 		"       " PROG " [OPTIONS] --state ID [-o FILE] BASE LOG [-- CHECK [ARGS...]]\n"
+		"       " PROG " [OPTIONS] --list BASE LOG\n"
 		"Build the states a power failure could leave of BASE after the writes of LOG\n"
 		"(dm-log-writes' format) and run CHECK on each: {} in ARGS is the state's\n"
 		"path, RQDISK_CRASH_STATE its ID; exit 0 means consistent.\n"
@@ -104,7 +115,10 @@ static void usage(FILE *f)
 		"  --timeout SEC         a checker running longer fails (default 60)\n"
 		"  --loop                {} is the state on a loop device of its own\n"
 		"  --progress            a progress line on stderr (default: when it is a tty)\n"
-		"  --csv FILE            one row per state: id,class,result,exit,seconds\n"
+		"  --csv FILE            one row per state: id,class,result,exit,seconds,same_as\n"
+		"  --list                print the IDs of the run's states, one a line; no check\n"
+		"  --shard K/N           only the K-th of N shares of the states (K from 1)\n"
+		"  --no-dedup            check byte-identical states each (default: once)\n"
 		"  -h, --help            show this help\n"
 		"  -V, --version         show the version\n"
 		"\n"
@@ -159,6 +173,16 @@ static int parse_via(struct options *o, const char *s)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int parse_shard(struct options *o, const char *s)
+{
+	char why[128];
+
+	if (!crash_shard_parse(s, &o->shard, why, sizeof(why)))
+		return 0;
+	cli_usage_error(PROG, why, s);
+	return -EINVAL;
 }
 
 /* One option: 0, 1 when main should exit 0 (help, version), <0 bad usage (said). */
@@ -222,6 +246,14 @@ static int parse_one(struct options *o, int opt, const char *arg)
 	case OPT_CSV:
 		o->csv = arg;
 		break;
+	case OPT_LIST:
+		o->list = true;
+		break;
+	case OPT_SHARD:
+		return parse_shard(o, arg);
+	case OPT_NO_DEDUP:
+		o->no_dedup = true;
+		break;
 	case 'h':
 	case 'V':
 		return cli_help_version(PROG, opt, usage);
@@ -257,7 +289,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	o->base = argv[optind];
 	o->log = argv[optind + 1];
-	if (!o->check && !(o->state && o->output)) {
+	if (o->state && (o->list || o->shard.n)) {
+		cli_usage_error(PROG, o->list ? "--list does not go with --state" :
+				"--shard does not go with --state", NULL);
+		return -EINVAL;
+	}
+	if (!o->check && !(o->state && o->output) && !o->list) {
 		cli_usage_error(PROG, "a CHECK is needed (after --)", NULL);
 		return -EINVAL;
 	}
@@ -280,6 +317,8 @@ struct run {
 	int base_fd;
 	uint64_t size;
 	struct crash_gen gen;
+	struct crash_dedup dedup;
+	struct crash_pick pick; /* the states of gen this run reports on */
 	struct crash_id single; /* --state */
 	bool single_done;
 	struct ovl_layer *durable; /* the entries before the current point's last flush */
@@ -299,6 +338,21 @@ static bool log_intact(const struct run *r)
 	return false;
 }
 
+/* The next state to check; one folded into an earlier state is reported with that one's verdict. */
+static int next_picked(struct run *r, struct crash_id *id, enum crash_class *cls)
+{
+	struct dedup_rep *rep;
+	int ret;
+
+	while ((ret = crash_pick_next(&r->pick, id, cls, &rep)) == 1 && rep) {
+		ret = dedup_fold(&r->dedup, rep, id, *cls);
+		crash_id_free(id);
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
 static int next_state(void *ctx, struct crash_id *id, enum crash_class *cls)
 {
 	struct run *r = ctx;
@@ -308,7 +362,7 @@ static int next_state(void *ctx, struct crash_id *id, enum crash_class *cls)
 	if (!log_intact(r))
 		return -EIO;
 	if (!r->o->state) {
-		ret = crash_gen_next(&r->gen, id, cls);
+		ret = next_picked(r, id, cls);
 		if (ret < 0)
 			fprintf(stderr, PROG ": out of memory\n");
 		return ret;
@@ -614,14 +668,106 @@ static int load(struct run *r)
 static void say_skipped(struct run *r, struct report *rep)
 {
 	size_t n = r->gen.nr_skipped;
+	char why[96];
 
 	if (!n)
 		return;
-	gap_text(&r->log, rep->skipped_why, sizeof(rep->skipped_why));
-	rep->skipped = n;
+	gap_text(&r->log, why, sizeof(why));
+	if (rep) {
+		snprintf(rep->skipped_why, sizeof(rep->skipped_why), "%s", why);
+		rep->skipped = n;
+	}
 	fprintf(stderr, PROG ": %zu point%s after entry %ld skipped: %s (writes missing); "
-		"--past-gaps checks them\n", n, n == 1 ? "" : "s", r->log.gap_off,
-		rep->skipped_why);
+		"--past-gaps checks them\n", n, n == 1 ? "" : "s", r->log.gap_off, why);
+}
+
+/*
+ * The generator, and which of its states this run reports on: a shard's,
+ * byte-identical ones folded (unless --no-dedup) into the first, whose
+ * verdict rep (NULL for --list) hears of.  0, -ENOMEM (said).
+ */
+static int start_pick(struct run *r, struct report *rep)
+{
+	struct crash_gen_opts g = r->o->gen;
+
+	if (!r->o->atomic_set)
+		g.atomic = r->log.sectorsize;
+	if (crash_gen_init(&r->gen, &r->log, &r->o->at, &g)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return -ENOMEM;
+	}
+	r->pick.gen = &r->gen;
+	r->pick.shard = r->o->shard;
+	if (!r->o->no_dedup) {
+		dedup_init(&r->dedup, &r->log, rep);
+		r->pick.dedup = &r->dedup;
+	}
+	say_skipped(r, rep);
+	if (!rep)
+		return 0;
+	rep->dedup = !r->o->no_dedup;
+	rep->on_checked = rep->dedup ? dedup_checked : NULL;
+	rep->on_checked_ctx = &r->dedup;
+	rep->shard_k = r->o->shard.k;
+	rep->shard_n = r->o->shard.n;
+	rep->total = crash_gen_total(&r->gen);
+	if (r->o->shard.n) {
+		/* a shard's share is known once the run's states are: about a 1/N of them */
+		rep->total = rep->total / r->o->shard.n + 1;
+		rep->total_about = true;
+	}
+	return 0;
+}
+
+static void stop_pick(struct run *r)
+{
+	if (r->pick.dedup)
+		dedup_free(&r->dedup);
+	r->pick.dedup = NULL;
+	crash_gen_free(&r->gen);
+}
+
+/* A shard with no state passes, and says why: the run has fewer checked states than shards. */
+static void say_empty_shard(const struct run *r, uint64_t states)
+{
+	if (r->o->shard.n && !states)
+		fprintf(stderr, PROG ": shard %lu/%lu has no states: the run checks %llu of its "
+			"%llu states\n", r->o->shard.k, r->o->shard.n,
+			(unsigned long long)r->pick.nr_checked, (unsigned long long)r->pick.nr_states);
+}
+
+/* --list: the IDs of the states the run (the shard) reports on, one a line, in its order. */
+static int run_list(struct run *r)
+{
+	struct dedup_rep *folded;
+	enum crash_class cls;
+	struct crash_id id;
+	uint64_t n = 0;
+	char *text;
+	int ret;
+
+	ret = start_pick(r, NULL);
+	while (!ret && (ret = crash_pick_next(&r->pick, &id, &cls, &folded)) == 1) {
+		text = crash_id_format(&id);
+		crash_id_free(&id);
+		ret = text ? 0 : -ENOMEM;
+		if (text && puts(text) < 0)
+			ret = -EIO;
+		free(text);
+		n++;
+	}
+	if (ret == -ENOMEM)
+		fprintf(stderr, PROG ": out of memory\n");
+	if (!ret)
+		say_empty_shard(r, n);
+	stop_pick(r);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, PROG ": cannot write the list: %s\n", strerror(errno));
+		ret = -EIO;
+	}
+	if (!ret && !log_intact(r))
+		ret = -EIO;
+	return ret;
 }
 
 static void noop_handler(int sig)
@@ -638,8 +784,8 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 		.loop = r->o->loop,
 	};
 	struct check_source src = { r, next_state, build_state, release_state };
-	struct crash_gen_opts g = r->o->gen;
 	const char *via = "copy";
+	uint64_t made = 0;
 	int ret;
 
 	co.exe = check_find(r->o->check[0]);
@@ -647,26 +793,28 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 		fprintf(stderr, PROG ": %s: no such program\n", r->o->check[0]);
 		return -EINVAL;
 	}
-	if (!r->o->atomic_set)
-		g.atomic = r->log.sectorsize;
-	ret = r->o->state ? 0 : crash_gen_init(&r->gen, &r->log, &r->o->at, &g);
-	if (!ret)
-		say_skipped(r, rep);
+	if (r->o->state)
+		rep->total = 1;
+	ret = r->o->state ? 0 : start_pick(r, rep);
 	if (!ret)
 		ret = make_tmpdir(r);
 	if (!ret)
 		ret = start_via(r, &via);
 	if (!ret) {
 		co.tmpdir = r->tmpdir;
-		rep->total = r->o->state ? 1 : crash_gen_total(&r->gen);
 		rep->progress = rep->progress || r->o->progress;
 		ret = check_run(&co, &src, rep);
 	}
 	rep->read_ns = r->srv ? server_read_ns(r->srv) : 0;
+	rep->run_states = r->pick.nr_states;
+	for (int c = 0; c < NR_CLASSES; c++)
+		made += rep->made[c];
+	if (!ret)
+		say_empty_shard(r, made);
 	cleanup(r);
 	ovl_layer_put(r->durable);
 	r->durable = NULL;
-	crash_gen_free(&r->gen);
+	stop_pick(r);
 	free((char *)co.exe);
 	if (ret > 0) {
 		*sig = ret;
@@ -700,6 +848,10 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (load(&r))
 		goto out;
+	if (o.list) {
+		status = run_list(&r) ? EXIT_TROUBLE : EXIT_CONSISTENT;
+		goto out;
+	}
 	if (o.output && write_output(&r))
 		goto out;
 	if (!o.check) {

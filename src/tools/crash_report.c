@@ -28,7 +28,7 @@ int report_init(struct report *r, FILE *csv)
 	r->start_ns = r->last_progress_ns = report_now_ns();
 	r->tty = isatty(STDERR_FILENO);
 	r->progress = r->tty;
-	if (csv && fprintf(csv, "id,class,result,exit,seconds\n") < 0)
+	if (csv && fprintf(csv, "id,class,result,exit,seconds,same_as\n") < 0)
 		return -EIO;
 	return 0;
 }
@@ -71,8 +71,25 @@ void report_checked(struct report *r, const char *id, enum crash_class cls,
 	}
 	if (r->csv) {
 		csv_field(r->csv, id);
-		fprintf(r->csv, ",%s,%s,%d,%.3f\n", crash_class_names[cls], result_names[result],
+		fprintf(r->csv, ",%s,%s,%d,%.3f,\n", crash_class_names[cls], result_names[result],
 			exit, (double)ns / NS_PER_S);
+	}
+	if (r->on_checked)
+		r->on_checked(r->on_checked_ctx, id, result, exit);
+}
+
+void report_folded(struct report *r, const char *id, enum crash_class cls, const char *same_as,
+		   enum check_result result, int exit)
+{
+	r->made[cls]++;
+	r->folded[cls]++;
+	r->failed[cls] += result != CHECK_OK;
+	if (r->csv) {
+		csv_field(r->csv, id);
+		fprintf(r->csv, ",%s,%s,%d,0.000,", crash_class_names[cls], result_names[result],
+			exit);
+		csv_field(r->csv, same_as);
+		fputc('\n', r->csv);
 	}
 }
 
@@ -97,10 +114,10 @@ void report_progress(struct report *r, bool final)
 	if (!r->progress || (!final && now - r->last_progress_ns < PROGRESS_EVERY_NS))
 		return;
 	r->last_progress_ns = now;
-	fprintf(stderr, "%srqdisk-crash: %" PRIu64 " of %" PRIu64 " states checked, %" PRIu64
+	fprintf(stderr, "%srqdisk-crash: %" PRIu64 " of %s%" PRIu64 " states checked, %" PRIu64
 		" failed%s",
-		r->tty ? "\r" : "", sum(r->checked), r->total, sum(r->failed),
-		r->tty && !final ? "" : "\n");
+		r->tty ? "\r" : "", sum(r->checked) + sum(r->folded), r->total_about ? "about " : "",
+		r->total, sum(r->failed), r->tty && !final ? "" : "\n");
 	fflush(stderr);
 }
 
@@ -120,14 +137,21 @@ static void print_tail(FILE *f, const char *tail)
 int report_print(struct report *r, FILE *f, const char *via, unsigned int jobs)
 {
 	double wall = (double)(report_now_ns() - r->start_ns) / NS_PER_S;
-	uint64_t checked = sum(r->checked);
+	uint64_t done = sum(r->checked) + sum(r->folded);
 
 	fprintf(f, "rqdisk-crash: states via %s, %u checker%s at a time\n", via, jobs,
 		jobs == 1 ? "" : "s");
-	fprintf(f, "%-8s %10s %10s %10s\n", "class", "made", "checked", "failed");
+	if (r->shard_n)
+		fprintf(f, "shard %lu/%lu: %" PRIu64 " of the run's %" PRIu64 " states\n",
+			r->shard_k, r->shard_n, sum(r->made), r->run_states);
+	fprintf(f, "%-8s %10s %10s %10s %10s\n", "class", "made", "checked", "failed", "folded");
 	for (int c = 0; c < NR_CLASSES; c++)
-		fprintf(f, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", crash_class_names[c],
-			r->made[c], r->checked[c], r->failed[c]);
+		fprintf(f, "%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			crash_class_names[c], r->made[c], r->checked[c], r->failed[c],
+			r->folded[c]);
+	if (r->dedup)
+		fprintf(f, "dedup: %" PRIu64 " states, %" PRIu64
+			" folded into earlier identical states\n", sum(r->made), sum(r->folded));
 	for (size_t i = 0; i < r->nr_first; i++) {
 		struct report_failure *x = &r->first[i];
 
@@ -146,7 +170,7 @@ int report_print(struct report *r, FILE *f, const char *via, unsigned int jobs)
 	fprintf(f,
 		"time: %" PRIu64 " states in %.2f s, %.1f states/s; building states %.2f s, "
 		"checkers %.2f s, serving reads %.2f s\n",
-		checked, wall, wall > 0 ? (double)checked / wall : 0.0,
+		done, wall, wall > 0 ? (double)done / wall : 0.0,
 		(double)r->build_ns / NS_PER_S, (double)r->check_ns / NS_PER_S,
 		(double)r->read_ns / NS_PER_S);
 	if (fflush(f) || ferror(f) || (r->csv && (fflush(r->csv) || ferror(r->csv))))

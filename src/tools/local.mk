@@ -35,6 +35,8 @@ src_tools_rqdisk_checkorder_LDADD = src/tools/libcli.la src/tools/libcheckorder.
 # tests and the fuzz targets reach too.  It links libfuse, not liburing.
 noinst_LTLIBRARIES += src/tools/libcrash.la
 src_tools_libcrash_la_SOURCES = \
+	src/tools/crash_dedup.c \
+	src/tools/crash_dedup.h \
 	src/tools/crash_guard.c \
 	src/tools/crash_guard.h \
 	src/tools/crash_log.c \
@@ -43,10 +45,12 @@ src_tools_libcrash_la_SOURCES = \
 	src/tools/crash_overlay.h \
 	src/tools/crash_report.c \
 	src/tools/crash_report.h \
+	src/tools/crash_shard.c \
+	src/tools/crash_shard.h \
 	src/tools/crash_state.c \
 	src/tools/crash_state.h \
 	$(NULL)
-src_tools_libcrash_la_LIBADD = $(PTHREAD_LIBS)
+src_tools_libcrash_la_LIBADD = src/device/liblogwrites.la $(PTHREAD_LIBS)
 bin_PROGRAMS += src/tools/rqdisk-crash
 src_tools_rqdisk_crash_SOURCES = \
 	src/tools/crash_checker.c \

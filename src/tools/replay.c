@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "queue_stack.h"
 #include "replay.h"
 
 #define REPLAY_START_NS 1000000000ull /* the clock's origin: 0 means "no time" to the core */
@@ -230,6 +231,7 @@ static int replay_stack_open(struct replay_state *st, sector_t capacity, char *w
 	const char *specs[DEV_MAX_LAYERS];
 	struct dev_limits lim = { .capacity = capacity };
 	unsigned int nr = 0;
+	int ret;
 
 	if (cfg->model && strcmp(cfg->model, "none")) {
 		if ((size_t)snprintf(st->model_spec, sizeof(st->model_spec), "model:%s",
@@ -246,7 +248,16 @@ static int replay_stack_open(struct replay_state *st, sector_t capacity, char *w
 	}
 	for (unsigned int i = 0; i < cfg->nr_filters; i++)
 		specs[nr++] = cfg->filters[i];
-	return dev_stack_open(&st->stack, st->q, specs, nr, &dev_sim_ops, NULL, &lim, why, whylen);
+	blk_stack_set_queue(&st->stack, st->q);
+	ret = dev_stack_open(&st->stack, specs, nr, &dev_sim_ops, NULL, &lim, why, whylen);
+	if (ret)
+		return ret;
+	ret = blk_queue_stack_limits(st->q, &lim, why, whylen);
+	if (ret) {
+		st->stack.aborted = true; /* as a failed start: the layers take back what they made */
+		dev_stack_close(&st->stack);
+	}
+	return ret;
 }
 
 static int replay_setup(struct replay_state *st, char *why, size_t whylen)

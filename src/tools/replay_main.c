@@ -285,7 +285,7 @@ static int check_device(struct replay_options *o, const struct replay_trace *t)
 
 	if (check_model_spec(o, capacity) || build_stack(o))
 		return -EINVAL;
-	if (dev_stack_open(&s, NULL, o->cfg.filters, o->cfg.nr_filters, &dev_sim_ops, NULL, &lim,
+	if (dev_stack_open(&s, o->cfg.filters, o->cfg.nr_filters, &dev_sim_ops, NULL, &lim,
 			   why, sizeof(why))) {
 		fprintf(stderr, PROG ": --filter: %s\n", why);
 		return -EINVAL;

@@ -25,6 +25,7 @@
 
 #include "control.h"
 #include "fuzz.h"
+#include "queue_stack.h"
 
 #define MAX_WRITES 16
 #define MAX_TEXT 4096
@@ -433,8 +434,10 @@ static void open_all(struct rqdisk *d, struct dev_stack *stack, const uint8_t *d
 	FUZZ_ASSERT(!elevator_init(d->q, names[data[0] % nr_names]));
 	log_spec();
 	stack->host_ops = &host_ops;
-	if (dev_stack_open(stack, d->q, stack_specs, NR_SPECS, &nothing_backend, NULL, &lim, why,
-			   sizeof(why))) {
+	blk_stack_set_queue(stack, d->q);
+	if (dev_stack_open(stack, stack_specs, NR_SPECS, &nothing_backend, NULL, &lim, why,
+			   sizeof(why)) ||
+	    blk_queue_stack_limits(d->q, &lim, why, sizeof(why))) {
 		fprintf(stderr, "fuzz-control: %s\n", why);
 		abort();
 	}

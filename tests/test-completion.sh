@@ -1,0 +1,132 @@
+#!/bin/bash
+# test-completion.sh - the bash completion of contrib/bash-completion/rqdisk,
+# loaded with bash-completion's helpers, completes each program's options,
+# the elevators and filters the daemon's registries hold, each filter's keys
+# (the same set its man page documents), the image schemes and the forms of
+# rqdisk-crash's state IDs.  No root, no FUSE.
+source "$(dirname "$0")/functions.sh"
+
+bash_completion=/usr/share/bash-completion/bash_completion
+[ -f "$bash_completion" ] || skip "no $bash_completion (Debian: bash-completion)"
+completion=$(realpath "$top_srcdir/contrib/bash-completion/rqdisk")
+tools=$(realpath "$top_builddir/src/tools")
+man=$top_srcdir/man
+make_tmpdir tmp
+
+# A bash of its own, as an interactive one completes: bash-completion loaded,
+# then the completion; the line split into COMP_WORDS at spaces, ":" and "=",
+# as readline splits it, the cursor at its end.  Prints the replies, one a line.
+cat >"$tmp/complete.sh" <<'SH'
+source "$1"
+source "$2"
+PATH=$3:$PATH
+func=$4
+line=$5
+compopt() { :; } # needs a completion in progress; nothing to show here
+set -f
+COMP_WORDS=($(sed -E 's/([:=])/ \1 /g' <<<"$line"))
+[[ $line == *[\ :=] ]] && COMP_WORDS+=("")
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+COMP_LINE=$line
+COMP_POINT=${#line}
+COMPREPLY=()
+"$func" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+printf '%s\n' "${COMPREPLY[@]}"
+SH
+# complete FUNC LINE: the replies for LINE, its program in the build tree.
+complete()
+{
+	(cd "$tmp" && bash --norc --noprofile "$tmp/complete.sh" "$bash_completion" "$completion" \
+		"$(dirname "$RQDISK"):$tools" "$1" "$2")
+}
+# expect FUNC LINE WORD...: each WORD is among the replies for LINE.
+expect()
+{
+	local func=$1 line=$2 replies w
+	shift 2
+	replies=$(complete "$func" "$line")
+	for w in "$@"; do
+		grep -qxF -- "$w" <<<"$replies" ||
+			fail "'$line<TAB>' does not offer '$w': $(echo $replies)"
+	done
+}
+
+say "each program's options"
+expect _rqdisk "rqdisk --el" --elevator
+expect _rqdisk "rqdisk --fi" --filter
+expect _rqdisk "rqdisk -" --model --create --foreground --read-only --version
+expect _rqdisk_replay "rqdisk-replay --" --elevator --model --depth --latencies --csv
+expect _rqdisk_checkorder "rqdisk-checkorder --" --quiet --help --version
+expect _rqdisk_crash "rqdisk-crash --" --at --drop --state --output --via --loop
+expect _rqdisk_crash "rqdisk-crash --drop 1 base log --" --
+
+say "every elevator the daemon has, after --elevator and -e"
+elevators=$({ "$RQDISK" -e no-such img mnt 2>&1 || true; } | sed -n 's/.*(available: \(.*\))$/\1/p')
+[ -n "$elevators" ] || fail "rqdisk -e names no elevators"
+expect _rqdisk "rqdisk --elevator " $elevators
+expect _rqdisk "rqdisk -e dead" deadline
+expect _rqdisk_replay "rqdisk-replay -e deadline,cf" deadline,cfq
+expect _rqdisk_replay "rqdisk-replay -e " all
+
+say "every filter the daemon has, after --filter"
+filters=$({ "$RQDISK" --filter no-such img mnt 2>&1 || true; } |
+	sed -n 's/.*(there are: \(.*\))$/\1/p' | tr -d ,)
+[ -n "$filters" ] || fail "rqdisk --filter names no filters"
+expect _rqdisk "rqdisk --filter " $filters
+expect _rqdisk "rqdisk --filter log" log-writes
+
+say "each filter's keys: a key, a key's value, and the set its man page documents"
+expect _rqdisk "rqdisk --filter fault:corrupt_o" corrupt_on=
+expect _rqdisk "rqdisk --filter fault:error=write,sti" write,sticky=
+expect _rqdisk "rqdisk --filter fault:corrupt_on=r" read read/write
+expect _rqdisk "rqdisk --filter model:" none hdd ssd
+expect _rqdisk "rqdisk --filter model:hdd:rp" rpm=
+expect _rqdisk "rqdisk --model ssd:read_us=100,ch" 100,channels=
+expect _rqdisk_replay "rqdisk-replay --filter delay:m" ms=
+
+# The tag lines of a man page section (the line after .TP), fonts undone.
+tags()
+{
+	sed -n "/^\.SH $2\$/,/^\.SH /p" "$1" | awk 'tp { print; tp = 0 } /^\.TP/ { tp = 1 }' |
+		sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' -e 's/^\.[BIR]*[[:space:]]*//' -e 's/"//g'
+}
+# same WHAT A B: the two word lists hold the same words.
+same()
+{
+	local a b
+	a=$(tr ' ' '\n' <<<"$2" | grep . | sort -u)
+	b=$(tr ' ' '\n' <<<"$3" | grep . | sort -u)
+	[ "$a" = "$b" ] || fail "$1: the completion offers [$(echo $a)], the man page documents [$(echo $b)]"
+}
+offered()
+{
+	complete _rqdisk "rqdisk --filter $1" | sed 's/=$//'
+}
+for f in $filters; do
+	page=$man/rqdisk-$f-filter.8
+	[ -f "$page" ] || fail "$f: no man/rqdisk-$f-filter.8"
+	if [ "$f" = model ]; then
+		# SPECS: a tag hdd, its keys, a tag ssd, its keys; preset=NAME is hdd's
+		specs=$(tags "$page" SPECS | tr -s ', ' '\n\n' | sed 's/=.*//')
+		same "model:hdd" "$(offered model:hdd:)" \
+			"$(sed -n '/^hdd$/,/^ssd$/p' <<<"$specs" | grep -E '^[a-z_]+$' | grep -vx -e hdd -e ssd)"
+		same "model:ssd" "$(offered model:ssd:)" \
+			"$(sed -n '/^ssd$/,$p' <<<"$specs" | grep -E '^[a-z_]+$' | grep -vx ssd)"
+		continue
+	fi
+	same "$f" "$(offered "$f:")" "$(tags "$page" KEYS | grep -oE '[a-z_]+ ?=' | tr -d ' =')"
+done
+
+say "IMAGE's schemes"
+expect _rqdisk "rqdisk nbd+" nbd+unix:///
+expect _rqdisk "rqdisk nb" nbd:// nbds://
+expect _rqdisk "rqdisk rb" rbd:
+
+say "rqdisk-crash: the forms of a state ID, --at's points, and the check after --"
+expect _rqdisk_crash "rqdisk-crash --state " flush: fua: mark: entry: end
+expect _rqdisk_crash "rqdisk-crash --state flush:12" 12+drop: 12+torn:
+expect _rqdisk_crash "rqdisk-crash --state end" end+drop: end+torn:
+expect _rqdisk_crash "rqdisk-crash --at " flush fua mark:
+expect _rqdisk_crash "rqdisk-crash --via " fuse copy auto
+expect _rqdisk_crash "rqdisk-crash base log -- bas" bash
+echo "PASS: completion"
