@@ -35,13 +35,15 @@ pkglib_LTLIBRARIES += src/backend/backend-nbd.la
 src_backend_backend_nbd_la_SOURCES = $(NBD_BACKEND_SOURCES)
 src_backend_backend_nbd_la_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
 src_backend_backend_nbd_la_LIBADD = $(LIBNBD_LIBS)
-src_backend_backend_nbd_la_LDFLAGS = $(BACKEND_MODULE_LDFLAGS) -export-symbols-regex '^dev_nbd_ops$$'
+src_backend_backend_nbd_la_LDFLAGS = $(BACKEND_MODULE_LDFLAGS) \
+	-export-symbols-regex '^dev_nbd_ops$$'
 endif
 if HAVE_LIBRBD
 pkglib_LTLIBRARIES += src/backend/backend-rbd.la
 src_backend_backend_rbd_la_SOURCES = src/backend/backend_rbd.c
 src_backend_backend_rbd_la_CFLAGS = $(AM_CFLAGS) $(LIBRBD_CFLAGS)
 src_backend_backend_rbd_la_LIBADD = $(LIBRBD_LIBS)
-src_backend_backend_rbd_la_LDFLAGS = $(BACKEND_MODULE_LDFLAGS) -export-symbols-regex '^dev_rbd_ops$$'
+src_backend_backend_rbd_la_LDFLAGS = $(BACKEND_MODULE_LDFLAGS) \
+	-export-symbols-regex '^dev_rbd_ops$$'
 endif
 EXTRA_DIST += src/backend/backend.syms

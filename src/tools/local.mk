@@ -62,4 +62,5 @@ src_tools_rqdisk_crash_SOURCES = \
 	src/tools/crash_server.h \
 	$(NULL)
 src_tools_rqdisk_crash_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
-src_tools_rqdisk_crash_LDADD = src/tools/libcli.la src/tools/libcrash.la $(FUSE_LIBS) $(PTHREAD_LIBS)
+src_tools_rqdisk_crash_LDADD = src/tools/libcli.la src/tools/libcrash.la $(FUSE_LIBS) \
+	$(PTHREAD_LIBS)
