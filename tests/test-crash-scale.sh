@@ -163,7 +163,7 @@ refused shardn0 "--shard: N, the number of shards, is 0 in 1/0" --shard 1/0 "${o
 for junk in x 1 1/ /3 1/3x " 1/3" -1/3 1/-3 1.0/3 1//3 1/99999999999999999999; do
 	refused junk "--shard takes K/N" --shard "$junk" "${opts[@]}" "$tmp/base" "$tmp/log" -- true
 done
-refused junk "--shard takes K/N" --list --shard "" "$tmp/base" "$tmp/log"
+refused empty "N up to 1000000), not ''; try" --list --shard "" "$tmp/base" "$tmp/log"
 refused withstate "--shard does not go with --state" --shard 1/2 --state end -o "$tmp/x.img" \
 	"$tmp/base" "$tmp/log"
 refused liststate "--list does not go with --state" --list --state end "$tmp/base" "$tmp/log"

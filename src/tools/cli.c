@@ -11,8 +11,9 @@
 
 void cli_usage_error(const char *prog, const char *what, const char *arg)
 {
+	/* an empty argument is shown as '', not as nothing */
 	fprintf(stderr, "%s: %s%s%s; try '%s --help'\n", prog, what, arg ? " " : "",
-		arg ? arg : "", prog);
+		arg ? (*arg ? arg : "''") : "", prog);
 }
 
 bool cli_help_version(const char *prog, int opt, void (*usage)(FILE *f))
@@ -150,4 +151,36 @@ int parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+#define USAGE_WIDTH 80
+
+/* The words of text after column *col, wrapped under the option's text at USAGE_WIDTH. */
+static void usage_words(FILE *f, int indent, int *col, const char *text)
+{
+	while (*text) {
+		int len = (int)strcspn(text, " ");
+
+		if (*col + 1 + len > USAGE_WIDTH)
+			*col = fprintf(f, "\n%*s%.*s", indent, "", len, text) - 1;
+		else
+			*col += fprintf(f, " %.*s", len, text);
+		text += len + (text[len] == ' ');
+	}
+}
+
+void cli_usage_list(FILE *f, int indent, int col, const char *first, const char *const *names,
+		    const char *skip, const char *last)
+{
+	char word[64];
+
+	usage_words(f, indent, &col, first);
+	for (; *names; names++) {
+		if (skip && !strcmp(*names, skip))
+			continue;
+		snprintf(word, sizeof(word), "%s,", *names);
+		usage_words(f, indent, &col, word);
+	}
+	usage_words(f, indent, &col, last);
+	fprintf(f, "\n");
 }
