@@ -61,43 +61,6 @@ static const struct option long_options[] = {
 };
 
 #define USAGE_INDENT 31 /* where an option's text starts */
-#define USAGE_WIDTH 80
-
-/* The words of text after column *col, wrapped under the option's text at USAGE_WIDTH. */
-static void usage_words(FILE *f, int *col, const char *text)
-{
-	while (*text) {
-		int len = (int)strcspn(text, " ");
-
-		if (*col + 1 + len > USAGE_WIDTH)
-			*col = fprintf(f, "\n%*s%.*s", USAGE_INDENT, "", len, text) - 1;
-		else
-			*col += fprintf(f, " %.*s", len, text);
-		text += len + (text[len] == ' ');
-	}
-}
-
-/*
- * The names of a registry in an option's text, which is at column col:
- * first, then each name but skip, each followed by ',', then last.  Built
- * from the registries, so that a new elevator or filter is in --help
- * without anyone writing it there.
- */
-static void usage_list(FILE *f, int col, const char *first, const char *const *names,
-		       const char *skip, const char *last)
-{
-	char word[64];
-
-	usage_words(f, &col, first);
-	for (; *names; names++) {
-		if (skip && !strcmp(*names, skip))
-			continue;
-		snprintf(word, sizeof(word), "%s,", *names);
-		usage_words(f, &col, word);
-	}
-	usage_words(f, &col, last);
-	fprintf(f, "\n");
-}
 
 static void usage(FILE *f)
 {
@@ -115,8 +78,8 @@ static void usage(FILE *f)
 #endif
 		"\n"
 		"  -e, --elevator NAME          I/O scheduler:");
-	usage_list(f, USAGE_INDENT + 14, "deadline (default), none,", elevator_builtin_names(),
-		   "deadline", "or a .so path");
+	cli_usage_list(f, USAGE_INDENT, USAGE_INDENT + 14, "deadline (default), none,",
+		       elevator_builtin_names(), "deadline", "or a .so path");
 	fprintf(f,
 		"      --logical-block-size N   512..4096, a power of two (default 512)\n"
 		"      --max-sectors N          512-byte sectors per request (default 255; remote 2048)\n"
@@ -144,9 +107,9 @@ static void usage(FILE *f)
 		"                               (default), hdd[:KEY=V,...], ssd[:KEY=V,...];\n"
 		"                               short for --filter model:SPEC\n"
 		"      --filter NAME[:ARGS]     stack a filter below the queue:");
-	usage_list(f, USAGE_INDENT + 31, "", dev_filter_names(), NULL,
-		   "each with its ARGS in rqdisk-NAME-filter(8) (repeatable; the first is nearest "
-		   "the queue)");
+	cli_usage_list(f, USAGE_INDENT, USAGE_INDENT + 31, "", dev_filter_names(), NULL,
+		       "each with its ARGS in rqdisk-NAME-filter(8) (repeatable; the first is "
+		       "nearest the queue)");
 	fprintf(f,
 #ifdef HAVE_LIBNBD
 		"      --nbd-timeout SECONDS    an NBD request fails with EIO when the server\n"

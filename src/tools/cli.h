@@ -1,4 +1,4 @@
-/* cli.h - what rqdisk's three programs share on the command line: bad usage
+/* cli.h - what rqdisk's four programs share on the command line: bad usage
  * refused in one line that names the problem, and numbers and sizes read strictly. */
 #ifndef RQDISK_CLI_H
 #define RQDISK_CLI_H
@@ -29,6 +29,16 @@ bool cli_help_version(const char *prog, int opt, void (*usage)(FILE *f));
  * time, not ARG" (cli_usage_error).
  */
 const char *cli_one_operand(const char *prog, int argc, char **argv, const char *what);
+
+/*
+ * The names of a registry in an option's text in --help, which is at
+ * column col: first, then each name but skip, each followed by ',', then
+ * last, wrapped at 80 columns under the option's text at column indent.
+ * Built from the registries, so that a new elevator or filter is in
+ * --help without anyone writing it there.
+ */
+void cli_usage_list(FILE *f, int indent, int col, const char *first, const char *const *names,
+		    const char *skip, const char *last);
 
 /* "PROG: WHAT[ ARG]; try 'PROG --help'" on stderr. */
 void cli_usage_error(const char *prog, const char *what, const char *arg);

@@ -60,6 +60,8 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+#define USAGE_INDENT 26 /* where an option's text starts */
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -68,10 +70,17 @@ static void usage(FILE *f)
 		"through the request queue, each elevator and a device model, on a\n"
 		"virtual clock; print one row of numbers per elevator.\n"
 		"\n"
-		"  -e, --elevator LIST     elevators, comma-separated, or all (default)\n"
+		"  -e, --elevator LIST     elevators, comma-separated, or all (the default):");
+	cli_usage_list(f, USAGE_INDENT, USAGE_INDENT + 49, "", elevator_builtin_names(), NULL,
+		       "none");
+	fprintf(f,
 		"  -m, --model SPEC        none, hdd[:KEY=VALUE,...] or ssd[:...] (default hdd)\n"
-		"      --filter SPEC       NAME[:ARGS]: a filter of the device, top first\n"
-		"                          (model, delay); repeat it for a stack\n"
+		"      --filter SPEC       NAME[:ARGS]: a filter of the device, top first,\n"
+		"                          repeated for a stack:");
+	cli_usage_list(f, USAGE_INDENT, USAGE_INDENT + 21, "", dev_filter_names(), NULL,
+		       "each with its ARGS in rqdisk-NAME-filter(8); one that needs the data "
+		       "refuses, as the replay moves none");
+	fprintf(f,
 		"  -d, --depth N           keep N I/Os outstanding instead of the trace's times\n"
 		"      --capacity SIZE     disk size (K, M, G, T; default: the trace's extent)\n"
 		"      --nr-requests N     requests the queue lets out at once (default 128)\n"
