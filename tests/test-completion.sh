@@ -129,4 +129,10 @@ expect _rqdisk_crash "rqdisk-crash --state end" end+drop: end+torn:
 expect _rqdisk_crash "rqdisk-crash --at " flush fua mark:
 expect _rqdisk_crash "rqdisk-crash --via " fuse copy auto
 expect _rqdisk_crash "rqdisk-crash base log -- bas" bash
+say "rqdisk-crash: numbers and --shard's K/N are not file names"
+expect _rqdisk_crash "rqdisk-crash --" --list --shard --no-dedup
+for opt in --shard --drop --jobs; do
+	replies=$(complete _rqdisk_crash "rqdisk-crash $opt ")
+	[ -z "$replies" ] || fail "'rqdisk-crash $opt <TAB>' offers $(echo $replies)"
+done
 echo "PASS: completion"
