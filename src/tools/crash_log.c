@@ -167,7 +167,7 @@ static int log_index(struct crash_log *log)
 			return -ENOMEM;
 	}
 	log_find_gap(log);
-	return 0;
+	return crash_marks_index(&log->names, log);
 }
 
 int crash_log_parse(const uint8_t *buf, size_t len, uint64_t image_size, struct crash_log *log,
@@ -290,6 +290,7 @@ void crash_log_free(struct crash_log *log)
 	free(log->flushes);
 	free(log->fuas);
 	free(log->marks);
+	crash_marks_free(&log->names);
 	memset(log, 0, sizeof(*log));
 }
 

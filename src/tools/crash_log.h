@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crash_marks.h"
 #include "log_writes.h"
 
 /* Every flag this reader knows; any other bit refuses the log. */
@@ -33,6 +34,7 @@ struct crash_log {
 	size_t *flushes, nr_flushes; /* indices of FLUSH entries, in order */
 	size_t *fuas, nr_fuas;       /* of FUA entries */
 	size_t *marks, nr_marks;     /* of MARK entries */
+	struct crash_marks names;    /* the marks by name */
 	/*
 	 * The first gap: the LOG_WRITES_GAP_MARK entry, and the LOG_WRITES_GAP_END_MARK
 	 * entry after it (nr when logging stayed off); gap_off is -1 when the

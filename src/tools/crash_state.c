@@ -65,6 +65,34 @@ static void text_add(struct text *t, const char *fmt, ...)
 	}
 }
 
+/* A mark's name as an ID spells it: each byte outside '!'..'~' or one of "%+#," as %XX. */
+static void text_add_name(struct text *t, const char *name, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		text_add(t, name_plain(c) ? "%c" : "%%%02X", c);
+	}
+}
+
+char *crash_marks_text(const struct crash_log *log, size_t pos)
+{
+	const struct crash_marks *m = &log->names;
+	size_t passed = crash_marks_before(log, pos);
+	struct text t = { 0 };
+
+	text_add(&t, "%s", "");
+	/* the names in the order they first appear: those passed are a prefix of them */
+	for (size_t n = 0; n < m->nr_names && m->by_name[m->first[n]] < passed; n++) {
+		const struct crash_entry *e = &log->e[log->marks[m->by_name[m->first[n]]]];
+
+		text_add(&t, "%s", n ? " " : "");
+		text_add_name(&t, e->mark, e->mark_len);
+		text_add(&t, "=%llu", (unsigned long long)crash_marks_passed(log, n, passed));
+	}
+	return t.s;
+}
+
 char *crash_id_format(const struct crash_id *id)
 {
 	struct text t = { 0 };
@@ -73,11 +101,7 @@ char *crash_id_format(const struct crash_id *id)
 	switch (id->kind) {
 	case PT_MARK:
 		text_add(&t, ":");
-		for (size_t i = 0; i < id->name_len; i++) {
-			unsigned char c = (unsigned char)id->name[i];
-
-			text_add(&t, name_plain(c) ? "%c" : "%%%02X", c);
-		}
+		text_add_name(&t, id->name, id->name_len);
 		if (id->k > 1)
 			text_add(&t, "#%llu", (unsigned long long)id->k);
 		break;
@@ -313,15 +337,12 @@ size_t crash_volatile(const struct crash_log *log, size_t pos, size_t *out)
 static int mark_pos(const struct crash_log *log, const char *name, size_t len, uint64_t k,
 		    size_t *pos)
 {
-	for (size_t i = 0; i < log->nr_marks; i++) {
-		const struct crash_entry *e = &log->e[log->marks[i]];
+	long m = crash_marks_find(log, name, len, k);
 
-		if (e->mark_len == len && !memcmp(e->mark, name, len) && !--k) {
-			*pos = log->marks[i] + 1;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (m < 0)
+		return -EINVAL;
+	*pos = log->marks[m] + 1;
+	return 0;
 }
 
 static int point_pos(const struct crash_log *log, const struct crash_id *id, size_t *pos)
@@ -424,25 +445,18 @@ size_t crash_torn_ks(uint64_t n, uint64_t ks[3])
 /* The log's mark names, each once, the first few: ", "-separated into out. */
 static void mark_names(const struct crash_log *log, char *out, size_t len)
 {
-	size_t shown = 0, n = 0;
+	const struct crash_marks *m = &log->names;
+	size_t n = 0;
 
 	out[0] = '\0';
-	for (size_t i = 0; i < log->nr_marks && n + 1 < len; i++) {
-		const struct crash_entry *e = &log->e[log->marks[i]];
-		bool seen = false;
+	for (size_t i = 0; i < m->nr_names && n + 1 < len; i++) {
+		const struct crash_entry *e = &log->e[log->marks[m->by_name[m->first[i]]]];
 
-		for (size_t j = 0; j < i && !seen; j++) {
-			const struct crash_entry *o = &log->e[log->marks[j]];
-
-			seen = o->mark_len == e->mark_len && !memcmp(o->mark, e->mark, e->mark_len);
-		}
-		if (seen)
-			continue;
-		if (shown++ == 5) {
+		if (i == 5) {
 			snprintf(out + n, len - n, ", ...");
 			return;
 		}
-		n += (size_t)snprintf(out + n, len - n, "%s", shown > 1 ? ", " : "");
+		n += (size_t)snprintf(out + n, len - n, "%s", i ? ", " : "");
 		for (size_t k = 0; k < e->mark_len && k < 32 && n + 1 < len; k++)
 			out[n++] = e->mark[k] > ' ' && e->mark[k] < 0x7f ? e->mark[k] : '?';
 		out[n < len ? n : len - 1] = '\0';
@@ -451,13 +465,7 @@ static void mark_names(const struct crash_log *log, char *out, size_t len)
 
 static bool has_mark(const struct crash_log *log, const char *name, size_t len)
 {
-	for (size_t i = 0; i < log->nr_marks; i++) {
-		const struct crash_entry *e = &log->e[log->marks[i]];
-
-		if (e->mark_len == len && !memcmp(e->mark, name, len))
-			return true;
-	}
-	return false;
+	return crash_marks_find(log, name, len, 1) >= 0;
 }
 
 int crash_at_check(const struct crash_log *log, const struct crash_at *at, char *why,
@@ -496,20 +504,6 @@ static bool at_mark(const struct crash_at *at, const struct crash_entry *e)
 	return false;
 }
 
-/* Which occurrence of its name the mark at entry idx is (from 1). */
-static uint64_t mark_occurrence(const struct crash_log *log, size_t idx)
-{
-	const struct crash_entry *e = &log->e[idx];
-	uint64_t k = 1;
-
-	for (size_t i = 0; i < log->nr_marks && log->marks[i] < idx; i++) {
-		const struct crash_entry *o = &log->e[log->marks[i]];
-
-		k += o->mark_len == e->mark_len && !memcmp(o->mark, e->mark, e->mark_len);
-	}
-	return k;
-}
-
 /* Claims position pos for a point unless an earlier kind holds it already. */
 static void add_point(struct crash_point *by_pos, enum crash_point_kind kind, uint64_t k, size_t pos,
 		      const struct crash_entry *mark)
@@ -543,8 +537,7 @@ int crash_points(const struct crash_log *log, const struct crash_at *at, struct 
 		const struct crash_entry *e = &log->e[log->marks[i]];
 
 		if (at_mark(at, e))
-			add_point(by_pos, PT_MARK, mark_occurrence(log, log->marks[i]),
-				  log->marks[i] + 1, e);
+			add_point(by_pos, PT_MARK, log->names.occ[i], log->marks[i] + 1, e);
 	}
 	for (uint64_t p = at->every; at->every && p < log->nr; p += at->every)
 		add_point(by_pos, PT_ENTRY, p, (size_t)p, NULL);

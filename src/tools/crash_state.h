@@ -51,6 +51,14 @@ char *crash_id_format(const struct crash_id *id);
 void crash_id_free(struct crash_id *id);
 int crash_id_copy(struct crash_id *dst, const struct crash_id *src);
 
+/*
+ * The marks a state at pos has passed, as RQDISK_CRASH_MARKS spells them:
+ * NAME=COUNT for each name, in the order the names first appear in the
+ * log, separated by single spaces, NAME spelled as in a state ID; "" when
+ * none.  NULL when out of memory.
+ */
+char *crash_marks_text(const struct crash_log *log, size_t pos);
+
 /* The state the ID names in log: 0, or -EINVAL with one line in why (it names the ID). */
 int crash_resolve(const struct crash_log *log, const struct crash_id *id, struct crash_spec *spec,
 		  char *why, size_t whylen);

@@ -41,6 +41,8 @@ src_tools_libcrash_la_SOURCES = \
 	src/tools/crash_guard.h \
 	src/tools/crash_log.c \
 	src/tools/crash_log.h \
+	src/tools/crash_marks.c \
+	src/tools/crash_marks.h \
 	src/tools/crash_overlay.c \
 	src/tools/crash_overlay.h \
 	src/tools/crash_report.c \

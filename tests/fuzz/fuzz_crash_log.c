@@ -4,7 +4,7 @@
  * inside the image and its data inside the log, and its gap (if any) is
  * between two of its marks; the states of its first points, past the gap
  * too, resolve, and their IDs read back the same; every --at is taken or
- * refused in one line.
+ * refused in one line; the marks each state has passed are told in one line.
  */
 #include <errno.h>
 #include <string.h>
@@ -31,11 +31,14 @@ static void check_states(const struct crash_log *log)
 	if (crash_gen_init(&g, log, &at, &o))
 		return;
 	for (int n = 0; n < MAX_STATES && crash_gen_next(&g, &id, &cls) == 1; n++) {
-		char *text = crash_id_format(&id), *again;
+		char *text = crash_id_format(&id), *again, *marks;
 
 		FUZZ_ASSERT(text);
 		FUZZ_ASSERT(!crash_resolve(log, &id, &spec, why, sizeof(why)));
 		FUZZ_ASSERT(spec.pos <= log->nr);
+		marks = crash_marks_text(log, spec.pos);
+		FUZZ_ASSERT(marks && !strchr(marks, '\n'));
+		free(marks);
 		FUZZ_ASSERT(!crash_id_parse(text, &back, why, sizeof(why)));
 		again = crash_id_format(&back);
 		FUZZ_ASSERT(again && !strcmp(again, text));
