@@ -5,8 +5,10 @@ EXTRA_DIST += \
 	contrib/bench/peers \
 	contrib/ceph-single-node.sh \
 	contrib/compare-elevators \
+	contrib/crash/check-durability \
 	contrib/crash/check-fs \
 	contrib/crash/check-rename \
+	contrib/crash/commit-records \
 	contrib/crash/experiments \
 	contrib/crash/generic-482 \
 	contrib/crash/parallel-shards \

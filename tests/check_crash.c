@@ -961,10 +961,13 @@ START_TEST(dedup_folds_what_a_later_write_overwrites_whole)
 	ck_assert(same_key(&log, "flush:1+torn:2@512/2", "flush:1+drop:2"));
 	ck_assert(!same_key(&log, "flush:1+torn:2@512/3", "flush:1+drop:2"));
 	ck_assert(!same_key(&log, "flush:1+torn:2@512/3", "flush:1"));
-	/* the prefixes on either side of a flush and a mark, which change nothing */
-	ck_assert(same_key(&log, "flush:1", "flush:2"));
-	ck_assert(same_key(&log, "flush:1", "end"));
-	ck_assert(same_key(&log, "entry:11", "mark:m"));
+	/* the prefixes on either side of a flush, which changes nothing */
+	ck_assert(same_key(&log, "flush:1", "entry:11"));
+	ck_assert(same_key(&log, "flush:2", "end"));
+	/* but not of a mark: a checker may judge the same bytes by what the mark promised */
+	ck_assert(!same_key(&log, "flush:1", "flush:2"));
+	ck_assert(!same_key(&log, "entry:11", "mark:m"));
+	ck_assert(!same_key(&log, "flush:1", "end"));
 	/* different data, or data against BASE or zeros, never folds */
 	ck_assert(!same_key(&log, "flush:1+drop:1", "flush:1"));
 	ck_assert(!same_key(&log, "flush:1+drop:1", "flush:1+drop:0"));
@@ -1002,9 +1005,10 @@ static void naive_sources(const struct crash_log *log, const struct crash_spec *
 
 /*
  * On random logs, two states' keys are equal exactly when every byte of
- * theirs comes from the same source: what is folded is identical, and
- * what is identical by source is folded.  Keys built on the durable
- * layer the run shares equal those built afresh.
+ * theirs comes from the same source and they have passed the same marks:
+ * what is folded is identical, and what is identical by source and marks
+ * is folded.  Keys built on the durable layer the run shares equal those
+ * built afresh.
  */
 START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 {
@@ -1016,7 +1020,7 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 	for (unsigned int seed = 1; seed <= 40; seed++) {
 		struct ovl_layer *durable = NULL;
 		struct dedup_key *keys = NULL;
-		uint64_t **srcs = NULL;
+		uint64_t **srcs = NULL, *marks = NULL;
 		struct crash_log log;
 		struct crash_gen g;
 		struct crash_id id;
@@ -1036,8 +1040,12 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 			keys = realloc(keys, (n + 1) * sizeof(*keys));
 			srcs = realloc(srcs, (n + 1) * sizeof(*srcs));
 			srcs[n] = malloc(len * sizeof(**srcs));
+			marks = realloc(marks, (n + 1) * sizeof(*marks));
 			ck_assert_int_eq(crash_resolve(&log, &id, &spec, why, sizeof(why)), 0);
 			naive_sources(&log, &spec, srcs[n], len);
+			marks[n] = 0;
+			for (size_t e = 0; e < spec.pos; e++)
+				marks[n] += !!(log.e[e].flags & LOG_MARK_FLAG);
 			ck_assert_int_eq(dedup_key_of(&log, &spec, &durable, &keys[n]), 0);
 			ck_assert_int_eq(dedup_key_of(&log, &spec, &fresh, &k), 0);
 			ck_assert(!memcmp(&k, &keys[n], sizeof(k)));
@@ -1048,7 +1056,8 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 		for (size_t i = 0; i < n; i++) {
 			for (size_t j = 0; j < i; j++) {
 				bool keys_eq = !memcmp(&keys[i], &keys[j], sizeof(keys[i]));
-				bool srcs_eq = !memcmp(srcs[i], srcs[j], len * sizeof(**srcs));
+				bool srcs_eq = !memcmp(srcs[i], srcs[j], len * sizeof(**srcs)) &&
+					       marks[i] == marks[j];
 
 				ck_assert_msg(keys_eq == srcs_eq, "seed %u: states %zu and %zu: keys %s, "
 					      "sources %s", seed, j, i, keys_eq ? "equal" : "differ",
@@ -1059,6 +1068,7 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 		for (size_t i = 0; i < n; i++)
 			free(srcs[i]);
 		free(srcs);
+		free(marks);
 		free(keys);
 		crash_gen_free(&g);
 		ovl_layer_put(durable);
@@ -1209,6 +1219,243 @@ START_TEST(shards_split_the_run_exactly)
 }
 END_TEST
 
+/* ------------------------------------------------------------ marks by name, verdicts */
+
+static const char *const mark_names_of_test[] = { "a", "b", "c d", "%", "ab", "a" };
+
+/* A random log as random_log's, its marks of several names, some needing %XX in an ID. */
+static void random_marked_log(struct tlog *t, unsigned int seed, int nr)
+{
+	srand(seed);
+	tlog_init(t, 512);
+	for (int i = 0; i < nr; i++) {
+		int r = rand() % 8;
+		uint64_t s = (uint64_t)(rand() % IMG_SECTORS);
+		uint64_t c = 1 + (uint64_t)(rand() % 8);
+
+		if (s + c > IMG_SECTORS)
+			c = IMG_SECTORS - s;
+		if (r == 0)
+			tlog_entry(t, 0, 0, F, NULL, 0);
+		else if (r == 1)
+			tlog_entry(t, s, c, U, NULL, (unsigned int)rand());
+		else if (r <= 4)
+			tlog_entry(t, 0, 0, M, mark_names_of_test[rand() % 6], 0);
+		else
+			tlog_entry(t, s, c, W, NULL, (unsigned int)(rand() % 4));
+	}
+}
+
+/* RQDISK_CRASH_MARKS at pos, by hand: every mark before pos counted under its name. */
+static void naive_marks_text(const struct crash_log *log, size_t pos, char *out, size_t len)
+{
+	const char *names[64];
+	unsigned int counts[64], nr = 0;
+
+	for (size_t i = 0; i < pos; i++) {
+		const struct crash_entry *e = &log->e[i];
+		unsigned int n;
+
+		if (!(e->flags & LOG_MARK_FLAG))
+			continue;
+		for (n = 0; n < nr; n++)
+			if (strlen(names[n]) == e->mark_len && !memcmp(names[n], e->mark, e->mark_len))
+				break;
+		if (n == nr) {
+			for (size_t k = 0; k < sizeof(mark_names_of_test) / sizeof(char *); k++)
+				if (strlen(mark_names_of_test[k]) == e->mark_len &&
+				    !memcmp(mark_names_of_test[k], e->mark, e->mark_len))
+					names[nr] = mark_names_of_test[k];
+			counts[nr++] = 0;
+		}
+		counts[n]++;
+	}
+	out[0] = '\0';
+	for (unsigned int n = 0; n < nr; n++) {
+		const char *spelled = !strcmp(names[n], "c d") ? "c%20d" :
+				      !strcmp(names[n], "%")   ? "%25" :
+								 names[n];
+
+		snprintf(out + strlen(out), len - strlen(out), "%s%s=%u", n ? " " : "", spelled,
+			 counts[n]);
+	}
+}
+
+/*
+ * The marks' index answers as a walk of the log does: the K-th mark of a
+ * name, which of its name each is, the names passed at every position and
+ * how many of each, in the order the names first appear.
+ */
+START_TEST(marks_are_found_and_counted_by_name)
+{
+	for (unsigned int seed = 1; seed <= 60; seed++) {
+		struct crash_log log;
+		struct tlog t;
+		char why[256], want[512];
+
+		random_marked_log(&t, seed, 1 + (int)(seed % 50));
+		ck_assert_int_eq(parse(&t, IMG_SECTORS * 512, &log, why), 0);
+		for (size_t pos = 0; pos <= log.nr; pos++) {
+			char *got = crash_marks_text(&log, pos);
+
+			naive_marks_text(&log, pos, want, sizeof(want));
+			ck_assert_msg(!strcmp(got, want), "seed %u, pos %zu: '%s', not '%s'", seed,
+				      pos, got, want);
+			free(got);
+		}
+		for (size_t k = 0; k < sizeof(mark_names_of_test) / sizeof(char *); k++) {
+			const char *name = mark_names_of_test[k];
+			uint64_t occ = 0;
+
+			for (size_t m = 0; m < log.nr_marks; m++) {
+				const struct crash_entry *e = &log.e[log.marks[m]];
+
+				if (e->mark_len != strlen(name) || memcmp(e->mark, name, e->mark_len))
+					continue;
+				ck_assert_uint_eq(log.names.occ[m], ++occ);
+				ck_assert_int_eq(crash_marks_find(&log, name, strlen(name), occ),
+						 (long)m);
+			}
+			ck_assert_int_eq(crash_marks_find(&log, name, strlen(name), occ + 1), -1);
+			ck_assert_int_eq(crash_marks_find(&log, name, strlen(name), 0), -1);
+		}
+		ck_assert_int_eq(crash_marks_find(&log, "c", 1, 1), -1);
+		ck_assert_int_eq(crash_marks_find(&log, "", 0, 1), -1);
+		crash_log_free(&log);
+		free(t.buf);
+	}
+}
+END_TEST
+
+/* A checker that judges bytes against marks: any function of the two will do, a hash here. */
+static bool verdict_of(const struct crash_log *log, const struct crash_id *id, int fd,
+		       unsigned int salt)
+{
+	uint8_t img[IMG_SECTORS * 512];
+	struct crash_spec spec;
+	struct ovl ov;
+	char why[256], *marks;
+	uint64_t h = 1469598103934665603ULL ^ salt;
+
+	ck_assert_int_eq(crash_resolve(log, id, &spec, why, sizeof(why)), 0);
+	ck_assert_int_eq(ovl_build(&ov, log, &spec, fd, sizeof(img), NULL), 0);
+	ck_assert_int_eq(ovl_read(&ov, img, sizeof(img), 0), (ssize_t)sizeof(img));
+	ovl_free(&ov);
+	marks = crash_marks_text(log, spec.pos);
+	for (size_t i = 0; i < sizeof(img); i++)
+		h = (h ^ img[i]) * 1099511628211ULL;
+	for (const char *p = marks; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+	free(marks);
+	return (h >> 29) & 1;
+}
+
+/* The verdict of each state a pick reports, "ID=V" in its order; a folded one takes its class's. */
+static size_t verdicts(const struct crash_log *log, bool dedup, unsigned long k, unsigned long n,
+		       int fd, unsigned int salt, char **out, size_t *nr_folded)
+{
+	static char *at_marks[] = { "a", "c d" };
+	static size_t at_lens[] = { 1, 3 };
+	struct crash_gen_opts o = { .drop = 2, .torn = true, .atomic = 512 };
+	struct crash_at at = { .kinds = AT_FLUSH | AT_FUA, .every = 3, .marks = at_marks,
+			       .mark_lens = at_lens, .nr_marks = 2 };
+	struct crash_dedup d;
+	struct crash_gen g;
+	struct crash_pick p = { .gen = &g, .dedup = dedup ? &d : NULL, .shard = { k, n } };
+	struct dedup_rep *rep;
+	struct crash_id id;
+	enum crash_class cls;
+	bool *by_class = NULL;
+	size_t nr = 0;
+	int ret;
+
+	dedup_init(&d, log, NULL);
+	ck_assert_int_eq(crash_gen_init(&g, log, &at, &o), 0);
+	while ((ret = crash_pick_next(&p, &id, &cls, &rep)) == 1) {
+		bool v;
+
+		by_class = realloc(by_class, (p.nr_checked + 1) * sizeof(*by_class));
+		if (rep) {
+			v = by_class[rep->ordinal];
+			++*nr_folded;
+		} else {
+			v = verdict_of(log, &id, fd, salt);
+			if (dedup)
+				by_class[p.nr_checked - 1] = v;
+		}
+		out[nr] = crash_id_format(&id);
+		out[nr] = realloc(out[nr], strlen(out[nr]) + 3);
+		strcat(out[nr++], v ? "=1" : "=0");
+		crash_id_free(&id);
+	}
+	ck_assert_int_eq(ret, 0);
+	free(by_class);
+	crash_gen_free(&g);
+	dedup_free(&d);
+	return nr;
+}
+
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * For random logs with marks and a random checker of bytes and marks, each
+ * state gets the same verdict with dedup (it may be borrowed from the state
+ * it is folded into), without, and in every shard of a run: no state
+ * borrows a verdict it might not deserve.
+ */
+START_TEST(folded_states_get_the_verdict_they_deserve)
+{
+	static char *whole[8192], *folded[8192], *shards[8192];
+	uint8_t base[IMG_SECTORS * 512];
+	size_t nr_folded = 0, nr_folded_in_shards = 0, nr_states = 0, ignored = 0;
+
+	for (unsigned int seed = 1; seed <= 40; seed++) {
+		struct crash_log log;
+		struct tlog t;
+		size_t nw, nf, ns = 0;
+		char why[256];
+		int fd;
+
+		random_marked_log(&t, seed, 12 + (int)(seed % 20));
+		for (size_t i = 0; i < sizeof(base); i++)
+			base[i] = (uint8_t)rand();
+		fd = memfd_of(base, sizeof(base));
+		ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
+		nw = verdicts(&log, false, 0, 0, fd, seed, whole, &ignored);
+		nf = verdicts(&log, true, 0, 0, fd, seed, folded, &nr_folded);
+		ck_assert_uint_eq(nf, nw);
+		for (unsigned long k = 1; k <= 3; k++)
+			ns += verdicts(&log, true, k, 3, fd, seed, shards + ns, &nr_folded_in_shards);
+		ck_assert_uint_eq(ns, nw);
+		/* the same order with and without dedup: state by state */
+		for (size_t i = 0; i < nw; i++)
+			ck_assert_msg(!strcmp(whole[i], folded[i]), "seed %u: %s without dedup, %s with",
+				      seed, whole[i], folded[i]);
+		qsort(whole, nw, sizeof(*whole), strp_cmp);
+		qsort(shards, ns, sizeof(*shards), strp_cmp);
+		for (size_t i = 0; i < nw; i++)
+			ck_assert_msg(!strcmp(whole[i], shards[i]), "seed %u: %s in the run, %s in a shard",
+				      seed, whole[i], shards[i]);
+		for (size_t i = 0; i < nw; i++) {
+			free(whole[i]);
+			free(folded[i]);
+			free(shards[i]);
+		}
+		nr_states += nw;
+		crash_log_free(&log);
+		close(fd);
+		free(t.buf);
+	}
+	/* folding was tried, often: the shards fold as the whole run */
+	ck_assert_uint_gt(nr_states, 1000);
+	ck_assert_uint_gt(nr_folded, nr_states / 10);
+	ck_assert_uint_eq(nr_folded_in_shards, nr_folded);
+}
+END_TEST
+
 static Suite *crash_suite(void)
 {
 	Suite *s = suite_create("crash");
@@ -1236,6 +1483,8 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, dedup_keys_equal_exactly_when_the_sources_do);
 	tcase_add_test(tc, shards_are_read_strictly);
 	tcase_add_test(tc, shards_split_the_run_exactly);
+	tcase_add_test(tc, marks_are_found_and_counted_by_name);
+	tcase_add_test(tc, folded_states_get_the_verdict_they_deserve);
 	suite_add_tcase(s, tc);
 	return s;
 }

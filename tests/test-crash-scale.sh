@@ -70,7 +70,7 @@ made=$(awk '$1 ~ /^(prefix|drop|torn|sample)$/ { n += $2 } END { print n }' "$tm
 folded=$(awk '$1 ~ /^(prefix|drop|torn|sample)$/ { n += $5 } END { print n }' "$tmp/whole.out")
 checked=$((made - folded))
 [ "$folded" = "$folded_expected" ] || fail "the whole run: $folded folded, not $folded_expected"
-grep -qx "dedup: $made states, $folded folded into earlier identical states" "$tmp/whole.out" ||
+grep -qx "dedup: $made states, $folded folded into earlier identical states (same bytes, same marks passed)" "$tmp/whole.out" ||
 	fail "the whole run: the dedup line is wrong"
 [ "$(rows "$tmp/whole.csv" | wc -l)" = "$made" ] || fail "the whole run: not $made CSV rows"
 grep -qx 'flush:2+drop:3,drop,ok,0,0.000,flush:2' "$tmp/whole.csv" ||

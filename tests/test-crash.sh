@@ -61,7 +61,7 @@ for via in fuse copy; do
 		fail "via $via: prefix states miscounted"
 	[ "$(count "$via" drop 2)/$(count "$via" drop 3)/$(count "$via" drop 4)/$(count "$via" drop 5)" = 6/5/0/1 ] ||
 		fail "via $via: drop states miscounted"
-	grep -qx "dedup: 13 states, 1 folded into earlier identical states" "$tmp/$via.out" ||
+	grep -qx "dedup: 13 states, 1 folded into earlier identical states (same bytes, same marks passed)" "$tmp/$via.out" ||
 		fail "via $via: the folded state is not said"
 	grep -q '^end+drop:9,drop,ok,0,0.000,flush:2$' "$tmp/$via.csv" ||
 		fail "via $via: no row for the folded end+drop:9"

@@ -14,6 +14,7 @@
 
 #define TAIL_BYTES 4096
 #define ENV_NAME "RQDISK_CRASH_STATE"
+#define ENV_MARKS "RQDISK_CRASH_MARKS"
 
 extern char **environ;
 
@@ -21,6 +22,7 @@ struct slot {
 	pid_t pid;          /* 0: free */
 	struct crash_id id;
 	char *id_text;
+	char *marks; /* RQDISK_CRASH_MARKS's value */
 	enum crash_class cls;
 	void *st;
 	int loop_fd; /* --loop: holds the state's loop device; -1 otherwise */
@@ -29,6 +31,16 @@ struct slot {
 	uint64_t start_ns, kill_ns;
 	bool timed_out, termed;
 };
+
+/* The slot's state forgotten: its ID, the ID's text, its marks. */
+static void slot_clear(struct slot *s)
+{
+	crash_id_free(&s->id);
+	free(s->id_text);
+	s->id_text = NULL;
+	free(s->marks);
+	s->marks = NULL;
+}
 
 void check_signals(sigset_t *set)
 {
@@ -92,8 +104,11 @@ static void free_strv(char **v)
 	free(v);
 }
 
+/* Whether environ's entry e sets the variable name (a "NAME" string literal). */
+#define ENV_IS(e, name) (!strncmp((e), name "=", sizeof(name)))
+
 /* The checker's argv and environment, made before the fork: the child only execs. */
-static int make_argv_env(const struct check_opts *o, const char *path, const char *id,
+static int make_argv_env(const struct check_opts *o, const char *path, const struct slot *s,
 			 char ***argv, char ***envp)
 {
 	size_t na = 0, ne = 0, j = 0;
@@ -103,17 +118,21 @@ static int make_argv_env(const struct check_opts *o, const char *path, const cha
 	while (environ[ne])
 		ne++;
 	*argv = calloc(na + 1, sizeof(**argv));
-	*envp = calloc(ne + 2, sizeof(**envp));
+	*envp = calloc(ne + 3, sizeof(**envp));
 	if (!*argv || !*envp)
 		goto oom;
 	for (size_t i = 0; i < na; i++)
 		if (!((*argv)[i] = substitute(o->args[i], path)))
 			goto oom;
 	for (size_t i = 0; i < ne; i++)
-		if (strncmp(environ[i], ENV_NAME "=", sizeof(ENV_NAME)) &&
+		if (!ENV_IS(environ[i], ENV_NAME) && !ENV_IS(environ[i], ENV_MARKS) &&
 		    !((*envp)[j++] = strdup(environ[i])))
 			goto oom;
-	if (asprintf(&(*envp)[j], ENV_NAME "=%s", id) < 0) {
+	if (asprintf(&(*envp)[j], ENV_NAME "=%s", s->id_text) < 0) {
+		(*envp)[j] = NULL;
+		goto oom;
+	}
+	if (asprintf(&(*envp)[++j], ENV_MARKS "=%s", s->marks) < 0) {
 		(*envp)[j] = NULL;
 		goto oom;
 	}
@@ -131,7 +150,7 @@ static int spawn(const struct check_opts *o, struct slot *s, const char *path)
 	pid_t pid;
 	int null_fd;
 
-	if (make_argv_env(o, path, s->id_text, &argv, &envp))
+	if (make_argv_env(o, path, s, &argv, &envp))
 		return -ENOMEM;
 	if (ftruncate(s->out_fd, 0) || lseek(s->out_fd, 0, SEEK_SET))
 		(void)0; /* a stale tail at worst */
@@ -218,9 +237,7 @@ static void finish(const struct check_source *src, struct report *r, struct slot
 	report_checked(r, s->id_text, s->cls, res, code, ns, tail);
 	free(tail);
 	release_state(src, s);
-	crash_id_free(&s->id);
-	free(s->id_text);
-	s->id_text = NULL;
+	slot_clear(s);
 	s->pid = 0;
 }
 
@@ -301,17 +318,19 @@ static int start_one(const struct check_opts *o, const struct check_source *src,
 		fprintf(stderr, "rqdisk-crash: out of memory\n");
 		return -ENOMEM;
 	}
+	s->marks = src->marks(src->ctx, &s->id);
+	if (!s->marks) {
+		slot_clear(s);
+		return -ENOMEM;
+	}
 	report_made(r, s->cls);
 	t0 = report_now_ns();
 	ret = src->build(src->ctx, &s->id, path, sizeof(path), &s->st);
 	r->build_ns += report_now_ns() - t0;
 	if (!ret)
 		ret = attach_and_spawn(o, src, s, path, sizeof(path));
-	if (ret) {
-		crash_id_free(&s->id);
-		free(s->id_text);
-		s->id_text = NULL;
-	}
+	if (ret)
+		slot_clear(s);
 	return ret ? ret : 1;
 }
 
@@ -329,9 +348,7 @@ static void stop_all(const struct check_source *src, struct slot *slots, unsigne
 		while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
 			;
 		release_state(src, s);
-		crash_id_free(&s->id);
-		free(s->id_text);
-		s->id_text = NULL;
+		slot_clear(s);
 		s->pid = 0;
 	}
 }

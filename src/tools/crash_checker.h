@@ -1,7 +1,8 @@
 /*
  * crash_checker.h - running CHECK on states: up to jobs at a time, each in its
- * own process group, "{}" replaced by the state's path and its ID in
- * RQDISK_CRASH_STATE; one that outlives the timeout is killed, group and all.
+ * own process group, "{}" replaced by the state's path, its ID in
+ * RQDISK_CRASH_STATE and the marks its point has passed in RQDISK_CRASH_MARKS;
+ * one that outlives the timeout is killed, group and all.
  */
 #ifndef RQDISK_CRASH_CHECKER_H
 #define RQDISK_CRASH_CHECKER_H
@@ -24,6 +25,8 @@ struct check_source {
 	/* The state as a file at path; *st is handed back to release.  0 or <0 (said). */
 	int (*build)(void *ctx, const struct crash_id *id, char *path, size_t pathlen, void **st);
 	void (*release)(void *ctx, void *st);
+	/* The marks the state has passed, as RQDISK_CRASH_MARKS holds them, malloc'd; NULL (said). */
+	char *(*marks)(void *ctx, const struct crash_id *id);
 };
 
 struct check_opts {

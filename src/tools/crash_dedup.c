@@ -1,4 +1,4 @@
-/* crash_dedup.c - byte-identical crash states told from their extent maps, each class checked once. */
+/* crash_dedup.c - states of the same bytes and marks passed, told from their maps, checked once. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +132,7 @@ int dedup_key_of(const struct crash_log *log, const struct crash_spec *spec,
 	form_flush(&f);
 	/* the count closes the key: no form is a prefix of another's hashing */
 	hash_word(&f.key, f.key.pieces);
+	f.key.marks = crash_marks_before(log, spec->pos);
 	*key = f.key;
 	ovl_free(&o);
 	return 0;
@@ -144,7 +145,9 @@ static int rep_cmp(const struct dedup_rep *a, const struct dedup_rep *b)
 	for (int i = 0; i < 2; i++)
 		if (a->key.h[i] != b->key.h[i])
 			return a->key.h[i] < b->key.h[i] ? -1 : 1;
-	return a->key.pieces < b->key.pieces ? -1 : a->key.pieces > b->key.pieces;
+	if (a->key.pieces != b->key.pieces)
+		return a->key.pieces < b->key.pieces ? -1 : 1;
+	return a->key.marks < b->key.marks ? -1 : a->key.marks > b->key.marks;
 }
 RB_GENERATE_INTERNAL(dedup_reps, dedup_rep, node, rep_cmp, __attribute__((unused)) static)
 

@@ -1,7 +1,8 @@
 /*
- * crash_dedup.h - crash states that are byte-identical, found from their
- * extent maps without reading data: the first of each class is checked,
- * the others are folded into it and take its verdict.
+ * crash_dedup.h - crash states that are byte-identical and have passed the
+ * same marks, found from their extent maps without reading data: the first
+ * of each class is checked, the others are folded into it and take its
+ * verdict.
  *
  * A state's canonical form is its map resolved over the whole image: the
  * rising list of pieces (start, end, source), where the source is a byte
@@ -12,6 +13,14 @@
  * a later write of the state overwrites whole leaves the form of the
  * state without it.  Data that happens to be equal in two entries, or
  * equal to BASE, is not looked at, so such states are not folded.
+ *
+ * The key is the form and the marks the state's point has passed.  A
+ * checker may judge the bytes against what the application had promised
+ * by then (RQDISK_CRASH_MARKS): two states with the same bytes at points
+ * with different marks before them deserve different verdicts exactly
+ * when a promise never reached the disk, so they are never folded.  The
+ * marks before a point are a prefix of the log's marks, so their count
+ * names the whole list (and the count per name) of the marks passed.
  */
 #ifndef RQDISK_CRASH_DEDUP_H
 #define RQDISK_CRASH_DEDUP_H
@@ -26,10 +35,11 @@
 #include "crash_report.h"
 #include "crash_state.h"
 
-/* A canonical form, hashed to 128 bits: equal keys are taken for equal forms. */
+/* A canonical form hashed to 128 bits (equal keys are taken for equal forms); the marks passed. */
 struct dedup_key {
 	uint64_t h[2];
 	uint64_t pieces;
+	uint64_t marks;
 };
 
 /* The key of the state spec names; *durable is the caller's layer, advanced to spec's flush. */

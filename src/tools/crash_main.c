@@ -97,7 +97,8 @@ static void usage(FILE *f)
 		"       " PROG " [OPTIONS] --list BASE LOG\n"
 		"Build the states a power failure could leave of BASE after the writes of LOG\n"
 		"(dm-log-writes' format) and run CHECK on each: {} in ARGS is the state's\n"
-		"path, RQDISK_CRASH_STATE its ID; exit 0 means consistent.\n"
+		"path, RQDISK_CRASH_STATE its ID, RQDISK_CRASH_MARKS the marks passed\n"
+		"(NAME=COUNT ...); exit 0 means consistent.\n"
 		"\n"
 		"  --at flush|fua|mark:NAME|N  points: before each flush, after each FUA write,\n"
 		"                        after each mark NAME, every N entries (default flush;\n"
@@ -118,7 +119,8 @@ static void usage(FILE *f)
 		"  --csv FILE            one row per state: id,class,result,exit,seconds,same_as\n"
 		"  --list                print the IDs of the run's states, one a line; no check\n"
 		"  --shard K/N           only the K-th of N shares of the states (K from 1)\n"
-		"  --no-dedup            check byte-identical states each (default: once)\n"
+		"  --no-dedup            check each state; by default a state of the same bytes\n"
+		"                        and marks passed as an earlier one takes its verdict\n"
 		"  -h, --help            show this help\n"
 		"  -V, --version         show the version\n"
 		"\n"
@@ -392,6 +394,33 @@ static int build_ovl(struct run *r, const struct crash_id *id, struct ovl *ovl, 
 	if (ret)
 		fprintf(stderr, PROG ": out of memory\n");
 	return ret;
+}
+
+/* The most one variable of a program's environment may hold, with its name, '=' and NUL. */
+#define ENV_STRING_MAX (32 * 4096)
+
+/* RQDISK_CRASH_MARKS of state id: the marks its point has passed, malloc'd; NULL (said). */
+static char *marks_of(void *ctx, const struct crash_id *id)
+{
+	struct run *r = ctx;
+	struct crash_spec spec;
+	char why[512], *text;
+
+	if (crash_resolve(&r->log, id, &spec, why, sizeof(why))) {
+		fprintf(stderr, PROG ": %s\n", why);
+		return NULL;
+	}
+	text = crash_marks_text(&r->log, spec.pos);
+	if (!text) {
+		fprintf(stderr, PROG ": out of memory\n");
+	} else if (strlen(text) + sizeof("RQDISK_CRASH_MARKS=") > ENV_STRING_MAX) {
+		fprintf(stderr, PROG ": RQDISK_CRASH_MARKS would be %zu bytes, more than a "
+			"program's environment variable may hold (%d): the log has too many "
+			"mark names\n", strlen(text), ENV_STRING_MAX);
+		free(text);
+		text = NULL;
+	}
+	return text;
 }
 
 struct copy_state {
@@ -783,7 +812,7 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 		.timeout_s = r->o->timeout_s,
 		.loop = r->o->loop,
 	};
-	struct check_source src = { r, next_state, build_state, release_state };
+	struct check_source src = { r, next_state, build_state, release_state, marks_of };
 	const char *via = "copy";
 	uint64_t made = 0;
 	int ret;

@@ -150,8 +150,8 @@ int report_print(struct report *r, FILE *f, const char *via, unsigned int jobs)
 			crash_class_names[c], r->made[c], r->checked[c], r->failed[c],
 			r->folded[c]);
 	if (r->dedup)
-		fprintf(f, "dedup: %" PRIu64 " states, %" PRIu64
-			" folded into earlier identical states\n", sum(r->made), sum(r->folded));
+		fprintf(f, "dedup: %" PRIu64 " states, %" PRIu64 " folded into earlier identical "
+			"states (same bytes, same marks passed)\n", sum(r->made), sum(r->folded));
 	for (size_t i = 0; i < r->nr_first; i++) {
 		struct report_failure *x = &r->first[i];
 
