@@ -412,6 +412,62 @@ START_TEST(torn_lengths_are_one_half_and_all_but_one)
 }
 END_TEST
 
+static uint64_t torn_bytes_of(const struct crash_log *log, const char *text)
+{
+	struct crash_spec spec;
+	struct crash_id id;
+	char why[256];
+
+	ck_assert_msg(!crash_id_parse(text, &id, why, sizeof(why)), "%s", why);
+	if (crash_resolve(log, &id, &spec, why, sizeof(why)))
+		spec.torn_bytes = 0;
+	crash_id_free(&id);
+	return spec.torn_bytes;
+}
+
+/*
+ * A write tears at the disk's units, aligned from its byte 0, not at
+ * multiples of the unit from the write's start: each unit is all old or
+ * all new, a unit the write starts or ends inside counted whole.
+ */
+START_TEST(writes_tear_at_the_disks_aligned_units)
+{
+	struct crash_gen_opts o = { .torn = true, .atomic = 4096 };
+	struct crash_at at = { .kinds = AT_FLUSH };
+	struct crash_log log;
+	struct crash_gen g;
+	struct crash_id id;
+	enum crash_class cls;
+	struct tlog t;
+	char why[256], got[512] = "";
+
+	tlog_init(&t, 512);
+	tlog_entry(&t, 1, 8, W, NULL, 1);  /* bytes 512..4608: units 0 and 1 */
+	tlog_entry(&t, 8, 8, W, NULL, 2);  /* 4096..8192: unit 1 alone */
+	tlog_entry(&t, 6, 12, W, NULL, 3); /* 3072..9216: units 0, 1 and 2 */
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ck_assert_uint_eq(torn_bytes_of(&log, "end+torn:0@4096/1"), 4096 - 512);
+	ck_assert_uint_eq(torn_bytes_of(&log, "end+torn:1@4096/1"), 0);
+	ck_assert_uint_eq(torn_bytes_of(&log, "end+torn:2@4096/1"), 4096 - 3072);
+	ck_assert_uint_eq(torn_bytes_of(&log, "end+torn:2@4096/2"), 8192 - 3072);
+	ck_assert_uint_eq(torn_bytes_of(&log, "end+torn:2@4096/3"), 0);
+	/* at 512-byte units every sector is one: from the write's start, as before */
+	ck_assert_uint_eq(torn_bytes_of(&log, "end+torn:2@512/5"), 5 * 512);
+	ck_assert_int_eq(crash_gen_init(&g, &log, &at, &o), 0);
+	while (crash_gen_next(&g, &id, &cls) == 1) {
+		char *text = crash_id_format(&id);
+
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s ", text);
+		free(text);
+		crash_id_free(&id);
+	}
+	ck_assert_str_eq(got, "end end+torn:0@4096/1 end+torn:2@4096/1 end+torn:2@4096/2 ");
+	crash_gen_free(&g);
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
 static uint64_t choose(uint64_t n, uint64_t k)
 {
 	uint64_t c = 1;
@@ -1470,6 +1526,7 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, volatile_sets_follow_the_flushes);
 	tcase_add_test(tc, a_flush_with_data_is_volatile_unless_fua);
 	tcase_add_test(tc, torn_lengths_are_one_half_and_all_but_one);
+	tcase_add_test(tc, writes_tear_at_the_disks_aligned_units);
 	tcase_add_test(tc, drop_subsets_are_counted);
 	tcase_add_test(tc, samples_are_reproducible_under_a_seed);
 	tcase_add_test(tc, ids_round_trip);

@@ -229,7 +229,8 @@ static void expect(const char *id, const char *base)
 	FILE *f = fopen(base, "rb");
 	uint8_t *img, *blk = malloc(ss);
 	bool drop[4096] = { 0 };
-	long long torn_e = -1, torn_bytes = 0;
+	long long torn_e = -1;
+	uint64_t torn_a = 1, torn_k = 0;
 	size_t pos, size;
 	const char *p = id;
 
@@ -273,7 +274,9 @@ static void expect(const char *id, const char *base)
 		a = number(&p);
 		p++;
 		k = number(&p);
-		torn_bytes = (long long)(a * k);
+		/* the first k of the disk's units of a bytes that the write touches */
+		torn_a = a;
+		torn_k = k;
 	}
 	for (size_t i = 0; i < pos && i < nr_cmds; i++) {
 		const struct cmd *c = &cmds[i];
@@ -281,8 +284,8 @@ static void expect(const char *id, const char *base)
 
 		if ((i < 4096 && drop[i]) || (c->flags & LOG_MARK_FLAG))
 			continue;
-		if ((long long)i == torn_e && (uint64_t)torn_bytes < len)
-			len = (uint64_t)torn_bytes;
+		if ((long long)i == torn_e && off / torn_a * torn_a + torn_k * torn_a - off < len)
+			len = off / torn_a * torn_a + torn_k * torn_a - off;
 		if (off + len > size)
 			die("--expect: a write past BASE");
 		if (c->flags & LOG_DISCARD_FLAG) {

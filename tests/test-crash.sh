@@ -74,6 +74,27 @@ for via in fuse copy; do
 	nothing_left
 done
 
+# Writes that start and end inside 4 KiB units: torn at the disk's units,
+# each all old or all new.  Entry 0 touches units 0 and 1, entry 1 (aligned)
+# unit 1 alone, entry 2 units 0 to 2: torn states 0@4096/1, 2@4096/1 and
+# 2@4096/2, each as crash-gen-log --expect (written apart) builds it.
+cat >"$tmp/unaligned" <<'EOS'
+write 1 8 0x70
+write 8 8 0x80
+write 6 12 0x90
+EOS
+"$gen" <"$tmp/unaligned" >"$tmp/unaligned.log"
+sed "s|$tmp/script|$tmp/unaligned|" "$tmp/check" >"$tmp/check-unaligned"
+chmod +x "$tmp/check-unaligned"
+say "--torn --atomic 4096 tears at the disk's aligned units"
+run unaligned --via copy --torn --atomic 4096 --no-dedup --csv "$tmp/unaligned.csv" "$tmp/base" \
+	"$tmp/unaligned.log" -- "$tmp/check-unaligned" {} "$tmp/t/expected"
+[ "$status" = 0 ] || fail "--atomic 4096: status $status"
+[ "$(tail -n +2 "$tmp/unaligned.csv" | cut -d, -f1 | sort | tr '\n' ' ')" = \
+	"end end+torn:0@4096/1 end+torn:2@4096/1 end+torn:2@4096/2 " ] ||
+	fail "--atomic 4096: not the torn states of the disk's units"
+nothing_left
+
 say "--progress: a line on stderr"
 run progress --progress --drop 1 "$tmp/base" "$tmp/log" -- true
 [ "$status" = 0 ] || fail "--progress: status $status"

@@ -372,9 +372,22 @@ static int point_pos(const struct crash_log *log, const struct crash_id *id, siz
 	return -EINVAL;
 }
 
-static uint64_t units(uint64_t len, uint64_t a)
+/*
+ * The disk's atomic units of a bytes (aligned from its byte 0) that e
+ * writes into: a write that starts or ends inside a unit counts it whole,
+ * since a power failure leaves each unit all old or all new.
+ */
+static uint64_t torn_units(const struct crash_entry *e, uint64_t a)
 {
-	return len / a + !!(len % a);
+	uint64_t first = e->off / a, end = (e->off + e->len + a - 1) / a;
+
+	return end - first;
+}
+
+/* The bytes of e written, from its start, when only its first k units are: up to a unit's end. */
+static uint64_t torn_bytes(const struct crash_entry *e, uint64_t a, uint64_t k)
+{
+	return e->off / a * a + k * a - e->off;
 }
 
 static int resolve_torn(const struct crash_log *log, const struct crash_id *id, long lf,
@@ -389,13 +402,13 @@ static int resolve_torn(const struct crash_log *log, const struct crash_id *id, 
 	e = &log->e[id->torn_e];
 	if (!e->data)
 		return -EINVAL; /* a discard is not torn: it leaves no data */
-	if (!id->torn_k || id->torn_k >= units(e->len, id->torn_a))
+	if (!id->torn_k || id->torn_k >= torn_units(e, id->torn_a))
 		return -EINVAL;
 	for (size_t i = 0; i < id->nr_drop; i++)
 		if (id->drop[i] == id->torn_e)
 			return -EINVAL;
 	spec->torn_e = (long)id->torn_e;
-	spec->torn_bytes = id->torn_k * id->torn_a;
+	spec->torn_bytes = torn_bytes(e, id->torn_a, id->torn_k);
 	return 0;
 }
 
@@ -727,7 +740,7 @@ static bool next_torn(struct crash_gen *g, struct crash_id *id)
 
 		if (!e->data)
 			continue;
-		n = crash_torn_ks(units(e->len, g->o.atomic), ks);
+		n = crash_torn_ks(torn_units(e, g->o.atomic), ks);
 		if (g->torn_i < n) {
 			id->torn = true;
 			id->torn_e = g->vol[g->torn_w];
@@ -833,7 +846,7 @@ uint64_t crash_gen_total(const struct crash_gen *g)
 			uint64_t ks[3];
 
 			if (e->data)
-				total = sat_add(total, crash_torn_ks(units(e->len, g->o.atomic), ks));
+				total = sat_add(total, crash_torn_ks(torn_units(e, g->o.atomic), ks));
 		}
 		total = sat_add(total, g->o.sample);
 	}
