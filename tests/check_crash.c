@@ -953,7 +953,7 @@ END_TEST
 /* The key of the state named id, built on a fresh durable layer. */
 static struct dedup_key key_of(const struct crash_log *log, const char *text)
 {
-	struct ovl_layer *durable = NULL;
+	struct dedup_durable durable = { 0 };
 	struct crash_spec spec;
 	struct crash_id id;
 	struct dedup_key k;
@@ -962,7 +962,7 @@ static struct dedup_key key_of(const struct crash_log *log, const char *text)
 	ck_assert_msg(!crash_id_parse(text, &id, why, sizeof(why)), "%s", why);
 	ck_assert_msg(!crash_resolve(log, &id, &spec, why, sizeof(why)), "%s", why);
 	ck_assert_int_eq(dedup_key_of(log, &spec, &durable, &k), 0);
-	ovl_layer_put(durable);
+	dedup_durable_put(&durable);
 	crash_id_free(&id);
 	return k;
 }
@@ -1074,7 +1074,7 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 	size_t folds = 0;
 
 	for (unsigned int seed = 1; seed <= 40; seed++) {
-		struct ovl_layer *durable = NULL;
+		struct dedup_durable durable = { 0 };
 		struct dedup_key *keys = NULL;
 		uint64_t **srcs = NULL, *marks = NULL;
 		struct crash_log log;
@@ -1089,7 +1089,7 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 		ck_assert_int_eq(parse(&t, len, &log, why), 0);
 		ck_assert_int_eq(crash_gen_init(&g, &log, &at, &o), 0);
 		while (n < 150 && crash_gen_next(&g, &id, &cls) == 1) {
-			struct ovl_layer *fresh = NULL;
+			struct dedup_durable fresh = { 0 };
 			struct crash_spec spec;
 			struct dedup_key k;
 
@@ -1105,7 +1105,7 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 			ck_assert_int_eq(dedup_key_of(&log, &spec, &durable, &keys[n]), 0);
 			ck_assert_int_eq(dedup_key_of(&log, &spec, &fresh, &k), 0);
 			ck_assert(!memcmp(&k, &keys[n], sizeof(k)));
-			ovl_layer_put(fresh);
+			dedup_durable_put(&fresh);
 			crash_id_free(&id);
 			n++;
 		}
@@ -1127,7 +1127,7 @@ START_TEST(dedup_keys_equal_exactly_when_the_sources_do)
 		free(marks);
 		free(keys);
 		crash_gen_free(&g);
-		ovl_layer_put(durable);
+		dedup_durable_put(&durable);
 		crash_log_free(&log);
 		free(t.buf);
 	}

@@ -4,15 +4,16 @@
  * of each class is checked, the others are folded into it and take its
  * verdict.
  *
- * A state's canonical form is its map resolved over the whole image: the
- * rising list of pieces (start, end, source), where the source is a byte
- * offset into the log (an entry's data), or zeros (a discard), and bytes
- * no piece covers are BASE's; pieces that continue each other (the next
- * byte of the same source) are one.  Two states whose forms are equal
- * read the same bytes from the same sources: a dropped or torn write that
- * a later write of the state overwrites whole leaves the form of the
- * state without it.  Data that happens to be equal in two entries, or
- * equal to BASE, is not looked at, so such states are not folded.
+ * A state's canonical form is the source of each of its bytes: a byte
+ * offset into the log (an entry's data), zeros (a discard), or BASE (no
+ * entry covers it).  Two states whose forms are equal read the same bytes
+ * from the same sources: a dropped or torn write that a later write of
+ * the state overwrites whole leaves the form of the state without it.
+ * Data that happens to be equal in two entries, or equal to BASE, is not
+ * looked at, so such states are not folded.  The form is compared by a
+ * hash of DEDUP_LANES lanes of 61 bits that is a sum over the form's
+ * ranges, so a state's is the durable layer's (taken once per layer) with
+ * the state's own ranges put in: its cost is the state's own entries.
  *
  * The key is the form and the marks the state's point has passed.  A
  * checker may judge the bytes against what the application had promised
@@ -35,16 +36,41 @@
 #include "crash_report.h"
 #include "crash_state.h"
 
-/* A canonical form hashed to 128 bits (equal keys are taken for equal forms); the marks passed. */
+#define DEDUP_LANES 4
+
+/*
+ * A canonical form's hash (equal keys are taken for equal forms), and the
+ * marks passed; or, for a state no other shares the marks of, lone: a
+ * number of its own and no hash.
+ */
 struct dedup_key {
-	uint64_t h[2];
-	uint64_t pieces;
+	uint64_t h[DEDUP_LANES];
+	uint64_t lone;
 	uint64_t marks;
 };
 
-/* The key of the state spec names; *durable is the caller's layer, advanced to spec's flush. */
+/* A lane of the hash: its r's powers r^(v * 256^c), 1 / (r - 1), and its phi's seed. */
+struct dedup_lane {
+	uint64_t pow[8][256];
+	uint64_t inv_r_1;
+	uint64_t seed;
+};
+
+/* The durable layer states are built on, its form's hash once taken, and the lanes. */
+struct dedup_durable {
+	struct ovl_layer *layer;
+	bool hashed;
+	size_t hashed_upto; /* the layer hashed: the one of entries [0, upto) */
+	uint64_t h[DEDUP_LANES];
+	bool lanes_ready;
+	struct dedup_lane lane[DEDUP_LANES];
+};
+
+/* The key of the state spec names; d is the caller's layer, advanced to spec's flush. */
 int dedup_key_of(const struct crash_log *log, const struct crash_spec *spec,
-		 struct ovl_layer **durable, struct dedup_key *key);
+		 struct dedup_durable *d, struct dedup_key *key);
+/* The layer's reference dropped, d emptied. */
+void dedup_durable_put(struct dedup_durable *d);
 
 struct dedup_waiting {
 	char *id;
@@ -69,9 +95,13 @@ RB_HEAD(dedup_reps, dedup_rep);
 
 struct crash_dedup {
 	const struct crash_log *log;
-	struct ovl_layer *durable; /* its own: the run's states are built apart from this */
+	struct dedup_durable durable; /* its own: the run's states are built apart from this */
 	struct dedup_reps reps;
-	uint64_t nr_reps, nr_folded;
+	uint64_t nr_reps, nr_folded, nr_lone;
+	/* the first state of the states with run_marks marks passed; its ID while it has no key */
+	struct dedup_rep *run_first;
+	struct crash_id *run_first_id;
+	uint64_t run_marks;
 	struct dedup_rep *in_flight; /* checked here, verdict not yet known */
 	struct report *report;       /* where folded states are reported; NULL: --list */
 };
