@@ -54,6 +54,9 @@ void remote_request_size(struct rqdisk_state *s);
 int backend_of(const struct rqdisk_state *s, const struct dev_ops **ops);
 void take_export(struct rqdisk_state *s);
 
+/* privilege.c: a privileged rqdisk becomes its caller; -1 (said) if it cannot */
+int drop_privilege(void);
+
 /* power.c */
 int setup_power(struct rqdisk_state *s);
 void flush_at_exit(struct rqdisk_state *s);

@@ -432,6 +432,8 @@ int main(int argc, char **argv)
 	struct rqdisk_state s = { .fd = -1, .ready_fd = -1, .power_fd = -1 };
 	int ret;
 
+	if (drop_privilege())
+		return 1;
 	switch (rqdisk_parse_options(argc, argv, &s.opt)) {
 	case PARSE_EXIT_OK:
 		return 0;
