@@ -194,6 +194,7 @@ INTEGRATION_TESTS = \
 	tests/test-crash.sh \
 	tests/test-crash-checkers.sh \
 	tests/test-crash-trust.sh \
+	tests/test-crash-output.sh \
 	tests/test-notify.sh \
 	tests/test-crash-482.sh \
 	$(NULL)

@@ -573,6 +573,34 @@ static const char *output_clobbers(const struct run *r, int fd)
 	return NULL;
 }
 
+/*
+ * -o and --csv FILE: never through a symlink.  Run as root in a directory
+ * anyone may write to (/tmp), a link planted there would have the state or
+ * the table written over whatever it names; and never waiting on a FIFO
+ * with no reader.  -1 once said in a line naming the option.
+ */
+static int open_output(const char *opt, const char *path, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | flags, 0644);
+	int err = errno;
+	struct stat st;
+
+	if (fd >= 0 && !fcntl(fd, F_SETFL, 0))
+		return fd;
+	if (fd >= 0) {
+		err = errno;
+		close(fd);
+	}
+	if (err == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
+		fprintf(stderr, PROG ": %s %s: a symbolic link: refused (name the file itself)\n",
+			opt, path);
+	else
+		fprintf(stderr, PROG ": %s %s: %s\n", opt, path,
+			err == ENXIO ? "nothing reads it (a FIFO), or no device is behind it"
+				     : strerror(err));
+	return -1;
+}
+
 /* --state ID -o FILE: the state as a whole image (ovl_write_image truncates FILE). */
 static int write_output(struct run *r)
 {
@@ -582,15 +610,19 @@ static int write_output(struct run *r)
 
 	if (build_ovl(r, &r->single, &ovl, false))
 		return -EINVAL;
-	fd = open(r->o->output, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0 && (same = output_clobbers(r, fd))) {
+	fd = open_output("-o", r->o->output, 0);
+	if (fd < 0) {
+		ovl_free(&ovl);
+		return -EINVAL;
+	}
+	if ((same = output_clobbers(r, fd))) {
 		fprintf(stderr, PROG ": -o %s is %s itself\n", r->o->output, same);
 		close(fd);
 		ovl_free(&ovl);
 		return -EINVAL;
 	}
-	ret = fd < 0 ? -errno : ovl_write_image(&ovl, fd);
-	if (fd >= 0 && close(fd) && !ret)
+	ret = ovl_write_image(&ovl, fd);
+	if (close(fd) && !ret)
 		ret = -errno;
 	ovl_free(&ovl);
 	if (!log_intact(r))
@@ -836,6 +868,7 @@ int main(int argc, char **argv)
 	struct run r = { .o = &o, .base_fd = -1 };
 	struct report rep;
 	FILE *csv = NULL;
+	int csv_fd;
 	sigset_t set;
 	int ret, sig = 0, status = EXIT_TROUBLE;
 
@@ -858,8 +891,11 @@ int main(int argc, char **argv)
 		status = EXIT_CONSISTENT;
 		goto out;
 	}
-	if (o.csv && !(csv = fopen(o.csv, "w"))) {
+	if (o.csv && (csv_fd = open_output("--csv", o.csv, O_TRUNC)) < 0)
+		goto out;
+	if (o.csv && !(csv = fdopen(csv_fd, "w"))) {
 		fprintf(stderr, PROG ": %s: %s\n", o.csv, strerror(errno));
+		close(csv_fd);
 		goto out;
 	}
 	if (report_init(&rep, csv)) {
