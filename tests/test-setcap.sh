@@ -5,7 +5,8 @@
 # refused in one line, RQDISK_BACKEND_DIR is not heeded, and an RBD image
 # (whose Ceph configuration can name plugins to load) is refused.  The same
 # binary without capabilities, started by the same user, takes both: what
-# refuses is the privilege, not the user.
+# refuses is the privilege, not the user.  Nor does it heed the tests'
+# RQDISK_TEST_BUFPOOL, which sizes memory it locks.
 # Every path such an rqdisk (or a set-user-ID root copy) is given, it
 # reaches with its caller's rights: IMAGE, --create, --trace, trace/name,
 # the log-writes filter's file= and base=, and the mount point (through
@@ -106,6 +107,22 @@ if "$RQDISK" --help | grep -q "rbd:POOL"; then
 	as_nobody "$tmp/rqdisk-plain" -f "$spec" "$tmp/mnt" || true
 	grep -q "opens no RBD image" "$tmp/err" && fail "a plain rqdisk refused the RBD image"
 fi
+
+say "setcap: the tests' RQDISK_TEST_BUFPOOL is not heeded (it sizes memory that is locked)"
+# a 2 MiB pool leaves no buffer for a 1 MiB write: plain, the write fails
+for p in rqdisk-cap rqdisk-plain; do
+	as_nobody_mount env RQDISK_TEST_BUFPOOL=$((2 << 20)) "$tmp/$p" "$tmp/img" "$tmp/mnt"
+	status=0
+	setpriv --reuid=nobody --regid=nogroup --clear-groups dd if=/dev/zero of="$tmp/mnt/disk" \
+		bs=1M count=1 oflag=direct conv=notrunc status=none 2>"$tmp/err" || status=$?
+	_unmount "$tmp/mnt"
+	echo "$p: a 1 MiB write under RQDISK_TEST_BUFPOOL=2M: status $status $(cat "$tmp/err")"
+	if [ $p = rqdisk-cap ]; then
+		[ $status = 0 ] || fail "a setcap rqdisk took RQDISK_TEST_BUFPOOL from nobody"
+	else
+		[ $status != 0 ] || fail "a plain rqdisk did not take RQDISK_TEST_BUFPOOL (the check proves nothing)"
+	fi
+done
 
 # Root's: a directory nobody may not enter, a file nobody may not read, a
 # file nobody may not write (a mount point), and an image in root's directory.

@@ -77,10 +77,11 @@ static int check_mountpoint(struct rqdisk_state *s)
  * kernel to offer FUSE over io_uring at start, whatever enable_uring
  * says, and "offered" (2) in its INIT too.  What the kernel then does is
  * what a daemon meets when enable_uring is turned off as it starts.
+ * Not heeded by a privileged rqdisk, as no test knob is.
  */
 static int test_fuse_uring(void)
 {
-	const char *test = getenv("RQDISK_TEST_FUSE_URING");
+	const char *test = secure_getenv("RQDISK_TEST_FUSE_URING");
 
 	if (!test)
 		return 0;
