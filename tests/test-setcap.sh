@@ -173,6 +173,14 @@ one_line()
 	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "not one line: $(cat "$tmp/err")"
 }
 
+# mount_refusal: the last refusal was fusermount3's reason and rqdisk's line, no more
+mount_refusal()
+{
+	grep -q "^fusermount3: " "$tmp/err" || fail "fusermount3 did not say why"
+	grep -q "^rqdisk: cannot mount on " "$tmp/err" || fail "rqdisk did not say it could not mount"
+	[ "$(wc -l <"$tmp/err")" = 2 ] || fail "not two lines: $(cat "$tmp/err")"
+}
+
 for p in "${privileged[@]}"; do
 	say "$(basename "$p"): --create in root's directory is refused, nothing made"
 	refused "$tmp/root/new" "$p" --create 16M "$tmp/root/new" "$tmp/mnt"
@@ -205,10 +213,12 @@ for p in "${privileged[@]}"; do
 
 	say "$(basename "$p"): a mount point nobody may not write is refused"
 	refused "$tmp/rootfile" "$p" "$tmp/img" "$tmp/rootfile"
+	mount_refusal
 	[ "$(cat "$tmp/rootfile")" = "root's" ] || fail "$tmp/rootfile changed"
 	if ! grep -q "^user_allow_other" /etc/fuse.conf 2>/dev/null; then
 		say "$(basename "$p"): --allow-other, which /etc/fuse.conf does not allow users, is refused"
 		refused "$tmp/mnt" "$p" --allow-other "$tmp/img" "$tmp/mnt"
+		mount_refusal
 	fi
 
 	say "$(basename "$p"): trace/name in root's directory: trace/enable fails, nothing made"

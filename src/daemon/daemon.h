@@ -30,6 +30,7 @@ struct rqdisk_state {
 	struct fuse_ring *ring; /* --fuse-uring, or NULL */
 	char *mountpoint; /* opt.mountpoint from /: the daemon unmounts it after chdir("/") */
 	bool mounted;
+	bool signals; /* FUSE's signal handlers set, to be removed */
 	bool said_fallback; /* the arena ran short once: said so */
 	bool blocked; /* serve waits for requests to end before reading more */
 	int ready_fd; /* the waiting parent's pipe, or -1 */

@@ -255,7 +255,10 @@ static int setup_fuse(struct rqdisk_state *s)
 	s->mounted = true;
 	if (s->opt.fuse_uring != FUSE_URING_OFF && setup_fuse_ring(s))
 		return -1;
-	return fuse_set_signal_handlers(s->se) ? -1 : 0;
+	if (fuse_set_signal_handlers(s->se))
+		return -1;
+	s->signals = true;
+	return 0;
 }
 
 
@@ -276,7 +279,9 @@ static int teardown(struct rqdisk_state *s, bool failed)
 	if (s->driver && uring_driver_free(s->driver))
 		ret = -1;
 	if (s->se) {
-		fuse_remove_signal_handlers(s->se);
+		/* libfuse complains of handlers it never set (a refused mount) */
+		if (s->signals)
+			fuse_remove_signal_handlers(s->se);
 		if (s->mounted)
 			fuse_session_unmount(s->se);
 		fuse_session_destroy(s->se);
