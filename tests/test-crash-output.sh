@@ -3,7 +3,9 @@
 # root, say) in a directory anyone may write to: a symbolic link planted
 # there is refused in one line naming the option, exit 2, and the file it
 # points to is neither written nor truncated, nor made where it dangles;
-# a FIFO there with no reader is refused, not waited on for ever.
+# a FIFO there with no reader is refused, not waited on for ever; a file
+# another user put there (a sticky directory anyone may write to, as
+# /tmp) is refused too, or that user would read the state or the table.
 # A plain file is still written (-o) or replaced (--csv).  States are
 # copies here (no root, no FUSE).
 source "$(dirname "$0")/functions.sh"
@@ -57,6 +59,26 @@ mkfifo "$tmp/fifo"
 refused ofifo "-o $tmp/fifo" --via copy --state flush:1 -o "$tmp/fifo" "$tmp/base" "$tmp/log"
 refused csvfifo "--csv $tmp/fifo" --via copy --csv "$tmp/fifo" "$tmp/base" "$tmp/log" -- true
 grep -q "nothing reads it" "$tmp/csvfifo.err" || fail "a FIFO: the refusal does not say why"
+
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	say "a file another user put in a sticky shared directory is refused, not written"
+	mkdir -m 1777 "$tmp/shared"
+	echo "nobody's" >"$tmp/shared/state.img"
+	chmod 666 "$tmp/shared/state.img"
+	chown nobody "$tmp/shared/state.img"
+	cp "$tmp/shared/state.img" "$tmp/shared/out.csv"
+	chown nobody "$tmp/shared/out.csv"
+	refused oplanted "-o $tmp/shared/state.img" --via copy --state flush:1 \
+		-o "$tmp/shared/state.img" "$tmp/base" "$tmp/log"
+	grep -q "another user" "$tmp/oplanted.err" || fail "-o: the refusal does not say why"
+	[ "$(cat "$tmp/shared/state.img")" = "nobody's" ] || fail "-o: wrote the state into nobody's file"
+	refused csvplanted "--csv $tmp/shared/out.csv" --via copy --csv "$tmp/shared/out.csv" \
+		"$tmp/base" "$tmp/log" -- true
+	grep -q "^id," "$tmp/shared/out.csv" && fail "--csv: wrote the table into nobody's file"
+	say "root's own file there is taken"
+	run oshared --via copy --state flush:1 -o "$tmp/shared/mine.img" "$tmp/base" "$tmp/log"
+	[ "$status" = 0 ] || fail "-o to a new file in a sticky directory: status $status"
+fi
 
 say "plain files are still taken: -o written, --csv replaced"
 run oplain --via copy --state flush:1 -o "$tmp/plain.img" "$tmp/base" "$tmp/log"

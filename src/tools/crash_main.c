@@ -1,6 +1,7 @@
 /* crash_main.c - rqdisk-crash: the crash states a power failure could leave, each checked. */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <linux/fs.h>
 #include <signal.h>
 #include <stdio.h>
@@ -573,19 +574,41 @@ static const char *output_clobbers(const struct run *r, int fd)
 	return NULL;
 }
 
-/*
- * -o and --csv FILE: never through a symlink.  Run as root in a directory
- * anyone may write to (/tmp), a link planted there would have the state or
- * the table written over whatever it names; and never waiting on a FIFO
- * with no reader.  -1 once said in a line naming the option.
- */
-static int open_output(const char *opt, const char *path, int flags)
+/* A file another user put in a sticky directory others may write to (/tmp): theirs to read. */
+static bool planted(int fd, const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | flags, 0644);
+	char *dir = strdup(path);
+	struct stat st, ds;
+	bool ret = false;
+
+	if (dir && !fstat(fd, &st) && st.st_uid != geteuid() && !stat(dirname(dir), &ds))
+		ret = (ds.st_mode & S_ISVTX) && (ds.st_mode & (S_IWGRP | S_IWOTH)) &&
+		      st.st_uid != ds.st_uid;
+	free(dir);
+	return ret;
+}
+
+/*
+ * -o and --csv FILE: never through a symlink, nor into a file another
+ * user put in a shared directory.  Run as root in /tmp, a link planted
+ * there would have the state or the table written over whatever it names,
+ * and a planted file would hand them to its owner; and never waiting on a
+ * FIFO with no reader.  Truncated (--csv) only once taken.  -1 once said
+ * in a line naming the option.
+ */
+static int open_output(const char *opt, const char *path, bool truncate)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 	int err = errno;
 	struct stat st;
 
-	if (fd >= 0 && !fcntl(fd, F_SETFL, 0))
+	if (fd >= 0 && planted(fd, path)) {
+		close(fd);
+		fprintf(stderr, PROG ": %s %s: another user's file in a shared directory: refused\n",
+			opt, path);
+		return -1;
+	}
+	if (fd >= 0 && !fcntl(fd, F_SETFL, 0) && (!truncate || !ftruncate(fd, 0)))
 		return fd;
 	if (fd >= 0) {
 		err = errno;
@@ -610,7 +633,7 @@ static int write_output(struct run *r)
 
 	if (build_ovl(r, &r->single, &ovl, false))
 		return -EINVAL;
-	fd = open_output("-o", r->o->output, 0);
+	fd = open_output("-o", r->o->output, false);
 	if (fd < 0) {
 		ovl_free(&ovl);
 		return -EINVAL;
@@ -891,7 +914,7 @@ int main(int argc, char **argv)
 		status = EXIT_CONSISTENT;
 		goto out;
 	}
-	if (o.csv && (csv_fd = open_output("--csv", o.csv, O_TRUNC)) < 0)
+	if (o.csv && (csv_fd = open_output("--csv", o.csv, true)) < 0)
 		goto out;
 	if (o.csv && !(csv = fdopen(csv_fd, "w"))) {
 		fprintf(stderr, PROG ": %s: %s\n", o.csv, strerror(errno));
