@@ -466,15 +466,20 @@ START_TEST(test_setup_refusals)
 END_TEST
 
 /*
- * Stopped: no more records.  Started again under the same name: refused,
- * the file kept (a trace is made new, never written over); once the file
- * is gone, a new one from scratch, naming the processes again.
+ * Stopped: no more records.  Started again under the same name, the file
+ * this queue made is truncated and the trace starts anew, naming the
+ * processes again, as blktrace writes its files anew at each run.  The
+ * name given a second link, or replaced by another file, is refused and
+ * the file kept: a restart writes only over the trace it stopped; and
+ * not once trace/name has been written since.
  */
-START_TEST(test_restart_makes_a_new_file_and_stop_stops)
+START_TEST(test_restart_truncates_its_own_trace_only)
 {
+	char why[256], other[160];
 	struct traced tr;
 	struct test_bio tb;
-	char why[256];
+	struct stat st;
+	FILE *f;
 
 	traced_start(&tr, "noop");
 	submit(&tr, &tb, REQ_OP_WRITE, 0, 0, 8, mem);
@@ -485,11 +490,9 @@ START_TEST(test_restart_makes_a_new_file_and_stop_stops)
 	fake_complete_all(tr.fd);
 	ck_assert_uint_eq(read_recs(tr.path, tr.recs), 6);
 
-	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), -EEXIST);
-	ck_assert_msg(strstr(why, ".blktrace.0: it exists: name a new trace"), "%s", why);
-	ck_assert_uint_eq(read_recs(tr.path, tr.recs), 6);
-	unlink(tr.path);
 	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), 0);
+	ck_assert_int_eq(stat(tr.path, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
 	submit(&tr, &tb, REQ_OP_READ, 0, 16, 8, mem);
 	fake_complete_all(tr.fd);
 	traced_stop(&tr);
@@ -497,6 +500,36 @@ START_TEST(test_restart_makes_a_new_file_and_stop_stops)
 	ck_assert_uint_eq(tr.recs[0].t.action, BLK_TN_PROCESS);
 	ck_assert_uint_eq(ev(&tr, 0)->sequence, 1);
 	ck_range(ev(&tr, 0), 16, 8);
+
+	/* a second link: the trace would be written (and read) through it */
+	snprintf(other, sizeof(other), "%s.link", tr.path);
+	ck_assert_int_eq(link(tr.path, other), 0);
+	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), -EEXIST);
+	ck_assert_msg(strstr(why, ".blktrace.0: it exists: name a new trace"), "%s", why);
+	ck_assert_uint_eq(read_recs(tr.path, tr.recs), 6);
+	ck_assert_int_eq(unlink(other), 0);
+
+	/* another file in its place (made before the old one goes: not its inode) */
+	snprintf(other, sizeof(other), "%s.new", tr.path);
+	f = fopen(other, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("another's", f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(rename(other, tr.path), 0);
+	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), -EEXIST);
+	ck_assert_msg(strstr(why, ".blktrace.0: it exists: name a new trace"), "%s", why);
+	ck_assert_ptr_null(tr.fd->q->blk_trace);
+	ck_assert_int_eq(stat(tr.path, &st), 0);
+	ck_assert_int_eq(st.st_size, 9);
+
+	/* once it is gone, a new one from scratch */
+	unlink(tr.path);
+	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), 0);
+	traced_stop(&tr);
+	ck_assert_uint_eq(tr.nr, 0);
+	/* a name written (trace/name) lets the stopped trace go: no restart of it */
+	ck_assert_int_eq(blk_trace_set_name(tr.fd->q, tr.name), 0);
+	ck_assert_int_eq(blk_trace_setup(tr.fd->q, tr.name, why, sizeof(why)), -EEXIST);
 	traced_free(&tr);
 }
 END_TEST
@@ -579,7 +612,7 @@ int main(void)
 	tcase_add_test(tc, test_completion_covers_the_issued_range);
 	tcase_add_test(tc, test_process_names_once_per_pid);
 	tcase_add_test(tc, test_setup_refusals);
-	tcase_add_test(tc, test_restart_makes_a_new_file_and_stop_stops);
+	tcase_add_test(tc, test_restart_truncates_its_own_trace_only);
 	tcase_add_test(tc, test_a_trace_is_made_new_or_refused);
 	tcase_add_loop_test(tc, test_remove_reports_a_write_error, 0, 2);
 	suite_add_tcase(s, tc);

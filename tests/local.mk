@@ -195,6 +195,7 @@ INTEGRATION_TESTS = \
 	tests/test-crash-checkers.sh \
 	tests/test-crash-trust.sh \
 	tests/test-crash-marks.sh \
+	tests/test-crash-output.sh \
 	tests/test-notify.sh \
 	tests/test-crash-482.sh \
 	$(NULL)

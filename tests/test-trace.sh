@@ -2,7 +2,8 @@
 # test-trace.sh - blktrace output: --trace from the start and trace/enable on a directory
 # mount; blkparse reads the known I/O back (Q/D/C counts, sectors, sizes, the flush, the
 # process names), btt takes the dump, the file is whole after umount and after SIGTERM,
-# and an unwritable NAME stops rqdisk before it mounts.
+# a restart (0 then 1) truncates the trace it stopped and no other file, and an
+# unwritable NAME stops rqdisk before it mounts.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -124,6 +125,22 @@ size=$(stat -c %s "$tmp/ctl.blktrace.0")
 dd if="$rqdisk_disk" of=/dev/null bs=4K count=1 iflag=direct status=none
 [ "$(stat -c %s "$tmp/ctl.blktrace.0")" = "$size" ] || fail "the trace grew after stopping"
 check_known_io "$tmp/ctl"
+
+say "trace/enable 1 again restarts that trace: truncated, only what follows, blkparse reads it"
+dd if="$rqdisk_disk" of=/dev/null bs=4K count=1 iflag=direct status=none # not traced
+echo 1 >"$t/enable" || fail "trace/enable 1 after 0 did not restart the trace"
+[ "$(cat "$t/enable")" = 1 ] || fail "trace/enable is not 1 after the restart"
+[ "$(stat -c %s "$tmp/ctl.blktrace.0")" = 0 ] || fail "the restarted trace was not truncated"
+known_io "$rqdisk_disk"
+echo 0 >"$t/enable"
+check_known_io "$tmp/ctl" # 7 of each: nothing from before the restart
+
+say "a restart writes over no other file put in the trace's place"
+echo "another's" >"$tmp/other"
+mv "$tmp/other" "$tmp/ctl.blktrace.0"
+write_errno "$t/enable" 1 EEXIST
+[ "$(cat "$t/enable")" = 0 ] || fail "tracing into a file the trace did not make"
+[ "$(cat "$tmp/ctl.blktrace.0")" = "another's" ] || fail "the file put in its place was written"
 
 say "tracing started again ends whole on SIGTERM"
 echo "$tmp/term" >"$t/name"

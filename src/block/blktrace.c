@@ -254,19 +254,54 @@ void __blk_add_trace_split(struct request_queue *q, const struct bio *bio, secto
 	blk_trace_add(q, &io, BLK_TA_SPLIT, &pdu, sizeof(pdu));
 }
 
+/* The stopped trace's file let go: no restart will come (a deleted one's space comes back). */
+static void blk_trace_forget_last(struct request_queue *q)
+{
+	if (q->blk_trace_last >= 0)
+		close(q->blk_trace_last);
+	q->blk_trace_last = -1;
+}
+
 /*
- * The trace file, made new (mode 0600), never through a symlink: a file
- * that is there may be another user's, made in a shared directory to read
- * the daemon's I/O, and a symlink would have it write wherever it points.
+ * NAME.blktrace.0 that is there, taken again (truncated) only where it is
+ * the file q's last trace made, which q holds open since it stopped (so
+ * its inode cannot have been freed and reused): the same inode, a regular
+ * file with no other link (through which the new trace would be read).
+ * Otherwise -1 with errno EEXIST, or ELOOP for a symlink.
  */
-static FILE *blk_trace_create(const char *path)
+static int blk_trace_reopen(struct request_queue *q, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st, last;
+
+	if (fd < 0) {
+		if (errno != ELOOP)
+			errno = EEXIST;
+		return -1;
+	}
+	if (q->blk_trace_last >= 0 && !fstat(fd, &st) && !fstat(q->blk_trace_last, &last) &&
+	    st.st_dev == last.st_dev && st.st_ino == last.st_ino && S_ISREG(st.st_mode) &&
+	    st.st_nlink == 1 && !ftruncate(fd, 0) && !fcntl(fd, F_SETFL, 0))
+		return fd;
+	close(fd);
+	errno = EEXIST;
+	return -1;
+}
+
+/*
+ * The trace file, made new (mode 0600), or q's own last one restarted,
+ * never through a symlink: a file that is there may be another user's,
+ * made in a shared directory to read the daemon's I/O, and a symlink
+ * would have it write wherever it points.  As blktrace does, a restart
+ * begins the file again.
+ */
+static FILE *blk_trace_create(struct request_queue *q, const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	struct stat st;
 	FILE *f;
 
-	if (fd < 0 && errno == EEXIST && !lstat(path, &st) && S_ISLNK(st.st_mode))
-		errno = ELOOP; /* O_EXCL says EEXIST for a symlink: tell it apart */
+	if (fd < 0 && errno == EEXIST) /* O_EXCL says EEXIST for a symlink too */
+		fd = blk_trace_reopen(q, path);
 	if (fd < 0)
 		return NULL;
 	f = fdopen(fd, "w");
@@ -298,7 +333,7 @@ int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size
 		snprintf(why, whylen, "trace %s: out of memory", name);
 		return -ENOMEM;
 	}
-	bt->out = blk_trace_create(path);
+	bt->out = blk_trace_create(q, path);
 	if (!bt->out) {
 		int err = -errno;
 
@@ -310,6 +345,7 @@ int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size
 		return err;
 	}
 	setvbuf(bt->out, NULL, _IOFBF, BLK_TRACE_BUFSIZE);
+	blk_trace_forget_last(q); /* this one is the last trace now */
 	bt->start_ns = blk_clock_now(q->clock);
 	q->blk_trace = bt;
 	return 0;
@@ -334,6 +370,8 @@ int __blk_trace_remove(struct request_queue *q)
 		return 0;
 	q->blk_trace = NULL;
 	ret = bt->error;
+	/* held for a restart (a failed dup only costs that) */
+	q->blk_trace_last = fcntl(fileno(bt->out), F_DUPFD_CLOEXEC, 0);
 	if (fclose(bt->out) && !ret)
 		ret = -errno;
 	free(bt->pids);
@@ -351,6 +389,12 @@ int blk_trace_remove(struct request_queue *q)
 	return ret;
 }
 
+void blk_trace_cleanup(struct request_queue *q)
+{
+	blk_trace_remove(q);
+	blk_trace_forget_last(q);
+}
+
 int blk_trace_set_name(struct request_queue *q, const char *name)
 {
 	char *copy = strdup(name);
@@ -359,5 +403,6 @@ int blk_trace_set_name(struct request_queue *q, const char *name)
 		return -ENOMEM;
 	free(q->blk_trace_name);
 	q->blk_trace_name = copy;
+	blk_trace_forget_last(q); /* the next trace is another file */
 	return 0;
 }

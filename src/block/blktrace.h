@@ -13,10 +13,12 @@
 struct blk_trace;
 
 /*
- * Start tracing q into NAME.blktrace.0 (created or truncated); record
- * times count from now on q->clock.  Returns 0, or -errno with a one-line
- * reason in why (-EBUSY when q is already traced).  blk_trace_setup takes
- * the queue lock, __blk_trace_setup expects it held.
+ * Start tracing q into NAME.blktrace.0: made new, or, where it is the
+ * file q's last trace made (a restart), truncated; anything else there is
+ * refused (-EEXIST; -ELOOP for a symlink).  Record times count from now on
+ * q->clock.  Returns 0, or -errno with a one-line reason in why (-EBUSY
+ * when q is already traced).  blk_trace_setup takes the queue lock,
+ * __blk_trace_setup expects it held.
  */
 int blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen);
 int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen);
@@ -29,7 +31,13 @@ int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size
 int blk_trace_remove(struct request_queue *q);
 int __blk_trace_remove(struct request_queue *q);
 
-/* Remember NAME as q->blk_trace_name, where the next trace goes (the control tree's). */
+/* Stop tracing q and let go of the last trace's file: the queue is going. */
+void blk_trace_cleanup(struct request_queue *q);
+
+/*
+ * Remember NAME as q->blk_trace_name, where the next trace goes (the
+ * control tree's); the stopped trace's file is let go: no restart of it.
+ */
 int blk_trace_set_name(struct request_queue *q, const char *name);
 
 /*

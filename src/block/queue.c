@@ -22,6 +22,7 @@ struct request_queue *blk_init_queue(request_fn_proc *fn, pthread_mutex_t *lock,
 	q->clock = clock ? clock : &blk_real_clock;
 	blk_set_default_limits(&q->limits);
 	q->unplug_thresh = BLK_UNPLUG_THRESH;
+	q->blk_trace_last = -1;
 	TAILQ_INIT(&q->queue_head);
 	TAILQ_INIT(&q->hold);
 	for (int i = 0; i < 1 << ELV_HASH_BITS; i++) {
@@ -36,7 +37,7 @@ void blk_cleanup_queue(struct request_queue *q)
 {
 	if (!q)
 		return;
-	blk_trace_remove(q);
+	blk_trace_cleanup(q);
 	free(q->blk_trace_name);
 	if (q->elevator)
 		elevator_exit(q->elevator);

@@ -30,6 +30,7 @@ struct rqdisk_state {
 	struct fuse_ring *ring; /* --fuse-uring, or NULL */
 	char *mountpoint; /* opt.mountpoint from /: the daemon unmounts it after chdir("/") */
 	bool mounted;
+	bool signals; /* FUSE's signal handlers set, to be removed */
 	bool said_fallback; /* the arena ran short once: said so */
 	bool blocked; /* serve waits for requests to end before reading more */
 	int ready_fd; /* the waiting parent's pipe, or -1 */
@@ -53,6 +54,9 @@ bool image_is_remote(const struct rqdisk_state *s);
 void remote_request_size(struct rqdisk_state *s);
 int backend_of(const struct rqdisk_state *s, const struct dev_ops **ops);
 void take_export(struct rqdisk_state *s);
+
+/* privilege.c: a privileged rqdisk becomes its caller; -1 (said) if it cannot */
+int drop_privilege(void);
 
 /* power.c */
 int setup_power(struct rqdisk_state *s);

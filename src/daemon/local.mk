@@ -36,6 +36,7 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/options.c \
 	src/daemon/options.h \
 	src/daemon/power.c \
+	src/daemon/privilege.c \
 	src/daemon/rqdisk.c \
 	$(NULL)
 src_daemon_rqdisk_CPPFLAGS = $(AM_CPPFLAGS) -DRQDISK_PKGLIBDIR='"$(pkglibdir)"'

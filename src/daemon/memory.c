@@ -22,11 +22,12 @@
 /*
  * The I/O buffers, after the fork: a child inherits no memory locks, and
  * its first write to each page would copy it.  RQDISK_TEST_BUFPOOL=BYTES,
- * for the tests only, makes the arena that small with nothing past it.
+ * for the tests only, makes the arena that small with nothing past it;
+ * not heeded by a privileged rqdisk, whose caller would size what it locks.
  */
 int setup_memory(struct rqdisk_state *s)
 {
-	const char *test = getenv("RQDISK_TEST_BUFPOOL");
+	const char *test = secure_getenv("RQDISK_TEST_BUFPOOL");
 	size_t pool = FE_POOL_SIZE;
 	unsigned int flags = 0;
 

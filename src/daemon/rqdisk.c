@@ -77,10 +77,11 @@ static int check_mountpoint(struct rqdisk_state *s)
  * kernel to offer FUSE over io_uring at start, whatever enable_uring
  * says, and "offered" (2) in its INIT too.  What the kernel then does is
  * what a daemon meets when enable_uring is turned off as it starts.
+ * Not heeded by a privileged rqdisk, as no test knob is.
  */
 static int test_fuse_uring(void)
 {
-	const char *test = getenv("RQDISK_TEST_FUSE_URING");
+	const char *test = secure_getenv("RQDISK_TEST_FUSE_URING");
 
 	if (!test)
 		return 0;
@@ -254,7 +255,10 @@ static int setup_fuse(struct rqdisk_state *s)
 	s->mounted = true;
 	if (s->opt.fuse_uring != FUSE_URING_OFF && setup_fuse_ring(s))
 		return -1;
-	return fuse_set_signal_handlers(s->se) ? -1 : 0;
+	if (fuse_set_signal_handlers(s->se))
+		return -1;
+	s->signals = true;
+	return 0;
 }
 
 
@@ -275,7 +279,9 @@ static int teardown(struct rqdisk_state *s, bool failed)
 	if (s->driver && uring_driver_free(s->driver))
 		ret = -1;
 	if (s->se) {
-		fuse_remove_signal_handlers(s->se);
+		/* libfuse complains of handlers it never set (a refused mount) */
+		if (s->signals)
+			fuse_remove_signal_handlers(s->se);
 		if (s->mounted)
 			fuse_session_unmount(s->se);
 		fuse_session_destroy(s->se);
@@ -432,6 +438,8 @@ int main(int argc, char **argv)
 	struct rqdisk_state s = { .fd = -1, .ready_fd = -1, .power_fd = -1 };
 	int ret;
 
+	if (drop_privilege())
+		return 1;
 	switch (rqdisk_parse_options(argc, argv, &s.opt)) {
 	case PARSE_EXIT_OK:
 		return 0;

@@ -1,6 +1,7 @@
 /* crash_main.c - rqdisk-crash: the crash states a power failure could leave, each checked. */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <linux/fs.h>
 #include <signal.h>
 #include <stdio.h>
@@ -602,6 +603,56 @@ static const char *output_clobbers(const struct run *r, int fd)
 	return NULL;
 }
 
+/* A file another user put in a sticky directory others may write to (/tmp): theirs to read. */
+static bool planted(int fd, const char *path)
+{
+	char *dir = strdup(path);
+	struct stat st, ds;
+	bool ret = false;
+
+	if (dir && !fstat(fd, &st) && st.st_uid != geteuid() && !stat(dirname(dir), &ds))
+		ret = (ds.st_mode & S_ISVTX) && (ds.st_mode & (S_IWGRP | S_IWOTH)) &&
+		      st.st_uid != ds.st_uid;
+	free(dir);
+	return ret;
+}
+
+/*
+ * -o and --csv FILE: never through a symlink, nor into a file another
+ * user put in a shared directory.  Run as root in /tmp, a link planted
+ * there would have the state or the table written over whatever it names,
+ * and a planted file would hand them to its owner; and never waiting on a
+ * FIFO with no reader.  Truncated (--csv) only once taken.  -1 once said
+ * in a line naming the option.
+ */
+static int open_output(const char *opt, const char *path, bool truncate)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	int err = errno;
+	struct stat st;
+
+	if (fd >= 0 && planted(fd, path)) {
+		close(fd);
+		fprintf(stderr, PROG ": %s %s: another user's file in a shared directory: refused\n",
+			opt, path);
+		return -1;
+	}
+	if (fd >= 0 && !fcntl(fd, F_SETFL, 0) && (!truncate || !ftruncate(fd, 0)))
+		return fd;
+	if (fd >= 0) {
+		err = errno;
+		close(fd);
+	}
+	if (err == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
+		fprintf(stderr, PROG ": %s %s: a symbolic link: refused (name the file itself)\n",
+			opt, path);
+	else
+		fprintf(stderr, PROG ": %s %s: %s\n", opt, path,
+			err == ENXIO ? "nothing reads it (a FIFO), or no device is behind it"
+				     : strerror(err));
+	return -1;
+}
+
 /* --state ID -o FILE: the state as a whole image (ovl_write_image truncates FILE). */
 static int write_output(struct run *r)
 {
@@ -611,15 +662,19 @@ static int write_output(struct run *r)
 
 	if (build_ovl(r, &r->single, &ovl, false))
 		return -EINVAL;
-	fd = open(r->o->output, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0 && (same = output_clobbers(r, fd))) {
+	fd = open_output("-o", r->o->output, false);
+	if (fd < 0) {
+		ovl_free(&ovl);
+		return -EINVAL;
+	}
+	if ((same = output_clobbers(r, fd))) {
 		fprintf(stderr, PROG ": -o %s is %s itself\n", r->o->output, same);
 		close(fd);
 		ovl_free(&ovl);
 		return -EINVAL;
 	}
-	ret = fd < 0 ? -errno : ovl_write_image(&ovl, fd);
-	if (fd >= 0 && close(fd) && !ret)
+	ret = ovl_write_image(&ovl, fd);
+	if (close(fd) && !ret)
 		ret = -errno;
 	ovl_free(&ovl);
 	if (!log_intact(r))
@@ -865,6 +920,7 @@ int main(int argc, char **argv)
 	struct run r = { .o = &o, .base_fd = -1 };
 	struct report rep;
 	FILE *csv = NULL;
+	int csv_fd;
 	sigset_t set;
 	int ret, sig = 0, status = EXIT_TROUBLE;
 
@@ -887,8 +943,11 @@ int main(int argc, char **argv)
 		status = EXIT_CONSISTENT;
 		goto out;
 	}
-	if (o.csv && !(csv = fopen(o.csv, "w"))) {
+	if (o.csv && (csv_fd = open_output("--csv", o.csv, true)) < 0)
+		goto out;
+	if (o.csv && !(csv = fdopen(csv_fd, "w"))) {
 		fprintf(stderr, PROG ": %s: %s\n", o.csv, strerror(errno));
+		close(csv_fd);
 		goto out;
 	}
 	if (report_init(&rep, csv)) {
