@@ -61,6 +61,7 @@ UNIT_TESTS = \
 	tests/check_log_writes \
 	tests/check_log_writes_limit \
 	tests/check_ioprio_cache \
+	tests/check_wb_err \
 	tests/check_rbd_spec \
 	tests/check_kv \
 	tests/check_crash \

@@ -12,6 +12,8 @@ src_daemon_librqdaemon_la_SOURCES = \
 	src/daemon/ioprio_cache.h \
 	src/daemon/rangelock.c \
 	src/daemon/rangelock.h \
+	src/daemon/wb_err.c \
+	src/daemon/wb_err.h \
 	$(NULL)
 src_daemon_librqdaemon_la_CFLAGS = $(AM_CFLAGS) $(URING_CFLAGS)
 src_daemon_librqdaemon_la_LIBADD = $(URING_LIBS) $(PTHREAD_LIBS)
