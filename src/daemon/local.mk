@@ -27,6 +27,8 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/control_inode.c \
 	src/daemon/daemon.h \
 	src/daemon/daemonize.c \
+	src/daemon/disk_files.c \
+	src/daemon/disk_files.h \
 	src/daemon/frontend.c \
 	src/daemon/frontend.h \
 	src/daemon/fuse_ring.c \
