@@ -318,6 +318,8 @@ struct harness {
 	unsigned int nr_bios;
 	char *buf; /* a page */
 	char *big; /* BIG_VECS segments */
+	char lost_said[512]; /* the last line the backend gave the host of a loss */
+	unsigned int nr_lost_said;
 };
 
 static int h_watch_events(void *host, int fd, unsigned int events,
@@ -361,11 +363,20 @@ static int h_watch(void *host, int fd, void (*ready)(void *arg), void *arg)
 	return -EOPNOTSUPP;
 }
 
+static void h_lost_writes(void *host, const char *msg)
+{
+	struct harness *h = host;
+
+	snprintf(h->lost_said, sizeof(h->lost_said), "%s", msg);
+	h->nr_lost_said++;
+}
+
 static const struct dev_host_ops host_ops = {
 	.watch_fd = h_watch,
 	.unwatch_fd = h_unwatch,
 	.watch_fd_events = h_watch_events,
 	.set_fd_events = h_set_events,
+	.lost_writes = h_lost_writes,
 };
 
 static void request_fn(struct request_queue *q)
@@ -887,6 +898,53 @@ START_TEST(a_drop_that_lost_no_answered_write_fails_no_flush)
 	ck_assert_int_eq(h->error[w], 0);
 	ck_assert_uint_eq(writes_at(srv, server_nr_log(srv), 24 * 512), 2);
 	flush_ends_with(h, 0);
+	ck_assert_uint_eq(h->stack.lost.events, 0);
+	ck_assert_uint_eq(h->nr_lost_said, 0);
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
+ * A drop that lost writes is counted in the stack, writes and sectors,
+ * and said to the host once, naming the export and what was lost (a
+ * daemon puts it in the system log, and every open file's next fsync
+ * fails); a later drop with nothing unflushed adds nothing, and a second
+ * loss adds to the counts.
+ */
+START_TEST(a_drop_that_lost_writes_is_counted_and_said_to_the_host)
+{
+	struct server *srv = server_start();
+	struct harness *h = setup(srv, 5);
+	char want[256];
+
+	write_acked(h, 8);
+	write_acked(h, 64);
+	hang_up(h);
+	settle(h);
+	ck_assert_uint_eq(h->stack.lost.events, 1);
+	ck_assert_uint_eq(h->stack.lost.writes, 2);
+	ck_assert_uint_eq(h->stack.lost.sectors, 16);
+	ck_assert_uint_eq(h->nr_lost_said, 1);
+	snprintf(want, sizeof(want), "nbd: nbd+unix:///?socket=%s: 2 writes (16 sectors) no flush "
+		 "covered may be lost with the connection", srv->path);
+	ck_assert_msg(strstr(h->lost_said, want), "said: %s", h->lost_said);
+	flush_ends_with(h, -EIO);
+	hang_up(h);
+	settle(h);
+	flush_ends_with(h, 0);
+	ck_assert_uint_eq(h->stack.lost.events, 1);
+	write_acked(h, 8); /* flushed: not lost */
+	flush_ends_with(h, 0);
+	write_acked(h, 24);
+	hang_up(h);
+	settle(h);
+	ck_assert_uint_eq(h->stack.lost.events, 2);
+	ck_assert_uint_eq(h->stack.lost.writes, 3);
+	ck_assert_uint_eq(h->stack.lost.sectors, 24);
+	ck_assert_uint_eq(h->nr_lost_said, 2);
+	ck_assert_msg(strstr(h->lost_said, ": 1 write (8 sectors) no flush covered"), "said: %s",
+		      h->lost_said);
 	teardown(h);
 	server_gone(srv);
 }
@@ -1066,6 +1124,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_write_no_flush_covered_fails_the_next_flush_after_a_drop);
 	tcase_add_test(tc, a_drop_that_lost_no_answered_write_fails_no_flush);
+	tcase_add_test(tc, a_drop_that_lost_writes_is_counted_and_said_to_the_host);
 	tcase_add_test(tc, a_flush_in_flight_at_a_drop_that_lost_writes_fails);
 	tcase_add_test(tc, a_fua_write_after_a_drop_that_lost_writes_fails);
 	suite_add_tcase(s, tc);

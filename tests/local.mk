@@ -61,6 +61,7 @@ UNIT_TESTS = \
 	tests/check_log_writes \
 	tests/check_log_writes_limit \
 	tests/check_ioprio_cache \
+	tests/check_wb_err \
 	tests/check_rbd_spec \
 	tests/check_kv \
 	tests/check_crash \
@@ -186,6 +187,7 @@ INTEGRATION_TESTS = \
 	tests/test-nbd-failures.sh \
 	tests/test-nbd-multiconn.sh \
 	tests/test-nbd-lost-writes.sh \
+	tests/test-nbd-lost-writes-files.sh \
 	tests/test-nbd-io.sh \
 	tests/test-nbd-mkfs.sh \
 	tests/test-rbd.sh \
@@ -228,12 +230,14 @@ check_PROGRAMS += \
 	tests/ack-writer \
 	tests/bt-gen \
 	tests/crash-gen-log \
+	tests/fd-holder \
 	tests/log-writes-dump \
 	tests/rmw-writers \
 	$(NULL)
 tests_ack_writer_LDADD =
 tests_bt_gen_LDADD =
 tests_crash_gen_log_LDADD =
+tests_fd_holder_LDADD =
 tests_log_writes_dump_LDADD =
 tests_rmw_writers_LDADD = $(PTHREAD_LIBS)
 

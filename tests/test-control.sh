@@ -25,6 +25,9 @@ done
 [ "$(cat "$q/max_segments")" = 128 ] || fail "max_segments is $(cat "$q/max_segments")"
 [ "$(cat "$q/logical_block_size")" = 512 ] || fail "logical_block_size"
 [ "$(cat "$q/nr_requests")" = 128 ] || fail "nr_requests is $(cat "$q/nr_requests")"
+[ "$(cat "$tmp/mnt/device/lost_writes")" = "0 0 0" ] ||
+	fail "device/lost_writes over an image: $(cat "$tmp/mnt/device/lost_writes")"
+echo 1 >"$tmp/mnt/device/lost_writes" 2>/dev/null && fail "device/lost_writes took a write"
 
 say "scheduler: every elevator, the running one in brackets"
 sched=$(cat "$q/scheduler")

@@ -54,7 +54,7 @@ stop_nbdkit KILL
 start_cached
 fsync_disk && fail "fsync after a server lost an unflushed write succeeded"
 grep -q "Input/output error" "$tmp/err" || fail "fsync after the loss: $(cat "$tmp/err"), not EIO"
-grep -q "writes no flush covered may be lost" "$tmp/rqerr" ||
+grep -q "nbd: $uri: 1 write (8 sectors) no flush covered may be lost" "$tmp/rqerr" ||
 	fail "no word of the loss: $(cat "$tmp/rqerr")"
 fsync_disk || fail "the fsync after the one that reported the loss failed: $(cat "$tmp/err")"
 read_block 5 || fail "a read after the loss failed"

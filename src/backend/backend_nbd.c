@@ -13,7 +13,8 @@
  * meanwhile requests wait, and are sent again on the new connections.
  * Every request ends within the timeout of its coming here: done, or EIO.
  * Writes already answered that no flush covered may have gone with the
- * server: the next flush says so with EIO (nbd_lost.h).
+ * server: counted and said (dev_lost_writes), and the next flush fails
+ * with EIO (nbd_lost.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,7 +49,7 @@ struct nbd_rq {
 	TAILQ_ENTRY(nbd_rq) link; /* on the done list or the held one */
 	TAILQ_ENTRY(nbd_rq) out;  /* on outstanding, from submit to end */
 	uint64_t deadline;        /* it ends by then, done or EIO */
-	uint64_t flush_covers;    /* its flush, once answered, covers the writes acknowledged then */
+	struct nbd_lost_mark flush_covers; /* its flush, once answered, covers the writes acked then */
 	unsigned int lost_sample; /* the losses reported when it came (nbd_lost_sample) */
 	unsigned int pending;     /* commands out */
 	unsigned int conn;        /* the connection its data went on */
@@ -250,13 +251,17 @@ static void nbd_hold(struct nbd_backend *nb, struct nbd_rq *r)
  */
 static void nbd_drop_all(struct nbd_backend *nb, uint64_t now, uint64_t retry_at)
 {
+	struct nbd_lost_mark lost;
 	struct nbd_rq *r;
 
 	for (unsigned int i = 0; i < nb->nr_conns; i++)
 		nbd_conn_drop(&nb->conns[i], nb->dev);
-	if (nbd_lost_drop(&nb->lost))
-		fprintf(stderr, "rqdisk: nbd: %s: writes no flush covered may be lost with the "
-				"connection: the next flush fails with EIO\n", nb->uri);
+	if (nbd_lost_drop(&nb->lost, &lost))
+		dev_lost_writes(nb->dev, lost.writes, lost.sectors,
+				"nbd: %s: %" PRIu64 " write%s (%" PRIu64 " sectors) no flush covered "
+				"may be lost with the connection: the next fsync of every file open "
+				"on the disk fails with EIO",
+				nb->uri, lost.writes, lost.writes == 1 ? "" : "s", lost.sectors);
 	TAILQ_FOREACH(r, &nb->outstanding, out) {
 		/* a FUA write still owes its flush: not durable, so sent again, flush and all */
 		if (r->held || (r->on_done && !r->lost && !nbd_flush_owed(r)))
@@ -303,7 +308,7 @@ static void nbd_end(struct nbd_backend *nb, struct nbd_rq *r)
 	if (nbd_reports_loss(rq))
 		r->error = nbd_lost_report(&nb->lost, r->lost_sample, r->error);
 	else if (!r->error && rq->cmd_op != REQ_OP_READ && nb->ex.can_flush)
-		nbd_lost_acked(&nb->lost);
+		nbd_lost_acked(&nb->lost, blk_rq_sectors(rq));
 	dev_end(nb->dev, rq, r->error, blk_rq_sectors(rq));
 }
 

@@ -203,6 +203,21 @@ static int show_device_stack(struct rqdisk *d, char *buf, size_t len)
 }
 
 /*
+ * Not in sysfs: the writes the device lost after it had acknowledged
+ * them (an NBD server gone with writes no flush covered): the losses,
+ * each of which failed the next fsync of every open file, the writes
+ * and their sectors, all told.
+ */
+static int show_device_lost_writes(struct rqdisk *d, char *buf, size_t len)
+{
+	static const struct dev_lost none;
+	const struct dev_lost *l = d->stack ? &d->stack->lost : &none;
+
+	return snprintf(buf, len, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", l->events, l->writes,
+			l->sectors);
+}
+
+/*
  * "write back" when writes are durable only after a flush: always over an
  * image (the page cache, the host disk's cache, a sparse file's
  * allocation), and over a write-cache filter; "write through" over a
@@ -286,6 +301,7 @@ const struct ctl_node ctl_nodes[] = {
 	{ CTL_TRACE_ENABLE, CTL_TRACE, "enable", show_trace_enable, store_trace_enable },
 	{ CTL_DEVICE, CTL_ROOT, "device", NULL, NULL },
 	{ CTL_DEVICE_STACK, CTL_DEVICE, "stack", show_device_stack, NULL },
+	{ CTL_DEVICE_LOST_WRITES, CTL_DEVICE, "lost_writes", show_device_lost_writes, NULL },
 	{ CTL_FUSE, CTL_ROOT, "fuse", NULL, NULL },
 	{ CTL_FUSE_TRANSPORT, CTL_FUSE, "transport", show_fuse_transport, NULL },
 };

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "blkdev.h"
@@ -383,11 +384,24 @@ static void uring_unwatch_fd(void *host, int fd)
 	}
 }
 
+/*
+ * Acknowledged writes lost (stderr has it already): in the system log
+ * too, where a daemon in the background is heard, once per loss.
+ */
+static void uring_lost_writes(void *host, const char *msg)
+{
+	(void)host;
+	openlog("rqdisk", LOG_PID, LOG_DAEMON);
+	syslog(LOG_WARNING, "%s", msg);
+	closelog();
+}
+
 static const struct dev_host_ops uring_host_ops = {
 	.watch_fd = uring_watch_fd,
 	.unwatch_fd = uring_unwatch_fd,
 	.watch_fd_events = uring_watch_fd_events,
 	.set_fd_events = uring_set_fd_events,
+	.lost_writes = uring_lost_writes,
 };
 
 /*

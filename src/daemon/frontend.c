@@ -6,6 +6,9 @@
  * Requests are answered from the completion path, exactly once each, so
  * the queue sees the caller's real depth.  Bio completions run with the
  * queue lock held; every bio here is submitted with it held too.
+ * Each open of the disk is a file of its own (disk_files.c): its fsync
+ * and O_DSYNC writes fail once for writes the device lost since it last
+ * looked, whoever wrote them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "disk_files.h"
 #include "frontend.h"
 
 #define FE_MAX_BACKGROUND 128      /* requests the kernel keeps outstanding */
@@ -40,6 +44,7 @@ struct fe_io {
 	enum req_op op;
 	uint64_t next;       /* discard, zeroes: the next chunk */
 	bool fua;            /* a write durable when answered: O_DSYNC, O_SYNC, RWF_DSYNC */
+	struct fe_file *file; /* an fsync's or FUA write's: told of losses as it ends */
 	struct range_waiter lock;
 	struct bio bio, head, tail;
 	struct bio_vec vec, head_vec, tail_vec;
@@ -211,6 +216,7 @@ static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rqdisk *d = fe_disk(req);
 	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY;
+	struct fe_file *f;
 	int err;
 
 	if (fe_is_ctl(d, ino)) {
@@ -233,6 +239,12 @@ static void fe_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
+	f = fe_file_open(d);
+	if (!f) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uintptr_t)f;
 	fe_reply_disk_open(req, fi); /* direct I/O: every I/O reaches the queue */
 }
 
@@ -376,11 +388,19 @@ static void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	submit_bio(d->q, &io->bio);
 }
 
+/*
+ * An O_DSYNC write is a write and an fsync, as the kernel's
+ * generic_write_sync makes it: its file is told of a loss since it last
+ * looked, and has looked, whatever the write's own end.
+ */
 static void fe_write_done(struct bio *bio, int error)
 {
 	struct fe_io *io = bio->bi_private;
+	int lost = io->fua ? fe_file_check(io->disk, io->file) : 0;
 
 	range_lock_release(&io->disk->writes, &io->lock);
+	if (!error)
+		error = lost;
 	if (error)
 		fuse_reply_err(io->req, -error);
 	else
@@ -593,8 +613,10 @@ static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 	 * RWF_DSYNC sets it) with the write and, with direct I/O, sends no
 	 * fsync after it: the write itself must be durable when answered.
 	 */
-	if (io)
+	if (io) {
 		io->fua = fi->flags & O_DSYNC;
+		io->file = (struct fe_file *)(uintptr_t)fi->fh;
+	}
 	if (io && fe_take_input(io, bufv)) {
 		fe_write_start(io);
 		return;
@@ -615,11 +637,17 @@ static void fe_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 	fe_write_start(io);
 }
 
+/*
+ * As the kernel's blkdev_fsync: a loss since the file last looked first
+ * (every open file is told once, whoever wrote what was lost), else the
+ * flush's own error.
+ */
 static void fe_flush_done(struct bio *bio, int error)
 {
 	struct fe_io *io = bio->bi_private;
+	int lost = fe_file_check(io->disk, io->file);
 
-	fuse_reply_err(io->req, -error);
+	fuse_reply_err(io->req, -(lost ? lost : error));
 	fe_io_free(io);
 }
 
@@ -632,7 +660,6 @@ static void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	struct fe_io *io;
 
 	(void)datasync;
-	(void)fi;
 	if (!fe_is_disk(fe_disk(req), ino)) {
 		fuse_reply_err(req, 0);
 		return;
@@ -642,6 +669,7 @@ static void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	io->file = (struct fe_file *)(uintptr_t)fi->fh;
 	fe_bio(io, &io->bio, &io->vec, REQ_OP_FLUSH, 0, 0, NULL, fe_flush_done);
 	io->bio.bi_flags = REQ_SYNC;
 	submit_bio(io->disk->q, &io->bio);
@@ -744,8 +772,12 @@ static void fe_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void fe_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (fe_is_ctl(fe_disk(req), ino))
+	struct rqdisk *d = fe_disk(req);
+
+	if (fe_is_ctl(d, ino))
 		ctl_release(fi);
+	else if (fe_is_disk(d, ino))
+		fe_file_release(d, (struct fe_file *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 

@@ -14,6 +14,7 @@
 #include "ioprio_cache.h"
 #include "model.h"
 #include "rangelock.h"
+#include "wb_err.h"
 
 #define RQDISK_ROOT_INO FUSE_ROOT_ID
 #define RQDISK_DISK_INO 2
@@ -29,6 +30,8 @@
 struct fuse_ring;
 struct ctl_file;
 LIST_HEAD(ctl_file_list, ctl_file);
+struct fe_file;
+LIST_HEAD(fe_file_list, fe_file);
 
 struct rqdisk {
 	struct request_queue *q;
@@ -59,6 +62,13 @@ struct rqdisk {
 	fuse_req_t switch_req; /* the write to queue/scheduler a pending switch answers */
 	size_t switch_size;
 	struct ctl_file_list ctl_files; /* control files open */
+	struct fe_file_list files;      /* the disk's open files, each an fsync's error sequence */
+	/*
+	 * Writes lost after they were acknowledged: every open file's next
+	 * fsync (or O_DSYNC write) fails once (wb_err.h).  Under the queue lock.
+	 */
+	struct wb_err wb_err;
+	uint64_t lost_taken; /* of the stack's losses (stack->lost.events), those in wb_err */
 	struct ioprio_cache ioprio;	/* the callers' I/O priorities, which their bios carry */
 };
 

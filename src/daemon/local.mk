@@ -12,6 +12,8 @@ src_daemon_librqdaemon_la_SOURCES = \
 	src/daemon/ioprio_cache.h \
 	src/daemon/rangelock.c \
 	src/daemon/rangelock.h \
+	src/daemon/wb_err.c \
+	src/daemon/wb_err.h \
 	$(NULL)
 src_daemon_librqdaemon_la_CFLAGS = $(AM_CFLAGS) $(URING_CFLAGS)
 src_daemon_librqdaemon_la_LIBADD = $(URING_LIBS) $(PTHREAD_LIBS)
@@ -25,6 +27,8 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/control_inode.c \
 	src/daemon/daemon.h \
 	src/daemon/daemonize.c \
+	src/daemon/disk_files.c \
+	src/daemon/disk_files.h \
 	src/daemon/frontend.c \
 	src/daemon/frontend.h \
 	src/daemon/fuse_ring.c \

@@ -20,6 +20,7 @@
 #include "blktrace.h"
 #include "control.h"
 #include "daemon.h"
+#include "disk_files.h"
 #include "driver_uring.h"
 #include "fuse_ring.h"
 #include "notify.h"
@@ -287,6 +288,7 @@ static int teardown(struct rqdisk_state *s, bool failed)
 		fuse_session_destroy(s->se);
 	}
 	ctl_cleanup(&s->disk);
+	fe_files_cleanup(&s->disk);
 	fuse_ring_free(s->ring);
 	free(s->mountpoint);
 	free(s->image_path);

@@ -434,6 +434,23 @@ int dev_parse_keys(const char *layer, const char *args, const struct dev_key *ke
 	return kv_walk(args, dev_parse_key, &w);
 }
 
+void dev_lost_writes(struct blk_dev *dev, uint64_t writes, uint64_t sectors, const char *fmt, ...)
+{
+	struct dev_stack *s = dev->stack;
+	char text[512];
+	va_list ap;
+
+	s->lost.events++;
+	s->lost.writes += writes;
+	s->lost.sectors += sectors;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rqdisk: %s\n", text);
+	if (s->host_ops && s->host_ops->lost_writes)
+		s->host_ops->lost_writes(s->host, text);
+}
+
 void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...)
 {
 	const struct dev_stack *s = dev->stack;

@@ -177,6 +177,24 @@ struct dev_host_ops {
 	int (*watch_fd_events)(void *host, int fd, unsigned int events,
 			       void (*ready)(void *arg, unsigned int revents), void *arg);
 	void (*set_fd_events)(void *host, int fd, unsigned int events);
+	/*
+	 * A layer lost writes it had ended as done (dev_lost_writes): msg,
+	 * one line, goes where the user of a daemon in the background hears
+	 * it (the system log).  NULL: stderr alone says it.
+	 */
+	void (*lost_writes)(void *host, const char *msg);
+};
+
+/*
+ * What the stack lost of the writes it had ended as done, not by a rule
+ * or a power cut: each loss fails the next fsync of every file open on
+ * the disk (the host's, as the kernel's errseq), and device/lost_writes
+ * shows the counts.
+ */
+struct dev_lost {
+	uint64_t events;  /* losses: a server gone with writes no flush covered */
+	uint64_t writes;  /* the writes they may have taken with them, all told */
+	uint64_t sectors; /* and those writes' sectors */
 };
 
 /*
@@ -233,6 +251,7 @@ struct dev_stack {
 	 * it does for an image whose fdatasync at exit fails.
 	 */
 	int close_error;
+	struct dev_lost lost; /* counted by dev_lost_writes */
 };
 
 /* The registry of filters: every one built in.  Backends are the host's. */
@@ -288,6 +307,15 @@ void dev_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr
  * a message ("m N NAME: TEXT"), between the requests' own events.
  */
 void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Writes the layer had ended as done are lost (not by a rule or a power
+ * cut: an NBD server gone with writes no flush covered), at most writes
+ * of them, of sectors in all: counted in stack->lost, and the line the
+ * format makes (what was lost, where) said on stderr as "rqdisk: LINE"
+ * and to the host (dev_host_ops.lost_writes).
+ */
+void dev_lost_writes(struct blk_dev *dev, uint64_t writes, uint64_t sectors, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* Call ops->timer at (0: never); a later call replaces an earlier one. */
 void dev_set_timer(struct blk_dev *dev, uint64_t at);
 uint64_t dev_now(const struct blk_dev *dev);
