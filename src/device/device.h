@@ -233,6 +233,12 @@ struct dev_stack {
 	 * it does for an image whose fdatasync at exit fails.
 	 */
 	int close_error;
+	/*
+	 * Set by the host once the stack is open: it runs detached, and its
+	 * standard error goes nowhere.  A layer's word that must be seen (a
+	 * log that stopped) goes to syslog too (LOG_DAEMON).
+	 */
+	bool syslog;
 };
 
 /* The registry of filters: every one built in.  Backends are the host's. */
