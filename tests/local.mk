@@ -186,6 +186,7 @@ INTEGRATION_TESTS = \
 	tests/test-nbd-failures.sh \
 	tests/test-nbd-multiconn.sh \
 	tests/test-nbd-lost-writes.sh \
+	tests/test-log-writes-nbd.sh \
 	tests/test-nbd-io.sh \
 	tests/test-nbd-mkfs.sh \
 	tests/test-rbd.sh \
