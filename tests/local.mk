@@ -178,6 +178,7 @@ INTEGRATION_TESTS = \
 	tests/test-crash-ext4.sh \
 	tests/test-crash-rename.sh \
 	tests/test-log-writes.sh \
+	tests/test-log-writes-syslog.sh \
 	tests/test-direct-align.sh \
 	tests/test-memory.sh \
 	tests/test-memcg.sh \
