@@ -14,6 +14,11 @@
  * flush and logs FUA writes at once, ahead of them: a FUA write over an
  * older unflushed write then replays to the older data.  For
  * Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd the log is c,a,FLUSH,b,d.
+ * A write ended only in part below when a flush is issued: the part is an
+ * entry of its own ahead of the flush's FLUSH entry.  A failed flush
+ * leaves a mark (LOG_WRITES_FLUSH_FAILED_MARK): what it covered may be
+ * lost.  A log that stops (its file full, an I/O error, no memory) says
+ * so in its block 0, in log/stats and in the stack's close.
  *
  * The ops run on the host's one thread and must not sleep: the log is
  * written by a thread of the filter's own, from buffers handed to it in
