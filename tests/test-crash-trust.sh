@@ -4,10 +4,10 @@
 # too; a flush that failed) are skipped, said, and the exit status is 3;
 # an rqdisk log that stopped, or lacks its end mark, has its states
 # checked and exits 3, saying so; a log of no rqdisk's is read as before;
-# a requested point that matches nothing (a mark
-# that is not there, no FUA entries, an empty mark name) is refused; a log
-# truncated during the run ends it in one line, not with SIGBUS; bad state
-# IDs say what is wrong with them.  States are copies here (no root, no
+# a requested point that matches nothing (a mark that is not there, no FUA
+# entries, an empty mark name) is refused; a log truncated during the run
+# ends it in one line, not with SIGBUS; bad state IDs say what is wrong
+# with them.  States are copies here (no root, no
 # FUSE); the truncation is tried through FUSE too where it works.
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/crash-functions.sh"
