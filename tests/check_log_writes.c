@@ -184,6 +184,20 @@ static int64_t super_entries(const char *path)
 	return n == sizeof(sb) ? (int64_t)le64toh(sb.nr_entries) : -1;
 }
 
+/* rqdisk's record in the log's super block as it is now; false when it has none. */
+static bool super_rqdisk(const char *path, struct log_write_super_rqdisk *rec)
+{
+	unsigned char blk[512];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	n = pread(fd, blk, sizeof(blk), 0);
+	close(fd);
+	ck_assert_int_eq(n, sizeof(blk));
+	return log_write_super_rqdisk_decode(blk, rec);
+}
+
 /* The log applied in order to img (sectors of 512 bytes), as replay-log applies it. */
 static void log_replay(const struct log *l, unsigned char *img, size_t sectors)
 {
@@ -370,8 +384,14 @@ START_TEST(held_writes_follow_the_flushes_issued_before_them)
 }
 END_TEST
 
-/* A failed flush makes nothing durable: its writes wait for the next, no FLUSH entry. */
-START_TEST(failed_flush_gives_its_writes_to_the_next)
+/*
+ * A failed flush makes nothing durable, and may have lost what it covered
+ * (an NBD server that lost its cache as its connection dropped fails the
+ * flushes after): no FLUSH entry, and a mark after the writes it covered,
+ * so that the next flush's FLUSH entry does not call them durable unsaid.
+ * b completed while the failed flush was below: after the mark.
+ */
+START_TEST(failed_flush_marks_what_it_covered_as_maybe_lost)
 {
 	struct rig *r = rig_open("");
 	unsigned int a, b, f1, f2;
@@ -388,11 +408,12 @@ START_TEST(failed_flush_gives_its_writes_to_the_next)
 	rig_close(r);
 
 	log_read(r->log, &l);
-	ck_assert_uint_eq(l.nr_entries, 4);
+	ck_assert_uint_eq(l.nr_entries, 5);
 	assert_write(&l, 0, r, a, 0, 0, 8);
-	assert_write(&l, 1, r, b, 0, 0, 8);
-	assert_flag(&l, 2, LOG_FLUSH_FLAG);
-	assert_mark(&l, 3, LOG_WRITES_END_MARK);
+	assert_mark(&l, 1, LOG_WRITES_FLUSH_FAILED_MARK);
+	assert_write(&l, 2, r, b, 0, 0, 8);
+	assert_flag(&l, 3, LOG_FLUSH_FLAG);
+	assert_mark(&l, 4, LOG_WRITES_END_MARK);
 	log_free(&l);
 	rig_free(r);
 }
@@ -537,6 +558,40 @@ START_TEST(enable_leaves_marked_gaps)
 END_TEST
 
 /*
+ * enable=0 from the open is a gap from the start: the first entry says
+ * so, and a write that completed (and was flushed) then is missing after
+ * the mark that ends it, not in a log that looks whole.
+ */
+START_TEST(logging_off_from_the_open_is_a_gap)
+{
+	struct rig *r = rig_open(",enable=0");
+	unsigned int a, f1, b, f2;
+	struct log l;
+
+	a = issue(r, REQ_OP_WRITE, 0, 0, 8, 'a');
+	complete_all(r, a);
+	f1 = issue(r, REQ_OP_FLUSH, 0, 0, 0, 0);
+	complete(r, f1, 0, 0);
+	ck_assert_int_eq(store(r, "enable", "1"), 0);
+	b = issue(r, REQ_OP_WRITE, 0, 64, 8, 'b');
+	complete_all(r, b);
+	f2 = issue(r, REQ_OP_FLUSH, 0, 0, 0, 0);
+	complete(r, f2, 0, 0);
+	rig_close(r);
+
+	log_read(r->log, &l);
+	ck_assert_uint_eq(l.nr_entries, 5);
+	assert_mark(&l, 0, LOG_WRITES_GAP_MARK);
+	assert_mark(&l, 1, LOG_WRITES_GAP_END_MARK);
+	assert_write(&l, 2, r, b, 0, 0, 8);
+	assert_flag(&l, 3, LOG_FLUSH_FLAG);
+	assert_mark(&l, 4, LOG_WRITES_END_MARK);
+	log_free(&l);
+	rig_free(r);
+}
+END_TEST
+
+/*
  * A write submitted with logging off, or with a part ended while it was
  * off, is not logged however late it ends: the gap goes on until it has
  * ended (what completes meanwhile is logged inside the gap), so no write
@@ -611,6 +666,39 @@ START_TEST(partial_completion)
 	assert_mark(&l, 2, LOG_WRITES_END_MARK);
 	log_free(&l);
 	rig_free(r);
+}
+END_TEST
+
+/*
+ * A flush issued while a write has ended only a part below covers that
+ * part (it reached the disk, and went up, before the flush was issued):
+ * the part is logged ahead of the flush's FLUSH entry, the rest after it
+ * (whole, or up to an error).
+ */
+START_TEST(a_part_ended_before_a_flush_is_logged_before_its_flush)
+{
+	for (int fail_rest = 0; fail_rest <= 1; fail_rest++) {
+		struct rig *r = rig_open("");
+		unsigned int a, f;
+		struct log l;
+
+		a = issue(r, REQ_OP_WRITE, 0, 0, 16, 'a');
+		complete(r, a, 0, 6);
+		f = issue(r, REQ_OP_FLUSH, 0, 0, 0, 0);
+		complete(r, a, fail_rest ? -EIO : 0, 10);
+		complete(r, f, 0, 0);
+		rig_close(r);
+
+		log_read(r->log, &l);
+		ck_assert_uint_eq(l.nr_entries, fail_rest ? 3 : 4);
+		assert_write(&l, 0, r, a, 0, 0, 6);
+		assert_flag(&l, 1, LOG_FLUSH_FLAG);
+		if (!fail_rest)
+			assert_write(&l, 2, r, a, 0, 6, 10);
+		assert_mark(&l, fail_rest ? 2 : 3, LOG_WRITES_END_MARK);
+		log_free(&l);
+		rig_free(r);
+	}
 }
 END_TEST
 
@@ -753,6 +841,77 @@ static void assert_holds(const char *path, const char *text)
 }
 
 /*
+ * write-cache below log-writes acknowledges writes that a power cut then
+ * drops: the log would keep them, and a later FLUSH entry call them
+ * durable.  Refused in one line, nothing made; above it, taken.
+ */
+START_TEST(write_cache_below_is_refused)
+{
+	const char *want = "log-writes: write-cache below it";
+	char spec[256];
+	struct rig *r = rig_new(spec, sizeof(spec), "");
+	const char *below[2] = { spec, "write-cache:size=1" };
+	const char *above[2] = { "write-cache:size=1", spec };
+	struct stack_harness h;
+	struct stat st;
+
+	{
+		char why[512] = "";
+
+		ck_assert_int_lt(sh_open(&h, below, 2, &sh_hand_ops, 1 << 21, 1, why, sizeof(why)),
+				 0);
+		ck_assert_msg(strstr(why, want), "'%s' lacks '%s'", why, want);
+		ck_assert_ptr_null(strchr(why, '\n'));
+		blk_cleanup_queue(h.q);
+		sh_free(&h);
+	}
+	ck_assert_msg(stat(r->log, &st) && errno == ENOENT, "a refused stack made the log");
+	rig_open_specs(r, above, 2);
+	rig_close(r);
+	rig_free(r);
+}
+END_TEST
+
+/*
+ * base= copies an image file; a backend opened from something else (an
+ * NBD URI, an RBD spec) has none here, even when a file of that name
+ * exists: refused in one line, nothing copied or made.
+ */
+START_TEST(base_needs_an_image_file)
+{
+	char spec[256], image[128], base[128], why[512] = "";
+	struct rig *r = rig_new(spec, sizeof(spec), "");
+	struct dev_ops rbd_ops = sh_hand_ops;
+	const char *specs[1] = { spec };
+	struct dev_limits lim = { .capacity = 1 << 21 };
+	struct stack_harness h;
+	struct stat st;
+	int fd;
+
+	rbd_ops.name = "rbd";
+	snprintf(image, sizeof(image), "%s/image", r->dir); /* rbd:DIR/image would name it */
+	snprintf(base, sizeof(base), "%s/base", r->dir);
+	snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), ",base=%s", base);
+	fd = open(image, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "not the disk", 12), 12);
+	close(fd);
+	ck_assert_int_eq(sh_open(&h, NULL, 0, &rbd_ops, 1 << 21, 1, why, sizeof(why)), 0);
+	dev_stack_close(&h.stack);
+	ck_assert_int_lt(sh_stack_open(&h.stack, h.q, specs, 1, &rbd_ops, image, &lim, why,
+				       sizeof(why)), 0);
+	ck_assert_msg(strstr(why, "log-writes: base= needs an image file: the rbd backend has none "
+				  "to copy"), "%s", why);
+	ck_assert_msg(stat(base, &st) && errno == ENOENT, "base= was made over an rbd backend");
+	ck_assert_msg(stat(r->log, &st) && errno == ENOENT, "file= was made for a refused base=");
+	blk_cleanup_queue(h.q);
+	sh_free(&h);
+	unlink(image);
+	rig_free(r);
+}
+END_TEST
+
+/*
  * The log is made new: a file that is there (another user may have made
  * it, to read what the daemon logs) and a symlink (to have it write over
  * what it names), dangling or not, are refused in one line, and neither
@@ -802,7 +961,10 @@ START_TEST(the_log_is_made_new_or_refused)
 }
 END_TEST
 
-/* A log that cannot be written: logging stops, stats says why, the disk goes on. */
+/*
+ * A log that cannot be written: logging stops, stats says so and why, the
+ * disk goes on; the stack's close fails (the daemon's exit status).
+ */
 START_TEST(log_write_error_stops_logging)
 {
 	struct rig *r = calloc(1, sizeof(*r));
@@ -823,14 +985,36 @@ START_TEST(log_write_error_stops_logging)
 			break;
 		usleep(10000);
 	}
-	ck_assert_msg(strstr(stats, "error No space left on device"), "%s", stats);
+	ck_assert_msg(strstr(stats, "stopped 1\nerror No space left on device\n"), "%s", stats);
 	ck_assert_int_eq(store(r, "mark", "after"), -EIO);
 	b = issue(r, REQ_OP_WRITE, 0, 64, 8, 'b');
 	complete_all(r, b);
 	ck_assert_int_eq(r->h.error[b], 0);
+	ck_assert_int_lt(dev_stack_close(&r->h.stack), 0);
 	rig_close(r);
 	sh_free(&r->h);
 	free(r);
+}
+END_TEST
+
+/* A log whole: its super block says it ends in an end mark, and that it did not stop. */
+START_TEST(the_super_block_says_an_end_mark_is_due)
+{
+	struct rig *r = rig_open("");
+	struct log_write_super_rqdisk rec;
+	unsigned int a;
+
+	a = issue(r, REQ_OP_WRITE, 0, 0, 8, 'a');
+	complete_all(r, a);
+	for (int i = 0; i < 500 && super_entries(r->log) < 0; i++)
+		usleep(10000); /* the writer is a thread: 5 s at most */
+	ck_assert(super_rqdisk(r->log, &rec)); /* from the first super block on */
+	ck_assert_uint_eq(rec.flags, LOG_RQDISK_ENDS);
+	rig_close(r);
+	ck_assert(super_rqdisk(r->log, &rec));
+	ck_assert_uint_eq(rec.flags, LOG_RQDISK_ENDS);
+	ck_assert_uint_eq(rec.error, 0);
+	rig_free(r);
 }
 END_TEST
 
@@ -843,19 +1027,24 @@ static Suite *log_writes_suite(void)
 	tcase_add_test(tc, completion_order_with_each_flush_in_place);
 	tcase_add_test(tc, fua_over_an_unflushed_write_replays_to_the_fua_data);
 	tcase_add_test(tc, held_writes_follow_the_flushes_issued_before_them);
-	tcase_add_test(tc, failed_flush_gives_its_writes_to_the_next);
+	tcase_add_test(tc, failed_flush_marks_what_it_covered_as_maybe_lost);
 	tcase_add_test(tc, discard_and_write_zeroes);
 	tcase_add_test(tc, write_zeroes_last_in_a_running_log);
 	tcase_add_test(tc, marks);
 	tcase_add_test(tc, enable_leaves_marked_gaps);
+	tcase_add_test(tc, logging_off_from_the_open_is_a_gap);
 	tcase_add_test(tc, a_gap_lasts_until_the_writes_it_missed_end);
 	tcase_add_test(tc, partial_completion);
+	tcase_add_test(tc, a_part_ended_before_a_flush_is_logged_before_its_flush);
 	tcase_add_test(tc, partial_completion_under_a_filter_that_holds_ends);
 	tcase_add_test(tc, super_block_follows_each_flush);
 	tcase_add_test(tc, bad_args_make_nothing);
 	tcase_add_test(tc, aborted_start_removes_what_it_made);
 	tcase_add_test(tc, the_log_is_made_new_or_refused);
 	tcase_add_test(tc, log_write_error_stops_logging);
+	tcase_add_test(tc, write_cache_below_is_refused);
+	tcase_add_test(tc, base_needs_an_image_file);
+	tcase_add_test(tc, the_super_block_says_an_end_mark_is_due);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <endian.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -29,6 +30,10 @@ struct wr_event {
 static struct wr_event events[512];
 static unsigned int nr_events;
 
+/* A write past fail_from fails with fail_errno (0: none), as in a file system gone full. */
+static off_t fail_from;
+static int fail_errno;
+
 /* The writer's pwrite: it waits here until the test opens the gate. */
 static ssize_t gated_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
@@ -45,6 +50,10 @@ static ssize_t gated_pwrite(int fd, const void *buf, size_t len, off_t off)
 		events[nr_events++] = (struct wr_event){ false, off, len, le64toh(n) };
 	}
 	pthread_mutex_unlock(&gate_lock);
+	if (fail_errno && off + (off_t)len > fail_from) {
+		errno = fail_errno;
+		return -1;
+	}
 	return pwrite(fd, buf, len, off);
 }
 
@@ -366,6 +375,81 @@ START_TEST(stack_waits_for_the_writer_and_is_woken)
 }
 END_TEST
 
+/* rqdisk's record in the log's super block: false when it has none. */
+static bool super_record(const char *path, uint64_t *nr_entries, struct log_write_super_rqdisk *rec)
+{
+	unsigned char blk[SECTOR_SIZE];
+	struct log_write_super sb;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	n = pread(fd, blk, sizeof(blk), 0);
+	close(fd);
+	ck_assert_int_eq(n, sizeof(blk));
+	log_write_super_decode(blk, &sb);
+	*nr_entries = sb.nr_entries;
+	return log_write_super_rqdisk_decode(blk, rec);
+}
+
+/*
+ * Logging stops, as the log's file system fills (a write fails) or memory
+ * runs out: the super block is written once more, counting every entry
+ * written whole, and says that the log stopped and why; log/stats says
+ * it; the stack's close fails.
+ */
+START_TEST(a_stopped_log_says_so_in_its_super_block)
+{
+	for (int oom = 0; oom <= 1; oom++) {
+		char dir[] = "/tmp/check_log_writes_limit.XXXXXX", path[64], stats[512];
+		struct log_write_super_rqdisk rec;
+		struct dev_stack s = { 0 };
+		struct blk_clock clock;
+		struct request_queue *q;
+		uint64_t nr;
+		struct bio bio;
+		int ended = 0;
+
+		gate_open = true;
+		fail_errno = 0;
+		q = open_stack(&s, &clock, dir, path, sizeof(path));
+		blk_queue_lock(q);
+		submit(q, &s, &bio, REQ_OP_WRITE, 0, 0, 8, &ended);
+		dev_end(s.bottom, below, 0, 8);
+		submit(q, &s, &bio, REQ_OP_FLUSH, REQ_PREFLUSH, 0, 0, &ended);
+		dev_end(s.bottom, below, 0, 0);
+		drained(q, &s);
+		submit(q, &s, &bio, REQ_OP_WRITE, 0, 64, 2, &ended);
+		dev_end(s.bottom, below, 0, 2);
+		drained(q, &s); /* three entries written, two counted */
+		if (oom) {
+			lw_out_of_memory(s.top->priv);
+		} else {
+			fail_from = entry_end(path, 3);
+			fail_errno = ENOSPC;
+		}
+		submit(q, &s, &bio, REQ_OP_WRITE, 0, 128, 8, &ended);
+		dev_end(s.bottom, below, 0, 8);
+		drained(q, &s);
+		lw_show_stats(s.top, stats, sizeof(stats));
+		ck_assert_msg(strstr(stats, oom ? "stopped 1\nerror Cannot allocate memory\n"
+						: "stopped 1\nerror No space left on device\n"),
+			      "%s", stats);
+		blk_queue_unlock(q);
+		ck_assert_int_lt(dev_stack_close(&s), 0);
+		blk_cleanup_queue(q);
+
+		ck_assert(super_record(path, &nr, &rec));
+		ck_assert_uint_eq(nr, 3);
+		ck_assert_uint_eq(rec.flags, LOG_RQDISK_ENDS | LOG_RQDISK_STOPPED);
+		ck_assert_uint_eq(rec.error, oom ? ENOMEM : ENOSPC);
+		fail_errno = 0;
+		unlink(path);
+		rmdir(dir);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("log_writes_limit");
@@ -377,6 +461,7 @@ int main(void)
 	tcase_add_test(tc, stack_waits_for_the_writer_and_is_woken);
 	tcase_add_test(tc, a_super_block_counts_only_synced_entries);
 	tcase_add_test(tc, writes_held_for_a_flush_count_toward_the_bound);
+	tcase_add_test(tc, a_stopped_log_says_so_in_its_super_block);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

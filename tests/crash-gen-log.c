@@ -16,6 +16,10 @@
  *   flush                an empty flush
  *   discard SECTOR COUNT
  *   mark NAME
+ *   rqdisk [stopped ERRNO]
+ *                        the super block has rqdisk's record: the log ends
+ *                        in an end mark when whole; stopped: logging stopped
+ *                        with ERRNO (log_writes.h)
  *
  * Written from the format in src/device/log_writes.h alone: it shares no
  * code with rqdisk-crash, so that each checks the other.
@@ -40,6 +44,8 @@ struct cmd {
 static struct cmd *cmds;
 static size_t nr_cmds;
 static uint32_t ss = 512;
+static bool rqdisk_record;
+static uint32_t rqdisk_flags, rqdisk_error;
 
 static void die(const char *what)
 {
@@ -63,7 +69,18 @@ static void parse_line(char *line)
 
 	if (!word || word[0] == '#')
 		return;
-	if (!strcmp(word, "flush")) {
+	if (!strcmp(word, "rqdisk")) {
+		w = strtok(NULL, " \t\n");
+		rqdisk_record = true;
+		rqdisk_flags = LOG_RQDISK_ENDS;
+		if (w && !strcmp(w, "stopped") && (w = strtok(NULL, " \t\n"))) {
+			rqdisk_flags |= LOG_RQDISK_STOPPED;
+			rqdisk_error = (uint32_t)strtoul(w, NULL, 0);
+		} else if (w) {
+			die("rqdisk: only 'stopped ERRNO' may follow");
+		}
+		return;
+	} else if (!strcmp(word, "flush")) {
 		c.flags = LOG_FLUSH_FLAG;
 	} else if (!strcmp(word, "mark")) {
 		w = strtok(NULL, "\n");
@@ -120,14 +137,6 @@ static void put(const void *p, size_t n)
 		die("cannot write the log");
 }
 
-static void put_block_padded(const void *p, size_t n)
-{
-	static uint8_t zero[65536];
-
-	put(p, n);
-	put(zero, ss - n);
-}
-
 static void fill(uint8_t *buf, const struct cmd *c, uint64_t block)
 {
 	if (c->data)
@@ -148,7 +157,17 @@ static void write_log(void)
 
 	if (!buf)
 		die("out of memory");
-	put_block_padded(&super, sizeof(super));
+	memset(buf, 0, ss);
+	memcpy(buf, &super, sizeof(super));
+	if (rqdisk_record) {
+		uint64_t magic = htole64(LOG_WRITES_RQDISK_MAGIC);
+		uint32_t flags = htole32(rqdisk_flags), error = htole32(rqdisk_error);
+
+		memcpy(buf + LOG_WRITES_RQDISK_OFF, &magic, sizeof(magic));
+		memcpy(buf + LOG_WRITES_RQDISK_OFF + 8, &flags, sizeof(flags));
+		memcpy(buf + LOG_WRITES_RQDISK_OFF + 12, &error, sizeof(error));
+	}
+	put(buf, ss);
 	for (size_t i = 0; i < nr_cmds; i++) {
 		const struct cmd *c = &cmds[i];
 		struct log_write_entry e = {

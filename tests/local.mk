@@ -179,6 +179,7 @@ INTEGRATION_TESTS = \
 	tests/test-crash-ext4.sh \
 	tests/test-crash-rename.sh \
 	tests/test-log-writes.sh \
+	tests/test-log-writes-syslog.sh \
 	tests/test-direct-align.sh \
 	tests/test-memory.sh \
 	tests/test-memcg.sh \
@@ -188,6 +189,7 @@ INTEGRATION_TESTS = \
 	tests/test-nbd-multiconn.sh \
 	tests/test-nbd-lost-writes.sh \
 	tests/test-nbd-lost-writes-files.sh \
+	tests/test-log-writes-nbd.sh \
 	tests/test-nbd-io.sh \
 	tests/test-nbd-mkfs.sh \
 	tests/test-rbd.sh \

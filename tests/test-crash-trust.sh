@@ -1,10 +1,13 @@
 #!/bin/bash
 # test-crash-trust.sh - rqdisk-crash never reads as an all-clear what it did
-# not check: points past a gap in the log (logging off) are skipped, said,
-# and the exit status is 3; a requested point that matches nothing (a mark
-# that is not there, no FUA entries, an empty mark name) is refused; a log
-# truncated during the run ends it in one line, not with SIGBUS; bad state
-# IDs say what is wrong with them.  States are copies here (no root, no
+# not check: points past a gap in the log (logging off, from the start
+# too; a flush that failed) are skipped, said, and the exit status is 3;
+# an rqdisk log that stopped, or lacks its end mark, has its states
+# checked and exits 3, saying so; a log of no rqdisk's is read as before;
+# a requested point that matches nothing (a mark that is not there, no FUA
+# entries, an empty mark name) is refused; a log truncated during the run
+# ends it in one line, not with SIGBUS; bad state IDs say what is wrong
+# with them.  States are copies here (no root, no
 # FUSE); the truncation is tried through FUSE too where it works.
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/crash-functions.sh"
@@ -66,6 +69,60 @@ printf 'write 0 1 1\nflush\nmark rqdisk-log-disabled\nwrite 2 1 2\nflush\n' | "$
 run gapend --via copy "$tmp/base" "$tmp/gapend.log" -- true
 [ "$status" = 3 ] || fail "a gap to the end: status $status, not 3"
 grep -qF "logging was off from entry 2 to the end" "$tmp/gapend.err" || fail "a gap to the end: not said"
+
+# Logging off from the open, with no mark that says so (a log of an
+# older rqdisk): an enabled mark alone is a gap from the start.
+printf 'mark rqdisk-log-enabled\nwrite 2 1 2\nflush\n' | "$gen" >"$tmp/offstart.log"
+run offstart --via copy "$tmp/base" "$tmp/offstart.log" -- true
+[ "$status" = 3 ] || fail "an enabled mark alone: status $status, not 3"
+grep -qxF "rqdisk-crash: 2 points after the start skipped: logging was off from the start to entry 0 (writes missing); --past-gaps checks them" \
+	"$tmp/offstart.err" || fail "an enabled mark alone: the gap from the start is not said"
+[ "$(count offstart prefix 3)" = 0 ] || fail "an enabled mark alone: states past it checked"
+
+# A flush failed below (an NBD server lost its cache): the writes before
+# it may be lost, though a later FLUSH entry covers them.
+printf 'write 0 1 1\nflush\nwrite 2 1 2\nmark rqdisk-flush-failed\nwrite 3 1 3\nflush\n' |
+	"$gen" >"$tmp/flushfail.log"
+say "a failed flush: the points after it are not checked, exit 3"
+run flushfail --via copy "$tmp/base" "$tmp/flushfail.log" -- true
+[ "$status" = 3 ] || fail "a failed flush: status $status, not 3"
+grep -qxF "rqdisk-crash: 2 points after entry 3 skipped: a flush failed at entry 3 (writes before it may be lost); --past-gaps checks them" \
+	"$tmp/flushfail.err" || fail "a failed flush: the skip is not said"
+grep -qF "not checked: 2 points past a gap in the log (a flush failed at entry 3)" "$tmp/flushfail.out" ||
+	fail "a failed flush: the summary does not say what was not checked"
+[ "$(count flushfail prefix 3)" = 1 ] || fail "a failed flush: not 1 state checked"
+
+# ---------------------------------------------------------------- logs cut short
+
+say "an rqdisk log that stopped: its states are checked, the run is not called clean (exit 3)"
+printf 'rqdisk stopped 28\nwrite 0 1 1\nflush\nwrite 2 1 2\nflush\n' | "$gen" >"$tmp/stopped.log"
+run stopped --via copy "$tmp/base" "$tmp/stopped.log" -- true
+[ "$status" = 3 ] || fail "a stopped log: status $status, not 3"
+[ "$(count stopped prefix 2)" = 3 ] || fail "a stopped log: not its 3 states made"
+grep -qxF "rqdisk-crash: $tmp/stopped.log: logging stopped after entry 3: No space left on device; writes after it are not in the log, nor checked" \
+	"$tmp/stopped.err" || fail "a stopped log: not said on stderr"
+grep -qxF "not checked: writes after the log's last entry (logging stopped after entry 3: No space left on device)" \
+	"$tmp/stopped.out" || fail "a stopped log: the summary does not say what was not checked"
+nothing_left
+
+say "an rqdisk log without its end mark (its daemon was killed): exit 3"
+printf 'rqdisk\nwrite 0 1 1\nflush\nwrite 2 1 2\n' | "$gen" >"$tmp/killed.log"
+run killed --via copy "$tmp/base" "$tmp/killed.log" -- true
+[ "$status" = 3 ] || fail "a log without its end mark: status $status, not 3"
+grep -qxF "rqdisk-crash: $tmp/killed.log: the log ends after entry 2 without its end mark (its writer was killed, or stopped logging); writes after it are not in the log, nor checked" \
+	"$tmp/killed.err" || fail "a log without its end mark: not said on stderr"
+grep -q "^not checked: writes after the log's last entry" "$tmp/killed.out" ||
+	fail "a log without its end mark: the summary does not say so"
+
+say "the same log whole, and a log with no record (QEMU's, the kernel's) without one: exit 0"
+printf 'rqdisk\nwrite 0 1 1\nflush\nwrite 2 1 2\nmark dm-log-writes-end\n' | "$gen" >"$tmp/whole.log"
+run whole --via copy "$tmp/base" "$tmp/whole.log" -- true
+[ "$status" = 0 ] || fail "a whole rqdisk log: status $status"
+grep -q "^not checked" "$tmp/whole.out" && fail "a whole rqdisk log: says something was not checked"
+printf 'write 0 1 1\nflush\nwrite 2 1 2\n' | "$gen" >"$tmp/norecord.log"
+run norecord --via copy "$tmp/base" "$tmp/norecord.log" -- true
+[ "$status" = 0 ] || fail "a log with no record and no end mark: status $status"
+[ ! -s "$tmp/norecord.err" ] || fail "a log with no record: something said: $(cat "$tmp/norecord.err")"
 
 # ---------------------------------------------------------------- points that match nothing
 

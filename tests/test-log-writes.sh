@@ -9,7 +9,11 @@
 # finds clean, and rqdisk-crash's end state is the image, as it is after a
 # FUA write over a write no flush covered yet.  Bad arguments: one line, no
 # log file made; nor is one kept when the start fails later; a file= or
-# base= that is there, or a symlink, is refused and left as it was.
+# base= that is there, or a symlink, is refused and left as it was, and so
+# is write-cache below log-writes.  enable=0 leaves a gap from the start,
+# and rqdisk-crash exits 3.  A log whose file system fills, or whose
+# daemon is killed, ends without its end mark: log/stats says it stopped,
+# the daemon exits 1, and rqdisk-crash checks its states but exits 3.
 # 256 MiB written with no flush do not stay in the daemon's memory.
 source "$(dirname "$0")/functions.sh"
 requires_root
@@ -18,6 +22,7 @@ requires dd cmp python3
 
 dump=$top_builddir/tests/log-writes-dump
 [ -x "$dump" ] || fail "$dump is not built"
+crash=$top_builddir/src/tools/rqdisk-crash
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"
@@ -49,6 +54,14 @@ refused 2 "log-writes: file= and base= are the same file" \
 refused 1 "log-writes: base=$tmp/no/such/dir/base: No such file or directory" \
 	"log-writes:file=$tmp/bad.log,base=$tmp/no/such/dir/base"
 refused 1 "log-writes: file=$tmp/img is the image itself" "log-writes:file=$tmp/img"
+# write-cache below log-writes: a power cut drops writes the log keeps
+status=0
+timeout 15 "$RQDISK" -f --filter "log-writes:file=$tmp/bad.log" --filter write-cache "$tmp/img" \
+	"$tmp/mnt" 2>"$tmp/err" || status=$?
+[ "$status" = 1 ] || fail "write-cache below log-writes: status $status, not 1"
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF "log-writes: write-cache below it" "$tmp/err" ||
+	fail "write-cache below log-writes: '$(cat "$tmp/err")'"
+[ ! -e "$tmp/bad.log" ] || fail "write-cache below log-writes left $tmp/bad.log behind"
 # a start that fails after the stack opened (the trace cannot be made) takes back the files
 status=0
 timeout 15 "$RQDISK" -f --trace "$tmp/no/such/dir/t" \
@@ -175,6 +188,70 @@ grep -q "dm-log-writes-end" "$tmp/dump2" && fail "a killed daemon's log has the 
 cp "$tmp/base2" "$tmp/replay2"
 "$dump" replay "$tmp/log2" "$tmp/replay2" @before-kill || fail "replaying the killed log failed"
 cmp "$tmp/replay2" "$tmp/at-kill-mark" || fail "the killed log replayed to its mark is not the image"
+# rqdisk-crash checks its states but does not call the run clean: what came after is not there
+status=0
+TMPDIR=$tmp "$crash" --via copy "$tmp/base2" "$tmp/log2" -- true >"$tmp/crash2.out" \
+	2>"$tmp/crash2.err" || status=$?
+cat "$tmp/crash2.out" "$tmp/crash2.err"
+[ "$status" = 3 ] || fail "rqdisk-crash on a killed daemon's log: status $status, not 3"
+grep -qF "without its end mark (its writer was killed, or stopped logging)" "$tmp/crash2.err" ||
+	fail "rqdisk-crash does not say the killed daemon's log lacks its end mark"
+
+say "enable=0 from the start: a write flushed then is a gap, rqdisk-crash exits 3"
+truncate -s 16M "$tmp/off.img"
+start_rqdisk --filter "log-writes:file=$tmp/off.log,base=$tmp/off.base,enable=0" "$tmp/off.img" \
+	"$tmp/mnt"
+dd if="$tmp/a" of="$rqdisk_disk" bs=64k oflag=direct conv=notrunc,fsync status=none ||
+	fail "dd of a failed"
+echo 1 >"$tmp/mnt/log/enable" || fail "writing log/enable failed"
+dd if="$tmp/c" of="$rqdisk_disk" bs=4k seek=100 oflag=direct conv=notrunc,fsync status=none ||
+	fail "dd of c failed"
+stop_rqdisk
+"$dump" "$tmp/off.log" >"$tmp/off.dump" || fail "log-writes-dump refused the log"
+[ "$(sed -n 2p "$tmp/off.dump" | cut -d' ' -f2-)" = "MARK 0 0 rqdisk-log-disabled" ] ||
+	fail "the log of enable=0 does not begin with rqdisk-log-disabled: $(cat "$tmp/off.dump")"
+status=0
+TMPDIR=$tmp "$crash" --via copy "$tmp/off.base" "$tmp/off.log" -- true >"$tmp/off.out" \
+	2>"$tmp/off.err" || status=$?
+cat "$tmp/off.out" "$tmp/off.err"
+[ "$status" = 3 ] || fail "rqdisk-crash on a log of enable=0: status $status, not 3"
+grep -qF "logging was off from entry 0 to 1" "$tmp/off.err" || fail "rqdisk-crash does not say the gap"
+
+say "the log's file system fills: log/stats says so, the daemon exits 1, rqdisk-crash exits 3"
+mkdir "$tmp/small"
+mount -t tmpfs -o size=1m rqdisk-test "$tmp/small" || fail "mounting a tmpfs failed"
+cleanup_fn umount -l "$tmp/small"
+truncate -s 16M "$tmp/full.img"
+start_rqdisk --filter "log-writes:file=$tmp/small/log,base=$tmp/full.base" "$tmp/full.img" \
+	"$tmp/mnt" 2>"$tmp/full.rqerr"
+dd if="$tmp/a" of="$rqdisk_disk" bs=64k oflag=direct conv=notrunc,fsync status=none ||
+	fail "dd of a failed"
+dd if=/dev/zero of="$rqdisk_disk" bs=1M count=2 seek=1 oflag=direct conv=notrunc status=none ||
+	fail "the disk failed writes when its log filled: it goes on"
+for ((i = 0; i < 50; i++)); do # the log's own thread writes it: 5 s at most
+	grep -qx "stopped 1" "$tmp/mnt/log/stats" && break
+	sleep 0.1
+done
+cat "$tmp/mnt/log/stats"
+grep -qx "stopped 1" "$tmp/mnt/log/stats" || fail "log/stats does not say the log stopped"
+grep -qx "error No space left on device" "$tmp/mnt/log/stats" || fail "log/stats does not say why"
+echo late >"$tmp/mnt/log/mark" 2>/dev/null && fail "a mark was taken by a stopped log"
+fusermount3 -u "$rqdisk_mnt" || fail "unmounting failed"
+wait_rqdisk
+cat "$tmp/full.rqerr"
+[ "$rqdisk_status" = 1 ] || fail "the daemon whose log stopped exited with status $rqdisk_status, not 1"
+grep -q "log-writes: writing $tmp/small/log: No space left on device; logging stops" \
+	"$tmp/full.rqerr" || fail "the daemon did not say the log stopped"
+status=0
+TMPDIR=$tmp "$crash" --via copy "$tmp/full.base" "$tmp/small/log" -- true >"$tmp/full.out" \
+	2>"$tmp/full.err" || status=$?
+cat "$tmp/full.out" "$tmp/full.err"
+[ "$status" = 3 ] || fail "rqdisk-crash on a log that stopped: status $status, not 3"
+grep -qF ": No space left on device; writes after it are not in the log, nor checked" \
+	"$tmp/full.err" || fail "rqdisk-crash does not say the log stopped"
+grep -q "^not checked: writes after the log's last entry (logging stopped after entry" \
+	"$tmp/full.out" || fail "rqdisk-crash's summary does not say what was not checked"
+umount "$tmp/small" || fail "unmounting the tmpfs failed"
 
 say "mkfs.ext4 through a loop device: the replayed log is a clean file system"
 requires_loop
@@ -193,7 +270,6 @@ e2fsck -fn "$tmp/fs.replay" || fail "e2fsck finds the replayed file system broke
 cmp "$tmp/fs.replay" "$tmp/fs.img" || fail "the replayed mkfs log is not the image"
 
 say "a FUA write over a write no flush covered yet: the log's end state is the image"
-crash=$top_builddir/src/tools/rqdisk-crash
 truncate -s 16M "$tmp/fua.img"
 start_rqdisk --filter "log-writes:file=$tmp/fua.log,base=$tmp/fua.base" "$tmp/fua.img" "$tmp/mnt"
 head -c 4096 /dev/zero | tr '\0' A >"$tmp/A"

@@ -74,6 +74,7 @@ struct uring_driver {
 	uint64_t timer_at;  /* when the armed timer fires, 0 for none */
 	struct __kernel_timespec timer_ts; /* the kernel reads it at submission */
 	bool big_sqe;             /* URING_DRIVER_SQE128 */
+	bool syslog;              /* URING_DRIVER_SYSLOG: the stack's too */
 	pthread_t creator;        /* the one thread the ring takes SQEs from */
 	/* uring_driver_run(): the loop thread submits once a wake-up, not once a request */
 	bool looping;
@@ -608,6 +609,7 @@ static int uring_open_stack(struct uring_driver *d, const char *const *filters, 
 	ret = dev_stack_open(&d->stack, filters, nr, backend, image, &lim, why, whylen);
 	if (ret)
 		return ret;
+	d->stack.syslog = d->syslog;
 	ret = blk_queue_stack_limits(d->q, &lim, why, whylen);
 	if (ret) {
 		d->stack.aborted = true; /* the layers take back what they made */
@@ -642,6 +644,7 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 	d->q = q;
 	d->fd = fd;
 	d->big_sqe = flags & URING_DRIVER_SQE128;
+	d->syslog = flags & URING_DRIVER_SYSLOG;
 	d->backend = backend;
 	d->creator = pthread_self();
 	LIST_INIT(&d->fd_watches);

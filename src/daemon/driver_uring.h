@@ -23,6 +23,12 @@ struct request_queue; /* the driver's queue: the backends on the loop see only t
 #define URING_DRIVER_SQE128 (1u << 1)
 
 /*
+ * URING_DRIVER_SYSLOG: the daemon runs detached, its stderr goes nowhere:
+ * the stack's layers say what must be seen in syslog too (dev_stack.syslog).
+ */
+#define URING_DRIVER_SYSLOG (1u << 2)
+
+/*
  * Drive q with a ring of entries SQEs (0: one per request the queue lets
  * out at once) over a stack of backend alone, opened with no args: the
  * file backend on fd, or the null one (backend_uring.h), as the caller

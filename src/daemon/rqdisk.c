@@ -112,7 +112,8 @@ static int check_fuse_uring(struct rqdisk_state *s)
 
 static unsigned int driver_flags(const struct rqdisk_options *o)
 {
-	return o->fuse_uring != FUSE_URING_OFF ? URING_DRIVER_SQE128 : 0;
+	return (o->fuse_uring != FUSE_URING_OFF ? URING_DRIVER_SQE128 : 0) |
+	       (o->foreground ? 0 : URING_DRIVER_SYSLOG);
 }
 
 static int setup_queue(struct rqdisk_state *s)

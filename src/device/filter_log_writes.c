@@ -14,6 +14,11 @@
  * flush and logs FUA writes at once, ahead of them: a FUA write over an
  * older unflushed write then replays to the older data.  For
  * Wa,Wb,Wc,Cc,Ca,FLUSH,FUAd,Cb,CFLUSH,CFUAd the log is c,a,FLUSH,b,d.
+ * A write ended only in part below when a flush is issued: the part is an
+ * entry of its own ahead of the flush's FLUSH entry.  A failed flush
+ * leaves a mark (LOG_WRITES_FLUSH_FAILED_MARK): what it covered may be
+ * lost.  A log that stops (its file full, an I/O error, no memory) says
+ * so in its block 0, in log/stats and in the stack's close.
  *
  * The ops run on the host's one thread and must not sleep: the log is
  * written by a thread of the filter's own, from buffers handed to it in
@@ -63,16 +68,46 @@ static uint64_t lw_flags(const struct lw_block *b)
 	return e.flags;
 }
 
-/* No memory for an entry: the log would miss it, so it stops here, as dm-log-writes does. */
-static void lw_out_of_memory(struct lw_filter *lw)
+/* b, block 0, to the writer after what it counts; lock held.  Its, from here on. */
+static void lw_queue_super(struct lw_filter *lw, struct lw_block *b)
 {
-	if (!lw->stopped)
-		fprintf(stderr, "rqdisk: log-writes: out of memory; logging stops\n");
-	lw->stopped = true;
-	lw->n.not_logged++;
+	b->len = lw->ss;
+	b->off = 0;
+	b->super = true;
+	lw->supers++;
+	TAILQ_INSERT_TAIL(&lw->queue, b, link);
+	lw->queued += b->len;
+	pthread_cond_signal(&lw->wake);
 }
 
-/* The super block with nr_entries as they are now: written after what it counts. */
+/*
+ * No memory for an entry: the log would miss it, so it stops here, as
+ * dm-log-writes does; block 0 says so (kept for this, it needs none).
+ */
+static void lw_out_of_memory(struct lw_filter *lw)
+{
+	lw->n.not_logged++;
+	pthread_mutex_lock(&lw->lock);
+	if (lw->stopped || lw->error) { /* said already, or the writer's error says it */
+		lw->stopped = true;
+		pthread_mutex_unlock(&lw->lock);
+		return;
+	}
+	lw->stopped = true;
+	lw->stop_error = ENOMEM;
+	lw_super_fill(lw->stop_blk->data, lw->ss, lw->nr_entries,
+		      LOG_RQDISK_ENDS | LOG_RQDISK_STOPPED, ENOMEM);
+	lw_queue_super(lw, lw->stop_blk);
+	lw->stop_blk = NULL;
+	pthread_mutex_unlock(&lw->lock);
+	lw_say(lw, "log-writes: %s: out of memory; logging stops (%llu entries logged)", lw->path,
+	       (unsigned long long)lw->nr_entries);
+}
+
+/*
+ * The super block with nr_entries as they are now: written after what it
+ * counts.  rqdisk's record says the log ends in an end mark when whole.
+ */
 static void lw_log_super(struct lw_filter *lw)
 {
 	struct lw_block *b = calloc(1, sizeof(*b) + lw->ss);
@@ -81,11 +116,7 @@ static void lw_log_super(struct lw_filter *lw)
 		lw_out_of_memory(lw);
 		return;
 	}
-	b->len = lw->ss;
-	log_write_super_encode(b->data, &(struct log_write_super){ .magic = LOG_WRITES_MAGIC,
-								  .version = LOG_WRITES_VERSION,
-								  .nr_entries = lw->nr_entries,
-								  .sectorsize = lw->ss });
+	lw_super_fill(b->data, lw->ss, lw->nr_entries, LOG_RQDISK_ENDS, 0);
 	pthread_mutex_lock(&lw->lock);
 	if (lw->error)
 		lw->stopped = true;
@@ -94,12 +125,7 @@ static void lw_log_super(struct lw_filter *lw)
 		free(b);
 		return;
 	}
-	b->off = 0;
-	b->super = true;
-	lw->supers++;
-	TAILQ_INSERT_TAIL(&lw->queue, b, link);
-	lw->queued += b->len;
-	pthread_cond_signal(&lw->wake);
+	lw_queue_super(lw, b);
 	pthread_mutex_unlock(&lw->lock);
 }
 
@@ -265,11 +291,22 @@ static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const ch
 		snprintf(why, whylen, "log-writes: this host cannot watch the writer's eventfd");
 		return -EINVAL;
 	}
-	if (a->val[LW_BASE] && !image) {
+	/* an NBD URI or an RBD spec may name a local file too: not the disk's */
+	if (a->val[LW_BASE] && (!image || strcmp(backend->ops->name, "file"))) {
 		snprintf(why, whylen,
-			 "log-writes: base= needs an image to copy (the %s backend has none)",
+			 "log-writes: base= needs an image file: the %s backend has none to copy",
 			 backend->ops->name);
 		return -EINVAL;
+	}
+	/* the layers below are open (bottom up), not yet linked */
+	for (unsigned int i = (unsigned int)(dev - dev->stack->layers) + 1; i < dev->stack->nr_layers;
+	     i++) {
+		if (!strcmp(dev->stack->layers[i].ops->name, "write-cache")) {
+			snprintf(why, whylen,
+				 "log-writes: write-cache below it loses at a power cut writes the "
+				 "log keeps as written: put log-writes below write-cache");
+			return -EINVAL;
+		}
 	}
 	for (int k = LW_FILE; k <= LW_BASE; k++) {
 		if (a->val[k] && lw_same_file(a->val[k], image)) {
@@ -302,6 +339,7 @@ static void lw_destroy(struct lw_filter *lw)
 	}
 	lw_free_list(&lw->queue);
 	lw_free_list(&lw->held);
+	free(lw->stop_blk);
 	pthread_mutex_destroy(&lw->lock);
 	pthread_cond_destroy(&lw->wake);
 	if (lw->efd >= 0)
@@ -362,6 +400,9 @@ static int lw_start(struct lw_filter *lw, const struct lw_args *a, const char *i
 		goto fail;
 	}
 	lw_log_super(lw); /* an empty log, readable from now on */
+	/* off from the start: what completes until it is on is missing, as after log/enable 0 */
+	if (!lw->enabled)
+		lw_log_mark(lw, LOG_WRITES_GAP_MARK);
 	lw->made_log = made_log;
 	lw->made_base = made_base;
 	return 0;
@@ -407,10 +448,14 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 	lw->n.bytes = lw->ss;
 	TAILQ_INIT(&lw->held);
 	TAILQ_INIT(&lw->flushes);
+	TAILQ_INIT(&lw->partial);
 	TAILQ_INIT(&lw->queue);
 	pthread_mutex_init(&lw->lock, NULL);
 	pthread_cond_init(&lw->wake, NULL);
-	ret = lw_start(lw, &a, image, why, whylen);
+	lw->stop_blk = calloc(1, sizeof(*lw->stop_blk) + lw->ss);
+	ret = lw->stop_blk ? lw_start(lw, &a, image, why, whylen) : -ENOMEM;
+	if (ret == -ENOMEM && !lw->stop_blk)
+		snprintf(why, whylen, "out of memory");
 	lw_args_free(&a);
 	if (ret) {
 		lw_destroy(lw);
@@ -424,7 +469,7 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 static void lw_close(struct blk_dev *dev)
 {
 	struct lw_filter *lw = dev->priv;
-	const struct dev_stack *s = dev->stack;
+	struct dev_stack *s = dev->stack;
 
 	if (!lw)
 		return;
@@ -438,8 +483,15 @@ static void lw_close(struct blk_dev *dev)
 	pthread_mutex_unlock(&lw->lock);
 	pthread_join(lw->writer, NULL);
 	lw->writer_running = false;
-	if (!s->aborted && !lw->error && fsync(lw->fd))
-		fprintf(stderr, "rqdisk: log-writes: syncing %s: %s\n", lw->path, strerror(errno));
+	/* a log that misses writes the disk took: the host's exit status says so */
+	if (!s->aborted && !lw->error && !lw->stopped && fsync(lw->fd)) {
+		lw_say(lw, "log-writes: syncing %s: %s", lw->path, strerror(errno));
+		s->close_error = -EIO;
+	} else if (!s->aborted && (lw->error || lw->stopped)) {
+		lw_say(lw, "log-writes: the log %s stopped (%s): writes after its last entry are "
+			   "not in it", lw->path, strerror(lw->error ? lw->error : lw->stop_error));
+		s->close_error = -EIO;
+	}
 	s->host_ops->unwatch_fd(s->host, lw->efd);
 	/* the disk never served: what the filter made goes, as after a failed open */
 	if (s->aborted && lw->made_log)
@@ -465,6 +517,96 @@ static bool lw_can_take(struct blk_dev *dev)
 	return room && dev_can_take(dev->lower);
 }
 
+/*
+ * b completed now: into the log, or held while a flush is in flight (the
+ * flush's FLUSH entry must come first: it does not cover b).
+ */
+static void lw_place(struct lw_filter *lw, struct lw_block *b)
+{
+	bool fua;
+
+	b->seq = lw->completed++;
+	if (!TAILQ_EMPTY(&lw->flushes)) {
+		TAILQ_INSERT_TAIL(&lw->held, b, link);
+		lw->held_bytes += b->len;
+		return;
+	}
+	fua = lw_flags(b) & LOG_FUA_FLAG;
+	lw_log(lw, b); /* b is the writer's from here on */
+	if (fua)
+		lw_log_super(lw); /* durable now: a log cut short holds it */
+}
+
+static void lw_partial_del(struct lw_filter *lw, struct lw_rq *p)
+{
+	if (!p->partial)
+		return;
+	TAILQ_REMOVE(&lw->partial, p, plink);
+	p->partial = false;
+}
+
+/* An entry like b's (its flags, data or zeros or none) for nr sectors from sector. */
+static struct lw_block *lw_like(struct lw_filter *lw, const struct lw_block *b, sector_t sector,
+				unsigned int nr)
+{
+	uint64_t shift = lw->ss >> SECTOR_SHIFT, flags = lw_flags(b);
+	bool data = !b->zeros && !(flags & LOG_DISCARD_FLAG);
+	struct lw_block *n = lw_block_new(lw, sector / shift, nr / shift, flags, 0,
+					  data ? nr / shift : 0);
+
+	if (n && b->zeros)
+		n->zeros = (uint64_t)nr << SECTOR_SHIFT;
+	return n;
+}
+
+/*
+ * A flush is issued while p's write has ended only a part below: that part
+ * reached the disk, and went up, before the flush was issued, so the flush
+ * covers it.  It becomes an entry of its own, completed now (ahead of the
+ * flush's FLUSH entry); the rest stays the write's entry, from there on.
+ */
+static void lw_seal_part(struct lw_filter *lw, struct lw_rq *p)
+{
+	unsigned int shift = lw->ss >> SECTOR_SHIFT, sealed = p->good / shift * shift;
+	struct lw_block *part, *rest;
+
+	if (!sealed)
+		return;
+	part = lw_like(lw, p->blk, p->start, sealed);
+	rest = lw_like(lw, p->blk, p->start + sealed, p->total - sealed);
+	if (!part || !rest) {
+		free(part);
+		free(rest);
+		lw_out_of_memory(lw);
+		return;
+	}
+	if (part->len > lw->ss) { /* a write's data: what ended of it, split */
+		memcpy(part->data + lw->ss, p->blk->data + lw->ss, (size_t)sealed << SECTOR_SHIFT);
+		memcpy(rest->data + lw->ss, p->blk->data + lw->ss + ((size_t)sealed << SECTOR_SHIFT),
+		       (size_t)(p->good - sealed) << SECTOR_SHIFT);
+	}
+	free(p->blk);
+	p->blk = rest;
+	p->start += sealed;
+	p->total -= sealed;
+	p->done -= sealed;
+	p->good -= sealed;
+	lw_place(lw, part);
+}
+
+/* Every write ended in part so far: its part is the flush's, about to be issued. */
+static void lw_seal_parts(struct lw_filter *lw)
+{
+	struct lw_rq *p, *next;
+
+	for (p = TAILQ_FIRST(&lw->partial); p; p = next) {
+		next = TAILQ_NEXT(p, plink);
+		lw_seal_part(lw, p);
+		if (!p->blk || p->good < (lw->ss >> SECTOR_SHIFT)) /* nothing more to seal */
+			lw_partial_del(lw, p);
+	}
+}
+
 static void lw_submit(struct blk_dev *dev, struct request *rq)
 {
 	struct lw_filter *lw = dev->priv;
@@ -474,8 +616,10 @@ static void lw_submit(struct blk_dev *dev, struct request *rq)
 	p->total = blk_rq_sectors(rq);
 	p->logging = lw->enabled && !lw->stopped;
 	p->unlogged = false;
+	p->partial = false;
 	if (rq->cmd_op == REQ_OP_FLUSH && p->logging) {
 		/* the flush covers what completed before it was issued, no more */
+		lw_seal_parts(lw);
 		p->covers = lw->completed;
 		TAILQ_INSERT_TAIL(&lw->flushes, p, link);
 	} else if (op_is_write(rq->cmd_op) && p->total && !lw->enabled) {
@@ -548,8 +692,8 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
 {
 	struct lw_block *b = p->blk;
 	uint64_t blocks = p->good / (lw->ss >> SECTOR_SHIFT);
-	bool fua;
 
+	lw_partial_del(lw, p);
 	p->blk = NULL;
 	if (!b)
 		return;
@@ -571,23 +715,16 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
 	}
 	if (rq->cmd_op == REQ_OP_WRITE_ZEROES)
 		lw->n.zeroes++;
-	b->seq = lw->completed++;
-	if (!TAILQ_EMPTY(&lw->flushes)) {
-		TAILQ_INSERT_TAIL(&lw->held, b, link);
-		lw->held_bytes += b->len;
-		return;
-	}
-	fua = lw_flags(b) & LOG_FUA_FLAG;
-	lw_log(lw, b); /* b is the writer's from here on */
-	if (fua)
-		lw_log_super(lw); /* durable now: a log cut short holds it */
+	lw_place(lw, b);
 }
 
 /*
  * A flush completed: the writes it covers that are still held go into the
  * log, then its FLUSH entry, then what no flush still in flight covers.
- * A failed flush made nothing durable: no FLUSH entry, and the writes it
- * covered stay volatile until a later flush's.
+ * A failed flush made nothing durable, and may have lost what it covered
+ * (a server that lost its cache as its connection dropped fails the
+ * flushes after): no FLUSH entry, but a mark, so that a later flush's
+ * FLUSH entry does not call those writes durable unsaid.
  */
 static void lw_flush_done(struct lw_filter *lw, struct lw_rq *p, int error)
 {
@@ -601,6 +738,8 @@ static void lw_flush_done(struct lw_filter *lw, struct lw_rq *p, int error)
 			lw_log(lw, b);
 		else
 			lw_out_of_memory(lw);
+	} else {
+		lw_log_mark(lw, LOG_WRITES_FLUSH_FAILED_MARK);
 	}
 	lw_log_released(lw);
 	lw_log_super(lw);
@@ -643,6 +782,7 @@ static void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned 
 		return;
 	}
 	if (!log) {
+		lw_partial_del(lw, p);
 		free(p->blk); /* logging stopped or turned off while it was below */
 		p->blk = NULL;
 		p->done += n;
@@ -665,8 +805,12 @@ static void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned 
 		p->good += n;
 	}
 	p->done += n;
-	if (p->blk && (error || p->done == p->total))
+	if (p->blk && (error || p->done == p->total)) {
 		lw_write_done(lw, rq, p);
+	} else if (p->blk && !p->partial && p->good >= (lw->ss >> SECTOR_SHIFT)) {
+		TAILQ_INSERT_TAIL(&lw->partial, p, plink); /* a flush issued now covers the part */
+		p->partial = true;
+	}
 out:
 	if (p->unlogged && (error || p->done == p->total))
 		lw_unlogged_done(lw, p);
@@ -757,19 +901,19 @@ static int lw_show_stats(struct blk_dev *dev, char *buf, size_t len)
 
 	pthread_mutex_lock(&lw->lock);
 	queued = lw->queued;
-	error = lw->error;
+	error = lw->error ? lw->error : lw->stop_error;
 	pthread_mutex_unlock(&lw->lock);
 	return snprintf(buf, len,
 			"entries %llu\nwrites %llu\nfua %llu\ndiscards %llu\nzeroes %llu\n"
 			"flushes %llu\nmarks %llu\nbytes %llu\nheld_bytes %llu\n"
-			"pending_bytes %llu\nnot_logged %llu\nerror %s\n",
+			"pending_bytes %llu\nnot_logged %llu\nstopped %d\nerror %s\n",
 			(unsigned long long)lw->nr_entries, (unsigned long long)lw->n.writes,
 			(unsigned long long)lw->n.fua, (unsigned long long)lw->n.discards,
 			(unsigned long long)lw->n.zeroes, (unsigned long long)lw->n.flushes,
 			(unsigned long long)lw->n.marks, (unsigned long long)lw->n.bytes,
 			(unsigned long long)lw->held_bytes, (unsigned long long)queued,
-			(unsigned long long)lw->n.not_logged,
-			error ? strerror(error) : lw->stopped ? "stopped" : "none");
+			(unsigned long long)lw->n.not_logged, lw->stopped || error,
+			error ? strerror(error) : "none");
 }
 
 /* device/log-writes/, and log/ at the top of the tree. */

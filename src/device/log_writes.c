@@ -46,6 +46,36 @@ void log_write_super_decode(const void *blk, struct log_write_super *s)
 	s->sectorsize = le32toh(ss);
 }
 
+static void put32(unsigned char *blk, size_t off, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(blk + off, &v, sizeof(v));
+}
+
+static uint32_t get32(const unsigned char *blk, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, blk + off, sizeof(v));
+	return le32toh(v);
+}
+
+void log_write_super_rqdisk_encode(void *blk, const struct log_write_super_rqdisk *r)
+{
+	put64(blk, LOG_WRITES_RQDISK_OFF, LOG_WRITES_RQDISK_MAGIC);
+	put32(blk, LOG_WRITES_RQDISK_OFF + 8, r->flags);
+	put32(blk, LOG_WRITES_RQDISK_OFF + 12, r->error);
+}
+
+bool log_write_super_rqdisk_decode(const void *blk, struct log_write_super_rqdisk *r)
+{
+	if (get64(blk, LOG_WRITES_RQDISK_OFF) != LOG_WRITES_RQDISK_MAGIC)
+		return false;
+	r->flags = get32(blk, LOG_WRITES_RQDISK_OFF + 8);
+	r->error = get32(blk, LOG_WRITES_RQDISK_OFF + 12);
+	return true;
+}
+
 void log_write_entry_encode(void *blk, const struct log_write_entry *e)
 {
 	put64(blk, offsetof(struct log_write_entry, sector), e->sector);

@@ -21,10 +21,18 @@
  * with neither flags nor sectors.  nr_entries is rewritten as the log
  * grows (after FUA writes, flushes and marks), so a log cut short is
  * read up to the last super block written.
+ *
+ * rqdisk adds a record of its own to block 0, at LOG_WRITES_RQDISK_OFF,
+ * in what dm-log-writes leaves zero and replay-log and QEMU never read:
+ * that the log ends in an end mark when whole (a log that has none was
+ * cut short: its writer was killed, or stopped logging), and that and
+ * why logging stopped.  A log without it (the kernel's, QEMU's) is read
+ * as it always was.
  */
 #ifndef RQDISK_LOG_WRITES_H
 #define RQDISK_LOG_WRITES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LOG_WRITES_MAGIC 0x6a736677736872ULL
@@ -48,6 +56,14 @@
 #define LOG_WRITES_GAP_MARK "rqdisk-log-disabled"
 #define LOG_WRITES_GAP_END_MARK "rqdisk-log-enabled"
 
+/*
+ * The mark rqdisk's log-writes filter sets when a flush failed below: the
+ * writes before it that no flush covered may be lost (a server that lost
+ * its cache when its connection dropped, a disk that failed its cache),
+ * though they are in the log and a later flush would call them durable.
+ */
+#define LOG_WRITES_FLUSH_FAILED_MARK "rqdisk-flush-failed"
+
 struct log_write_super {
 	uint64_t magic;
 	uint64_t version;
@@ -62,6 +78,17 @@ struct log_write_entry {
 	uint64_t data_len;
 } __attribute__((packed));
 
+/* rqdisk's record in block 0 (every field little-endian, as the rest). */
+#define LOG_WRITES_RQDISK_OFF 32
+#define LOG_WRITES_RQDISK_MAGIC 0x574c6b7369647172ULL /* the bytes "rqdiskLW" */
+#define LOG_RQDISK_ENDS (1u << 0)    /* whole, the log ends with LOG_WRITES_END_MARK */
+#define LOG_RQDISK_STOPPED (1u << 1) /* logging stopped: writes after the last entry are not in it */
+
+struct log_write_super_rqdisk {
+	uint32_t flags; /* LOG_RQDISK_* */
+	uint32_t error; /* LOG_RQDISK_STOPPED: the errno that stopped it */
+};
+
 /*
  * A super block or an entry to and from the start of the log block blk
  * (any alignment): the structs hold host-order values, the block
@@ -69,6 +96,9 @@ struct log_write_entry {
  */
 void log_write_super_encode(void *blk, const struct log_write_super *s);
 void log_write_super_decode(const void *blk, struct log_write_super *s);
+/* rqdisk's record into block 0 of sectorsize bytes; decode: false when block 0 has none. */
+void log_write_super_rqdisk_encode(void *blk, const struct log_write_super_rqdisk *r);
+bool log_write_super_rqdisk_decode(const void *blk, struct log_write_super_rqdisk *r);
 void log_write_entry_encode(void *blk, const struct log_write_entry *e);
 void log_write_entry_decode(const void *blk, struct log_write_entry *e);
 

@@ -45,6 +45,8 @@ struct lw_rq {
 	unsigned int total;      /* sectors at submit */
 	unsigned int done;       /* ended below */
 	unsigned int good;       /* ended below without error, before any error */
+	TAILQ_ENTRY(lw_rq) plink; /* a write on the list of those ended in part */
+	bool partial;            /* on it */
 	bool logging;            /* logging was on at submit */
 	bool unlogged;           /* a write submitted with logging off, not yet ended */
 };
@@ -65,12 +67,15 @@ struct lw_filter {
 	unsigned int ss;     /* the log's sectorsize: the disk's logical block size */
 	bool enabled;
 	bool stopped; /* a write of the log failed, or memory ran out: nothing more is logged */
+	int stop_error; /* errno that stopped it here (ENOMEM), 0; the writer's is error */
+	struct lw_block *stop_blk; /* the super block that says so, kept for when memory runs out */
 	uint64_t nr_entries;
 	uint64_t next_off;
 	uint64_t completed;  /* writes completed while logging: the next one's seq */
 	struct lw_list held; /* completed while a flush was in flight, in order */
 	uint64_t held_bytes;
 	struct lw_rq_list flushes; /* in flight, oldest first */
+	struct lw_rq_list partial; /* writes ended below in part, with no error yet */
 	unsigned int unlogged; /* writes submitted with logging off, still below */
 	bool owe_enabled;      /* logging is on again: the gap ends when they have ended */
 	struct lw_counts n;
@@ -91,6 +96,9 @@ struct lw_filter {
 };
 
 /* log_writes_writer.c: the thread that writes the log, in the order it is handed blocks. */
+void lw_say(const struct lw_filter *lw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lw_super_fill(unsigned char *blk, unsigned int ss, uint64_t nr_entries, uint32_t flags,
+		   uint32_t error);
 void lw_free_list(struct lw_list *l);
 int lw_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 void *lw_writer(void *arg);

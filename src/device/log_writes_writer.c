@@ -8,13 +8,48 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "log_writes_impl.h"
+
+/*
+ * One line on stderr; in syslog too when the host runs detached (its
+ * stderr goes nowhere then): a log that stops must be seen somewhere.
+ */
+void lw_say(const struct lw_filter *lw, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("rqdisk: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	if (!lw->dev->stack->syslog)
+		return;
+	va_start(ap, fmt);
+	vsyslog(LOG_DAEMON | LOG_ERR, fmt, ap);
+	va_end(ap);
+}
+
+/* Block 0: the super block counting nr_entries, and rqdisk's record (log_writes.h). */
+void lw_super_fill(unsigned char *blk, unsigned int ss, uint64_t nr_entries, uint32_t flags,
+		   uint32_t error)
+{
+	memset(blk, 0, ss);
+	log_write_super_encode(blk, &(struct log_write_super){ .magic = LOG_WRITES_MAGIC,
+							      .version = LOG_WRITES_VERSION,
+							      .nr_entries = nr_entries,
+							      .sectorsize = ss });
+	log_write_super_rqdisk_encode(blk, &(struct log_write_super_rqdisk){ .flags = flags,
+									    .error = error });
+}
 
 void lw_free_list(struct lw_list *l)
 {
@@ -97,6 +132,27 @@ static int lw_write_out(int fd, const struct lw_block *b, bool *dirty)
 }
 
 /*
+ * The log stopped at a write that failed: block 0 says so once more, and
+ * why, counting the entries written whole when a sync still covers them
+ * (a full file system takes a sync and a rewrite of block 0), else those
+ * the last super block written counted.  As far as it can: the log may
+ * be past writing at all.
+ */
+static void lw_write_stop(struct lw_filter *lw, uint64_t written, uint64_t counted, int error)
+{
+	unsigned char *blk = malloc(lw->ss);
+
+	if (!blk)
+		return;
+	lw_super_fill(blk, lw->ss, fdatasync(lw->fd) ? counted : written,
+		      LOG_RQDISK_ENDS | LOG_RQDISK_STOPPED, (uint32_t)error);
+	if (!lw_pwrite_all(lw->fd, blk, lw->ss, 0) && fdatasync(lw->fd)) {
+		/* nothing more to do: the log's end says it all the same */
+	}
+	free(blk);
+}
+
+/*
  * The writer's thread: write what it is handed, in order; the first error
  * stops the log.  A super block with a later one queued is skipped: the
  * later one counts more, and costs one sync for both.
@@ -105,7 +161,7 @@ void *lw_writer(void *arg)
 {
 	struct lw_filter *lw = arg;
 	struct lw_block *b;
-	uint64_t one = 1;
+	uint64_t one = 1, written = 0, counted = 0;
 	bool dirty = false;
 
 	pthread_mutex_lock(&lw->lock);
@@ -124,10 +180,21 @@ void *lw_writer(void *arg)
 			ret = lw_write_out(lw->fd, b, &dirty);
 			pthread_mutex_lock(&lw->lock);
 		}
+		if (!ret && !lw->error && !skip && b->super) {
+			struct log_write_super sb;
+
+			log_write_super_decode(b->data, &sb);
+			counted = sb.nr_entries;
+		} else if (!ret && !lw->error && !skip) {
+			written++;
+		}
 		if (ret && !lw->error) {
 			lw->error = -ret;
-			fprintf(stderr, "rqdisk: log-writes: writing %s: %s; logging stops\n",
-				lw->path, strerror(-ret));
+			pthread_mutex_unlock(&lw->lock);
+			lw_say(lw, "log-writes: writing %s: %s; logging stops (%llu entries written)",
+			       lw->path, strerror(-ret), (unsigned long long)written);
+			lw_write_stop(lw, written, counted, -ret);
+			pthread_mutex_lock(&lw->lock);
 		}
 		lw->queued -= b->len;
 		if (lw->starved && lw->queued <= LW_QUEUE_MAX) {

@@ -139,21 +139,79 @@ static bool mark_is(const struct crash_entry *e, const char *name)
 	       !memcmp(e->mark, name, e->mark_len);
 }
 
-/* Where logging was first turned off, and on again (nr when it never was). */
+/*
+ * The first gap: where logging was first turned off, and on again (nr when
+ * it never was); on with no off before it, off from the start; or a flush
+ * that failed, after which the log holds writes the disk may have lost.
+ */
 static void log_find_gap(struct crash_log *log)
 {
+	log->gap_kind = GAP_NONE;
 	log->gap_off = -1;
 	log->gap_on = log->nr;
 	for (size_t i = 0; i < log->nr_marks; i++) {
 		const struct crash_entry *e = &log->e[log->marks[i]];
 
-		if (log->gap_off < 0 && mark_is(e, LOG_WRITES_GAP_MARK)) {
+		if (log->gap_kind == GAP_NONE && mark_is(e, LOG_WRITES_GAP_MARK)) {
+			log->gap_kind = GAP_OFF;
 			log->gap_off = (long)log->marks[i];
-		} else if (log->gap_off >= 0 && mark_is(e, LOG_WRITES_GAP_END_MARK)) {
+		} else if (log->gap_kind == GAP_NONE && mark_is(e, LOG_WRITES_FLUSH_FAILED_MARK)) {
+			log->gap_kind = GAP_FLUSH_FAILED;
+			log->gap_off = (long)log->marks[i];
+			return;
+		} else if (mark_is(e, LOG_WRITES_GAP_END_MARK)) {
+			if (log->gap_kind == GAP_NONE)
+				log->gap_kind = GAP_FROM_START;
 			log->gap_on = log->marks[i];
 			return;
 		}
 	}
+}
+
+void crash_log_gap_text(const struct crash_log *log, char *buf, size_t len)
+{
+	if (log->gap_kind == GAP_FLUSH_FAILED)
+		snprintf(buf, len, "a flush failed at entry %ld", log->gap_off);
+	else if (log->gap_kind == GAP_FROM_START)
+		snprintf(buf, len, "logging was off from the start to entry %zu", log->gap_on);
+	else if (log->gap_on < log->nr)
+		snprintf(buf, len, "logging was off from entry %ld to %zu", log->gap_off,
+			 log->gap_on);
+	else
+		snprintf(buf, len, "logging was off from entry %ld to the end", log->gap_off);
+}
+
+const char *crash_log_gap_loss(const struct crash_log *log)
+{
+	return log->gap_kind == GAP_FLUSH_FAILED ? "writes before it may be lost" :
+						   "writes missing";
+}
+
+void crash_log_cut_text(const struct crash_log *log, char *buf, size_t len)
+{
+	char after[48];
+
+	if (log->nr)
+		snprintf(after, sizeof(after), "after entry %zu", log->nr - 1);
+	else
+		snprintf(after, sizeof(after), "before its first entry");
+	if (log->rq_flags & LOG_RQDISK_STOPPED)
+		snprintf(buf, len, "logging stopped %s: %s", after,
+			 log->rq_error ? strerror((int)log->rq_error) : "no reason given");
+	else
+		snprintf(buf, len, "the log ends %s without its end mark (its writer was killed, "
+			 "or stopped logging)", after);
+}
+
+/* rqdisk's record in block 0, and whether the log ends as a whole one does. */
+static void log_find_end(struct crash_log *log)
+{
+	struct log_write_super_rqdisk rec;
+
+	log->rqdisk = log_write_super_rqdisk_decode(log->map, &rec);
+	log->rq_flags = log->rqdisk ? rec.flags : 0;
+	log->rq_error = log->rqdisk ? rec.error : 0;
+	log->ended = log->nr && mark_is(&log->e[log->nr - 1], LOG_WRITES_END_MARK);
 }
 
 static int log_index(struct crash_log *log)
@@ -167,6 +225,7 @@ static int log_index(struct crash_log *log)
 			return -ENOMEM;
 	}
 	log_find_gap(log);
+	log_find_end(log);
 	return crash_marks_index(&log->names, log);
 }
 

@@ -37,11 +37,22 @@ struct crash_log {
 	struct crash_marks names;    /* the marks by name */
 	/*
 	 * The first gap: the LOG_WRITES_GAP_MARK entry, and the LOG_WRITES_GAP_END_MARK
-	 * entry after it (nr when logging stayed off); gap_off is -1 when the
-	 * log has none.  A state past gap_off + 1 misses the gap's writes.
+	 * entry after it (nr when logging stayed off); or a LOG_WRITES_GAP_END_MARK
+	 * with none before it (gap_off -1: logging was off from the start); or a
+	 * LOG_WRITES_FLUSH_FAILED_MARK (gap_on nr: what came before may be lost).
+	 * gap_off is -1 too when the log has none (gap_kind GAP_NONE).  A state
+	 * past gap_off + 1 misses writes, or holds some the disk lost.
 	 */
+	enum crash_gap_kind { GAP_NONE, GAP_OFF, GAP_FROM_START, GAP_FLUSH_FAILED } gap_kind;
 	long gap_off;
 	size_t gap_on;
+	/*
+	 * rqdisk's record in block 0 (log_writes.h): the log ends in an end mark
+	 * when whole; rq_flags LOG_RQDISK_*, rq_error the errno that stopped it.
+	 */
+	bool rqdisk;
+	uint32_t rq_flags, rq_error;
+	bool ended; /* its last entry is the end mark */
 };
 
 /* A write or a discard: an entry that changes the image. */
@@ -76,8 +87,26 @@ int crash_refuse(char *why, size_t whylen, const char *fmt, ...) __attribute__((
 /* Whether a state at pos replays a log that misses writes: it lies past a gap. */
 static inline bool crash_log_past_gap(const struct crash_log *log, size_t pos)
 {
-	return log->gap_off >= 0 && pos > (size_t)log->gap_off + 1;
+	return log->gap_kind != GAP_NONE && (long)pos > log->gap_off + 1;
 }
+
+/* The first gap in a phrase ("logging was off from entry 4 to 5"), and what it costs. */
+void crash_log_gap_text(const struct crash_log *log, char *buf, size_t len);
+const char *crash_log_gap_loss(const struct crash_log *log); /* "writes missing" */
+
+/*
+ * A log rqdisk wrote that was cut short: logging stopped (the record says
+ * so), or it lacks its end mark (its writer was killed).  Its states are
+ * real, but the writes after its last entry are in none of them.
+ */
+static inline bool crash_log_cut(const struct crash_log *log)
+{
+	return log->rqdisk && ((log->rq_flags & LOG_RQDISK_STOPPED) ||
+			       ((log->rq_flags & LOG_RQDISK_ENDS) && !log->ended));
+}
+
+/* Why it was cut, in a phrase ("logging stopped after entry 3: No space left on device"). */
+void crash_log_cut_text(const struct crash_log *log, char *buf, size_t len);
 
 /*
  * The log has neither marks nor FUA entries, as QEMU's blklogwrites writes

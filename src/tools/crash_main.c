@@ -126,7 +126,8 @@ static void usage(FILE *f)
 		"  -V, --version         show the version\n"
 		"\n"
 		"Exit status: 0 every state consistent, 1 some failed, 2 bad usage or input,\n"
-		"3 none failed but points past a gap in the log were not checked.\n");
+		"3 none failed but not all was checked: points past a gap in the log, or\n"
+		"writes after the end of a log that was cut short.\n");
 }
 
 static int parse_at(struct options *o, const char *s)
@@ -684,16 +685,6 @@ static int write_output(struct run *r)
 	return ret;
 }
 
-/* "logging was off from entry E to F" (or "to the end"), for the log's first gap. */
-static void gap_text(const struct crash_log *log, char *buf, size_t len)
-{
-	if (log->gap_on < log->nr)
-		snprintf(buf, len, "logging was off from entry %ld to %zu", log->gap_off,
-			 log->gap_on);
-	else
-		snprintf(buf, len, "logging was off from entry %ld to the end", log->gap_off);
-}
-
 /* --state ID: it names a state of the log, and one before any gap unless --past-gaps. */
 static int load_state(struct run *r)
 {
@@ -709,9 +700,9 @@ static int load_state(struct run *r)
 		return ret;
 	}
 	if (!r->o->gen.past_gaps && crash_log_past_gap(&r->log, spec.pos)) {
-		gap_text(&r->log, gap, sizeof(gap));
-		fprintf(stderr, PROG ": state %s is past a gap in the log: %s (writes missing); "
-			"--past-gaps builds it\n", r->o->state, gap);
+		crash_log_gap_text(&r->log, gap, sizeof(gap));
+		fprintf(stderr, PROG ": state %s is past a gap in the log: %s (%s); "
+			"--past-gaps builds it\n", r->o->state, gap, crash_log_gap_loss(&r->log));
 		return -EINVAL;
 	}
 	return 0;
@@ -752,17 +743,33 @@ static int load(struct run *r)
 static void say_skipped(struct run *r, struct report *rep)
 {
 	size_t n = r->gen.nr_skipped;
-	char why[96];
+	char why[96], where[40] = "the start";
 
 	if (!n)
 		return;
-	gap_text(&r->log, why, sizeof(why));
+	crash_log_gap_text(&r->log, why, sizeof(why));
+	if (r->log.gap_off >= 0)
+		snprintf(where, sizeof(where), "entry %ld", r->log.gap_off);
 	if (rep) {
 		snprintf(rep->skipped_why, sizeof(rep->skipped_why), "%s", why);
 		rep->skipped = n;
 	}
-	fprintf(stderr, PROG ": %zu point%s after entry %ld skipped: %s (writes missing); "
-		"--past-gaps checks them\n", n, n == 1 ? "" : "s", r->log.gap_off, why);
+	fprintf(stderr, PROG ": %zu point%s after %s skipped: %s (%s); --past-gaps checks them\n",
+		n, n == 1 ? "" : "s", where, why, crash_log_gap_loss(&r->log));
+}
+
+/* A log cut short: its states are checked, but not what came after it; said, and in the summary. */
+static void say_cut(struct run *r, struct report *rep)
+{
+	char why[160];
+
+	if (!crash_log_cut(&r->log))
+		return;
+	crash_log_cut_text(&r->log, why, sizeof(why));
+	if (rep)
+		snprintf(rep->cut_why, sizeof(rep->cut_why), "%s", why);
+	fprintf(stderr, PROG ": %s: %s; writes after it are not in the log, nor checked\n",
+		r->o->log, why);
 }
 
 /*
@@ -787,6 +794,7 @@ static int start_pick(struct run *r, struct report *rep)
 		r->pick.dedup = &r->dedup;
 	}
 	say_skipped(r, rep);
+	say_cut(r, rep);
 	if (!rep)
 		return 0;
 	rep->dedup = !r->o->no_dedup;
@@ -957,7 +965,7 @@ int main(int argc, char **argv)
 	ret = run_checks(&r, &rep, &sig);
 	if (!ret && !sig)
 		status = report_nr_failed(&rep) ? EXIT_FAILED :
-			 rep.skipped		  ? EXIT_UNCHECKED :
+			 rep.skipped || rep.cut_why[0] ? EXIT_UNCHECKED :
 						    EXIT_CONSISTENT;
 	report_free(&rep);
 out:

@@ -167,6 +167,8 @@ int report_print(struct report *r, FILE *f, const char *via, unsigned int jobs)
 	if (r->skipped)
 		fprintf(f, "not checked: %" PRIu64 " point%s past a gap in the log (%s)\n", r->skipped,
 			r->skipped == 1 ? "" : "s", r->skipped_why);
+	if (r->cut_why[0])
+		fprintf(f, "not checked: writes after the log's last entry (%s)\n", r->cut_why);
 	fprintf(f,
 		"time: %" PRIu64 " states in %.2f s, %.1f states/s; building states %.2f s, "
 		"checkers %.2f s, serving reads %.2f s\n",

@@ -32,6 +32,7 @@ struct report {
 	uint64_t last_progress_ns;
 	uint64_t skipped;      /* points not checked: past a gap in the log */
 	char skipped_why[96];  /* "logging was off from entry E to F" */
+	char cut_why[160];     /* the log was cut short, why (crash_log_cut_text), or "" */
 	bool dedup;            /* a line says how many states were folded */
 	unsigned long shard_k, shard_n; /* --shard K/N, or n 0 */
 	uint64_t run_states;   /* with a shard: the whole run's */

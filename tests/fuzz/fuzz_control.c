@@ -140,12 +140,14 @@ static const char *const top_dirs[][2] = {
 	{ "log", "log-writes" }, { "power", "write-cache" }, { "fault", "fault" } };
 
 #define NR_SPECS 6
+/* log-writes goes below write-cache, which it refuses above it (a power cut loses writes) */
+#define LOG_SPEC 4
 static const char *stack_specs[NR_SPECS] = {
-	NULL, /* log-writes:file=..., made at the first input */
 	"delay:ms=200",
 	"model:ssd",
 	"delay:read=1,write=2",
 	"write-cache:size=1,expire=0",
+	NULL, /* LOG_SPEC: log-writes:file=..., made at the first input */
 	"fault",
 };
 static char log_path[PATH_MAX];
@@ -212,13 +214,13 @@ static void log_spec(void)
 	static char spec[PATH_MAX + 32];
 	const char *dir = getenv("TMPDIR");
 
-	if (stack_specs[0])
+	if (stack_specs[LOG_SPEC])
 		return;
 	if (!dir || !*dir)
 		dir = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
 	snprintf(log_path, sizeof(log_path), "%s/rqdisk-fuzz-control.%d.log", dir, (int)getpid());
 	snprintf(spec, sizeof(spec), "log-writes:file=%s", log_path);
-	stack_specs[0] = spec;
+	stack_specs[LOG_SPEC] = spec;
 }
 
 /* ------------------------------------------------------------------ the nodes */
