@@ -313,12 +313,13 @@ static void end_io(struct bio *bio, int error)
 	 * rqdisk-crash's flush:K is the crash just before flush K ends (what
 	 * it covers still volatile); fua:K is taken on either side of it.
 	 */
+	fua = fua && (!error || bio->bi_good); /* a failed FUA write's good part is durable */
 	if (bio->bi_op == REQ_OP_FLUSH && !error)
 		point(r, PK_FLUSH);
-	else if (fua && !error)
+	else if (fua)
 		point(r, PK_FUA);
 	rd_ack(&r->m, r->mid[i], error ? bio->bi_good : bio->bi_size, error);
-	point(r, fua && !error ? PK_FUA : PK_OTHER);
+	point(r, fua ? PK_FUA : PK_OTHER);
 }
 
 /* A bio of op over [sector, sector + nr); each sector's bytes name the op and the sector. */
@@ -410,7 +411,7 @@ static int store(struct run *r, struct blk_dev *dev, const char *name, const cha
 
 static const char *show(struct run *r, struct blk_dev *dev, const char *name)
 {
-	static char buf[256];
+	static char buf[1024];
 	const struct dev_attr *a = dev->ops->attrs;
 
 	while (a->name && strcmp(a->name, name))
@@ -473,7 +474,13 @@ static void log_fail(struct run *r)
 	struct stat st;
 	struct rlimit lim;
 
-	if (r->limited || stat(r->log, &st))
+	if (r->limited)
+		return;
+	drain(r);
+	/* what the writer has been handed is in the file first: the next entry is what fails */
+	for (int i = 0; i < 5000 && !strstr(show(r, r->lw, "stats"), "pending_bytes 0\n"); i++)
+		usleep(1000);
+	if (stat(r->log, &st))
 		return;
 	getrlimit(RLIMIT_FSIZE, &r->old_fsize);
 	lim = r->old_fsize;

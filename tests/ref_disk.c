@@ -139,7 +139,8 @@ long rd_point(struct ref_disk *m)
 	struct rd_point pt = { .nr = m->nr_v };
 
 	pt.v = rd_xrealloc(NULL, m->nr_v + m->nr_p, sizeof(*pt.v));
-	memcpy(pt.v, m->v, m->nr_v * sizeof(*pt.v));
+	if (m->nr_v)
+		memcpy(pt.v, m->v, m->nr_v * sizeof(*pt.v));
 	for (size_t i = 0; i < m->nr_p; i++)
 		if (!m->p[i].flush)
 			pt.v[pt.nr++] = (struct rd_version){ .off = m->p[i].off,
