@@ -2,7 +2,7 @@
  * check_differential.c - the crash lab checked against the reference disk
  * (diff_stack.h): seeded random sequences through the real stack, and the
  * regression cases kept from every disagreement found.  RQDISK_DIFF_SEEDS=N
- * runs N more seeds, RQDISK_DIFF_FEATURES=0x7f with every feature (DF_*).
+ * runs N more seeds, RQDISK_DIFF_FEATURES=0xff with every feature (DF_*).
  *
  * A case marked known fails on the code as it is, for a defect named in
  * its comment: it is reported as expected to fail until fixed, and as
@@ -58,6 +58,14 @@ static struct diff_op ops_part_then_flush[] = {
 	{ DK_WAIT, 0, 0 },  { DK_QMARK, 0, 0 },
 };
 
+/* Two writes merged into one request (behind a flush); its first bio ends, then a flush
+ * is submitted: the log must order that flush after the whole request, as the queue does. */
+static struct diff_op ops_part_of_merged_then_flush[] = {
+	{ DK_WRITE, 0, 3 }, { DK_FLUSH, 0, 0 },	  { DK_WRITE, 0, 0x83 }, { DK_WRITE, 0, 0x83 },
+	{ DK_END, 0, 0 },   { DK_END, 0, 0 },	  { DK_PART, 0, 4 },	 { DK_FLUSH, 0, 0 },
+	{ DK_END, 0, 0 },   { DK_WAIT, 0, 0 },	  { DK_QMARK, 0, 0 },
+};
+
 /* A write that fails after its first sectors, then a flush: the good part is durable. */
 static struct diff_op ops_fail_then_flush[] = {
 	{ DK_WRITE, 4, 7 }, { DK_FAIL, 0, 3 }, { DK_FLUSH, 0, 0 }, { DK_WAIT, 0, 0 },
@@ -86,6 +94,8 @@ static const struct known_case cases[] = {
 	  .known = true },
 	{ .c = { .name = "part_then_flush", .features = DF_ERRORS, .atomic = 512, .drop = 2,
 	    CASE_OPS(ops_part_then_flush) } },
+	{ .c = { .name = "part_of_merged_then_flush", .features = DF_ERRORS | DF_MERGES,
+	    .atomic = 512, .drop = 2, CASE_OPS(ops_part_of_merged_then_flush) } },
 	{ .c = { .name = "fail_then_flush", .features = DF_ERRORS, .atomic = 512, .drop = 2,
 	    CASE_OPS(ops_fail_then_flush) } },
 	{ .c = { .name = "toggle_in_flight", .features = DF_TOGGLE, .elevator = "deadline",

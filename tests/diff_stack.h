@@ -16,7 +16,7 @@
  *   (3) at every point rqdisk-crash covers where model and log meet
  *       exactly (a mark set while nothing was in flight, the end), every
  *       state the model allows with at most --drop whole writes lost is
- *       built;
+ *       built (unless the queue merges: then an entry is several writes);
  *   (4) after a write-cache power cut the backend holds a state the model
  *       allows at the cut.
  *
@@ -65,14 +65,15 @@ struct diff_op {
 #define DF_OFF_OPEN (1u << 4) /* log-writes:enable=0 at open */
 #define DF_LOGFAIL (1u << 5)  /* the log's file fills up */
 #define DF_CUT (1u << 6)      /* power cuts of the write cache under the log */
-#define DF_ALL 0x7fu
+#define DF_MERGES (1u << 7)   /* the queue merges bios: a log entry may be several writes, (3) off */
+#define DF_ALL 0xffu
 
 /*
  * The features whose defects are fixed: make check's random seeds use
  * these.  A fix for one of the others adds it here (and flips its
  * regression case in check_differential.c to required).
  */
-#define DIFF_FEATURES_REQUIRED (DF_ERRORS | DF_TOGGLE | DF_WCACHE)
+#define DIFF_FEATURES_REQUIRED (DF_ERRORS | DF_TOGGLE | DF_WCACHE | DF_MERGES)
 
 struct diff_case {
 	const char *name;
