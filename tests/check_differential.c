@@ -145,7 +145,7 @@ static unsigned int features(void)
 {
 	const char *f = getenv("RQDISK_DIFF_FEATURES");
 
-	return f ? (unsigned int)strtoul(f, NULL, 0) : DIFF_FEATURES_REQUIRED;
+	return f && *f ? (unsigned int)strtoul(f, NULL, 0) : DIFF_FEATURES_REQUIRED;
 }
 
 START_TEST(random_seed)

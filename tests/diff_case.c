@@ -1,4 +1,4 @@
-/* diff_case.c - the differential test's cases: drawn from a seed, decoded from bytes, printed, shrunk. */
+/* diff_case.c - the differential test's cases: from a seed or from bytes, printed, shrunk. */
 #include <stdlib.h>
 #include <string.h>
 

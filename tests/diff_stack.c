@@ -1,4 +1,4 @@
-/* diff_stack.c - the differential test's run (diff_stack.h): the real stack, the log, libcrash, the model. */
+/* diff_stack.c - the differential run (diff_stack.h): the stack, its log, libcrash, the model. */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>

@@ -65,7 +65,7 @@ struct diff_op {
 #define DF_OFF_OPEN (1u << 4) /* log-writes:enable=0 at open */
 #define DF_LOGFAIL (1u << 5)  /* the log's file fills up */
 #define DF_CUT (1u << 6)      /* power cuts of the write cache under the log */
-#define DF_MERGES (1u << 7)   /* the queue merges bios: a log entry may be several writes, (3) off */
+#define DF_MERGES (1u << 7)   /* the queue merges: an entry may be several writes; no (3) */
 #define DF_ALL 0xffu
 
 /*

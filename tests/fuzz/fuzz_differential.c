@@ -15,11 +15,13 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *f = getenv("RQDISK_DIFF_FEATURES");
-	unsigned int features = f ? (unsigned int)strtoul(f, NULL, 0) : DIFF_FEATURES_REQUIRED;
+	unsigned int features = DIFF_FEATURES_REQUIRED;
 	struct diff_case c;
 	char why[1024];
 	int ret;
 
+	if (f && *f)
+		features = (unsigned int)strtoul(f, NULL, 0);
 	diff_decode(&c, data, size, features);
 	ret = diff_run(&c, why, sizeof(why));
 	if (ret) {
