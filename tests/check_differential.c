@@ -2,7 +2,7 @@
  * check_differential.c - the crash lab checked against the reference disk
  * (diff_stack.h): seeded random sequences through the real stack, and the
  * regression cases kept from every disagreement found.  RQDISK_DIFF_SEEDS=N
- * runs N more seeds, RQDISK_DIFF_FEATURES=0xff with every feature (DF_*).
+ * runs N more seeds, RQDISK_DIFF_FEATURES=0x1ff with every feature (DF_*).
  *
  * A case marked known fails on the code as it is, for a defect named in
  * its comment: it is reported as expected to fail until fixed, and as
@@ -79,6 +79,16 @@ static struct diff_op ops_toggle_in_flight[] = {
 	{ DK_QMARK, 0, 0 },
 };
 
+/* Over the file backend, the kernel ending requests: batches of writes, FUA, discards, zeroes
+ * and flushes at once, marks in flight and at rest, logging off and on. */
+static struct diff_op ops_file_backend[] = {
+	{ DK_WRITE, 0, 7 },   { DK_WRITE, 8, 0x83 }, { DK_FUA, 20, 3 },	 { DK_FLUSH, 0, 0 },
+	{ DK_MARK, 0, 0 },    { DK_DISCARD, 2, 1 },  { DK_ZEROES, 30, 5 }, { DK_WAIT, 0, 0 },
+	{ DK_QMARK, 0, 0 },   { DK_WRITE, 40, 9 },   { DK_OFF, 0, 0 },	 { DK_WRITE, 60, 3 },
+	{ DK_ON, 0, 0 },      { DK_WRITE, 70, 3 },   { DK_FLUSH, 0, 0 },	 { DK_WRITE, 0, 2 },
+	{ DK_QMARK, 0, 0 },
+};
+
 static const struct known_case cases[] = {
 	{ .c = { .name = "enable_off_at_open", .features = DF_OFF_OPEN | DF_TOGGLE, .atomic = 512,
 	    .drop = 2, CASE_OPS(ops_enable_off_at_open) },
@@ -96,6 +106,10 @@ static const struct known_case cases[] = {
 	    CASE_OPS(ops_part_then_flush) } },
 	{ .c = { .name = "part_of_merged_then_flush", .features = DF_ERRORS | DF_MERGES,
 	    .atomic = 512, .drop = 2, CASE_OPS(ops_part_of_merged_then_flush) } },
+	{ .c = { .name = "file_backend", .features = DF_FILE | DF_TOGGLE, .elevator = "bfq",
+	    .atomic = 512, .drop = 2, CASE_OPS(ops_file_backend) } },
+	{ .c = { .name = "file_backend_write_cache", .features = DF_FILE | DF_WCACHE | DF_MERGES,
+	    .elevator = "kyber", .atomic = 512, .drop = 2, CASE_OPS(ops_file_backend) } },
 	{ .c = { .name = "fail_then_flush", .features = DF_ERRORS, .atomic = 512, .drop = 2,
 	    CASE_OPS(ops_fail_then_flush) } },
 	{ .c = { .name = "toggle_in_flight", .features = DF_TOGGLE, .elevator = "deadline",

@@ -1,5 +1,6 @@
 /* diff_stack.c - the differential run (diff_stack.h): the stack, its log, libcrash, the model. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend_uring.h"
 #include "blkdev.h"
 #include "crash_dedup.h"
 #include "crash_log.h"
@@ -17,6 +19,7 @@
 #include "crash_state.h"
 #include "device.h"
 #include "diff_stack.h"
+#include "driver_uring.h"
 #include "queue_stack.h"
 #include "ref_disk.h"
 
@@ -71,7 +74,12 @@ struct run {
 	void *ready_arg;
 	bool log_failed, limited;
 	struct rlimit old_fsize;
-	char dir[64], log[96];
+	char dir[64], log[96], image[96];
+	/* DF_FILE: the file backend, run by the daemon's io_uring loop in batches */
+	struct uring_driver *d;
+	int img_fd, idle[2];
+	size_t next_op;
+	bool served, reading, skipped;
 	int verdict; /* 0, 1 a disagreement, -1 the run failed */
 	char *why;
 	size_t whylen;
@@ -234,6 +242,9 @@ static void kick(struct run *r)
 {
 	uint64_t at;
 
+	if (r->d) /* the loop runs the queue and the timers */
+		return;
+
 	while ((at = dev_stack_next_timer(&r->stack)) && at <= r->clock.virtual_ns) {
 		blk_queue_lock(r->q);
 		dev_stack_run_timers(&r->stack, r->clock.virtual_ns);
@@ -255,6 +266,8 @@ static uint64_t next_wake(struct run *r)
 /* Every request ends, in the order the backend got them, and the queue is idle. */
 static void drain(struct run *r)
 {
+	if (r->d) /* the loop drains the queue between batches */
+		return;
 	for (unsigned int i = 0; i < 100000 && !r->verdict; i++) {
 		uint64_t at;
 
@@ -432,7 +445,7 @@ static void mark(struct run *r, bool exact)
 
 	if (r->nr_marks == MAX_MARKS)
 		return;
-	if (exact)
+	if (exact) /* with the file backend: a batch starts with it, nothing in flight */
 		drain(r);
 	mp = &r->marks[r->nr_marks];
 	snprintf(mp->name, sizeof(mp->name), "m%u", r->next_mark++);
@@ -554,6 +567,8 @@ static void step(struct run *r, const struct diff_op *o, size_t opi)
 
 /* ------------------------------------------------------------ the stack */
 
+static int open_file_stack(struct run *r, const char *const *specs, unsigned int nr);
+
 static int open_stack(struct run *r)
 {
 	char lwspec[256], wcspec[128], why[256] = "";
@@ -565,6 +580,8 @@ static int open_stack(struct run *r)
 		 r->c->features & DF_OFF_OPEN ? ",enable=0" : "");
 	snprintf(wcspec, sizeof(wcspec), "write-cache:size=1,expire=%u,seed=%u", r->c->wc_expire,
 		 r->c->wc_expire + 1);
+	if (r->c->features & DF_FILE)
+		return open_file_stack(r, specs, r->c->features & DF_WCACHE ? 2 : 1);
 	blk_virtual_clock_init(&r->clock, START_NS);
 	r->q = blk_init_queue(request_fn, NULL, &r->clock);
 	if (!r->q)
@@ -609,6 +626,136 @@ static void read_disk(struct run *r, uint8_t *img)
 	if (!r->ended[i])
 		return disagree(r, -1, "the read of the disk never ended");
 	memcpy(img, r->buf[i], DISK_BYTES);
+}
+
+/* ------------------------------------------------------------ the file backend */
+
+/*
+ * The ops on the loop, in batches: a batch goes in at once and ends when
+ * all of it has (the loop returns once serve says DONE and the queue is
+ * idle), in the kernel's order.  A batch ends before a wait, before a mark
+ * that wants nothing in flight, and before a write of sectors a write of
+ * the batch still has in flight.  The backend's own ops (END, PART, FAIL),
+ * power cuts and the clock are not the test's here: they are skipped.
+ */
+static bool file_overlaps(const struct run *r, const struct diff_op *o)
+{
+	sector_t sector = (o->b & 0x80 ? r->last_end : o->a) % DIFF_DISK_SECTORS;
+	uint64_t off = sector << SECTOR_SHIFT, end = off + ((uint64_t)(1 + o->b % 16) << 9);
+
+	if (o->kind > DK_ZEROES)
+		return false;
+	for (size_t k = 0; k < r->m.nr_p; k++)
+		if (!r->m.p[k].flush && r->m.p[k].off < end && off < r->m.p[k].off + r->m.p[k].len)
+			return true;
+	return false;
+}
+
+static enum uring_serve file_serve(void *arg)
+{
+	struct run *r = arg;
+	bool first = true;
+
+	if (r->served)
+		return URING_SERVE_DONE;
+	r->served = true;
+	if (r->reading) {
+		submit_bio(r->q, &r->bio[r->nr_bio - 1]);
+		return URING_SERVE_DONE;
+	}
+	for (; r->next_op < r->c->nr && !r->verdict; r->next_op++, first = false) {
+		const struct diff_op *o = &r->c->ops[r->next_op];
+
+		if (o->kind == DK_WAIT && !first)
+			break;
+		if ((o->kind == DK_QMARK || o->kind == DK_LOGFAIL) && !first)
+			break;
+		if (file_overlaps(r, o))
+			break;
+		if (o->kind <= DK_ZEROES || o->kind == DK_FLUSH || o->kind == DK_MARK ||
+		    o->kind == DK_QMARK || o->kind == DK_ON || o->kind == DK_OFF ||
+		    o->kind == DK_LOGFAIL)
+			step(r, o, r->next_op);
+	}
+	return URING_SERVE_DONE;
+}
+
+static void file_batch(struct run *r)
+{
+	struct uring_watch w = { .fd = r->idle[0], .serve = file_serve, .arg = r };
+
+	r->served = false;
+	uring_driver_run(r->d, &w);
+}
+
+static int open_file_stack(struct run *r, const char *const *specs, unsigned int nr)
+{
+	char why[256] = "";
+
+	snprintf(r->image, sizeof(r->image), "%s/image", r->dir);
+	r->img_fd = open(r->image, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (r->img_fd < 0 || ftruncate(r->img_fd, (off_t)DISK_BYTES) ||
+	    pipe2(r->idle, O_NONBLOCK | O_CLOEXEC)) {
+		disagree(r, -1, "the image: %s", strerror(errno));
+		return -1;
+	}
+	r->q = blk_init_queue(NULL, NULL, NULL);
+	if (!r->q || elevator_init(r->q, r->c->elevator[0] ? r->c->elevator : "noop")) {
+		disagree(r, -1, "no queue or no elevator %s", r->c->elevator);
+		return -1;
+	}
+	if (!(r->c->features & DF_MERGES))
+		r->q->limits.nomerges = BLK_MERGES_NONE;
+	r->d = uring_driver_new(r->q, r->img_fd, 0, 0, &dev_file_ops, why, sizeof(why));
+	if (!r->d) {
+		r->skipped = errno == ENOSYS || errno == EPERM; /* no io_uring here */
+		if (!r->skipped)
+			disagree(r, -1, "uring_driver_new: %s", why);
+		return -1;
+	}
+	if (uring_driver_set_filters(r->d, specs, nr, DIFF_DISK_SECTORS, r->image, why,
+				     sizeof(why))) {
+		disagree(r, -1, "the stack: %s", why);
+		return -1;
+	}
+	r->lw = dev_stack_find(uring_driver_stack(r->d), "log-writes");
+	r->wc = NULL; /* no power cuts here */
+	return 0;
+}
+
+static void close_file_stack(struct run *r)
+{
+	if (r->d && uring_driver_free(r->d) && !r->log_failed)
+		disagree(r, 1, "(1) closing the stack failed: the log may not be whole");
+	if (r->q)
+		blk_cleanup_queue(r->q);
+	for (int i = 0; i < 2; i++)
+		if (r->idle[i] > 0)
+			close(r->idle[i]);
+	if (r->img_fd > 0)
+		close(r->img_fd);
+	unlink(r->image);
+	r->d = NULL;
+	r->q = NULL;
+}
+
+/* The batches, then the disk read through the stack, and the file itself. */
+static void file_run_ops(struct run *r, uint8_t *image)
+{
+	size_t i;
+
+	while (r->next_op < r->c->nr && !r->verdict)
+		file_batch(r);
+	if (r->verdict)
+		return;
+	i = new_bio(r, REQ_OP_READ, 0, 0, DIFF_DISK_SECTORS, 0);
+	r->reading = true;
+	file_batch(r);
+	if (!r->ended[i])
+		return disagree(r, -1, "the read of the disk never ended");
+	memcpy(image, r->buf[i], DISK_BYTES);
+	if (pread(r->img_fd, r->mem, DISK_BYTES, 0) != (ssize_t)DISK_BYTES)
+		disagree(r, -1, "reading the image: %s", strerror(errno));
 }
 
 /* ------------------------------------------------------------ the log's side */
@@ -974,12 +1121,16 @@ static void run_ops(struct run *r, uint8_t *image)
 	char why[1024];
 
 	r->start_pt = (size_t)point(r, PK_OTHER);
-	for (size_t i = 0; i < r->c->nr && !r->verdict; i++)
+	for (size_t i = 0; i < r->c->nr && !r->verdict && !r->d; i++)
 		step(r, &r->c->ops[i], i);
 	if (r->verdict)
 		return;
-	drain(r);
-	read_disk(r, image);
+	if (r->d) {
+		file_run_ops(r, image);
+	} else {
+		drain(r);
+		read_disk(r, image);
+	}
 	r->end_pt = (size_t)point(r, PK_OTHER);
 	if (r->verdict)
 		return;
@@ -1022,7 +1173,15 @@ int diff_run(const struct diff_case *c, char *why, size_t whylen)
 		disagree(r, -1, "atomic %u: not a unit the model takes", c->atomic);
 		goto out_dir;
 	}
-	if (!open_stack(r)) {
+	if (!open_stack(r) && r->d) {
+		run_ops(r, image);
+		close_file_stack(r);
+		unlimit(r);
+		if (!r->verdict)
+			check_log(r, image);
+	} else if (r->d || r->img_fd > 0) {
+		close_file_stack(r); /* it failed to open */
+	} else if (r->q) {
 		run_ops(r, image);
 		if (r->verdict >= 0 || blk_queue_idle(r->q)) {
 			dev_stack_close(&r->stack);

@@ -4,7 +4,8 @@
  * elevator, the log-writes filter, the write-cache filter or not, over a
  * memory backend whose requests end when the sequence says, in parts or
  * with errors), every answer the stack and rqdisk-crash's library give
- * checked against the reference disk (ref_disk.h):
+ * checked against the reference disk (ref_disk.h); or (DF_FILE) over the
+ * file backend on the daemon's io_uring loop, the kernel ending requests:
  *
  *   (0) the image read through the stack at the end, and the backend's,
  *       are states the model allows at the end;
@@ -66,14 +67,15 @@ struct diff_op {
 #define DF_LOGFAIL (1u << 5)  /* the log's file fills up */
 #define DF_CUT (1u << 6)      /* power cuts of the write cache under the log */
 #define DF_MERGES (1u << 7)   /* the queue merges: an entry may be several writes; no (3) */
-#define DF_ALL 0xffu
+#define DF_FILE (1u << 8)     /* the file backend on the io_uring loop: the kernel ends requests */
+#define DF_ALL 0x1ffu
 
 /*
  * The features whose defects are fixed: make check's random seeds use
  * these.  A fix for one of the others adds it here (and flips its
  * regression case in check_differential.c to required).
  */
-#define DIFF_FEATURES_REQUIRED (DF_ERRORS | DF_TOGGLE | DF_WCACHE | DF_MERGES)
+#define DIFF_FEATURES_REQUIRED (DF_ERRORS | DF_TOGGLE | DF_WCACHE | DF_MERGES | DF_FILE)
 
 struct diff_case {
 	const char *name;

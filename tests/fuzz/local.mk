@@ -60,7 +60,8 @@ tests_fuzz_fuzz_rbd_spec_LDFLAGS = $(FUZZ_LINK_FLAGS)
 # The differential test of the crash lab: the stack, its log and libcrash against the model.
 tests_fuzz_fuzz_differential_SOURCES = tests/fuzz/fuzz_differential.c tests/fuzz/fuzz.h \
 	$(DIFF_SOURCES) $(FUZZ_MAIN)
-tests_fuzz_fuzz_differential_LDADD = src/tools/libcrash.la $(FUZZ_LIBS) $(URING_LIBS)
+tests_fuzz_fuzz_differential_LDADD = src/tools/libcrash.la src/daemon/librqdaemon.la $(FUZZ_LIBS) \
+	$(URING_LIBS)
 tests_fuzz_fuzz_differential_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_fuzz_fuzz_differential_LDFLAGS = $(FUZZ_LINK_FLAGS)
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/corpus
