@@ -2,7 +2,8 @@
  * check_differential.c - the crash lab checked against the reference disk
  * (diff_stack.h): seeded random sequences through the real stack, and the
  * regression cases kept from every disagreement found.  RQDISK_DIFF_SEEDS=N
- * runs N more seeds, RQDISK_DIFF_FEATURES=0x1ff with every feature (DF_*).
+ * runs N more seeds, RQDISK_DIFF_FEATURES=0x1ff with every feature (DF_*);
+ * a disagreement is shrunk to one whose reason holds RQDISK_DIFF_SHRINK_MATCH.
  *
  * A case marked known fails on the code as it is, for a defect named in
  * its comment: it is reported as expected to fail until fixed, and as
@@ -146,7 +147,7 @@ static void run_seed(uint64_t seed, unsigned int features)
 	if (ret == 1) {
 		fprintf(stderr, "seed %llu (features 0x%x) disagrees: %s\nshrunk:\n",
 			(unsigned long long)seed, features, why);
-		diff_shrink(&c);
+		diff_shrink(&c, getenv("RQDISK_DIFF_SHRINK_MATCH"));
 		diff_run(&c, why, sizeof(why));
 		diff_print(stderr, &c);
 		fprintf(stderr, "which says: %s\n", why);

@@ -135,7 +135,7 @@ void diff_print(FILE *f, const struct diff_case *c)
 		c->wc_expire);
 }
 
-void diff_shrink(struct diff_case *c)
+void diff_shrink(struct diff_case *c, const char *must)
 {
 	char why[1024];
 	bool changed = true;
@@ -147,7 +147,7 @@ void diff_shrink(struct diff_case *c)
 
 			memmove(&c->ops[i], &c->ops[i + 1], (c->nr - i - 1) * sizeof(cut));
 			c->nr--;
-			if (diff_run(c, why, sizeof(why)) == 1) {
+			if (diff_run(c, why, sizeof(why)) == 1 && (!must || strstr(why, must))) {
 				changed = true;
 				continue;
 			}

@@ -864,8 +864,18 @@ static void check_state(struct run *r, const struct crash_log *log, const struct
 		if (rd_allowed(&r->m, p, img, why, sizeof(why)))
 			return;
 	}
-	disagree(r, 1, "(2) state %s (log position %zu) is not one the disk may hold there: %s",
-		 st->id, st->pos, why);
+	if (exact)
+		disagree(r, 1, "(2) state %s (log position %zu) is not one the disk may hold there: %s",
+			 st->id, st->pos, why);
+	else
+		disagree(r, 1,
+			 "(2) state %s (log position %zu) is one the disk may hold at none of the "
+			 "model's points %zu-%zu%s; at the last of them: %s",
+			 st->id, st->pos, lo, hi,
+			 st->kind == PT_FLUSH ? " where a flush ends"
+			 : st->kind == PT_FUA ? " where a FUA write ends"
+					      : "",
+			 why);
 }
 
 static void set_at(const struct run *r, const struct crash_log *log, struct crash_at *at)

@@ -107,7 +107,10 @@ void diff_print(FILE *f, const struct diff_case *c);
  */
 int diff_run(const struct diff_case *c, char *why, size_t whylen);
 
-/* Ops of c removed one at a time while it still disagrees: the shortest found. */
-void diff_shrink(struct diff_case *c);
+/*
+ * Ops of c removed one at a time while it still disagrees (and the reason
+ * holds must, unless NULL): the shortest found.
+ */
+void diff_shrink(struct diff_case *c, const char *must);
 
 #endif
