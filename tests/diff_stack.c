@@ -578,8 +578,13 @@ static int open_stack(struct run *r)
 
 	snprintf(lwspec, sizeof(lwspec), "log-writes:file=%s%s", r->log,
 		 r->c->features & DF_OFF_OPEN ? ",enable=0" : "");
-	snprintf(wcspec, sizeof(wcspec), "write-cache:size=1,expire=%u,seed=%u", r->c->wc_expire,
-		 r->c->wc_expire + 1);
+	/*
+	 * On the loop, no writeback by age: the loop returns once the queue is
+	 * idle, and one the cache started on its own could still be below when
+	 * the stack closes (its request is then never ended nor freed).
+	 */
+	snprintf(wcspec, sizeof(wcspec), "write-cache:size=1,expire=%u,seed=%u",
+		 r->c->features & DF_FILE ? 0 : r->c->wc_expire, r->c->wc_expire + 1);
 	if (r->c->features & DF_FILE)
 		return open_file_stack(r, specs, r->c->features & DF_WCACHE ? 2 : 1);
 	blk_virtual_clock_init(&r->clock, START_NS);
