@@ -12,8 +12,10 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diff_stack.h"
+#include "ref_disk.h"
 
 #define CASE_OPS(a) .ops = a, .nr = sizeof(a) / sizeof(a[0])
 #define NR_SEEDS 12
@@ -179,6 +181,186 @@ START_TEST(more_seeds)
 }
 END_TEST
 
+/* ------------------------------------------------------------ the model alone */
+
+#define U 512u
+
+/* An image of 4 units: unit i holds byte v[i] (0: zeros). */
+static const uint8_t *img4(const uint8_t v[4])
+{
+	static uint8_t img[4 * U];
+
+	for (int i = 0; i < 4; i++)
+		memset(img + i * U, v[i], U);
+	return img;
+}
+
+static bool allows(const struct ref_disk *m, long pt, uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	const uint8_t v[4] = { a, b, c, d };
+
+	return rd_allowed(m, (size_t)pt, img4(v), NULL, 0);
+}
+
+static uint64_t wr(struct ref_disk *m, uint64_t unit, uint64_t n, uint8_t fill, bool fua)
+{
+	uint8_t buf[4 * U];
+
+	memset(buf, fill, sizeof(buf));
+	return rd_submit_write(m, unit * U, n * U, buf, fua);
+}
+
+/* A write acknowledged is volatile: present or not; a flush then makes it durable. */
+START_TEST(model_flush_makes_durable)
+{
+	struct ref_disk m;
+	uint64_t w, f;
+	long before, after;
+
+	ck_assert_int_eq(rd_init(&m, 4 * U, U, false), 0);
+	w = wr(&m, 0, 2, 0xa, false);
+	rd_ack(&m, w, 0, 0);
+	f = rd_submit_flush(&m);
+	before = rd_point(&m);
+	rd_ack(&m, f, 0, 0);
+	after = rd_point(&m);
+	ck_assert(allows(&m, before, 0, 0, 0, 0));
+	ck_assert(allows(&m, before, 0xa, 0, 0, 0)); /* each unit on its own */
+	ck_assert(allows(&m, before, 0xa, 0xa, 0, 0));
+	ck_assert(!allows(&m, before, 0xb, 0, 0, 0));
+	ck_assert(allows(&m, after, 0xa, 0xa, 0, 0));
+	ck_assert(!allows(&m, after, 0xa, 0, 0, 0));
+	ck_assert(!allows(&m, after, 0, 0, 0, 0));
+	rd_free(&m);
+}
+END_TEST
+
+/* A flush covers what was acknowledged before it was submitted, not what came after. */
+START_TEST(model_flush_covers_only_earlier)
+{
+	struct ref_disk m;
+	uint64_t a, b, f;
+	long pt;
+
+	ck_assert_int_eq(rd_init(&m, 4 * U, U, false), 0);
+	a = wr(&m, 0, 1, 0xa, false);
+	rd_ack(&m, a, 0, 0);
+	f = rd_submit_flush(&m);
+	b = wr(&m, 1, 1, 0xb, false);
+	rd_ack(&m, b, 0, 0);
+	rd_ack(&m, f, 0, 0);
+	pt = rd_point(&m);
+	ck_assert(allows(&m, pt, 0xa, 0, 0, 0));
+	ck_assert(allows(&m, pt, 0xa, 0xb, 0, 0));
+	ck_assert(!allows(&m, pt, 0, 0xb, 0, 0));
+	rd_free(&m);
+}
+END_TEST
+
+/* FUA is durable at its end, the volatile write under it not; a later write may hide it. */
+START_TEST(model_fua_and_overwrite)
+{
+	struct ref_disk m;
+	uint64_t a, b, c;
+	long pt;
+
+	ck_assert_int_eq(rd_init(&m, 4 * U, U, false), 0);
+	a = wr(&m, 0, 2, 0xa, false);
+	rd_ack(&m, a, 0, 0);
+	b = wr(&m, 1, 1, 0xb, true);
+	rd_ack(&m, b, 0, 0);
+	c = wr(&m, 1, 1, 0xc, false);
+	rd_ack(&m, c, 0, 0);
+	pt = rd_point(&m);
+	ck_assert(allows(&m, pt, 0, 0xb, 0, 0));
+	ck_assert(allows(&m, pt, 0xa, 0xc, 0, 0));
+	ck_assert(!allows(&m, pt, 0xa, 0xa, 0, 0)); /* a under the durable b */
+	ck_assert(!allows(&m, pt, 0, 0, 0, 0));
+	rd_free(&m);
+}
+END_TEST
+
+/* An error: the good prefix is acknowledged (a flush makes it durable), the rest maybe. */
+START_TEST(model_error_prefix)
+{
+	struct ref_disk m;
+	uint64_t w, f;
+	long pt;
+
+	ck_assert_int_eq(rd_init(&m, 4 * U, U, false), 0);
+	w = wr(&m, 0, 3, 0xa, false);
+	rd_ack(&m, w, U, -5);
+	f = rd_submit_flush(&m);
+	rd_ack(&m, f, 0, 0);
+	pt = rd_point(&m);
+	ck_assert(allows(&m, pt, 0xa, 0, 0, 0));
+	ck_assert(allows(&m, pt, 0xa, 0xa, 0, 0));
+	ck_assert(allows(&m, pt, 0xa, 0, 0xa, 0));
+	ck_assert(!allows(&m, pt, 0, 0xa, 0xa, 0));
+	rd_free(&m);
+}
+END_TEST
+
+/* A unit of two sectors is never torn; a power cut makes the volatile maybe, for good. */
+START_TEST(model_atomic_unit_and_cut)
+{
+	struct ref_disk m;
+	uint64_t w, f;
+	long pt;
+
+	ck_assert_int_eq(rd_init(&m, 4 * U, 2 * U, false), 0);
+	w = wr(&m, 1, 2, 0xa, false); /* sectors 1-2: half of each unit */
+	rd_ack(&m, w, 0, 0);
+	pt = rd_point(&m);
+	ck_assert(allows(&m, pt, 0, 0xa, 0, 0));
+	ck_assert(allows(&m, pt, 0, 0, 0xa, 0));
+	ck_assert(allows(&m, pt, 0, 0xa, 0xa, 0));
+	ck_assert(!allows(&m, pt, 0xa, 0xa, 0, 0)); /* sector 0 was never written */
+	rd_power_cut(&m);
+	f = rd_submit_flush(&m);
+	rd_ack(&m, f, 0, 0);
+	pt = rd_point(&m);
+	ck_assert(allows(&m, pt, 0, 0, 0, 0));
+	ck_assert(allows(&m, pt, 0, 0xa, 0xa, 0));
+	rd_free(&m);
+	/* a unit holding half of a write, the other half old, is torn */
+	ck_assert_int_eq(rd_init(&m, 4 * U, 4 * U, false), 0);
+	w = wr(&m, 0, 2, 0xa, false);
+	rd_ack(&m, w, 0, 0);
+	pt = rd_point(&m);
+	ck_assert(allows(&m, pt, 0xa, 0xa, 0, 0));
+	ck_assert(!allows(&m, pt, 0xa, 0, 0, 0));
+	rd_free(&m);
+}
+END_TEST
+
+/* The enumeration: the image with nothing lost first, then every single loss (max_drop 1). */
+static int count_images(void *arg, const uint8_t *img)
+{
+	(void)img;
+	++*(unsigned int *)arg;
+	return 0;
+}
+
+START_TEST(model_enumerate)
+{
+	struct ref_disk m;
+	unsigned int n = 0;
+	long pt;
+
+	ck_assert_int_eq(rd_init(&m, 4 * U, U, false), 0);
+	for (uint8_t i = 0; i < 3; i++)
+		rd_ack(&m, wr(&m, i, 1, (uint8_t)(0xa + i), false), 0, 0);
+	pt = rd_point(&m);
+	rd_enumerate(&m, (size_t)pt, 1, count_images, &n);
+	ck_assert_uint_eq(n, 4);
+	n = 0;
+	rd_enumerate(&m, (size_t)pt, 3, count_images, &n);
+	ck_assert_uint_eq(n, 8);
+	rd_free(&m);
+}
+END_TEST
+
 static Suite *differential_suite(void)
 {
 	Suite *s = suite_create("differential");
@@ -188,6 +370,14 @@ static Suite *differential_suite(void)
 	tcase_add_loop_test(tc, regression_case, 0, NR_CASES);
 	tcase_add_loop_test(tc, random_seed, 0, NR_SEEDS);
 	tcase_add_test(tc, more_seeds);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("model");
+	tcase_add_test(tc, model_flush_makes_durable);
+	tcase_add_test(tc, model_flush_covers_only_earlier);
+	tcase_add_test(tc, model_fua_and_overwrite);
+	tcase_add_test(tc, model_error_prefix);
+	tcase_add_test(tc, model_atomic_unit_and_cut);
+	tcase_add_test(tc, model_enumerate);
 	suite_add_tcase(s, tc);
 	return s;
 }
