@@ -92,6 +92,15 @@ static struct diff_op ops_file_backend[] = {
 	{ DK_QMARK, 0, 0 },
 };
 
+/* Power cuts of every kind, FUA writes and flushes around them: what the backend holds after
+ * each is a state the model allows at the cut (4), and so is the disk at the end (0). */
+static struct diff_op ops_power_cuts[] = {
+	{ DK_WRITE, 0, 15 }, { DK_FUA, 4, 3 },	 { DK_WRITE, 20, 9 },  { DK_CUT, 1, 0 },
+	{ DK_WRITE, 2, 5 },  { DK_FLUSH, 0, 0 }, { DK_WRITE, 30, 15 }, { DK_FUA, 33, 2 },
+	{ DK_WRITE, 40, 7 }, { DK_CUT, 2, 0 },	 { DK_WRITE, 50, 15 }, { DK_WRITE, 66, 15 },
+	{ DK_FUA, 60, 8 },   { DK_CUT, 0, 0 },	 { DK_WRITE, 80, 9 },  { DK_WAIT, 0, 0 },
+};
+
 static const struct known_case cases[] = {
 	{ .c = { .name = "enable_off_at_open", .features = DF_OFF_OPEN | DF_TOGGLE, .atomic = 512,
 	    .drop = 2, CASE_OPS(ops_enable_off_at_open) },
@@ -113,6 +122,8 @@ static const struct known_case cases[] = {
 	    .atomic = 512, .drop = 2, CASE_OPS(ops_file_backend) } },
 	{ .c = { .name = "file_backend_write_cache", .features = DF_FILE | DF_WCACHE | DF_MERGES,
 	    .elevator = "kyber", .atomic = 512, .drop = 2, CASE_OPS(ops_file_backend) } },
+	{ .c = { .name = "power_cuts_disk_only", .features = DF_WCACHE | DF_CUT, .atomic = 512,
+	    .drop = 2, .disk_only = true, CASE_OPS(ops_power_cuts) } },
 	{ .c = { .name = "fail_then_flush", .features = DF_ERRORS, .atomic = 512, .drop = 2,
 	    CASE_OPS(ops_fail_then_flush) } },
 	{ .c = { .name = "toggle_in_flight", .features = DF_TOGGLE, .elevator = "deadline",

@@ -85,6 +85,7 @@ struct diff_case {
 	unsigned int drop;    /* --drop */
 	bool torn;            /* --torn */
 	uint32_t wc_expire;   /* ms; with DF_WCACHE */
+	bool disk_only;       /* checks (0) and (4) alone: the log is not looked at */
 	struct diff_op *ops;
 	size_t nr;
 };
