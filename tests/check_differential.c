@@ -7,7 +7,8 @@
  *
  * A case marked known fails on the code as it is, for a defect named in
  * its comment: it is reported as expected to fail until fixed, and as
- * passing once it does.  Deleting its ".known = true" makes it required.
+ * passing once it does.  Its ".known = false" makes it required (and its
+ * feature in DIFF_FEATURES_REQUIRED, diff_stack.h, lets the random seeds use it).
  */
 #include <check.h>
 #include <stdio.h>
@@ -142,7 +143,7 @@ START_TEST(regression_case)
 	if (k->known && ret)
 		fprintf(stderr, "%s: expected to fail until fixed: %s\n", k->c.name, why);
 	else if (k->known)
-		fprintf(stderr, "%s: passes now: make it required (drop its .known)\n", k->c.name);
+		fprintf(stderr, "%s: passes now: make it required (.known = false)\n", k->c.name);
 	else
 		ck_assert_msg(!ret, "%s: %s", k->c.name, why);
 }
