@@ -12,6 +12,7 @@ FUZZ_TARGETS = \
 	tests/fuzz/fuzz-crash-log \
 	tests/fuzz/fuzz-crash-id \
 	tests/fuzz/fuzz-rbd-spec \
+	tests/fuzz/fuzz-differential \
 	$(NULL)
 FUZZ_LIBS = src/tools/libcli.la src/tools/libreplay.la src/tools/libtraceread.la \
 	src/device/libdevice.la src/block/libblock.la $(PTHREAD_LIBS)
@@ -56,4 +57,11 @@ tests_fuzz_fuzz_rbd_spec_SOURCES = tests/fuzz/fuzz_rbd_spec.c tests/fuzz/fuzz.h 
 	src/backend/rbd_spec.c $(FUZZ_MAIN)
 tests_fuzz_fuzz_rbd_spec_LDADD = $(FUZZ_LIBS)
 tests_fuzz_fuzz_rbd_spec_LDFLAGS = $(FUZZ_LINK_FLAGS)
+# The differential test of the crash lab: the stack, its log and libcrash against the model.
+tests_fuzz_fuzz_differential_SOURCES = tests/fuzz/fuzz_differential.c tests/fuzz/fuzz.h \
+	$(DIFF_SOURCES) $(FUZZ_MAIN)
+tests_fuzz_fuzz_differential_LDADD = src/tools/libcrash.la src/daemon/librqdaemon.la $(FUZZ_LIBS) \
+	$(URING_LIBS)
+tests_fuzz_fuzz_differential_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_fuzz_fuzz_differential_LDFLAGS = $(FUZZ_LINK_FLAGS)
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/corpus
