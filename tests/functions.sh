@@ -106,6 +106,55 @@ requires_fuse()
 	[ -x "$RQDISK" ] || fail "the daemon $RQDISK is not built"
 }
 
+# listen_syslog FILE: what daemons say to the system log, one datagram a
+# line, goes to FILE while the test runs (a socket of the test's own,
+# $syslog_sock).  Where no system logger runs, /dev/log is made a link to
+# it (removed at exit) and syslog_global is 1: every daemon's syslog comes
+# here.  Where one runs, /dev/log is its: syslog_global is empty, and a
+# daemon is heard only run in a mount namespace of its own with
+# $syslog_sock bound over /dev/log.  Every test that listens takes one
+# lock, so that none takes /dev/log from under another.
+syslog_sock=
+syslog_global=
+listen_syslog()
+{
+	local out=$1 i
+
+	requires_root
+	requires flock python3
+	exec {_syslog_lock}>"${TMPDIR:-/tmp}/rqdisk-dev-log.lock"
+	flock "$_syslog_lock"
+	syslog_sock=$tmp/syslog.sock
+	python3 - "$syslog_sock" "$out" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as out:
+    while True:
+        out.write(s.recv(4096).decode(errors="replace").rstrip("\0\n") + "\n")
+        out.flush()
+PY
+	_syslog_pid=$!
+	cleanup_fn _stop_syslog
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$syslog_sock" ] && break
+		sleep 0.1
+	done
+	[ -S "$syslog_sock" ] || fail "cannot listen on $syslog_sock"
+	if [ ! -e /dev/log ] && [ ! -L /dev/log ]; then
+		ln -s "$syslog_sock" /dev/log
+		syslog_global=1
+	fi
+}
+
+_stop_syslog()
+{
+	kill "$_syslog_pid" 2>/dev/null
+	wait "$_syslog_pid" 2>/dev/null
+	[ -n "$syslog_global" ] && [ "$(readlink /dev/log)" = "$syslog_sock" ] && rm -f /dev/log
+	return 0
+}
+
 # lock_fuse_uring: take the lock every test that turns the fuse module's
 # enable_uring takes, so that none turns it under another, and put its
 # value back at exit.  Skips where the kernel has no FUSE over io_uring.

@@ -62,7 +62,7 @@ wait_for()
 
 say "delay:ms=200: device/delay/ has read_ms and write_ms, both 200"
 start_rqdisk -e noop --filter delay:ms=200 --trace "$tmp/tr" "$tmp/img" "$tmp/mnt"
-[ "$(ls "$dev")" = "$(printf 'delay\nstack')" ] || fail "device/ holds: $(ls "$dev")"
+[ "$(ls "$dev")" = "$(printf 'delay\nlost_writes\nstack')" ] || fail "device/ holds: $(ls "$dev")"
 [ "$(ls "$dev/delay")" = "$(printf 'read_ms\nwrite_ms')" ] || fail "delay/ holds: $(ls "$dev/delay")"
 [ "$(cat "$dev/delay/read_ms")" = 200 ] || fail "read_ms is $(cat "$dev/delay/read_ms")"
 [ "$(cat "$dev/delay/write_ms")" = 200 ] || fail "write_ms is $(cat "$dev/delay/write_ms")"
@@ -108,7 +108,7 @@ out=$("$checkorder" "$tmp/tr") || fail "rqdisk-checkorder failed on a trace with
 say "two delays and a model: device/delay, device/delay.2, device/model"
 start_rqdisk -e noop --filter delay:read=1,write=2 --filter model:ssd:depth=1 \
 	--filter delay:ms=3 "$tmp/img" "$tmp/mnt"
-[ "$(ls "$dev")" = "$(printf 'delay\ndelay.2\nmodel\nstack')" ] || fail "device/ holds: $(ls "$dev")"
+[ "$(ls "$dev")" = "$(printf 'delay\ndelay.2\nlost_writes\nmodel\nstack')" ] || fail "device/ holds: $(ls "$dev")"
 [ "$(cat "$dev/delay/read_ms") $(cat "$dev/delay/write_ms")" = "1 2" ] || fail "device/delay is not the first"
 [ "$(cat "$dev/delay.2/read_ms") $(cat "$dev/delay.2/write_ms")" = "3 3" ] || fail "device/delay.2 is not the second"
 echo 7 >"$dev/delay.2/read_ms"
@@ -133,7 +133,7 @@ say "every node of the tree has an inode of its own"
 start_rqdisk --filter delay:ms=1 --filter model:ssd --filter delay:ms=1 "$tmp/img" "$tmp/mnt"
 nodes=$(find "$tmp/mnt" -mindepth 1 -printf '%i %P\n' | sort -n)
 [ "$(cut -d' ' -f1 <<<"$nodes" | uniq -d)" = "" ] || fail "inodes shared: $nodes"
-[ "$(grep -c ' device/' <<<"$nodes")" = 10 ] || fail "not 10 nodes in device/: $nodes"
+[ "$(grep -c ' device/' <<<"$nodes")" = 11 ] || fail "not 11 nodes in device/: $nodes"
 stop_rqdisk
 
 # A read through a model that ends it 2.5 s after it came, over a delay of 1.2 s:

@@ -40,36 +40,9 @@ kill_server()
 
 # ------------------------------------------------------------ the system log
 
-# Where no system logger runs, listen on /dev/log ourselves (removed at
-# exit); where one runs, the log is its: that check is left out.
+# The system log: heard where no logger runs (listen_syslog in
+# functions.sh); where one runs, the log is its: that check is left out.
 syslog_file=
-listen_syslog()
-{
-	[ -e /dev/log ] && return 0
-	syslog_file=$tmp/syslog
-	python3 - "$syslog_file" <<'PY' &
-import os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind("/dev/log")
-with open(sys.argv[1], "ab", buffering=0) as out:
-    while True:
-        out.write(s.recv(4096) + b"\n")
-PY
-	syslog_pid=$!
-	cleanup_fn _stop_syslog
-	for ((i = 0; i < 100; i++)); do
-		[ -S /dev/log ] && return 0
-		sleep 0.1
-	done
-	fail "cannot listen on /dev/log"
-}
-
-_stop_syslog()
-{
-	kill "$syslog_pid" 2>/dev/null
-	wait "$syslog_pid" 2>/dev/null
-	rm -f /dev/log
-}
 
 # ------------------------------------------------------------ the holders
 
@@ -141,7 +114,8 @@ lost_writes_is()
 	[ "${fields[0]}" = "$1" ] || fail "device/lost_writes: ${fields[*]}, not $1 losses"
 }
 
-listen_syslog
+listen_syslog "$tmp/syslog"
+[ -n "$syslog_global" ] && syslog_file=$tmp/syslog
 start_cached
 start_rqdisk --nbd-timeout 20 "$uri" "$tmp/mnt" 2>"$tmp/rqerr"
 cleanup_fn _close_holders
