@@ -138,6 +138,21 @@ csv_verdicts()
 	tail -n +2 "$1" | cut -d, -f1,3 | sort
 }
 
+say "the promise that never reached the disk, through the daemon: exit 1, mark:c#2 named"
+truncate -s 16M "$tmp/img.c"
+mkdir -p "$tmp/mnt"
+start_rqdisk --filter "log-writes:file=$tmp/log.c,base=$tmp/base.c" "$tmp/img.c" "$tmp/mnt"
+printf 1 | dd of="$tmp/mnt/disk" bs=512 conv=notrunc,fsync status=none
+echo c >"$tmp/mnt/log/mark"
+echo c >"$tmp/mnt/log/mark" # commit 2 "returns" but nothing reached the disk
+stop_rqdisk
+for dedup in "" --no-dedup; do
+	run daemon$dedup --at mark:c $dedup "$tmp/base.c" "$tmp/log.c" -- "$tmp/records" {}
+	[ "$status" = 1 ] || fail "the daemon's log ${dedup:-with dedup}: status $status, not 1"
+	grep -qx "failed: mark:c#2 (exit 1)" "$tmp/daemon$dedup.out" ||
+		fail "the daemon's log ${dedup:-with dedup}: mark:c#2 not named"
+done
+
 say "commit-records, every commit written: check-durability passes, dedup or not"
 commits good 5
 for dedup in "" --no-dedup; do
