@@ -2,7 +2,7 @@
  * check_differential.c - the crash lab checked against the reference disk
  * (diff_stack.h): seeded random sequences through the real stack, and the
  * regression cases kept from every disagreement found.  RQDISK_DIFF_SEEDS=N
- * runs N more seeds, RQDISK_DIFF_FEATURES=0x1ff with every feature (DF_*);
+ * runs N more seeds, RQDISK_DIFF_FEATURES=0x3ff with every feature (DF_*);
  * a disagreement is shrunk to one whose reason holds RQDISK_DIFF_SHRINK_MATCH.
  *
  * A case marked known fails on the code as it is, for a defect named in
@@ -27,32 +27,56 @@ struct known_case {
 	bool known; /* fails until its defect is fixed */
 };
 
-/* A write, then logging turned on: log-writes:enable=0 left no gap mark, so the log of
- * [enabled, B, FLUSH, end] replays without the flushed write A and looks whole. */
+/* A write, then logging turned on: log-writes:enable=0 must leave a gap from the start, or
+ * the log of [enabled, B, FLUSH, end] replays without the flushed write A and looks whole. */
 static struct diff_op ops_enable_off_at_open[] = {
 	{ DK_WRITE, 0, 3 }, { DK_WAIT, 0, 0 },	{ DK_ON, 0, 0 },   { DK_WRITE, 8, 3 },
 	{ DK_WAIT, 0, 0 },  { DK_FLUSH, 0, 0 }, { DK_WAIT, 0, 0 }, { DK_QMARK, 0, 0 },
 };
 
-/* The log's file fills up: the log stops with no end mark, and reads as whole. */
+/* The log's file fills up: the log must say it stopped (cut short), not read as whole. */
 static struct diff_op ops_log_file_full[] = {
 	{ DK_WRITE, 0, 3 },   { DK_FLUSH, 0, 0 },  { DK_WAIT, 0, 0 },
 	{ DK_LOGFAIL, 0, 0 }, { DK_WRITE, 8, 3 },  { DK_WAIT, 0, 0 },
 	{ DK_FLUSH, 0, 0 },   { DK_WAIT, 0, 0 },   { DK_QMARK, 0, 0 },
 };
 
-/* The write cache loses a write under the log; the log keeps it, and a later flush calls it
- * durable. */
+/* A power cut of the write cache above the log loses a write that never reached the log; a
+ * later flush makes the next one durable, in the log and in the model. */
 static struct diff_op ops_power_cut_under_log[] = {
 	{ DK_WRITE, 0, 7 },  { DK_WAIT, 0, 0 },	 { DK_CUT, 0, 0 },  { DK_WRITE, 16, 3 },
 	{ DK_FLUSH, 0, 0 },  { DK_WAIT, 0, 0 },	 { DK_QMARK, 0, 0 },
 };
 
-/* --torn with atomic=4096 tears a write of sectors 2-13 at 2+8, inside the unit 8-15. */
+/* --torn with atomic=4096 must tear a write of sectors 2-13 at the unit boundary 8, not
+ * at 2+8 inside the unit 8-15. */
 static struct diff_op ops_torn_unaligned_unit[] = {
 	{ DK_WRITE, 2, 11 },
 	{ DK_WAIT, 0, 0 },
 	{ DK_QMARK, 0, 0 },
+};
+
+/* write-cache:atomic=4096 above the log: a write of sectors 70-79 cached, one of 78-91 carves
+ * it; the two parts of the unit 72-79 go down apart, so a crash between them leaves the unit
+ * holding the first write without its sectors 78-79, a unit the disk wrote whole torn. */
+static struct diff_op ops_wcache_carve_tears_unit[] = {
+	{ DK_WRITE, 70, 9 }, { DK_WRITE, 78, 13 }, { DK_FLUSH, 0, 0 },
+	{ DK_WAIT, 0, 0 },   { DK_QMARK, 0, 0 },
+};
+
+/* write-cache:atomic=4096, a torn power cut: a cached write of sectors 2-12 keeps one unit
+ * counted from its start, 2-9, and tears the disk's unit 8-15. */
+static struct diff_op ops_wcache_torn_cut_unaligned[] = {
+	{ DK_WRITE, 2, 10 }, { DK_WAIT, 0, 0 }, { DK_CUT, 2, 0 }, { DK_WAIT, 0, 0 },
+};
+
+/* A write of sectors 20-29 cached; a FUA write of 15-22 goes through and the cache drops the
+ * older data of 20-22 it supersedes; the FUA write fails after 15-20: 21-22 hold neither write
+ * (zeros), yet the next flush succeeds and calls the first write durable there.  The failed
+ * write through could fail the next flush, as a failed writeback does. */
+static struct diff_op ops_wcache_failed_write_through[] = {
+	{ DK_WRITE, 20, 9 }, { DK_FUA, 15, 7 }, { DK_FAIL, 0, 6 }, { DK_FLUSH, 0, 0 },
+	{ DK_WAIT, 0, 0 },
 };
 
 /* A write ends in two parts around a flush submitted meanwhile: the queue holds the flush
@@ -104,16 +128,23 @@ static struct diff_op ops_power_cuts[] = {
 
 static const struct known_case cases[] = {
 	{ .c = { .name = "enable_off_at_open", .features = DF_OFF_OPEN | DF_TOGGLE, .atomic = 512,
-	    .drop = 2, CASE_OPS(ops_enable_off_at_open) },
-	  .known = true },
+	    .drop = 2, CASE_OPS(ops_enable_off_at_open) } },
 	{ .c = { .name = "log_file_full", .features = DF_LOGFAIL, .atomic = 512, .drop = 2,
-	    CASE_OPS(ops_log_file_full) },
-	  .known = true },
-	{ .c = { .name = "power_cut_under_log", .features = DF_WCACHE | DF_CUT, .atomic = 512,
-	    .drop = 2, CASE_OPS(ops_power_cut_under_log) },
-	  .known = true },
+	    CASE_OPS(ops_log_file_full) } },
+	{ .c = { .name = "power_cut_over_log", .features = DF_WCACHE | DF_CUT, .atomic = 512,
+	    .drop = 2, CASE_OPS(ops_power_cut_under_log) } },
 	{ .c = { .name = "torn_unaligned_unit", .features = DF_ATOMIC, .atomic = 4096, .drop = 1,
-	    .torn = true, CASE_OPS(ops_torn_unaligned_unit) },
+	    .torn = true, CASE_OPS(ops_torn_unaligned_unit) } },
+	{ .c = { .name = "wcache_carve_tears_unit", .features = DF_WCACHE | DF_ATOMIC,
+	    .atomic = 4096, .drop = 1, .wc_atomic = true, CASE_OPS(ops_wcache_carve_tears_unit) },
+	  .known = true },
+	{ .c = { .name = "wcache_torn_cut_unaligned", .features = DF_WCACHE | DF_CUT | DF_ATOMIC,
+	    .atomic = 4096, .drop = 1, .wc_atomic = true, .disk_only = true, .wc_expire = 1,
+	    CASE_OPS(ops_wcache_torn_cut_unaligned) },
+	  .known = true },
+	{ .c = { .name = "wcache_failed_write_through",
+	    .features = DF_WCACHE | DF_ERRORS | DF_WCFAIL, .atomic = 512, .drop = 1,
+	    CASE_OPS(ops_wcache_failed_write_through) },
 	  .known = true },
 	{ .c = { .name = "part_then_flush", .features = DF_ERRORS, .atomic = 512, .drop = 2,
 	    CASE_OPS(ops_part_then_flush) } },
@@ -123,6 +154,8 @@ static const struct known_case cases[] = {
 	    .atomic = 512, .drop = 2, CASE_OPS(ops_file_backend) } },
 	{ .c = { .name = "file_backend_write_cache", .features = DF_FILE | DF_WCACHE | DF_MERGES,
 	    .elevator = "kyber", .atomic = 512, .drop = 2, CASE_OPS(ops_file_backend) } },
+	{ .c = { .name = "power_cuts_over_log", .features = DF_WCACHE | DF_CUT, .atomic = 512,
+	    .drop = 2, CASE_OPS(ops_power_cuts) } },
 	{ .c = { .name = "power_cuts_disk_only", .features = DF_WCACHE | DF_CUT, .atomic = 512,
 	    .drop = 2, .disk_only = true, CASE_OPS(ops_power_cuts) } },
 	{ .c = { .name = "fail_then_flush", .features = DF_ERRORS, .atomic = 512, .drop = 2,
@@ -149,25 +182,39 @@ START_TEST(regression_case)
 }
 END_TEST
 
+/* Write-cache below log-writes is refused at open, in one line that names the fix. */
+START_TEST(write_cache_below_log_refused)
+{
+	static struct diff_op ops[] = { { DK_WRITE, 0, 3 }, { DK_WAIT, 0, 0 } };
+	const struct diff_case c = { .name = "write_cache_below_log", .features = 0, .atomic = 512,
+				     .drop = 1, .wcache_below = true, CASE_OPS(ops) };
+	char why[1024];
+
+	ck_assert_int_eq(diff_run(&c, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "put log-writes below write-cache"), "refused as: %s", why);
+	ck_assert_msg(!strchr(why, '\n'), "not one line: %s", why);
+}
+END_TEST
+
 /* One seed: on a disagreement, the case shrunk to what still disagrees, printed to keep. */
-static void run_seed(uint64_t seed, unsigned int features)
+static int run_seed(uint64_t seed, unsigned int features, char *why, size_t whylen)
 {
 	struct diff_case c;
-	char why[1024];
+	char shrunk[1024];
 	int ret;
 
 	diff_random(&c, seed, SEED_OPS, features);
-	ret = diff_run(&c, why, sizeof(why));
+	ret = diff_run(&c, why, whylen);
 	if (ret == 1) {
 		fprintf(stderr, "seed %llu (features 0x%x) disagrees: %s\nshrunk:\n",
 			(unsigned long long)seed, features, why);
 		diff_shrink(&c, getenv("RQDISK_DIFF_SHRINK_MATCH"));
-		diff_run(&c, why, sizeof(why));
+		diff_run(&c, shrunk, sizeof(shrunk));
 		diff_print(stderr, &c);
-		fprintf(stderr, "which says: %s\n", why);
+		fprintf(stderr, "which says: %s\n", shrunk);
 	}
 	diff_case_free(&c);
-	ck_assert_msg(ret == 0, "seed %llu: %s", (unsigned long long)seed, why);
+	return ret;
 }
 
 static unsigned int features(void)
@@ -179,17 +226,30 @@ static unsigned int features(void)
 
 START_TEST(random_seed)
 {
-	run_seed((uint64_t)_i + 1, features());
+	char why[1024];
+
+	ck_assert_msg(!run_seed((uint64_t)_i + 1, features(), why, sizeof(why)), "seed %d: %s",
+		      _i + 1, why);
 }
 END_TEST
 
 START_TEST(more_seeds)
 {
 	const char *n = getenv("RQDISK_DIFF_SEEDS");
-	unsigned long nr = n ? strtoul(n, NULL, 0) : 0;
+	unsigned long nr = n ? strtoul(n, NULL, 0) : 0, failed = 0, first = 0;
+	char why[1024], first_why[1024] = "";
 
-	for (unsigned long i = 0; i < nr; i++)
-		run_seed(1000 + i, features());
+	/* every seed runs: each disagreement is printed, shrunk */
+	for (unsigned long i = 0; i < nr; i++) {
+		if (!run_seed(1000 + i, features(), why, sizeof(why)))
+			continue;
+		if (!failed++) {
+			first = 1000 + i;
+			snprintf(first_why, sizeof(first_why), "%s", why);
+		}
+	}
+	ck_assert_msg(!failed, "%lu of %lu seeds disagree; the first, seed %lu: %s", failed, nr,
+		      first, first_why);
 }
 END_TEST
 
@@ -380,6 +440,7 @@ static Suite *differential_suite(void)
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, regression_case, 0, NR_CASES);
+	tcase_add_test(tc, write_cache_below_log_refused);
 	tcase_add_loop_test(tc, random_seed, 0, NR_SEEDS);
 	tcase_add_test(tc, more_seeds);
 	suite_add_tcase(s, tc);

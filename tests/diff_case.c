@@ -26,8 +26,8 @@ static bool op_allowed(enum diff_kind k, unsigned int f)
 	switch (k) {
 	case DK_PART:
 		return f & DF_ERRORS;
-	case DK_FAIL: /* a writeback failing under the log loses writes the log keeps: DF_CUT's */
-		return (f & DF_ERRORS) && (!(f & DF_WCACHE) || (f & DF_CUT));
+	case DK_FAIL: /* under the cache: see wcache_failed_write_through (check_differential.c) */
+		return (f & DF_ERRORS) && (!(f & DF_WCACHE) || (f & DF_WCFAIL));
 	case DK_OFF:
 	case DK_ON:
 		return f & DF_TOGGLE;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,6 +500,7 @@ static void log_fail(struct run *r)
 		usleep(1000);
 	if (stat(r->log, &st))
 		return;
+	signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
 	getrlimit(RLIMIT_FSIZE, &r->old_fsize);
 	lim = r->old_fsize;
 	lim.rlim_cur = (rlim_t)st.st_size;
@@ -572,7 +574,15 @@ static int open_file_stack(struct run *r, const char *const *specs, unsigned int
 static int open_stack(struct run *r)
 {
 	char lwspec[256], wcspec[128], why[256] = "";
-	const char *specs[2] = { lwspec, wcspec };
+	/*
+	 * The write cache above log-writes: the log records what reaches the
+	 * medium below the cache (its writebacks, its flushes downward), the
+	 * model is fed what the queue sees above it.  wcache_below asks for
+	 * the other order, which the stack refuses at open.
+	 */
+	bool below = r->c->wcache_below, wcache = below || (r->c->features & DF_WCACHE);
+	const char *specs[2] = { wcache && !below ? wcspec : lwspec, below ? wcspec : lwspec };
+	unsigned int nr = wcache ? 2 : 1;
 	struct dev_limits lim = { .capacity = DIFF_DISK_SECTORS };
 	int ret;
 
@@ -583,10 +593,11 @@ static int open_stack(struct run *r)
 	 * idle, and one the cache started on its own could still be below when
 	 * the stack closes (its request is then never ended nor freed).
 	 */
-	snprintf(wcspec, sizeof(wcspec), "write-cache:size=1,expire=%u,seed=%u",
-		 r->c->features & DF_FILE ? 0 : r->c->wc_expire, r->c->wc_expire + 1);
+	snprintf(wcspec, sizeof(wcspec), "write-cache:size=1,expire=%u,seed=%u,atomic=%u",
+		 r->c->features & DF_FILE ? 0 : r->c->wc_expire, r->c->wc_expire + 1,
+		 r->c->wc_atomic && r->c->atomic ? r->c->atomic : SECTOR_SIZE);
 	if (r->c->features & DF_FILE)
-		return open_file_stack(r, specs, r->c->features & DF_WCACHE ? 2 : 1);
+		return open_file_stack(r, specs, nr);
 	blk_virtual_clock_init(&r->clock, START_NS);
 	r->q = blk_init_queue(request_fn, NULL, &r->clock);
 	if (!r->q)
@@ -596,8 +607,7 @@ static int open_stack(struct run *r)
 	r->stack.host = r;
 	blk_stack_set_queue(&r->stack, r->q);
 	the_run = r;
-	ret = dev_stack_open(&r->stack, specs, r->c->features & DF_WCACHE ? 2 : 1, &mem_ops, NULL,
-			     &lim, why, sizeof(why));
+	ret = dev_stack_open(&r->stack, specs, nr, &mem_ops, NULL, &lim, why, sizeof(why));
 	if (!ret && (ret = blk_queue_stack_limits(r->q, &lim, why, sizeof(why)))) {
 		r->stack.aborted = true;
 		dev_stack_close(&r->stack);
@@ -770,6 +780,7 @@ struct state {
 	size_t pos;
 	enum crash_point_kind kind;
 	uint64_t h[2];
+	bool verdict; /* a random checker's: a function of the bytes and the marks passed */
 };
 
 struct states {
@@ -785,6 +796,25 @@ static void hash(const uint8_t *img, uint64_t h[2])
 		h[0] = (h[0] ^ img[i]) * 0x100000001b3ull;
 		h[1] = (h[1] ^ img[i]) * 0x100000001b3ull + (h[1] >> 29);
 	}
+}
+
+/*
+ * A checker's verdict that depends on nothing but what a checker is
+ * given: the state's bytes (their hash) and RQDISK_CRASH_MARKS at its
+ * point; pass or fail as a coin thrown on them.
+ */
+static bool verdict_of(const struct crash_log *log, size_t pos, const uint64_t h[2])
+{
+	char *marks = crash_marks_text(log, pos);
+	uint64_t x = h[0] ^ (h[1] * 0x9e3779b97f4a7c15ull);
+
+	if (!marks)
+		abort();
+	for (const char *c = marks; *c; c++)
+		x = (x ^ (uint8_t)*c) * 0x100000001b3ull;
+	free(marks);
+	x ^= x >> 31;
+	return (x * 0xbf58476d1ce4e5b9ull) >> 63;
 }
 
 /* The image of the state spec names, over a BASE of zeros. */
@@ -829,7 +859,7 @@ static void window(const struct run *r, const struct crash_log *log, size_t pos,
 	const struct mark_pt *mp;
 
 	*exact = true;
-	if (pos == log->nr) {
+	if (pos == log->nr && !crash_log_cut(log)) { /* a log cut short ends before the run */
 		*lo = *hi = r->end_pt;
 		return;
 	}
@@ -860,11 +890,19 @@ static void check_state(struct run *r, const struct crash_log *log, const struct
 	size_t lo, hi;
 	bool exact;
 
+	/*
+	 * Under the write cache the log's flushes and FUA writes are the
+	 * cache's, downward: a state at one matches any of the model's points
+	 * between the marks around it, not only those where the queue's own
+	 * flush or FUA write ended.
+	 */
+	bool kinds = !(r->c->features & DF_WCACHE);
+
 	window(r, log, st->pos, &lo, &hi, &exact);
 	for (size_t p = lo; p <= hi; p++) {
-		if (!exact && st->kind == PT_FLUSH && r->pt_kind[p] != PK_FLUSH)
+		if (kinds && !exact && st->kind == PT_FLUSH && r->pt_kind[p] != PK_FLUSH)
 			continue;
-		if (!exact && st->kind == PT_FUA && r->pt_kind[p] != PK_FUA)
+		if (kinds && !exact && st->kind == PT_FUA && r->pt_kind[p] != PK_FUA)
 			continue;
 		if (rd_allowed(&r->m, p, img, why, sizeof(why)))
 			return;
@@ -877,9 +915,10 @@ static void check_state(struct run *r, const struct crash_log *log, const struct
 			 "(2) state %s (log position %zu) is one the disk may hold at none of the "
 			 "model's points %zu-%zu%s; at the last of them: %s",
 			 st->id, st->pos, lo, hi,
-			 st->kind == PT_FLUSH ? " where a flush ends"
-			 : st->kind == PT_FUA ? " where a FUA write ends"
-					      : "",
+			 !kinds		      ? ""
+			 : st->kind == PT_FLUSH ? " where a flush ends"
+			 : st->kind == PT_FUA   ? " where a FUA write ends"
+						: "",
 			 why);
 }
 
@@ -934,6 +973,7 @@ static void all_states(struct run *r, const struct crash_log *log, const struct 
 			disagree(r, -1, "(2) state %s: could not build it", st.id);
 		st.pos = spec.pos;
 		hash(img, st.h);
+		st.verdict = verdict_of(log, st.pos, st.h);
 		crash_id_free(&id);
 		if (!r->verdict)
 			check_state(r, log, &st, img);
@@ -956,8 +996,10 @@ static const struct state *find(const struct states *ss, const char *id)
 
 /*
  * The run's states through dedup (and shard sh): each folded state is
- * byte-identical to the one it was folded into; *seen counts how often
- * each state was reported.
+ * byte-identical to the one it was folded into, checked by the same
+ * shard, and takes its verdict: a checker that is a function of the bytes
+ * and the marks passed gives every state the verdict it gives it without
+ * dedup.  *seen counts how often each state was reported.
  */
 static void picked(struct run *r, const struct crash_log *log, const struct crash_at *at,
 		   const struct states *all, struct crash_shard sh, unsigned int *seen)
@@ -997,9 +1039,18 @@ static void picked(struct run *r, const struct crash_log *log, const struct cras
 					nr_rep = ord + 1;
 				}
 				rep_of[ord] = st;
-			} else if (rep->ordinal < nr_rep && rep_of[rep->ordinal] &&
-				   memcmp(rep_of[rep->ordinal]->h, st->h, sizeof(st->h))) {
+			} else if (rep->ordinal >= nr_rep || !rep_of[rep->ordinal]) {
+				disagree(r, 1,
+					 "(2) dedup folded %s into a state not checked here%s",
+					 text, sh.n ? " (a shard)" : "");
+			} else if (memcmp(rep_of[rep->ordinal]->h, st->h, sizeof(st->h))) {
 				disagree(r, 1, "(2) dedup folded %s into %s, which differs from it",
+					 text, rep_of[rep->ordinal]->id);
+			} else if (rep_of[rep->ordinal]->verdict != st->verdict) {
+				/* a checker given RQDISK_CRASH_MARKS may judge them apart */
+				disagree(r, 1,
+					 "(2) dedup folded %s into %s, whose verdict (from "
+					 "its bytes and the marks passed) differs from its own",
 					 text, rep_of[rep->ordinal]->id);
 			}
 		}
@@ -1060,7 +1111,7 @@ static void check_complete(struct run *r, const struct crash_log *log, const str
 {
 	struct want w = { r, all, log->nr, "end" };
 
-	if (!crash_log_past_gap(log, log->nr))
+	if (!crash_log_past_gap(log, log->nr) && !crash_log_cut(log))
 		rd_enumerate(&r->m, r->end_pt, r->c->drop, want_built, &w);
 	for (size_t i = 0; i < log->nr && !r->verdict; i++) {
 		const struct mark_pt *mp = mark_of(r, log, i);
@@ -1073,7 +1124,7 @@ static void check_complete(struct run *r, const struct crash_log *log, const str
 	}
 }
 
-static void check_log(struct run *r, const uint8_t *image)
+static void check_log(struct run *r)
 {
 	struct crash_log log;
 	struct crash_at at;
@@ -1082,33 +1133,38 @@ static void check_log(struct run *r, const uint8_t *image)
 	uint8_t *img;
 	int base_fd;
 
-	if (crash_log_open(r->log, DISK_BYTES, &log, why, sizeof(why))) {
-		if (r->log_failed) /* a log that failed may be refused: that is its fix */
-			fprintf(stderr, "diff: the log, whose file filled up, is refused: %s\n", why);
-		else
-			disagree(r, 1, "(1) the log the filter wrote is refused: %s", why);
-		return;
-	}
+	if (crash_log_open(r->log, DISK_BYTES, &log, why, sizeof(why)))
+		return disagree(r, 1, "(1) the log the filter wrote%s is refused: %s",
+				r->log_failed ? " (its file filled up)" : "", why);
 	base_fd = memfd_create("diff-base", MFD_CLOEXEC);
 	if (base_fd < 0 || ftruncate(base_fd, (off_t)DISK_BYTES)) {
 		disagree(r, -1, "memfd: %s", strerror(errno));
 		goto out;
 	}
 	img = xalloc(DISK_BYTES);
-	if (log.gap_off < 0) {
+	if (r->log_failed && !crash_log_cut(&log)) {
+		/* its file filled up: the log must say it stopped, not pass for whole */
+		disagree(r, 1, "(1) the log whose file filled up (%zu entries) is not cut short",
+			 log.nr);
+	} else if (r->log_failed) {
+		/* its states are checked (2) all the same: those before the stop are real */
+	} else if (crash_log_cut(&log)) {
+		crash_log_cut_text(&log, why, sizeof(why));
+		disagree(r, 1, "(1) the log is cut short with nothing to stop it: %s", why);
+	} else if (log.gap_off < 0) {
 		struct crash_spec spec = { .pos = log.nr, .torn_e = -1 };
 		size_t b = 0;
 
 		if (build(&log, &spec, base_fd, img))
 			disagree(r, -1, "(1) could not build the end of the log");
-		while (!r->verdict && b < DISK_BYTES && img[b] == image[b])
+		/* the backend's image: under the cache, what reached the medium */
+		while (!r->verdict && b < DISK_BYTES && img[b] == r->mem[b])
 			b++;
 		if (b < DISK_BYTES)
 			disagree(r, 1,
-				 "(1) the log (%zu entries%s) replayed to its end is not the image: "
-				 "sector %zu differs (log %02x, image %02x)",
-				 log.nr, r->log_failed ? ", its file filled up" : "", b / SECTOR_SIZE,
-				 img[b], image[b]);
+				 "(1) the log (%zu entries) replayed to its end is not the "
+				 "backend's image: sector %zu differs (log %02x, image %02x)",
+				 log.nr, b / SECTOR_SIZE, img[b], r->mem[b]);
 	}
 	free(img);
 	set_at(r, &log, &at);
@@ -1116,7 +1172,8 @@ static void check_log(struct run *r, const uint8_t *image)
 		all_states(r, &log, &at, base_fd, &all);
 	if (!r->verdict)
 		check_dedup_shards(r, &log, &at, &all);
-	if (!r->verdict && !(r->c->features & DF_MERGES))
+	/* under the cache the log's writes are its writebacks, not the model's writes */
+	if (!r->verdict && !(r->c->features & (DF_MERGES | DF_WCACHE)))
 		check_complete(r, &log, &all);
 	for (size_t i = 0; i < all.nr; i++)
 		free(all.s[i].id);
@@ -1160,6 +1217,20 @@ static void run_ops(struct run *r, uint8_t *image)
 			 why);
 }
 
+/*
+ * The atomic unit the model holds the disk to.  Under the write cache the
+ * medium is written by the cache's writebacks, which keep no unit above a
+ * sector (a newer write carves an older one's cached extent, and the two
+ * parts go down apart): 512, unless the case tells the cache the unit
+ * (wc_atomic).  rqdisk-crash's --atomic is the case's all the same.
+ */
+static uint32_t model_unit(const struct diff_case *c)
+{
+	if ((c->features & DF_WCACHE) && !c->wc_atomic)
+		return SECTOR_SIZE;
+	return c->atomic ? c->atomic : SECTOR_SIZE;
+}
+
 int diff_run(const struct diff_case *c, char *why, size_t whylen)
 {
 	struct run *r = xalloc(sizeof(*r));
@@ -1184,7 +1255,7 @@ int diff_run(const struct diff_case *c, char *why, size_t whylen)
 		goto out;
 	}
 	snprintf(r->log, sizeof(r->log), "%s/log", r->dir);
-	if (rd_init(&r->m, DISK_BYTES, c->atomic ? c->atomic : SECTOR_SIZE, true)) {
+	if (rd_init(&r->m, DISK_BYTES, model_unit(c), true)) {
 		disagree(r, -1, "atomic %u: not a unit the model takes", c->atomic);
 		goto out_dir;
 	}
@@ -1193,7 +1264,7 @@ int diff_run(const struct diff_case *c, char *why, size_t whylen)
 		close_file_stack(r);
 		unlimit(r);
 		if (!r->verdict)
-			check_log(r, image);
+			check_log(r);
 	} else if (r->d || r->img_fd > 0) {
 		close_file_stack(r); /* it failed to open */
 	} else if (r->q) {
@@ -1204,7 +1275,7 @@ int diff_run(const struct diff_case *c, char *why, size_t whylen)
 		}
 		unlimit(r);
 		if (!r->verdict && !c->disk_only)
-			check_log(r, image);
+			check_log(r);
 	}
 	unlimit(r);
 	rd_free(&r->m);

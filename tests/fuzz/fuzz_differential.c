@@ -4,7 +4,7 @@
  * real stack, its log and rqdisk-crash's states against the reference
  * disk.  A disagreement aborts, with the check and the case printed to
  * keep as a regression case in tests/check_differential.c.
- * RQDISK_DIFF_FEATURES=0x1ff lets the case use every feature, the ones of
+ * RQDISK_DIFF_FEATURES=0x3ff lets the case use every feature, the ones of
  * defects not yet fixed too.
  */
 #include <stdlib.h>
