@@ -72,8 +72,8 @@ static struct diff_op ops_wcache_torn_cut_unaligned[] = {
 
 /* A write of sectors 20-29 cached; a FUA write of 15-22 goes through and the cache drops the
  * older data of 20-22 it supersedes; the FUA write fails after 15-20: 21-22 hold neither write
- * (zeros), yet the next flush succeeds and calls the first write durable there.  The failed
- * write through could fail the next flush, as a failed writeback does. */
+ * (zeros).  The next flush succeeded and called the first write durable there; now the failed
+ * write through fails the next flush, as a failed writeback does. */
 static struct diff_op ops_wcache_failed_write_through[] = {
 	{ DK_WRITE, 20, 9 }, { DK_FUA, 15, 7 }, { DK_FAIL, 0, 6 }, { DK_FLUSH, 0, 0 },
 	{ DK_WAIT, 0, 0 },
@@ -144,8 +144,7 @@ static const struct known_case cases[] = {
 	  .known = true },
 	{ .c = { .name = "wcache_failed_write_through",
 	    .features = DF_WCACHE | DF_ERRORS | DF_WCFAIL, .atomic = 512, .drop = 1,
-	    CASE_OPS(ops_wcache_failed_write_through) },
-	  .known = true },
+	    CASE_OPS(ops_wcache_failed_write_through) } },
 	{ .c = { .name = "part_then_flush", .features = DF_ERRORS, .atomic = 512, .drop = 2,
 	    CASE_OPS(ops_part_then_flush) } },
 	{ .c = { .name = "part_of_merged_then_flush", .features = DF_ERRORS | DF_MERGES,

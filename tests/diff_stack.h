@@ -90,7 +90,7 @@ struct diff_op {
  * these.  A fix for one of the others adds it here (and flips its
  * regression case in check_differential.c to required).
  */
-#define DIFF_FEATURES_REQUIRED (DF_ALL & ~DF_WCFAIL)
+#define DIFF_FEATURES_REQUIRED DF_ALL
 
 struct diff_case {
 	const char *name;

@@ -639,6 +639,14 @@ static void wc_end_rq(struct blk_dev *dev, struct request *rq, int error,
 		}
 		break;
 	case WC_RQ_THROUGH:
+		/*
+		 * Older cached data of its range was carved away unwritten when it
+		 * went down: where it failed, that data (ended, maybe flushed for)
+		 * is on no medium now.  The next flush fails, as after a failed
+		 * writeback, not only this write.
+		 */
+		if (error)
+			wc->wb_error = error;
 		if (last)
 			TAILQ_REMOVE(&wc->through, w, link);
 		break;
