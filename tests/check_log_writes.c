@@ -508,6 +508,11 @@ START_TEST(marks)
 	ck_assert_int_eq(store(r, "mark", toolong), -EINVAL);
 	ck_assert_int_eq(store(r, "mark", ""), -EINVAL);
 	ck_assert_int_eq(store(r, "mark", "two\nlines"), -EINVAL);
+	/* the log's own words: a forged end would make a killed daemon's log read as whole */
+	ck_assert_int_eq(store(r, "mark", LOG_WRITES_END_MARK), -EPERM);
+	ck_assert_int_eq(store(r, "mark", LOG_WRITES_GAP_END_MARK), -EPERM);
+	ck_assert_int_eq(store(r, "mark", LOG_WRITES_FLUSH_FAILED_MARK), -EPERM);
+	ck_assert_int_eq(store(r, "mark", "rqdisk-anything"), -EPERM);
 	show(r, "entries", buf, sizeof(buf));
 	ck_assert_str_eq(buf, "3\n");
 	rig_close(r);

@@ -49,11 +49,17 @@ grep -qxF "rqdisk-crash: 2 points after entry 4 skipped: logging was off from en
 grep -q "^not checked: 2 points past a gap" "$tmp/gap.out" || fail "a gap: the summary does not say what was not checked"
 nothing_left
 
-say "--past-gaps checks them all, exit 0"
+say "--past-gaps checks them all, but their states miss writes: not an all-clear, exit 3"
 run pastgaps --via copy --past-gaps "$tmp/base" "$tmp/gap.log" -- true
-[ "$status" = 0 ] || fail "--past-gaps: status $status"
+[ "$status" = 3 ] || fail "--past-gaps: status $status, not 3"
 [ "$(count pastgaps prefix 3)" = 4 ] || fail "--past-gaps: not 4 states checked"
 grep -q "^not checked" "$tmp/pastgaps.out" && fail "--past-gaps: says something was not checked"
+grep -qxF "not an all-clear: 2 points past a gap in the log checked (logging was off from entry 4 to 5): its states miss writes" \
+	"$tmp/pastgaps.out" || fail "--past-gaps: the summary does not say the states past the gap miss writes"
+run pastgaps1 --via copy --past-gaps --state end "$tmp/base" "$tmp/gap.log" -- true
+[ "$status" = 3 ] || fail "--state end --past-gaps with a checker: status $status, not 3"
+run beforegap --via copy --state flush:1 "$tmp/base" "$tmp/gap.log" -- true
+[ "$status" = 0 ] || fail "--state flush:1, before the gap: status $status"
 
 say "--state past a gap is refused unless --past-gaps; before it, it is built"
 refused gapstate "state end is past a gap in the log: logging was off from entry 4 to 5" \
@@ -104,6 +110,11 @@ grep -qxF "rqdisk-crash: $tmp/stopped.log: logging stopped after entry 3: No spa
 grep -qxF "not checked: writes after the log's last entry (logging stopped after entry 3: No space left on device)" \
 	"$tmp/stopped.out" || fail "a stopped log: the summary does not say what was not checked"
 nothing_left
+
+say "one state of a stopped log, checked: the run says the log stopped, exit 3"
+run stopped1 --via copy --state flush:1 "$tmp/base" "$tmp/stopped.log" -- true
+[ "$status" = 3 ] || fail "--state on a stopped log: status $status, not 3"
+grep -qF "logging stopped after entry 3" "$tmp/stopped1.err" || fail "--state on a stopped log: not said"
 
 say "an rqdisk log without its end mark (its daemon was killed): exit 3"
 printf 'rqdisk\nwrite 0 1 1\nflush\nwrite 2 1 2\n' | "$gen" >"$tmp/killed.log"

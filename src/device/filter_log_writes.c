@@ -836,11 +836,23 @@ static int lw_show_mark(struct blk_dev *dev, char *buf, size_t len)
 	return snprintf(buf, len, "%s\n", lw->last_mark);
 }
 
+/*
+ * The names the log's reader takes as the log's own word: that it ended
+ * whole, that logging was off, that a flush failed.  Set from outside they
+ * would make a killed daemon's log read as whole, or hide a gap.
+ */
+static bool lw_mark_reserved(const char *name)
+{
+	return !strcmp(name, LOG_WRITES_END_MARK) || !strncmp(name, "rqdisk-", 7);
+}
+
 static int lw_store_mark(struct blk_dev *dev, const char *buf)
 {
 	struct lw_filter *lw = dev->priv;
 	bool stopped;
 
+	if (lw_mark_reserved(buf))
+		return -EPERM;
 	pthread_mutex_lock(&lw->lock); /* the writer sets error */
 	stopped = lw->stopped || lw->error;
 	pthread_mutex_unlock(&lw->lock);

@@ -126,8 +126,9 @@ static void usage(FILE *f)
 		"  -V, --version         show the version\n"
 		"\n"
 		"Exit status: 0 every state consistent, 1 some failed, 2 bad usage or input,\n"
-		"3 none failed but not all was checked: points past a gap in the log, or\n"
-		"writes after the end of a log that was cut short.\n");
+		"3 none failed but not all was checked: points past a gap in the log (also\n"
+		"with --past-gaps: their states miss writes), or writes after the end of a\n"
+		"log that was cut short.\n");
 }
 
 static int parse_at(struct options *o, const char *s)
@@ -324,6 +325,7 @@ struct run {
 	struct crash_dedup dedup;
 	struct crash_pick pick; /* the states of gen this run reports on */
 	struct crash_id single; /* --state */
+	size_t single_pos;      /* its point's place in the log */
 	bool single_done;
 	struct ovl_layer *durable; /* the entries before the current point's last flush */
 	struct crash_server *srv; /* NULL: copies */
@@ -699,6 +701,7 @@ static int load_state(struct run *r)
 		fprintf(stderr, PROG ": %s\n", why);
 		return ret;
 	}
+	r->single_pos = spec.pos;
 	if (!r->o->gen.past_gaps && crash_log_past_gap(&r->log, spec.pos)) {
 		crash_log_gap_text(&r->log, gap, sizeof(gap));
 		fprintf(stderr, PROG ": state %s is past a gap in the log: %s (%s); "
@@ -739,12 +742,28 @@ static int load(struct run *r)
 	return r->o->state ? load_state(r) : load_points(r);
 }
 
+/*
+ * --past-gaps: the points past a gap are checked, but their states replay
+ * a log that misses writes, so none of their verdicts is an all-clear:
+ * the summary says how many, and the run exits 3 at best.
+ */
+static void say_past_gaps(struct run *r, struct report *rep, uint64_t n)
+{
+	if (!n || !rep)
+		return;
+	crash_log_gap_text(&r->log, rep->skipped_why, sizeof(rep->skipped_why));
+	rep->past_gaps = n;
+}
+
 /* One line for the points the gap keeps from being checked, and the same in the summary. */
 static void say_skipped(struct run *r, struct report *rep)
 {
-	size_t n = r->gen.nr_skipped;
+	size_t n = r->gen.nr_skipped, past = 0;
 	char why[96], where[40] = "the start";
 
+	for (size_t i = 0; r->o->gen.past_gaps && i < r->gen.nr_pts; i++)
+		past += crash_log_past_gap(&r->log, r->gen.pts[i].pos);
+	say_past_gaps(r, rep, past);
 	if (!n)
 		return;
 	crash_log_gap_text(&r->log, why, sizeof(why));
@@ -885,8 +904,11 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 		fprintf(stderr, PROG ": %s: no such program\n", r->o->check[0]);
 		return -EINVAL;
 	}
-	if (r->o->state)
+	if (r->o->state) {
 		rep->total = 1;
+		say_cut(r, rep);
+		say_past_gaps(r, rep, crash_log_past_gap(&r->log, r->single_pos));
+	}
 	ret = r->o->state ? 0 : start_pick(r, rep);
 	if (!ret)
 		ret = make_tmpdir(r);
@@ -965,7 +987,7 @@ int main(int argc, char **argv)
 	ret = run_checks(&r, &rep, &sig);
 	if (!ret && !sig)
 		status = report_nr_failed(&rep) ? EXIT_FAILED :
-			 rep.skipped || rep.cut_why[0] ? EXIT_UNCHECKED :
+			 rep.skipped || rep.past_gaps || rep.cut_why[0] ? EXIT_UNCHECKED :
 						    EXIT_CONSISTENT;
 	report_free(&rep);
 out:
