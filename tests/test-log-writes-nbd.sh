@@ -68,4 +68,25 @@ cat "$tmp/out" "$tmp/cerr"
 [ "$status" = 3 ] || fail "rqdisk-crash on the log of a lost write: status $status, not 3"
 grep -qF "skipped: a flush failed at entry 1 (writes before it may be lost)" "$tmp/cerr" ||
 	fail "rqdisk-crash does not say why it skipped points"
+say "the loss heard by an O_DSYNC write, not by a flush: the mark is there all the same (exit 3)"
+start_rqdisk --nbd-timeout 20 --filter "log-writes:file=$tmp/log2" "$uri" "$tmp/mnt" 2>"$tmp/rqerr2"
+timeout 120 dd if="$tmp/new" of="$tmp/mnt/disk" bs=4k seek=5 count=1 oflag=direct conv=notrunc \
+	status=none || fail "the write failed"
+stop_nbdkit KILL
+start_cached
+timeout 120 dd if="$tmp/new" of="$tmp/mnt/disk" bs=4k seek=9 count=1 oflag=direct,dsync conv=notrunc \
+	status=none 2>/dev/null && fail "the O_DSYNC write after the server lost a write succeeded"
+timeout 120 dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none ||
+	fail "the fsync after the O_DSYNC write that reported the loss failed"
+stop_rqdisk
+"$dump" "$tmp/log2" >"$tmp/dump2" || fail "log-writes-dump refused the log"
+cat "$tmp/dump2"
+awk 'NR > 1 { print $2 }' "$tmp/dump2" | tr '\n' ' ' >"$tmp/kinds2"
+[ "$(cat "$tmp/kinds2")" = "WRITE MARK FLUSH MARK " ] || fail "the log's entries are $(cat "$tmp/kinds2")"
+grep -q "^1 MARK 0 0 rqdisk-flush-failed$" "$tmp/dump2" || fail "no rqdisk-flush-failed after the write"
+status=0
+TMPDIR=$tmp timeout 120 "$crash" --via copy "$tmp/orig" "$tmp/log2" -- true >"$tmp/out2" \
+	2>"$tmp/cerr2" || status=$?
+cat "$tmp/out2" "$tmp/cerr2"
+[ "$status" = 3 ] || fail "rqdisk-crash on the log of a write lost, told to an O_DSYNC write: status $status, not 3"
 echo "PASS: test-log-writes-nbd.sh"

@@ -444,6 +444,7 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 	lw->fd = lw->efd = -1;
 	lw->ss = lim->logical_block_size;
 	lw->enabled = a.enabled;
+	lw->lost_seen = dev->stack->lost.events;
 	lw->next_off = lw->ss; /* block 0 is the super block */
 	lw->n.bytes = lw->ss;
 	TAILQ_INIT(&lw->held);
@@ -726,6 +727,15 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
  * flushes after): no FLUSH entry, but a mark, so that a later flush's
  * FLUSH entry does not call those writes durable unsaid.
  */
+/* Writes logged so far may be lost below: said once, however many tell of it at once. */
+static void lw_mark_maybe_lost(struct lw_filter *lw)
+{
+	if (lw->lost_marked && lw->lost_marked == lw->nr_entries)
+		return;
+	if (!lw_log_mark(lw, LOG_WRITES_FLUSH_FAILED_MARK))
+		lw->lost_marked = lw->nr_entries;
+}
+
 static void lw_flush_done(struct lw_filter *lw, struct lw_rq *p, int error)
 {
 	struct lw_block *b = NULL;
@@ -739,7 +749,7 @@ static void lw_flush_done(struct lw_filter *lw, struct lw_rq *p, int error)
 		else
 			lw_out_of_memory(lw);
 	} else {
-		lw_log_mark(lw, LOG_WRITES_FLUSH_FAILED_MARK);
+		lw_mark_maybe_lost(lw);
 	}
 	lw_log_released(lw);
 	lw_log_super(lw);
@@ -769,6 +779,16 @@ static void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned 
 	unsigned int n = nr_sectors < p->total - p->done ? nr_sectors : p->total - p->done;
 	bool log = p->logging && lw->enabled && !lw->stopped;
 
+	/*
+	 * A layer below lost writes it had ended (a server gone with writes no
+	 * flush covered): whoever hears of it first (a flush, a FUA write, a
+	 * write), the log says so before any later FLUSH entry can call them
+	 * durable, as after a failed flush.
+	 */
+	if (log && dev->stack->lost.events != lw->lost_seen) {
+		lw->lost_seen = dev->stack->lost.events;
+		lw_mark_maybe_lost(lw);
+	}
 	if (rq->cmd_op == REQ_OP_FLUSH) {
 		if (p->logging && log)
 			lw_flush_done(lw, p, error);

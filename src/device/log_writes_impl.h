@@ -62,6 +62,8 @@ struct lw_counts {
 
 struct lw_filter {
 	struct blk_dev *dev;
+	uint64_t lost_seen;   /* the stack's losses below (dev_lost_writes) marked in the log */
+	uint64_t lost_marked; /* nr_entries just after the last LOG_WRITES_FLUSH_FAILED_MARK, or 0 */
 	char *path, *base; /* absolute */
 	int fd, efd;
 	unsigned int ss;     /* the log's sectorsize: the disk's logical block size */
