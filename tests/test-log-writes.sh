@@ -217,6 +217,26 @@ cat "$tmp/off.out" "$tmp/off.err"
 [ "$status" = 3 ] || fail "rqdisk-crash on a log of enable=0: status $status, not 3"
 grep -qF "logging was off from entry 0 to 1" "$tmp/off.err" || fail "rqdisk-crash does not say the gap"
 
+say "a fault filter below that drops writes: the log marks it before the write, rqdisk-crash exits 3"
+truncate -s 16M "$tmp/drop.img"
+start_rqdisk --filter "log-writes:file=$tmp/drop.log,base=$tmp/drop.base" \
+	--filter fault:up=1,down=600000,drop_writes=1 "$tmp/drop.img" "$tmp/mnt"
+sleep 0.2 # past up=1 (ms): every write from now on is dropped
+dd if="$tmp/c" of="$rqdisk_disk" bs=4k seek=100 oflag=direct conv=notrunc,fsync status=none ||
+	fail "dd of c failed"
+grep -qx "dropped_writes 1" "$tmp/mnt/device/fault/stats" ||
+	fail "fault did not drop the write: $(cat "$tmp/mnt/device/fault/stats")"
+stop_rqdisk
+"$dump" "$tmp/drop.log" >"$tmp/drop.dump" || fail "log-writes-dump refused the log"
+cat "$tmp/drop.dump"
+[ "$(awk 'NR > 1 { print $2 }' "$tmp/drop.dump" | tr '\n' ' ')" = "MARK WRITE FLUSH MARK " ] ||
+	fail "the dropped write is not marked before it: $(cat "$tmp/drop.dump")"
+status=0
+TMPDIR=$tmp "$crash" --via copy "$tmp/drop.base" "$tmp/drop.log" -- true >"$tmp/drop.out" \
+	2>"$tmp/drop.err" || status=$?
+cat "$tmp/drop.out" "$tmp/drop.err"
+[ "$status" = 3 ] || fail "rqdisk-crash on a log over dropped writes: status $status, not 3"
+
 say "the log's file system fills: log/stats says so, the daemon exits 1, rqdisk-crash exits 3"
 mkdir "$tmp/small"
 mount -t tmpfs -o size=1m rqdisk-test "$tmp/small" || fail "mounting a tmpfs failed"

@@ -451,6 +451,11 @@ void dev_lost_writes(struct blk_dev *dev, uint64_t writes, uint64_t sectors, con
 		s->host_ops->lost_writes(s->host, text);
 }
 
+void dev_dropped_write(struct blk_dev *dev)
+{
+	dev->stack->lost.dropped++;
+}
+
 void dev_trace_msg(struct blk_dev *dev, const char *fmt, ...)
 {
 	const struct dev_stack *s = dev->stack;

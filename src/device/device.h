@@ -195,6 +195,7 @@ struct dev_lost {
 	uint64_t events;  /* losses: a server gone with writes no flush covered */
 	uint64_t writes;  /* the writes they may have taken with them, all told */
 	uint64_t sectors; /* and those writes' sectors */
+	uint64_t dropped; /* writes a layer ended unwritten on purpose (dev_dropped_write) */
 };
 
 /*
@@ -259,6 +260,13 @@ struct dev_stack {
 	 */
 	bool syslog;
 };
+
+/*
+ * A layer ended a write without writing it, on purpose (a lying disk, as
+ * dm-flakey's drop_writes): nobody is told, but a layer above that records
+ * writes (log-writes) must not call it durable.  Counted in lost.dropped.
+ */
+void dev_dropped_write(struct blk_dev *dev);
 
 /* The registry of filters: every one built in.  Backends are the host's. */
 const struct dev_ops *dev_find_filter(const char *name, size_t len);

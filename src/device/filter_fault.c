@@ -466,6 +466,7 @@ static void fault_flakey(struct blk_dev *dev, struct fault_rq *p)
 	if (r->drop_writes && fault_is_write(op)) {
 		p->act = FA_DROP;
 		ff->st.dropped_writes++;
+		dev_dropped_write(dev);
 		return;
 	}
 	if (op == REQ_OP_WRITE) {

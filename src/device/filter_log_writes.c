@@ -80,6 +80,12 @@ static void lw_queue_super(struct lw_filter *lw, struct lw_block *b)
 	pthread_cond_signal(&lw->wake);
 }
 
+/* What the layers below lost of the writes they ended: a server's losses, writes dropped. */
+static uint64_t lw_losses_below(const struct blk_dev *dev)
+{
+	return dev->stack->lost.events + dev->stack->lost.dropped;
+}
+
 /*
  * No memory for an entry: the log would miss it, so it stops here, as
  * dm-log-writes does; block 0 says so (kept for this, it needs none).
@@ -444,7 +450,7 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 	lw->fd = lw->efd = -1;
 	lw->ss = lim->logical_block_size;
 	lw->enabled = a.enabled;
-	lw->lost_seen = dev->stack->lost.events;
+	lw->lost_seen = lw_losses_below(dev);
 	lw->next_off = lw->ss; /* block 0 is the super block */
 	lw->n.bytes = lw->ss;
 	TAILQ_INIT(&lw->held);
@@ -785,8 +791,8 @@ static void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned 
 	 * write), the log says so before any later FLUSH entry can call them
 	 * durable, as after a failed flush.
 	 */
-	if (log && dev->stack->lost.events != lw->lost_seen) {
-		lw->lost_seen = dev->stack->lost.events;
+	if (log && lw_losses_below(dev) != lw->lost_seen) {
+		lw->lost_seen = lw_losses_below(dev);
 		lw_mark_maybe_lost(lw);
 	}
 	if (rq->cmd_op == REQ_OP_FLUSH) {
