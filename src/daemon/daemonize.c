@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -51,8 +50,7 @@ void daemonize_finish(struct rqdisk_state *s, int status)
 	if (s->ready_fd < 0)
 		return;
 	if (!status) {
-		/* stderr goes nowhere from here: what must be seen goes to syslog too */
-		openlog("rqdisk", LOG_PID, LOG_DAEMON);
+		/* stderr goes nowhere from here: what must be seen goes to syslog too (openlog in main) */
 		null = open("/dev/null", O_RDWR);
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);

@@ -392,9 +392,8 @@ static void uring_unwatch_fd(void *host, int fd)
 static void uring_lost_writes(void *host, const char *msg)
 {
 	(void)host;
-	openlog("rqdisk", LOG_PID, LOG_DAEMON);
-	syslog(LOG_WARNING, "%s", msg);
-	closelog();
+	/* the facility in the priority: an openlog() of the daemon's own is not undone */
+	syslog(LOG_DAEMON | LOG_WARNING, "%s", msg);
 }
 
 static const struct dev_host_ops uring_host_ops = {
@@ -605,11 +604,12 @@ static int uring_open_stack(struct uring_driver *d, const char *const *filters, 
 	assert(backend); /* a driver made with none is given one with each stack */
 	d->stack.host = d;
 	d->stack.host_ops = &uring_host_ops;
+	/* before the layers start their threads: the log's writer reads it */
+	d->stack.syslog = d->syslog;
 	blk_stack_set_queue(&d->stack, d->q);
 	ret = dev_stack_open(&d->stack, filters, nr, backend, image, &lim, why, whylen);
 	if (ret)
 		return ret;
-	d->stack.syslog = d->syslog;
 	ret = blk_queue_stack_limits(d->q, &lim, why, whylen);
 	if (ret) {
 		d->stack.aborted = true; /* the layers take back what they made */

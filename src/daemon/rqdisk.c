@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <syslog.h>
 
 #include "backend.h"
 #include "blktrace.h"
@@ -443,6 +444,8 @@ int main(int argc, char **argv)
 
 	if (drop_privilege())
 		return 1;
+	/* what must be seen also goes to syslog: a detached daemon's stderr goes nowhere */
+	openlog("rqdisk", LOG_PID, LOG_DAEMON);
 	switch (rqdisk_parse_options(argc, argv, &s.opt)) {
 	case PARSE_EXIT_OK:
 		return 0;

@@ -123,6 +123,7 @@ int dev_stack_open(struct dev_stack *s, const char *const *specs, unsigned int n
 	void *host = s->host;
 	const struct dev_queue_ops *queue_ops = s->queue_ops;
 	void *queue = s->queue;
+	bool to_syslog = s->syslog;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
@@ -131,6 +132,7 @@ int dev_stack_open(struct dev_stack *s, const char *const *specs, unsigned int n
 	s->host = host;
 	s->queue_ops = queue_ops;
 	s->queue = queue;
+	s->syslog = to_syslog;
 	if (nr + 1 > DEV_MAX_LAYERS) {
 		snprintf(why, whylen, "more than %d filters", DEV_MAX_LAYERS - 1);
 		return -EINVAL;

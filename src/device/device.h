@@ -254,7 +254,7 @@ struct dev_stack {
 	int close_error;
 	struct dev_lost lost; /* counted by dev_lost_writes */
 	/*
-	 * Set by the host once the stack is open: it runs detached, and its
+	 * Set by the host before the stack opens: it runs detached, and its
 	 * standard error goes nowhere.  A layer's word that must be seen (a
 	 * log that stopped) goes to syslog too (LOG_DAEMON).
 	 */
