@@ -112,6 +112,11 @@ say "setcap: the tests' RQDISK_TEST_BUFPOOL is not heeded (it sizes memory that 
 # a 2 MiB pool leaves no buffer for a 1 MiB write: plain, the write fails
 for p in rqdisk-cap rqdisk-plain; do
 	as_nobody_mount env RQDISK_TEST_BUFPOOL=$((2 << 20)) "$tmp/$p" "$tmp/img" "$tmp/mnt"
+	# set up, it holds no capability: CAP_SYS_RESOURCE would pass quotas for nobody's files
+	pid=$(pgrep -n -f "$tmp/$p $tmp/img")
+	caps=$(awk '$1 == "CapEff:" || $1 == "CapPrm:" { printf "%s ", $2 }' "/proc/$pid/status")
+	[ "$caps" = "0000000000000000 0000000000000000 " ] ||
+		fail "$p, mounted, still holds capabilities (CapPrm CapEff): $caps"
 	status=0
 	setpriv --reuid=nobody --regid=nogroup --clear-groups dd if=/dev/zero of="$tmp/mnt/disk" \
 		bs=1M count=1 oflag=direct conv=notrunc status=none 2>"$tmp/err" || status=$?

@@ -60,3 +60,24 @@ int drop_privilege(void)
 	prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
 	return 0;
 }
+
+/*
+ * Set up: the memory is locked and PR_SET_IO_FLUSHER set, the two things
+ * the kept capabilities were for.  Kept longer, CAP_SYS_RESOURCE would let
+ * every file rqdisk writes for its caller (the image, a log, a trace) pass
+ * disk quotas and the blocks a file system reserves for root.  So a
+ * privileged rqdisk holds none from here on.
+ */
+int drop_setup_privilege(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	if (!getauxval(AT_SECURE))
+		return 0;
+	if (syscall(SYS_capset, &hdr, none)) {
+		die_msg("a privileged rqdisk cannot give up its capabilities: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -434,7 +434,7 @@ static int start(struct rqdisk_state *s)
 		return -1;
 	lock_memory(s);
 	set_io_flusher();
-	return 0;
+	return drop_setup_privilege();
 }
 
 int main(int argc, char **argv)
