@@ -678,28 +678,38 @@ static int wc_describe(const struct blk_dev *dev, char *buf, size_t len)
 			(unsigned long long)wc->seed, wc->depth, wc->atomic);
 }
 
-/* One persisted extent that spans atomic units keeps only a prefix of whole units. */
+/* The disk's atomic units (aligned from sector 0, unit sectors each) that e writes into. */
+static unsigned int wc_units(const struct wc_extent *e, unsigned int unit)
+{
+	return (unsigned int)((e->start + e->nr + unit - 1) / unit - e->start / unit);
+}
+
+/*
+ * One dirty extent of more than one of the disk's atomic units, at random,
+ * keeps only its first units: it tears where a unit ends, since the disk
+ * writes each unit whole or not at all (a unit it starts or ends inside
+ * counts whole).
+ */
 static void wc_tear(struct blk_dev *dev, struct wc_filter *wc)
 {
 	unsigned int unit = wc->atomic >> SECTOR_SHIFT;
 	struct wc_extent *e;
 	uint64_t n = 0, pick;
-	unsigned int units, keep;
+	unsigned int keep, k;
 
 	TAILQ_FOREACH(e, &wc->map.dirty, link)
-		n += e->nr > unit;
+		n += wc_units(e, unit) > 1;
 	if (!n)
 		return;
 	pick = wc_rand(&wc->cut_rng) % n;
 	TAILQ_FOREACH(e, &wc->map.dirty, link)
-		if (e->nr > unit && !pick--)
+		if (wc_units(e, unit) > 1 && !pick--)
 			break;
-	units = (e->nr + unit - 1) / unit;
-	keep = 1 + (unsigned int)(wc_rand(&wc->cut_rng) % (units - 1));
-	wc->stats.torn += (uint64_t)(e->nr - keep * unit) << SECTOR_SHIFT;
-	dev_trace_msg(dev, "torn %llu+%u: %u kept", (unsigned long long)e->start, e->nr,
-		      keep * unit);
-	wc_map_truncate(&wc->map, e, keep * unit);
+	k = 1 + (unsigned int)(wc_rand(&wc->cut_rng) % (wc_units(e, unit) - 1));
+	keep = (unsigned int)((e->start / unit + k) * unit - e->start);
+	wc->stats.torn += (uint64_t)(e->nr - keep) << SECTOR_SHIFT;
+	dev_trace_msg(dev, "torn %llu+%u: %u kept", (unsigned long long)e->start, e->nr, keep);
+	wc_map_truncate(&wc->map, e, keep);
 }
 
 /*
