@@ -14,7 +14,7 @@ PACKAGES=(
 	libfuse3-dev fuse3 liburing-dev check libbsd-dev
 	e2fsprogs xfsprogs btrfs-progs util-linux fio python3 man-db blktrace
 	gnuplot-nox bsdextrautils
-	parallel
+	parallel procps
 	libnbd-dev nbdkit libnbd-bin iproute2 libcap2-bin
 	debhelper dpkg-dev lintian fakeroot bash-completion systemd
 )
