@@ -45,48 +45,45 @@ grep -qF "log-writes: base= needs an image file: the nbd backend has none to cop
 is_mounted "$tmp/mnt" && fail "base= over NBD mounted the disk"
 [ ! -e "$tmp/bad.log" ] && [ ! -e "$tmp/bad.base" ] || fail "base= over NBD left a file behind"
 
+# lost NAME HOW: a write, the server killed with it unflushed, the loss told
+# by HOW (an fsync, or an O_DSYNC write), an fsync that then succeeds; the
+# log must mark the loss before its FLUSH entry, and rqdisk-crash stop there.
+lost()
+{
+	local name=$1 how=$2
+
+	start_rqdisk --nbd-timeout 20 --filter "log-writes:file=$tmp/$name.log" "$uri" "$tmp/mnt" \
+		2>"$tmp/$name.rqerr"
+	timeout 120 dd if="$tmp/new" of="$tmp/mnt/disk" bs=4k seek=5 count=1 oflag=direct \
+		conv=notrunc status=none || fail "$name: the write failed"
+	stop_nbdkit KILL
+	start_cached
+	if [ "$how" = fsync ]; then
+		timeout 120 dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none 2>/dev/null
+	else
+		timeout 120 dd if="$tmp/new" of="$tmp/mnt/disk" bs=4k seek=9 count=1 oflag=direct,dsync \
+			conv=notrunc status=none 2>/dev/null
+	fi && fail "$name: the $how after the server lost a write succeeded"
+	timeout 120 dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none ||
+		fail "$name: the fsync after the $how that reported the loss failed"
+	stop_rqdisk
+	"$dump" "$tmp/$name.log" >"$tmp/$name.dump" || fail "$name: log-writes-dump refused the log"
+	cat "$tmp/$name.dump"
+	[ "$(awk 'NR > 1 { print $2 }' "$tmp/$name.dump" | tr '\n' ' ')" = "WRITE MARK FLUSH MARK " ] ||
+		fail "$name: the log's entries are $(cat "$tmp/$name.dump")"
+	grep -q "^1 MARK 0 0 rqdisk-flush-failed$" "$tmp/$name.dump" ||
+		fail "$name: no rqdisk-flush-failed after the write"
+	status=0
+	TMPDIR=$tmp timeout 120 "$crash" --via copy "$tmp/orig" "$tmp/$name.log" -- true \
+		>"$tmp/$name.out" 2>"$tmp/$name.cerr" || status=$?
+	cat "$tmp/$name.out" "$tmp/$name.cerr"
+	[ "$status" = 3 ] || fail "$name: rqdisk-crash on the log of a lost write: status $status, not 3"
+	grep -qF "skipped: a flush failed at entry 1 (writes before it may be lost)" "$tmp/$name.cerr" ||
+		fail "$name: rqdisk-crash does not say why it skipped points"
+}
+
 say "a write the server lost: the failed fsync leaves a mark, rqdisk-crash stops there (exit 3)"
-start_rqdisk --nbd-timeout 20 --filter "log-writes:file=$tmp/log" "$uri" "$tmp/mnt" 2>"$tmp/rqerr"
-timeout 120 dd if="$tmp/new" of="$tmp/mnt/disk" bs=4k seek=5 count=1 oflag=direct conv=notrunc \
-	status=none || fail "the write failed"
-stop_nbdkit KILL
-start_cached
-timeout 120 dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none 2>/dev/null &&
-	fail "the fsync after the server lost a write succeeded"
-timeout 120 dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none ||
-	fail "the fsync after the one that reported the loss failed"
-stop_rqdisk
-"$dump" "$tmp/log" >"$tmp/dump" || fail "log-writes-dump refused the log"
-cat "$tmp/dump"
-awk 'NR > 1 { print $2 }' "$tmp/dump" | tr '\n' ' ' >"$tmp/kinds"
-[ "$(cat "$tmp/kinds")" = "WRITE MARK FLUSH MARK " ] || fail "the log's entries are $(cat "$tmp/kinds")"
-grep -q "^1 MARK 0 0 rqdisk-flush-failed$" "$tmp/dump" || fail "no rqdisk-flush-failed after the write"
-status=0
-TMPDIR=$tmp timeout 120 "$crash" --via copy "$tmp/orig" "$tmp/log" -- true >"$tmp/out" \
-	2>"$tmp/cerr" || status=$?
-cat "$tmp/out" "$tmp/cerr"
-[ "$status" = 3 ] || fail "rqdisk-crash on the log of a lost write: status $status, not 3"
-grep -qF "skipped: a flush failed at entry 1 (writes before it may be lost)" "$tmp/cerr" ||
-	fail "rqdisk-crash does not say why it skipped points"
+lost fsync fsync
 say "the loss heard by an O_DSYNC write, not by a flush: the mark is there all the same (exit 3)"
-start_rqdisk --nbd-timeout 20 --filter "log-writes:file=$tmp/log2" "$uri" "$tmp/mnt" 2>"$tmp/rqerr2"
-timeout 120 dd if="$tmp/new" of="$tmp/mnt/disk" bs=4k seek=5 count=1 oflag=direct conv=notrunc \
-	status=none || fail "the write failed"
-stop_nbdkit KILL
-start_cached
-timeout 120 dd if="$tmp/new" of="$tmp/mnt/disk" bs=4k seek=9 count=1 oflag=direct,dsync conv=notrunc \
-	status=none 2>/dev/null && fail "the O_DSYNC write after the server lost a write succeeded"
-timeout 120 dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none ||
-	fail "the fsync after the O_DSYNC write that reported the loss failed"
-stop_rqdisk
-"$dump" "$tmp/log2" >"$tmp/dump2" || fail "log-writes-dump refused the log"
-cat "$tmp/dump2"
-awk 'NR > 1 { print $2 }' "$tmp/dump2" | tr '\n' ' ' >"$tmp/kinds2"
-[ "$(cat "$tmp/kinds2")" = "WRITE MARK FLUSH MARK " ] || fail "the log's entries are $(cat "$tmp/kinds2")"
-grep -q "^1 MARK 0 0 rqdisk-flush-failed$" "$tmp/dump2" || fail "no rqdisk-flush-failed after the write"
-status=0
-TMPDIR=$tmp timeout 120 "$crash" --via copy "$tmp/orig" "$tmp/log2" -- true >"$tmp/out2" \
-	2>"$tmp/cerr2" || status=$?
-cat "$tmp/out2" "$tmp/cerr2"
-[ "$status" = 3 ] || fail "rqdisk-crash on the log of a write lost, told to an O_DSYNC write: status $status, not 3"
+lost dsync "O_DSYNC write"
 echo "PASS: test-log-writes-nbd.sh"
