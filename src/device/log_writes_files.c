@@ -102,6 +102,13 @@ static int lw_open_device(const char *what, const char *path, char *why, size_t 
 			 path);
 		return -ELOOP;
 	}
+	if (fd < 0 && errno != EISDIR) {
+		int err = errno;
+
+		/* a device or file that is there, but not ours to write: say why, not "exists" */
+		snprintf(why, whylen, "log-writes: %s=%s: %s", what, path, strerror(err));
+		return -err;
+	}
 	if (fd >= 0 && !fstat(fd, &st) && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)) &&
 	    !fcntl(fd, F_SETFL, 0))
 		return fd;
