@@ -43,26 +43,31 @@ slow_read()
 }
 
 # switch_to NAME TAG: write NAME to queue/scheduler in the background; its
-# status goes to $tmp/TAG.rc, its pid to $writer.
+# status goes to $tmp/TAG.rc, its pid to $writer.  The file is opened
+# first ($tmp/TAG.open says so), so that a wait for the daemon's answer
+# seen after that is the write's, not the open's.
 switch_to()
 {
+	rm -f "$tmp/$2.open"
 	(
 		st=0
-		echo "$1" >"$q/scheduler" || st=$?
+		exec 3>"$q/scheduler" && touch "$tmp/$2.open" && echo "$1" >&3 || st=$?
 		echo $st >"$tmp/$2.rc"
 	) &
 	writer=$!
+	writer_tag=$2
 	bg_pids+=("$writer")
 }
 
-# parked PID: PID waits for the daemon's answer (up to 5 s to get there).
+# parked PID: PID, the last switch_to's, has opened the file and waits for
+# the daemon's answer to its write (up to 5 s to get there).
 parked()
 {
 	local i w
 
 	for ((i = 0; i < 250; i++)); do
 		w=$(cat "/proc/$1/wchan" 2>/dev/null) || w=
-		[ "$w" = request_wait_answer ] && return 0
+		[ -e "$tmp/$writer_tag.open" ] && [ "$w" = request_wait_answer ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.02
 	done
