@@ -108,6 +108,22 @@ if "$RQDISK" --help | grep -q "rbd:POOL"; then
 	grep -q "opens no RBD image" "$tmp/err" && fail "a plain rqdisk refused the RBD image"
 fi
 
+say "setcap, set up: no thread holds an effective capability, the serving one none at all"
+# the log's writer thread starts before the memory is set up: it must not write past quotas
+mkdir "$tmp/nobodys"
+chown nobody "$tmp/nobodys"
+as_nobody_mount "$tmp/rqdisk-cap" --filter "log-writes:file=$tmp/nobodys/cap.log" "$tmp/img" \
+	"$tmp/mnt"
+pid=$(pgrep -n -f "$tmp/rqdisk-cap --filter")
+[ "$(ls "/proc/$pid/task" | wc -l)" -ge 2 ] || fail "no writer thread beside the serving one"
+for t in /proc/"$pid"/task/*; do
+	eff=$(awk '$1 == "CapEff:" { print $2 }' "$t/status")
+	[ "$eff" = 0000000000000000 ] || fail "thread ${t##*/} of a setcap rqdisk has CapEff $eff"
+done
+prm=$(awk '$1 == "CapPrm:" { print $2 }' "/proc/$pid/task/$pid/status")
+[ "$prm" = 0000000000000000 ] || fail "the serving thread of a setcap rqdisk has CapPrm $prm"
+_unmount "$tmp/mnt"
+
 say "setcap: the tests' RQDISK_TEST_BUFPOOL is not heeded (it sizes memory that is locked)"
 # a 2 MiB pool leaves no buffer for a 1 MiB write: plain, the write fails
 for p in rqdisk-cap rqdisk-plain; do

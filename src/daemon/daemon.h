@@ -57,6 +57,8 @@ void take_export(struct rqdisk_state *s);
 
 /* privilege.c: a privileged rqdisk becomes its caller; -1 (said) if it cannot */
 int drop_privilege(void);
+/* Before the memory is set up: a privileged rqdisk's kept capabilities made effective. */
+int raise_setup_privilege(void);
 /* After the memory is set up: a privileged rqdisk holds no capability any more. */
 int drop_setup_privilege(void);
 

@@ -16,7 +16,13 @@
 /* Locking memory, and PR_SET_IO_FLUSHER (both in the first word of the sets). */
 #define KEPT_CAPS ((1u << CAP_IPC_LOCK) | (1u << CAP_SYS_RESOURCE))
 
-/* Of the capabilities held, only the kept ones stay, effective. */
+/*
+ * Of the capabilities held, only the kept ones stay, and not effective:
+ * the threads the device stack starts before the memory is set up (the
+ * log's writer, a fault rule's watcher) inherit the calling thread's sets,
+ * and must not write their files past quotas.  The main thread makes them
+ * effective for the setup alone (raise_setup_privilege).
+ */
 static int keep_only_kept_caps(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -25,7 +31,7 @@ static int keep_only_kept_caps(void)
 	if (syscall(SYS_capget, &hdr, data))
 		return -1;
 	data[0].permitted &= KEPT_CAPS;
-	data[0].effective = data[0].permitted;
+	data[0].effective = 0;
 	data[0].inheritable &= KEPT_CAPS;
 	for (size_t i = 1; i < _LINUX_CAPABILITY_U32S_3; i++)
 		data[i] = (struct __user_cap_data_struct){ 0 };
@@ -62,11 +68,34 @@ int drop_privilege(void)
 }
 
 /*
+ * The memory is about to be set up (buffers locked, mlockall,
+ * PR_SET_IO_FLUSHER): the kept capabilities made effective, in this thread
+ * alone, until drop_setup_privilege.
+ */
+int raise_setup_privilege(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (!getauxval(AT_SECURE))
+		return 0;
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[0].effective = data[0].permitted;
+	if (syscall(SYS_capset, &hdr, data)) {
+		die_msg("a privileged rqdisk cannot use its capabilities: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Set up: the memory is locked and PR_SET_IO_FLUSHER set, the two things
  * the kept capabilities were for.  Kept longer, CAP_SYS_RESOURCE would let
  * every file rqdisk writes for its caller (the image, a log, a trace) pass
- * disk quotas and the blocks a file system reserves for root.  So a
- * privileged rqdisk holds none from here on.
+ * disk quotas and the blocks a file system reserves for root.  So this
+ * thread, the one that serves, holds none from here on (the threads
+ * started before hold them, never effective).
  */
 int drop_setup_privilege(void)
 {

@@ -429,8 +429,8 @@ static int start(struct rqdisk_state *s)
 		return -1;
 	if (!s->opt.foreground && daemonize_start(s))
 		return -1;
-	if (open_image(s) || setup_queue(s) || setup_power(s) || setup_memory(s) ||
-	    setup_trace(s) || setup_fuse(s))
+	if (open_image(s) || setup_queue(s) || setup_power(s) || raise_setup_privilege() ||
+	    setup_memory(s) || setup_trace(s) || setup_fuse(s))
 		return -1;
 	lock_memory(s);
 	set_io_flusher();
