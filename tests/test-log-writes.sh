@@ -237,6 +237,22 @@ TMPDIR=$tmp "$crash" --via copy "$tmp/drop.base" "$tmp/drop.log" -- true >"$tmp/
 cat "$tmp/drop.out" "$tmp/drop.err"
 [ "$status" = 3 ] || fail "rqdisk-crash on a log over dropped writes: status $status, not 3"
 
+say "the same fault filter above log-writes: what it drops never reaches the log, which stays whole"
+rm -f "$tmp/drop.log" "$tmp/drop.base"
+start_rqdisk --filter fault:up=1,down=600000,drop_writes=1 \
+	--filter "log-writes:file=$tmp/drop.log,base=$tmp/drop.base" "$tmp/drop.img" "$tmp/mnt"
+sleep 0.2
+dd if="$tmp/c" of="$rqdisk_disk" bs=4k seek=100 oflag=direct conv=notrunc,fsync status=none ||
+	fail "dd of c failed"
+stop_rqdisk
+"$dump" "$tmp/drop.log" >"$tmp/drop.dump" || fail "log-writes-dump refused the log"
+grep -q "rqdisk-flush-failed" "$tmp/drop.dump" &&
+	fail "a write dropped above log-writes marked its log: $(cat "$tmp/drop.dump")"
+status=0
+TMPDIR=$tmp "$crash" --via copy "$tmp/drop.base" "$tmp/drop.log" -- true >"$tmp/drop.out" \
+	2>"$tmp/drop.err" || status=$?
+[ "$status" = 0 ] || fail "rqdisk-crash on a whole log under a fault filter: status $status"
+
 say "the log's file system fills: log/stats says so, the daemon exits 1, rqdisk-crash exits 3"
 mkdir "$tmp/small"
 mount -t tmpfs -o size=1m rqdisk-test "$tmp/small" || fail "mounting a tmpfs failed"

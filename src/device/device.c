@@ -442,6 +442,7 @@ void dev_lost_writes(struct blk_dev *dev, uint64_t writes, uint64_t sectors, con
 	char text[512];
 	va_list ap;
 
+	dev->losses++;
 	s->lost.events++;
 	s->lost.writes += writes;
 	s->lost.sectors += sectors;
@@ -455,6 +456,7 @@ void dev_lost_writes(struct blk_dev *dev, uint64_t writes, uint64_t sectors, con
 
 void dev_dropped_write(struct blk_dev *dev)
 {
+	dev->losses++;
 	dev->stack->lost.dropped++;
 }
 

@@ -160,6 +160,7 @@ struct blk_dev {
 	size_t pdu_offset;     /* where its bytes lie in each request's pdu */
 	uint64_t timer_at;     /* when ops->timer runs next, 0 for never */
 	char *args;            /* what it was opened from */
+	uint64_t losses;       /* times it lost writes it had ended (dev_lost_writes, _dropped_write) */
 };
 
 /* What the stack runs on. */

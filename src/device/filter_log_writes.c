@@ -80,10 +80,17 @@ static void lw_queue_super(struct lw_filter *lw, struct lw_block *b)
 	pthread_cond_signal(&lw->wake);
 }
 
-/* What the layers below lost of the writes they ended: a server's losses, writes dropped. */
+/*
+ * How often the layers below lost writes they had ended: a server's
+ * losses, writes dropped.  Not those above: what they lose never came here.
+ */
 static uint64_t lw_losses_below(const struct blk_dev *dev)
 {
-	return dev->stack->lost.events + dev->stack->lost.dropped;
+	uint64_t n = 0;
+
+	for (const struct blk_dev *l = dev->lower; l; l = l->lower)
+		n += l->losses;
+	return n;
 }
 
 /*
@@ -725,14 +732,6 @@ static void lw_write_done(struct lw_filter *lw, struct request *rq, struct lw_rq
 	lw_place(lw, b);
 }
 
-/*
- * A flush completed: the writes it covers that are still held go into the
- * log, then its FLUSH entry, then what no flush still in flight covers.
- * A failed flush made nothing durable, and may have lost what it covered
- * (a server that lost its cache as its connection dropped fails the
- * flushes after): no FLUSH entry, but a mark, so that a later flush's
- * FLUSH entry does not call those writes durable unsaid.
- */
 /* Writes logged so far may be lost below: said once, however many tell of it at once. */
 static void lw_mark_maybe_lost(struct lw_filter *lw)
 {
@@ -742,6 +741,14 @@ static void lw_mark_maybe_lost(struct lw_filter *lw)
 		lw->lost_marked = lw->nr_entries;
 }
 
+/*
+ * A flush completed: the writes it covers that are still held go into the
+ * log, then its FLUSH entry, then what no flush still in flight covers.
+ * A failed flush made nothing durable, and may have lost what it covered
+ * (a server that lost its cache as its connection dropped fails the
+ * flushes after): no FLUSH entry, but a mark, so that a later flush's
+ * FLUSH entry does not call those writes durable unsaid.
+ */
 static void lw_flush_done(struct lw_filter *lw, struct lw_rq *p, int error)
 {
 	struct lw_block *b = NULL;
