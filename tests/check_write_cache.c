@@ -528,6 +528,42 @@ START_TEST(failed_writeback_fails_the_flush)
 END_TEST
 
 /*
+ * A FUA write that fails on its way through: over older cached data it
+ * carved away unwritten, that data is lost and the next flush fails; with
+ * nothing cached under it, the error is its own and the flush succeeds.
+ */
+START_TEST(failed_write_through_fails_the_flush_only_over_cached_data)
+{
+	struct stack_harness h;
+	unsigned int w, f;
+
+	setup(&h, "write-cache:expire=0");
+	sh_mem->fail_writes = true;
+	w = sh_submit(&h, REQ_OP_WRITE, REQ_FUA, 32, 8, 0x21); /* nothing cached there */
+	complete_all(&h);
+	ck_assert_int_eq(h.error[w], -EIO);
+	sh_mem->fail_writes = false;
+	f = flush(&h);
+	complete_all(&h);
+	ck_assert_int_eq(h.error[f], 0);
+
+	wr(&h, 0, 8, 0x12); /* cached, then superseded by the FUA write, which fails */
+	sh_mem->fail_writes = true;
+	w = sh_submit(&h, REQ_OP_WRITE, REQ_FUA, 0, 8, 0x34);
+	complete_all(&h);
+	ck_assert_int_eq(h.error[w], -EIO);
+	sh_mem->fail_writes = false;
+	f = flush(&h);
+	complete_all(&h);
+	ck_assert_int_eq(h.error[f], -EIO);
+	f = flush(&h);
+	complete_all(&h);
+	ck_assert_int_eq(h.error[f], 0);
+	sh_teardown(&h);
+}
+END_TEST
+
+/*
  * A read that ends below in parts, under a filter that holds the parts
  * until the whole request has ended (the model): the request's position
  * has not moved when its second part ends, and the cache's data still
@@ -685,6 +721,7 @@ static Suite *write_cache_suite(void)
 	tcase_add_test(tc, cut_fails_what_is_below);
 	tcase_add_test(tc, writeback_order_comes_from_the_seed);
 	tcase_add_test(tc, failed_writeback_fails_the_flush);
+	tcase_add_test(tc, failed_write_through_fails_the_flush_only_over_cached_data);
 	tcase_add_test(tc, restore_waits_for_the_cut);
 	tcase_add_test(tc, flush_during_a_cut_waits_for_its_writebacks);
 	tcase_add_test(tc, discard_goes_through);

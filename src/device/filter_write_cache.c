@@ -42,6 +42,7 @@ struct wc_rq {
 	sector_t start, end; /* its range as it came: its position moves as it ends */
 	unsigned int left;   /* sectors below not yet ended */
 	int error;
+	bool superseded;       /* a write through: it carved older dirty data away unwritten */
 	bool hit;              /* a read given some of the cache's data */
 	struct wc_extent *ext; /* a writeback's */
 };
@@ -286,6 +287,7 @@ static void wc_submit(struct blk_dev *dev, struct request *rq)
 	w->rq = rq;
 	w->start = blk_rq_pos(rq);
 	w->end = blk_rq_end_sector(rq);
+	w->superseded = false;
 	if (rq->cmd_op == REQ_OP_READ && wc->power == WC_ON) {
 		wc_send_read(dev, w);
 		return;
@@ -342,11 +344,16 @@ static bool wc_send_through(struct blk_dev *dev, struct wc_rq *w)
 {
 	struct wc_filter *wc = dev->priv;
 
+	bool dirty;
+
 	if (wc_map_has(&wc->map, w->start, w->end, WC_WRITEBACK) ||
 	    wc_list_overlaps(&wc->through, w->start, w->end) ||
-	    wc_list_overlaps(&wc->reads, w->start, w->end) || !dev_can_take(dev->lower) ||
-	    wc_map_carve(&wc->map, w->start, w->end))
+	    wc_list_overlaps(&wc->reads, w->start, w->end) || !dev_can_take(dev->lower))
 		return false;
+	dirty = wc_map_has(&wc->map, w->start, w->end, WC_DIRTY);
+	if (wc_map_carve(&wc->map, w->start, w->end))
+		return false;
+	w->superseded = dirty;
 	wc_fifo_remove(wc, w);
 	w->kind = WC_RQ_THROUGH;
 	w->left = blk_rq_sectors(w->rq);
@@ -640,12 +647,13 @@ static void wc_end_rq(struct blk_dev *dev, struct request *rq, int error,
 		break;
 	case WC_RQ_THROUGH:
 		/*
-		 * Older cached data of its range was carved away unwritten when it
+		 * Older dirty data of its range was carved away unwritten when it
 		 * went down: where it failed, that data (ended, maybe flushed for)
 		 * is on no medium now.  The next flush fails, as after a failed
-		 * writeback, not only this write.
+		 * writeback, not only this write.  With nothing carved, the error
+		 * is this write's alone.
 		 */
-		if (error)
+		if (error && w->superseded)
 			wc->wb_error = error;
 		if (last)
 			TAILQ_REMOVE(&wc->through, w, link);
