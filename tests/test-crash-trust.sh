@@ -54,8 +54,19 @@ run pastgaps --via copy --past-gaps "$tmp/base" "$tmp/gap.log" -- true
 [ "$status" = 3 ] || fail "--past-gaps: status $status, not 3"
 [ "$(count pastgaps prefix 3)" = 4 ] || fail "--past-gaps: not 4 states checked"
 grep -q "^not checked" "$tmp/pastgaps.out" && fail "--past-gaps: says something was not checked"
-grep -qxF "not an all-clear: 2 points past a gap in the log checked (logging was off from entry 4 to 5): its states miss writes" \
+grep -qxF "not an all-clear: 2 states past a gap in the log checked (logging was off from entry 4 to 5): they miss writes" \
 	"$tmp/pastgaps.out" || fail "--past-gaps: the summary does not say the states past the gap miss writes"
+for k in 1 2; do
+	run pastgaps-shard$k --via copy --past-gaps --shard $k/2 "$tmp/base" "$tmp/gap.log" -- true
+	grep -q "^not an all-clear: 1 state past a gap" "$tmp/pastgaps-shard$k.out" ||
+		fail "--past-gaps --shard $k/2: not its own 1 state past the gap counted"
+done
+say "--list says, by exit 3, that it lists not all or states past a gap; 0 when all is there"
+run listgap --list "$tmp/base" "$tmp/gap.log"
+[ "$status" = 3 ] || fail "--list of a log with points skipped past a gap: status $status, not 3"
+[ "$(wc -l <"$tmp/listgap.out")" = 2 ] || fail "--list past a gap: not the 2 states before it"
+run listpast --list --past-gaps "$tmp/base" "$tmp/gap.log"
+[ "$status" = 3 ] || fail "--list --past-gaps: status $status, not 3"
 run pastgaps1 --via copy --past-gaps --state end "$tmp/base" "$tmp/gap.log" -- true
 [ "$status" = 3 ] || fail "--state end --past-gaps with a checker: status $status, not 3"
 run beforegap --via copy --state flush:1 "$tmp/base" "$tmp/gap.log" -- true
@@ -111,6 +122,10 @@ grep -qxF "not checked: writes after the log's last entry (logging stopped after
 	"$tmp/stopped.out" || fail "a stopped log: the summary does not say what was not checked"
 nothing_left
 
+say "--list of a stopped log exits 3; of a whole one, 0"
+run stoppedlist --list "$tmp/base" "$tmp/stopped.log"
+[ "$status" = 3 ] || fail "--list of a stopped log: status $status, not 3"
+
 say "one state of a stopped log, checked: the run says the log stopped, exit 3"
 run stopped1 --via copy --state flush:1 "$tmp/base" "$tmp/stopped.log" -- true
 [ "$status" = 3 ] || fail "--state on a stopped log: status $status, not 3"
@@ -134,6 +149,8 @@ printf 'write 0 1 1\nflush\nwrite 2 1 2\n' | "$gen" >"$tmp/norecord.log"
 run norecord --via copy "$tmp/base" "$tmp/norecord.log" -- true
 [ "$status" = 0 ] || fail "a log with no record and no end mark: status $status"
 [ ! -s "$tmp/norecord.err" ] || fail "a log with no record: something said: $(cat "$tmp/norecord.err")"
+run wholelist --list "$tmp/base" "$tmp/whole.log"
+[ "$status" = 0 ] || fail "--list of a whole log: status $status"
 
 # ---------------------------------------------------------------- points that match nothing
 

@@ -326,6 +326,8 @@ struct run {
 	struct crash_pick pick; /* the states of gen this run reports on */
 	struct crash_id single; /* --state */
 	size_t single_pos;      /* its point's place in the log */
+	uint64_t past_gap_states; /* states reported (listed, checked, folded) past a gap */
+	size_t gen_skipped;     /* points past a gap the generator left out */
 	bool single_done;
 	struct ovl_layer *durable; /* the entries before the current point's last flush */
 	struct crash_server *srv; /* NULL: copies */
@@ -345,12 +347,26 @@ static bool log_intact(const struct run *r)
 }
 
 /* The next state to check; one folded into an earlier state is reported with that one's verdict. */
+/* A state this run reports on, past a gap (--past-gaps): counted, its verdict no all-clear. */
+static void count_past_gap(struct run *r, const struct crash_id *id)
+{
+	struct crash_spec spec;
+	char why[512];
+
+	if (r->o->gen.past_gaps && !crash_resolve(&r->log, id, &spec, why, sizeof(why)) &&
+	    crash_log_past_gap(&r->log, spec.pos))
+		r->past_gap_states++;
+}
+
 static int next_picked(struct run *r, struct crash_id *id, enum crash_class *cls)
 {
 	struct dedup_rep *rep;
 	int ret;
 
-	while ((ret = crash_pick_next(&r->pick, id, cls, &rep)) == 1 && rep) {
+	while ((ret = crash_pick_next(&r->pick, id, cls, &rep)) == 1) {
+		count_past_gap(r, id);
+		if (!rep)
+			break;
 		ret = dedup_fold(&r->dedup, rep, id, *cls);
 		crash_id_free(id);
 		if (ret)
@@ -748,28 +764,14 @@ static int load(struct run *r)
 	return r->o->state ? load_state(r) : load_points(r);
 }
 
-/*
- * --past-gaps: the points past a gap are checked, but their states replay
- * a log that misses writes, so none of their verdicts is an all-clear:
- * the summary says how many, and the run exits 3 at best.
- */
-static void say_past_gaps(struct run *r, struct report *rep, uint64_t n)
-{
-	if (!n || !rep)
-		return;
-	crash_log_gap_text(&r->log, rep->skipped_why, sizeof(rep->skipped_why));
-	rep->past_gaps = n;
-}
-
 /* One line for the points the gap keeps from being checked, and the same in the summary. */
 static void say_skipped(struct run *r, struct report *rep)
 {
-	size_t n = r->gen.nr_skipped, past = 0;
+	size_t n = r->gen.nr_skipped;
 	char why[96], where[40] = "the start";
 
-	for (size_t i = 0; r->o->gen.past_gaps && i < r->gen.nr_pts; i++)
-		past += crash_log_past_gap(&r->log, r->gen.pts[i].pos);
-	say_past_gaps(r, rep, past);
+	if (rep && r->log.gap_kind != GAP_NONE)
+		crash_log_gap_text(&r->log, rep->skipped_why, sizeof(rep->skipped_why));
 	if (!n)
 		return;
 	crash_log_gap_text(&r->log, why, sizeof(why));
@@ -838,6 +840,7 @@ static int start_pick(struct run *r, struct report *rep)
 
 static void stop_pick(struct run *r)
 {
+	r->gen_skipped = r->gen.nr_skipped;
 	if (r->pick.dedup)
 		dedup_free(&r->dedup);
 	r->pick.dedup = NULL;
@@ -865,6 +868,7 @@ static int run_list(struct run *r)
 
 	ret = start_pick(r, NULL);
 	while (!ret && (ret = crash_pick_next(&r->pick, &id, &cls, &folded)) == 1) {
+		count_past_gap(r, &id);
 		text = crash_id_format(&id);
 		crash_id_free(&id);
 		ret = text ? 0 : -ENOMEM;
@@ -885,6 +889,18 @@ static int run_list(struct run *r)
 	if (!ret && !log_intact(r))
 		ret = -EIO;
 	return ret;
+}
+
+/*
+ * What a run (or its list) leaves unchecked or unclear: points past a gap
+ * skipped, states past one listed or checked all the same, a log cut
+ * short.  Any of these makes its exit 3 at best: a harness that checks
+ * the listed states one by one must not take their passing for an
+ * all-clear.
+ */
+static bool run_unclear(const struct run *r)
+{
+	return r->gen_skipped || r->past_gap_states || crash_log_cut(&r->log);
 }
 
 static void noop_handler(int sig)
@@ -913,7 +929,10 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 	if (r->o->state) {
 		rep->total = 1;
 		say_cut(r, rep);
-		say_past_gaps(r, rep, crash_log_past_gap(&r->log, r->single_pos));
+		if (r->o->gen.past_gaps && crash_log_past_gap(&r->log, r->single_pos)) {
+			crash_log_gap_text(&r->log, rep->skipped_why, sizeof(rep->skipped_why));
+			r->past_gap_states = 1;
+		}
 	}
 	ret = r->o->state ? 0 : start_pick(r, rep);
 	if (!ret)
@@ -926,6 +945,7 @@ static int run_checks(struct run *r, struct report *rep, int *sig)
 		ret = check_run(&co, &src, rep);
 	}
 	rep->read_ns = r->srv ? server_read_ns(r->srv) : 0;
+	rep->past_gaps = r->past_gap_states;
 	rep->run_states = r->pick.nr_states;
 	for (int c = 0; c < NR_CLASSES; c++)
 		made += rep->made[c];
@@ -970,7 +990,7 @@ int main(int argc, char **argv)
 	if (load(&r))
 		goto out;
 	if (o.list) {
-		status = run_list(&r) ? EXIT_TROUBLE : EXIT_CONSISTENT;
+		status = run_list(&r) ? EXIT_TROUBLE : run_unclear(&r) ? EXIT_UNCHECKED : EXIT_CONSISTENT;
 		goto out;
 	}
 	if (o.output && write_output(&r))
@@ -993,7 +1013,7 @@ int main(int argc, char **argv)
 	ret = run_checks(&r, &rep, &sig);
 	if (!ret && !sig)
 		status = report_nr_failed(&rep) ? EXIT_FAILED :
-			 rep.skipped || rep.past_gaps || rep.cut_why[0] ? EXIT_UNCHECKED :
+			 rep.skipped || r.past_gap_states || rep.cut_why[0] ? EXIT_UNCHECKED :
 						    EXIT_CONSISTENT;
 	report_free(&rep);
 out:

@@ -168,8 +168,8 @@ int report_print(struct report *r, FILE *f, const char *via, unsigned int jobs)
 		fprintf(f, "not checked: %" PRIu64 " point%s past a gap in the log (%s)\n", r->skipped,
 			r->skipped == 1 ? "" : "s", r->skipped_why);
 	if (r->past_gaps)
-		fprintf(f, "not an all-clear: %" PRIu64 " point%s past a gap in the log checked (%s): "
-			"its states miss writes\n", r->past_gaps, r->past_gaps == 1 ? "" : "s",
+		fprintf(f, "not an all-clear: %" PRIu64 " state%s past a gap in the log checked (%s): "
+			"they miss writes\n", r->past_gaps, r->past_gaps == 1 ? "" : "s",
 			r->skipped_why);
 	if (r->cut_why[0])
 		fprintf(f, "not checked: writes after the log's last entry (%s)\n", r->cut_why);

@@ -31,7 +31,7 @@ struct report {
 	bool progress, tty;
 	uint64_t last_progress_ns;
 	uint64_t skipped;      /* points not checked: past a gap in the log */
-	uint64_t past_gaps;    /* points past a gap checked all the same (--past-gaps) */
+	uint64_t past_gaps;    /* states past a gap reported all the same (--past-gaps) */
 	char skipped_why[96];  /* "logging was off from entry E to F" */
 	char cut_why[160];     /* the log was cut short, why (crash_log_cut_text), or "" */
 	bool dedup;            /* a line says how many states were folded */
