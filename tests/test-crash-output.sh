@@ -84,6 +84,14 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 			-o "$tmp/shared/link.img" "$tmp/base" "$tmp/log"
 		[ "$(cat "$tmp/precious")" = "root's" ] || fail "-o: wrote through a hard link"
 	fi
+	say "the same in a directory another user owns (not sticky): a hard link there is refused"
+	mkdir "$tmp/theirs"
+	chown nobody "$tmp/theirs"
+	if ln "$tmp/precious" "$tmp/theirs/link.img" 2>/dev/null; then
+		refused olink2 "-o $tmp/theirs/link.img" --via copy --state flush:1 \
+			-o "$tmp/theirs/link.img" "$tmp/base" "$tmp/log"
+		[ "$(cat "$tmp/precious")" = "root's" ] || fail "-o: wrote through a hard link"
+	fi
 	say "root's own file there is taken"
 	run oshared --via copy --state flush:1 -o "$tmp/shared/mine.img" "$tmp/base" "$tmp/log"
 	[ "$status" = 0 ] || fail "-o to a new file in a sticky directory: status $status"

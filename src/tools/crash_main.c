@@ -623,21 +623,23 @@ static const char *output_clobbers(const struct run *r, int fd)
 }
 
 /*
- * A file another user put in a sticky directory others may write to
- * (/tmp): theirs to read; or, there, a second name of a file that is
- * elsewhere too (a hard link another user made to one of ours, where the
- * kernel's protected_hardlinks is off): writing it writes that file.
+ * A file that is there in a directory someone else may write to (/tmp,
+ * a group's directory, another user's): it is another user's (theirs to
+ * read what is written to it), or a second name of a file elsewhere (a
+ * hard link to one of ours, where the kernel's protected_hardlinks is
+ * off): writing it would hand the state over, or write over that file.
  */
 static bool planted(int fd, const char *path)
 {
 	char *dir = strdup(path);
 	struct stat st, ds;
-	bool ret = false;
+	bool ret = false, shared;
 
-	if (dir && !fstat(fd, &st) && !stat(dirname(dir), &ds) && (ds.st_mode & S_ISVTX) &&
-	    (ds.st_mode & (S_IWGRP | S_IWOTH)))
-		ret = (st.st_uid != geteuid() && st.st_uid != ds.st_uid) ||
-		      (S_ISREG(st.st_mode) && st.st_nlink > 1);
+	if (dir && !fstat(fd, &st) && !stat(dirname(dir), &ds)) {
+		shared = (ds.st_uid != geteuid() && ds.st_uid != 0) ||
+			 (ds.st_mode & (S_IWGRP | S_IWOTH));
+		ret = shared && (st.st_uid != geteuid() || (S_ISREG(st.st_mode) && st.st_nlink > 1));
+	}
 	free(dir);
 	return ret;
 }
@@ -658,8 +660,8 @@ static int open_output(const char *opt, const char *path, bool truncate)
 
 	if (fd >= 0 && planted(fd, path)) {
 		close(fd);
-		fprintf(stderr, PROG ": %s %s: in a shared directory, another user's file or a "
-			"second name of a file: refused\n", opt, path);
+		fprintf(stderr, PROG ": %s %s: in a directory others may write to, another user's "
+			"file or a second name of a file: refused\n", opt, path);
 		return -1;
 	}
 	if (fd >= 0 && !fcntl(fd, F_SETFL, 0) && (!truncate || !ftruncate(fd, 0)))
