@@ -57,11 +57,22 @@ static struct diff_op ops_torn_unaligned_unit[] = {
 };
 
 /* write-cache:atomic=4096 above the log: a write of sectors 70-79 cached, one of 78-91 carves
- * it; the two parts of the unit 72-79 go down apart, so a crash between them leaves the unit
- * holding the first write without its sectors 78-79, a unit the disk wrote whole torn. */
+ * it; the two parts of the unit 72-79 went down apart, so a crash between them left the unit
+ * holding the first write without its sectors 78-79, a unit the disk wrote whole torn.  The
+ * newer write's extent now takes 72-77 over: the unit goes down in one writeback. */
 static struct diff_op ops_wcache_carve_tears_unit[] = {
 	{ DK_WRITE, 70, 9 }, { DK_WRITE, 78, 13 }, { DK_FLUSH, 0, 0 },
 	{ DK_WAIT, 0, 0 },   { DK_QMARK, 0, 0 },
+};
+
+/* write-cache:atomic=4096: a write of sectors 70-79 cached, then a FUA write of 78-91 that
+ * cuts it inside the unit 72-79 goes through (the older write lands whole first now); then a
+ * write of 16-31 cut inside the unit 24-31 by one of 26-28, whose two parts of that unit went
+ * down apart (this part failed before the fix): the unit goes down in one writeback now. */
+static struct diff_op ops_wcache_units_through_and_split[] = {
+	{ DK_WRITE, 70, 9 },  { DK_FUA, 78, 13 },  { DK_WAIT, 0, 0 },  { DK_QMARK, 0, 0 },
+	{ DK_WRITE, 16, 15 }, { DK_WRITE, 26, 2 }, { DK_FLUSH, 0, 0 }, { DK_WAIT, 0, 0 },
+	{ DK_QMARK, 0, 0 },
 };
 
 /* write-cache:atomic=4096, a torn power cut: a cached write of sectors 2-12 kept one unit
@@ -137,7 +148,10 @@ static const struct known_case cases[] = {
 	    .torn = true, CASE_OPS(ops_torn_unaligned_unit) } },
 	{ .c = { .name = "wcache_carve_tears_unit", .features = DF_WCACHE | DF_ATOMIC,
 	    .atomic = 4096, .drop = 1, .wc_atomic = true, CASE_OPS(ops_wcache_carve_tears_unit) },
-	  .known = true },
+	  .known = false },
+	{ .c = { .name = "wcache_units_through_and_split", .features = DF_WCACHE | DF_ATOMIC,
+	    .atomic = 4096, .drop = 1, .wc_atomic = true,
+	    CASE_OPS(ops_wcache_units_through_and_split) } },
 	{ .c = { .name = "wcache_torn_cut_unaligned", .features = DF_WCACHE | DF_CUT | DF_ATOMIC,
 	    .atomic = 4096, .drop = 1, .wc_atomic = true, .disk_only = true, .wc_expire = 1,
 	    CASE_OPS(ops_wcache_torn_cut_unaligned) } },

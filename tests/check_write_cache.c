@@ -666,6 +666,101 @@ START_TEST(discard_goes_through)
 }
 END_TEST
 
+/*
+ * The writes that reached the backend over the atomic unit [start, start +
+ * nr): how many, and false if one of them wrote only part of it.
+ */
+static bool unit_written_whole(sector_t start, unsigned int nr, unsigned int *count)
+{
+	bool whole = true;
+
+	*count = 0;
+	for (unsigned int i = 0; i < sh_mem->nr_log; i++) {
+		const struct sh_mem_op *o = &sh_mem->log[i];
+
+		if (o->op != REQ_OP_WRITE || o->sector >= start + nr || o->sector + o->nr <= start)
+			continue;
+		(*count)++;
+		whole &= o->sector <= start && o->sector + o->nr >= start + nr;
+	}
+	return whole;
+}
+
+/*
+ * atomic=4096: a newer cached write that cuts an older one inside a unit
+ * (at its end, or inside it) leaves that unit's dirty data in one
+ * writeback, not two: a crash between two would leave the unit holding
+ * the older write without its part the newer one superseded.
+ */
+START_TEST(carved_unit_written_back_in_one_request)
+{
+	struct stack_harness h;
+	unsigned int n, f;
+
+	setup(&h, "write-cache:expire=0,atomic=4096,depth=4");
+	wr(&h, 70, 10, 0xa1);
+	wr(&h, 78, 14, 0xb2); /* the unit 72-79: 0xa1's 72-77, its own 78-79 */
+	wr(&h, 160, 32, 0xc3);
+	wr(&h, 170, 3, 0xd4); /* inside the unit 168-175 */
+	f = flush(&h);
+	ck_assert(h.ended_at[f]);
+	ck_assert_int_eq(h.error[f], 0);
+	ck_assert_msg(unit_written_whole(72, 8, &n) && n == 1, "unit 72-79: %u writes, in part", n);
+	ck_assert_msg(unit_written_whole(168, 8, &n) && n == 1, "unit 168-175: %u writes, in part",
+		      n);
+	ck_assert(medium_is(70, 8, 0xa1));
+	ck_assert(medium_is(78, 14, 0xb2));
+	ck_assert(medium_is(160, 10, 0xc3));
+	ck_assert(medium_is(170, 3, 0xd4));
+	ck_assert(medium_is(173, 19, 0xc3));
+	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
+	sh_teardown(&h);
+}
+END_TEST
+
+/* The unit 72-79 after 0xa1 to 70-79 and 0xb2 to 78-91: each write's part of it whole or not. */
+static bool unit_72_allowed(void)
+{
+	return medium_is(72, 8, 0) || medium_is(72, 8, 0xa1) ||
+	       (medium_is(72, 6, 0) && medium_is(78, 2, 0xb2)) ||
+	       (medium_is(72, 6, 0xa1) && medium_is(78, 2, 0xb2));
+}
+
+/*
+ * atomic=4096: a FUA write that supersedes part of a unit of cached data
+ * goes through, and the rest of that data expires while it is below.
+ * Ended newest first, what is below never leaves the unit holding the
+ * older write's 72-77 without its 78-79 (superseded, but the disk wrote
+ * the unit whole).
+ */
+START_TEST(write_through_never_tears_the_unit_it_cuts)
+{
+	struct stack_harness h;
+	unsigned int w, f;
+
+	setup(&h, "write-cache:expire=10,atomic=4096");
+	sh_mem->hold = true;
+	wr(&h, 70, 10, 0xa1);
+	w = sh_submit(&h, REQ_OP_WRITE, REQ_FUA, 78, 14, 0xb2);
+	sh_run_until(&h, START_NS + 10 * MS); /* what the cache holds has expired */
+	while (sh_mem->nr_pending) {
+		complete_nth(&h, sh_mem->nr_pending - 1);
+		ck_assert_msg(unit_72_allowed(), "after %u requests below: the unit 72-79 torn",
+			      sh_mem->nr_log);
+	}
+	f = flush(&h);
+	complete_all(&h);
+	complete_all(&h);
+	ck_assert(h.ended_at[w] && h.ended_at[f]);
+	ck_assert_int_eq(h.error[w], 0);
+	ck_assert_int_eq(h.error[f], 0);
+	ck_assert(medium_is(70, 8, 0xa1));
+	ck_assert(medium_is(78, 14, 0xb2));
+	ck_assert_str_eq(attr_show(&h, "dirty"), "0\n");
+	sh_teardown(&h);
+}
+END_TEST
+
 START_TEST(refusals_say_why)
 {
 	struct dev_stack s = { 0 };
@@ -725,6 +820,8 @@ static Suite *write_cache_suite(void)
 	tcase_add_test(tc, restore_waits_for_the_cut);
 	tcase_add_test(tc, flush_during_a_cut_waits_for_its_writebacks);
 	tcase_add_test(tc, discard_goes_through);
+	tcase_add_test(tc, carved_unit_written_back_in_one_request);
+	tcase_add_test(tc, write_through_never_tears_the_unit_it_cuts);
 	tcase_add_test(tc, refusals_say_why);
 	tcase_add_test(tc, describes_its_parameters);
 	suite_add_tcase(s, tc);

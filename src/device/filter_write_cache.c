@@ -298,12 +298,80 @@ static void wc_submit(struct blk_dev *dev, struct request *rq)
 	dev_set_timer(dev, dev_now(dev));
 }
 
+/* Whether e may go down now: no write through below overlaps it. */
+static bool wc_may_write(const struct wc_filter *wc, const struct wc_extent *e)
+{
+	return !wc_list_overlaps(&wc->through, e->start, wc_end(e));
+}
+
+static bool wc_start_writeback(struct blk_dev *dev, struct wc_extent *e)
+{
+	struct wc_filter *wc = dev->priv;
+	struct request *rq = dev_alloc_request(dev, REQ_OP_WRITE, 0, e->start, e->buf,
+					       e->nr << SECTOR_SHIFT);
+	struct wc_rq *w;
+
+	if (!rq)
+		return false;
+	w = dev_rq_pdu(dev, rq);
+	*w = (struct wc_rq){ .rq = rq, .kind = WC_RQ_WRITEBACK, .start = e->start,
+			     .end = wc_end(e), .left = e->nr, .ext = e };
+	wc_map_set_state(&wc->map, e, WC_WRITEBACK);
+	wc->nr_wb++;
+	dev_submit(dev->lower, rq);
+	return true;
+}
+
+/* The disk's atomic unit, in sectors: aligned from sector 0. */
+static sector_t wc_unit(const struct wc_filter *wc)
+{
+	return wc->atomic >> SECTOR_SHIFT;
+}
+
+/*
+ * The range a write of [*start, *end) is cached as.  An older dirty extent
+ * it cuts inside an atomic unit gives it the rest of that unit's data: a
+ * unit's dirty data stays in one extent, written back in one request, as
+ * the disk writes a unit whole (two parts written apart, a crash between
+ * them leaves the older write in that unit without the part the newer one
+ * superseded).  The older one is cut at the unit's boundary instead.
+ */
+static void wc_grow(struct wc_filter *wc, sector_t *start, sector_t *end)
+{
+	sector_t unit = wc_unit(wc), s = *start, t = *end;
+	struct wc_extent *e = wc_map_first(&wc->map, s, s + 1);
+
+	if (e && e->state == WC_DIRTY && e->start < s)
+		*start = e->start > s - s % unit ? e->start : s - s % unit;
+	e = wc_map_first(&wc->map, t - 1, t);
+	if (e && e->state == WC_DIRTY && wc_end(e) > t) {
+		sector_t up = t % unit ? t + unit - t % unit : t;
+
+		*end = wc_end(e) < up ? wc_end(e) : up;
+	}
+}
+
+/* The cached data of [from, to) into n's buffer: what a grown write takes over. */
+static void wc_take_over(struct wc_filter *wc, struct wc_extent *n, sector_t from, sector_t to)
+{
+	for (struct wc_extent *e = wc_map_first(&wc->map, from, to); e && e->start < to;
+	     e = wc_map_next(e)) {
+		sector_t s = e->start > from ? e->start : from;
+		sector_t t = wc_end(e) < to ? wc_end(e) : to;
+
+		memcpy(n->buf + ((size_t)(s - n->start) << SECTOR_SHIFT),
+		       e->buf + ((size_t)(s - e->start) << SECTOR_SHIFT),
+		       (size_t)(t - s) << SECTOR_SHIFT);
+	}
+}
+
 /* A write into the cache, and ended: false if it must wait (or go through: *through). */
 static bool wc_cache_write(struct blk_dev *dev, struct wc_rq *w, uint64_t now, bool *through)
 {
 	struct wc_filter *wc = dev->priv;
 	unsigned int nr = blk_rq_sectors(w->rq);
 	uint64_t bytes = (uint64_t)nr << SECTOR_SHIFT;
+	sector_t start = w->start, end = w->end;
 	struct wc_extent *e;
 
 	if (bytes > wc->size || (w->rq->cmd_flags & REQ_FUA)) {
@@ -317,8 +385,13 @@ static bool wc_cache_write(struct blk_dev *dev, struct wc_rq *w, uint64_t now, b
 		wc->need_room = true;
 		return false;
 	}
-	e = wc_extent_new(w->start, nr, now);
-	if (!e || wc_map_carve(&wc->map, w->start, w->end)) {
+	wc_grow(wc, &start, &end);
+	e = wc_extent_new(start, (unsigned int)(end - start), now);
+	if (e) {
+		wc_take_over(wc, e, start, w->start);
+		wc_take_over(wc, e, w->end, end);
+	}
+	if (!e || wc_map_carve(&wc->map, start, end)) {
 		if (e) {
 			free(e->buf);
 			free(e);
@@ -326,7 +399,7 @@ static bool wc_cache_write(struct blk_dev *dev, struct wc_rq *w, uint64_t now, b
 		*through = true; /* no memory to cache it: it is written through */
 		return false;
 	}
-	wc_copy(w->rq, 0, e->buf, bytes, false);
+	wc_copy(w->rq, 0, e->buf + ((size_t)(w->start - start) << SECTOR_SHIFT), bytes, false);
 	wc_map_insert(&wc->map, e);
 	wc_fifo_remove(wc, w);
 	dev_end(dev, w->rq, 0, nr);
@@ -334,10 +407,38 @@ static bool wc_cache_write(struct blk_dev *dev, struct wc_rq *w, uint64_t now, b
 }
 
 /*
+ * An older dirty extent a write through would cut inside an atomic unit
+ * (the through write begins or ends inside the unit, the extent goes on
+ * past it) is written back first, whole, the part the write supersedes
+ * too, and the write waits for it to land: carved, its part of that unit
+ * would land on its own, without the rest, or after the write through.
+ * false: one is in the way.
+ */
+static bool wc_edges_clear(struct blk_dev *dev, const struct wc_rq *w)
+{
+	struct wc_filter *wc = dev->priv;
+	sector_t unit = wc_unit(wc);
+	struct wc_extent *e = NULL, *x;
+
+	if (w->start % unit && (x = wc_map_first(&wc->map, w->start, w->start + 1)) &&
+	    x->state == WC_DIRTY && x->start < w->start)
+		e = x;
+	else if (w->end % unit && (x = wc_map_first(&wc->map, w->end - 1, w->end)) &&
+		 x->state == WC_DIRTY && wc_end(x) > w->end)
+		e = x;
+	if (!e)
+		return true;
+	if (wc->nr_wb < wc->depth && wc_may_write(wc, e) && dev_can_take(dev->lower))
+		wc_start_writeback(dev, e);
+	return false;
+}
+
+/*
  * A write the cache does not keep goes down once no older cached data of
  * its range can land after it or be read instead of it: none in writeback
  * there, no write through there still below, no read below there (whose
- * cached data the carve would take away).  Cached data there is older and
+ * cached data the carve would take away), and no dirty data it would cut
+ * inside an atomic unit (wc_edges_clear).  Cached data there is older and
  * superseded: it goes without being written.
  */
 static bool wc_send_through(struct blk_dev *dev, struct wc_rq *w)
@@ -346,7 +447,7 @@ static bool wc_send_through(struct blk_dev *dev, struct wc_rq *w)
 
 	bool dirty;
 
-	if (wc_map_has(&wc->map, w->start, w->end, WC_WRITEBACK) ||
+	if (!wc_edges_clear(dev, w) || wc_map_has(&wc->map, w->start, w->end, WC_WRITEBACK) ||
 	    wc_list_overlaps(&wc->through, w->start, w->end) ||
 	    wc_list_overlaps(&wc->reads, w->start, w->end) || !dev_can_take(dev->lower))
 		return false;
@@ -445,12 +546,6 @@ static bool wc_expired(const struct wc_filter *wc, const struct wc_extent *e, ui
 	return wc->expire_ns && now - e->dirtied_at >= wc->expire_ns;
 }
 
-/* Whether e may go down now: no write through below overlaps it. */
-static bool wc_may_write(const struct wc_filter *wc, const struct wc_extent *e)
-{
-	return !wc_list_overlaps(&wc->through, e->start, wc_end(e));
-}
-
 #define WC_PICK_TRIES 8
 
 /*
@@ -503,24 +598,6 @@ static struct wc_extent *wc_pick(struct wc_filter *wc, bool any, uint64_t now)
 	if (!wc->map.nr_dirty)
 		return NULL;
 	return any ? wc_pick_any(wc) : wc_pick_expired(wc, now);
-}
-
-static bool wc_start_writeback(struct blk_dev *dev, struct wc_extent *e)
-{
-	struct wc_filter *wc = dev->priv;
-	struct request *rq = dev_alloc_request(dev, REQ_OP_WRITE, 0, e->start, e->buf,
-					       e->nr << SECTOR_SHIFT);
-	struct wc_rq *w;
-
-	if (!rq)
-		return false;
-	w = dev_rq_pdu(dev, rq);
-	*w = (struct wc_rq){ .rq = rq, .kind = WC_RQ_WRITEBACK, .start = e->start,
-			     .end = wc_end(e), .left = e->nr, .ext = e };
-	wc_map_set_state(&wc->map, e, WC_WRITEBACK);
-	wc->nr_wb++;
-	dev_submit(dev->lower, rq);
-	return true;
 }
 
 /*
