@@ -985,10 +985,8 @@ int main(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? EXIT_CONSISTENT : EXIT_TROUBLE;
-	/* every thread (the FUSE server's) inherits the mask: the main thread alone takes them */
 	check_signals(&set);
 	signal(SIGCHLD, noop_handler);
-	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (load(&r))
 		goto out;
 	if (o.list) {
@@ -1012,6 +1010,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %s\n", o.csv, strerror(errno));
 		goto out;
 	}
+	/*
+	 * Only a run of checkers waits for SIGINT, SIGTERM and SIGHUP, to end
+	 * them and clean up: blocked here, before any thread starts (the FUSE
+	 * server's inherits the mask), the main thread alone takes them.
+	 * Before, and for --list and --state -o, they end the program as they
+	 * end any tool.
+	 */
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	ret = run_checks(&r, &rep, &sig);
 	if (!ret && !sig)
 		status = report_nr_failed(&rep) ? EXIT_FAILED :
