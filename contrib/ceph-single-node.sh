@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ceph-single-node.sh - a throwaway one-node Ceph (a monitor, a memstore OSD) on loopback for tests.
 #
 #   contrib/ceph-single-node.sh start [DIR] [POOL/IMAGE] [SIZE]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fuzz.sh - build the fuzz targets with clang's libFuzzer and run each for a while.
 #
 #   contrib/fuzz.sh [SECONDS [TARGET...]]

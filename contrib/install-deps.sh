@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # install-deps.sh - install what building and testing rqdisk needs on Debian 12 (as root).
 #
 #   install-deps.sh [--ceph]

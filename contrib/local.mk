@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The scripts around the programs: setting up, CI, benchmarks, the crash
 # lab's checkers and workloads, fuzzing, the service unit, an elevator built
 # outside the tree.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # package-test.sh - build the Debian packages of the committed tree (HEAD) in a
 # copy of it, lint them, install them, try what they installed, and purge them
 # again, leaving the machine's packages as they were.  As root, on Debian 12.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # quickstart.sh - install what is needed, build rqdisk, create an image and mount it.
 # Usage: contrib/quickstart.sh [IMAGE [MOUNTPOINT [SIZE]]]
 # It builds in _build/quickstart, out of the source tree, as contrib/run-tests.sh builds in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run-tests.sh - every test: make distcheck with warnings as errors (the tarball
 # built in a tree of its own, with read-only sources, and every unit and
 # integration test run there, once), then the unit tests again under ASan and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # unconfigure-tree.sh - undo a configure run inside the source tree, if there was one.
 # The build scripts configure out of the tree (_build/...), and automake refuses
 # that while the tree itself is configured ("source directory already configured").

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The elevator API, installed for elevators built outside the tree
 # (rqdisk-elevator(3)); pkg-config --cflags rqdisk finds it.
 rqdiskincludedir = $(includedir)/rqdisk

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A page per program, per filter and per backend; rqdisk(8) is their index.
 dist_man_MANS += \
 	man/rqdisk.8 \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* as.c - the anticipatory elevator, after Linux 2.6: deadline, plus waiting for readers. */
 #include <assert.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bfq.c - Budget Fair Queueing: per-process queues served in sector budgets, idling, raising. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bfq.h - Budget Fair Queueing: the queues, the B-WF2Q+ entities and what both halves share. */
 #ifndef RQDISK_BFQ_H
 #define RQDISK_BFQ_H

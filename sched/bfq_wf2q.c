@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bfq_wf2q.c - B-WF2Q+, BFQ's scheduler over its queues: virtual times, eligibility, classes. */
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cfq.c - Completely Fair Queuing: a queue per process, served round robin in time slices. */
 
 /*

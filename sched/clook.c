@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* clook.c - the C-LOOK elevator: sweeps up from the head, then jumps back to the lowest. */
 #include "rq_rbtree.h"
 #include "sweep.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * deadline.c - the deadline elevator, after Linux mq-deadline: requests are
  * served in sector order in batches, a FIFO per direction bounds how long

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * kyber.c - the kyber elevator, after Linux's kyber-iosched: four domains of
  * requests (read, write, discard, other), each needing a token to go, and a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The elevators: plugins that touch only their ops table, built into the
 # block core (ELV_BUILTIN); rq_rbtree.h and rq_merge.h are what they share.
 src_block_libblock_la_SOURCES += \

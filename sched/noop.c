@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * noop.c - the noop elevator: first in, first out; the core still merges.
  * Unlike 2.6's noop, which offered the core only a request's neighbours in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rq_merge.h - what cfq and bfq do alike around merges: the front-merge lookup, the choice. */
 #ifndef RQDISK_RQ_MERGE_H
 #define RQDISK_RQ_MERGE_H

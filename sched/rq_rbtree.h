@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rq_rbtree.h - the walks of a sector-sorted tree that several elevators make alike. */
 #ifndef RQDISK_RQ_RBTREE_H
 #define RQDISK_RQ_RBTREE_H

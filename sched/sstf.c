@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sstf.c - the shortest-seek-time-first elevator: the request nearest the head goes next. */
 #include "rq_rbtree.h"
 #include "sweep.h"

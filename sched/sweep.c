@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sweep.c - the hooks of sstf and clook that only keep the sorted tree and the head. */
 #include <assert.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sweep.h - what sstf and clook share: a sector-sorted tree, a head, and the hooks on them. */
 #ifndef RQDISK_SWEEP_H
 #define RQDISK_SWEEP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ack-writer.c - numbered 4 KiB records written with many in flight, each
  * logged only once its write is acknowledged; and the check that every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bt-gen.c - writes a blktrace trace from a text description, for the tests
  * of the trace tools.  Usage: bt-gen [-s] FILE < DESCRIPTION

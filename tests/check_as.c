@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_as.c - the anticipatory elevator: waiting for a reader's next read, batches, FIFOs. */
 #include <check.h>
 #include <errno.h>

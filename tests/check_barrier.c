@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_barrier.c - barrier epochs: nothing passes a barrier either way, whatever the elevator. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_bfq.c - the BFQ elevator: B-WF2Q+ shares, budgets, idling, classes, weights, latency. */
 #include <check.h>
 #include <errno.h>

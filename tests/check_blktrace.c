@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_blktrace.c - the queue's trace, read back as raw blk_io_trace records. */
 #include <check.h>
 #include <endian.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_blktrace_read.c - traces written record by record here, read back by bt_trace_load(). */
 #include <byteswap.h>
 #include <check.h>

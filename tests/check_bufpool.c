@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_bufpool.c - I/O buffers: aligned, from the locked arena, given back; malloc past it. */
 #include <check.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_cfq.c - the CFQ elevator: slices per process and priority, sector order, FIFO, idling. */
 #include <check.h>
 #include <errno.h>

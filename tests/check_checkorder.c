@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_checkorder.c - the barrier order checker on traces built record by record. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_cli.c - the command line: every refusal is one line that names the problem. */
 #include <check.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_clook.c - the C-LOOK elevator: upward sweeps, a jump back to the lowest, merges. */
 #include <check.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_crash.c - rqdisk-crash's library: the log parser's checks, the
  * points of each --at, the states made there, the IDs' grammar, and the

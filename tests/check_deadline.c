@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_deadline.c - the deadline elevator: sorted batches, FIFO expiry, reads first, merges. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_device.c - the device stack on a virtual clock: model and delay filters over a backend. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_differential.c - the crash lab checked against the reference disk
  * (diff_stack.h): seeded random sequences through the real stack, and the

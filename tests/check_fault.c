@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_fault.c - the fault filter over a memory backend on a virtual
  * clock: seeded probabilities, times and interval, sector ranges, flakey's

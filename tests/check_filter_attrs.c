@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_filter_attrs.c - the filters' control-tree files on a virtual clock:
  * a new delay holds the requests that come after it, not those held; a bad

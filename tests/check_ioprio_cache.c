@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_ioprio_cache.c - callers' I/O priorities: Linux's mapping, the refresh, the bound. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_kv.c - the "KEY=VALUE,..." walk that spec parsers share, and what one makes of it. */
 #include <check.h>
 #include <errno.h>

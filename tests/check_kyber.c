@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_kyber.c - the kyber elevator: tokens per domain, batches in round
  * robin, latency histograms and the depth they scale, on a virtual clock;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_limits.c - queue limit defaults and the rules that refuse inconsistent ones. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_loader.c - elevators from shared objects: the example and a test
  * elevator load and run, broken ones are refused with the reason why.

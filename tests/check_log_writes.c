@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_log_writes.c - the log-writes filter over a backend the test ends by
  * hand, in the order it chooses: the log has the order of completion with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_log_writes_limit.c - the log-writes filter built here with a 4 KiB
  * bound and a pwrite and fdatasync the test holds and records: past the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_merge.c - a bio joins a queued request only when every limit allows it. */
 #include <check.h>
 #include <errno.h>

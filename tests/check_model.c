@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_model.c - the timing models: parsing, the seek curve, rotation, streaming, channels. */
 #include <check.h>
 #include <errno.h>

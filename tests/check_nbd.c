@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_nbd.c - the nbd backend on a virtual clock, against a server of
  * the test's own (a thread speaking just enough NBD on a Unix socket, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_noop.c - the noop elevator: first in, first out, with only the core's merges. */
 #include <check.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_property.c - random streams of reads, writes, discards and barriers,
  * completed in random order and random parts, against every rule of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_rbd_spec.c - the rbd backend's IMAGE spec: QEMU's rbd: grammar, and one-line refusals. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_replay.c - the replay engine: same input, same numbers; the textbook
  * properties of the elevators at scale on the hdd model; iolog parsing.

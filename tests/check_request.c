@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_request.c - completion in parts, BIO walking, queue depth and accounting. */
 #include <check.h>
 #include <errno.h>

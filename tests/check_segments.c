@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_segments.c - splitting to the limits, scatter/gather mapping and bouncing. */
 #include <check.h>
 #include <errno.h>

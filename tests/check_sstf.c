@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_sstf.c - the SSTF elevator: nearest request to the head first, ties upward, merges. */
 #include <check.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_switch.c - switching elevators at run time: nothing lost, nothing stuck, order kept. */
 #include <check.h>
 #include <errno.h>

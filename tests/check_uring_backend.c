@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_uring_backend.c - backends on the io_uring loop: the null backend does no I/O but keeps a
  * model's time, and backends that are not io_uring-native end on the loop's thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_uring_errors.c - the io_uring driver on a real file: what the kernel fails reaches the bio,
  * and a short read or write is continued, not taken for success.

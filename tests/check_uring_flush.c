@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_uring_flush.c - the io_uring driver on a real file: flushes, barriers
  * and FUA writes, discard and write zeroes, made durable.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_uring_io.c - the io_uring driver on a real file: reads and writes land,
  * memory off the alignment is bounced, a big bio is split, a small ring

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_uring_loop.c - the io_uring event loop: it serves its input until done, idles, polls,
  * wakes for a signal, and reaps completions while input waits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_uring_timers.c - the io_uring driver's timers: an elevator's wake-up runs the queue, and a
  * model's time and depth hold for every elevator.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check_wb_err.c - the disk's write errors told to every open file once, as errseq does. */
 #include <check.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_write_cache.c - the write-cache filter over a memory backend whose
  * requests end when the test says, on a virtual clock: when writes, reads,

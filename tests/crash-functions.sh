@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # crash-functions.sh - what the rqdisk-crash scripts share: sourced after
 # functions.sh, with $crash the program, $tmp a directory of the test's and
 # $tmp/t the TMPDIR rqdisk-crash runs with.

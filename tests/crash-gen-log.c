@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash-gen-log.c - writes a dm-log-writes log from a small script, for
  * rqdisk-crash's tests; and, with --expect, the image a state ID names,

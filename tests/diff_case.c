@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* diff_case.c - the differential test's cases: from a seed or from bytes, printed, shrunk. */
 #include <stdlib.h>
 #include <string.h>

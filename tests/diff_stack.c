@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* diff_stack.c - the differential run (diff_stack.h): the stack, its log, libcrash, the model. */
 #include <errno.h>
 #include <fcntl.h>

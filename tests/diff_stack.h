@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * diff_stack.h - the differential test of the crash lab: a sequence of
  * operations run through the real stack (the request queue and an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * elv-broken.c - elevator shared objects the loader must refuse, one per
  * BROKEN_* macro (check_loader builds each as its own libtool module):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * elv-idler.c - a test elevator that idles: first in, first out, but a
  * request waits "idle" ms after it was added before it may go, the wait

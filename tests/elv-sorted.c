@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * elv-sorted.c - a test elevator built on the core's sorted tree, as an
  * elevator outside the tree would: one upward sweep from the head, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* elv_harness.c - what elevator tests share: set up a queue, feed it, drain it, check the order. */
 #include <check.h>
 #include <stdlib.h>

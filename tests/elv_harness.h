@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* elv_harness.h - what elevator tests share: set up a queue, feed it, drain it, check the order. */
 #ifndef RQDISK_ELV_HARNESS_H
 #define RQDISK_ELV_HARNESS_H

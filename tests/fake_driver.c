@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fake_driver.c - a driver for unit tests: takes requests and completes them on command. */
 #include <check.h>
 #include <stdlib.h>

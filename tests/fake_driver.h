@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fake_driver.h - a driver for unit tests: takes requests and completes them on command. */
 #ifndef RQDISK_FAKE_DRIVER_H
 #define RQDISK_FAKE_DRIVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fd-holder.c - one open file description held by one process, driven
  * line by line: what several writers that each fsync their own

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # functions.sh - what every integration test sources: requirements, cleanup, rqdisk start and stop.
 #
 # A test script does:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The tests: Check unit tests against a fake driver that completes on
 # command, shell integration tests that mount the disk, and what they share.
 
@@ -220,6 +221,7 @@ TESTS += \
 	tests/test-compare.sh \
 	tests/test-man-pages.sh \
 	tests/test-layering.sh \
+	tests/test-licence.sh \
 	tests/test-crash-scale.sh \
 	tests/test-completion.sh \
 	$(NULL)
@@ -260,6 +262,7 @@ EXTRA_DIST += \
 	tests/test-completion.sh \
 	tests/test-crash-scale.sh \
 	tests/test-layering.sh \
+	tests/test-licence.sh \
 	tests/test-man-pages.sh \
 	tests/test-replay.sh \
 	$(NULL)

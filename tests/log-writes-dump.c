@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log-writes-dump.c - a reader of dm-log-writes logs for the tests, written
  * from the format's description alone (not from rqdisk's header):

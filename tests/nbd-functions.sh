@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # nbd-functions.sh - what the NBD tests source after functions.sh: nbdkit servers on Unix sockets.
 
 # requires_nbd: skip unless nbdkit is here and rqdisk was built with libnbd.

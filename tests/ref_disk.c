@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ref_disk.c - the reference disk model (ref_disk.h): versions, points, and what they allow. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ref_disk.h - a reference model of a disk with a volatile write cache,
  * small, slow and independent of the code it checks (libc only): fed the

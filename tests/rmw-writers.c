@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rmw-writers.c - threads that write different bytes of the same sectors, to
  * catch a read-modify-write that loses another writer's bytes.

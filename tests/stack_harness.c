@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stack_harness.c - a queue over a device stack on a virtual clock, for the stack's unit tests. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stack_harness.h - what the device stack's unit tests share: a request
  * queue (noop) over a stack of filters and a backend of the test's, on a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-backend-modules.sh - the nbd and rbd backends are modules in
 # RQDISK_BACKEND_DIR: a file image needs neither; a module that is not
 # there, whose library is not there, or that is no backend stops rqdisk

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-bad-input.sh - every bad command line or bad file is refused with one
 # line on stderr that names the problem (usage errors end it with "; try
 # 'rqdisk --help'"), nothing on stdout, no mount and no image left behind -

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-block-semantics.sh - the disk file behaves as a block device: a fixed
 # size (truncate refused with EINVAL, same size accepted, O_TRUNC ignored),
 # fallocate PUNCH_HOLE|KEEP_SIZE and ZERO_RANGE zero whole blocks and refuse

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-checkorder-elevators.sh - every elevator keeps the barrier order under load: a
 # traced disk takes random reads and writes of up to 256 KiB (split at max_sectors) with
 # an fsync every 8 writes, and sequential 4 KiB writes (merged), for a couple of seconds;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-checkorder.sh - rqdisk-checkorder's command line on traces tests/bt-gen
 # writes: the order kept (exit 0, one summary line), broken either way
 # round a barrier or by a record that matches nothing (exit 1, one line

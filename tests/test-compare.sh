@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-compare.sh - contrib/compare-elevators in replay mode: one row per elevator in
 # rqdisk-replay's columns, a CDF file per elevator that ends at 1 with one point per
 # I/O, and the two plots as PNG files; a bad option is one line and exit 1.

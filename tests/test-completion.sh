@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-completion.sh - the bash completion of contrib/bash-completion/rqdisk,
 # loaded with bash-completion's helpers, completes each program's options,
 # the elevators and filters the daemon's registries hold, each filter's keys

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-control.sh - the control tree beside the disk: the layout of /sys/block/<dev>/,
 # the scheduler list and switch, every elevator's tunables read and written, writable
 # limits, bad values refused and left unchanged, exact stat counters, tunables opened

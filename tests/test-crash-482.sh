@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-482.sh - contrib/crash/generic-482's smoke mode: for each of
 # ext4, xfs and btrfs whose mkfs is installed, a tiny workload logged
 # through rqdisk's log-writes filter, then every flush's state checked by

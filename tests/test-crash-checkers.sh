@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-checkers.sh - contrib/crash's checkers under rqdisk-crash on
 # ext4 images: check-fs passes a clean state and fails one with no file
 # system or with a damaged bitmap; check-rename passes the old and the new

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-ext4.sh - crash consistency of ext4, checked at the block level.
 # contrib/crash/workload-meta (creates, fsyncs, renames over files, an untar,
 # removals) runs on ext4 on an rqdisk disk logged with --filter log-writes;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-marks.sh - a checker is told the marks a state has passed
 # (RQDISK_CRASH_MARKS: NAME=COUNT in the order the names first appear, NAME
 # spelled as in a state ID) at every kind of point, whatever the caller's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-output.sh - rqdisk-crash's -o FILE and --csv FILE, run (as
 # root, say) in a directory anyone may write to: a symbolic link planted
 # there is refused in one line naming the option, exit 2, and the file it

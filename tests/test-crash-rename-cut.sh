@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-rename-cut.sh - an application replaces a file by writing a
 # temporary one and renaming it over the original; the power is cut (the
 # write-cache filter's power/cut) a few seconds later, after ext4 has

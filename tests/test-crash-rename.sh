@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-rename.sh - an application replaces a file by writing a
 # temporary one and renaming it over the original, on ext4 on an rqdisk disk
 # logged with --filter log-writes; rqdisk-crash then checks every flush

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-scale.sh - a run of rqdisk-crash split into N shards checks
 # exactly the states of the whole run: the shards' CSVs joined are the
 # whole run's CSV (N = 1, 2, 3 and more shards than states), --list names

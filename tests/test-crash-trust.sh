@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash-trust.sh - rqdisk-crash never reads as an all-clear what it did
 # not check: points past a gap in the log (logging off, from the start
 # too; a flush that failed) are skipped, said, and the exit status is 3;

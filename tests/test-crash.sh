@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-crash.sh - rqdisk-crash end to end on a log tests/crash-gen-log writes:
 # every state's bytes checked by a checker that knows them from the ID
 # alone (via FUSE and via copies, two checkers at a time), the counts of the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-direct-align.sh - --direct on a file system whose O_DIRECT needs 4096-byte
 # blocks: a 512-byte logical block is refused before anything is mounted, in one
 # line that says what to use; with --logical-block-size 4096 the disk works.

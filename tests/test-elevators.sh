@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-elevators.sh - every elevator carries a real file system and a verified fio run:
 # loop-attach, mkfs.ext4, copy a tree, fsck clean, checksums intact, fio crc32c verify.
 source "$(dirname "$0")/functions.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-fault-ext4.sh - ext4 over a loop device (--direct-io=on) on a disk with the
 # fault filter:
 #  - mounted errors=remount-ro, a write error rule switched on makes ext4 abort

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-fault.sh - the fault filter, live: a bad sector fails with EIO while its
 # neighbours read their bytes, a read across it returns its good prefix (a short
 # read, the image's bytes), and the trace's completion of that request carries

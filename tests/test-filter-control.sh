@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-filter-control.sh - each layer of the device stack with files of its own has a
 # directory device/NAME/ (NAME.2 for a second of that name): the delay's read_ms and
 # write_ms show the spec's values and take new ones at run time (a bad one refused with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-filter.sh - the device stack below the queue, live: device/stack shows
 # the layers nearest the queue first, over the file backend; two filters, the
 # model and delay, stacked in either order give different devices; bad

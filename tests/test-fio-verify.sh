@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-fio-verify.sh - fio writes through the disk with io_uring and O_DIRECT at
 # depth 32, then reads everything back and checks every block's crc32c: 4 KiB
 # random writes; a random read/write mix of 512 B to 64 KiB blocks on a disk of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-fuse-uring-auto.sh - --fuse-uring=auto, the default: FUSE requests
 # come on io_uring where the kernel offers it (the fuse module's
 # enable_uring is Y) and on /dev/fuse, with nothing said, where not;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-fuse-uring.sh - --fuse-uring: where the kernel does not offer FUSE over
 # io_uring, rqdisk refuses it in one line before mounting; where it does, the
 # daemon serves reads and writes without reading /dev/fuse (its read count,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-ioprio.sh - cfq and bfq serve a real-time reader before idle-class readers:
 # the daemon reads each FUSE caller's priority (ioprio_get of its pid), its
 # bios carry it, and cfq on a modelled hdd keeps the real-time reader's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-layering.sh - a layer knows only the layer below: no file of the device
 # stack (src/device, src/backend) names the request queue or reaches the block
 # core's blkdev.h, not even through a header it includes.  What a layer needs

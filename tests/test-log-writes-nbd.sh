@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-log-writes-nbd.sh - the log-writes filter over an NBD export.
 # base= is refused in one line (the export is no file here to copy, though
 # a file may have its URI's name), nothing made.  Writes the server

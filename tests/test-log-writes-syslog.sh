@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-log-writes-syslog.sh - a log that stops while rqdisk runs in the
 # background, its stderr gone to /dev/null, is still said: in syslog,
 # facility daemon, both when it stops and when the daemon ends.  A socket

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-log-writes.sh - the log-writes filter on a mounted disk: writes with
 # O_DIRECT, an fsync, a mark through log/mark, more writes; after the daemon
 # stops, tests/log-writes-dump (a reader written from the format alone)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-man-pages.sh - every filter rqdisk takes has a page, rqdisk-NAME-filter(8),
 # that names each key the filter's code takes; every backend has a page named
 # in rqdisk(8)'s index; and every page is installed.  No root, no FUSE.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-memcg.sh - a loop device on the disk under memory pressure, set up as
 # rqdisk(8) says is safe: ext4 on the disk loop-attached with direct I/O, a
 # writer in a memory cgroup limited to 160 MiB writing 1.5 GB, and the daemon

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-memory.sh - the daemon's memory under pressure: its I/O buffers (and
 # with --fuse-uring the ring entries' payloads) are locked in memory at start
 # (VmLck covers them); a request whose buffer cannot be had fails with ENOMEM

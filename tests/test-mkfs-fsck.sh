@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-mkfs-fsck.sh - a real file system on the disk: loop-attach it (direct
 # I/O on, then off), mkfs.ext4, copy a tree, and after every unmount and
 # restart of rqdisk e2fsck finds it clean and every file has its checksum.

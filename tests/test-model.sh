@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-model.sh - --model through the real mount: an hdd's random reads take
 # milliseconds and its one head makes the elevator's order pay (sstf beats noop);
 # an ssd's read latency is what its read_us says; data stays whole under a model;

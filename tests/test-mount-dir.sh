@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-mount-dir.sh - mounted on a directory, the disk is MOUNTPOINT/disk: a
 # regular file of the image's size whose every byte is the image's, through
 # writes of any size at any offset (read-modify-write of partial sectors).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-mount-file.sh - mounted over a regular file, that file is the disk: it
 # has the image's size and contents, takes writes, and the file under the
 # mount is untouched.

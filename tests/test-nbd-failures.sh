@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-nbd-failures.sh - rqdisk on an NBD server that goes away: a write
 # held while the server restarts completes once it is back; I/O while it is
 # gone fails with EIO within --nbd-timeout, the mount stays, and I/O works

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-nbd-io.sh - real I/O on an NBD export through rqdisk: fio writes at
 # depth 32 and verifies every block's crc32c, through the disk and then on
 # the server's copy; a discard frees the range on the server (nbdkit's

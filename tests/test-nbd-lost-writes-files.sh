@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-nbd-lost-writes-files.sh - a loss of writes the NBD server answered
 # and no flush covered (nbdkit's cache filter in writeback mode, kill -9)
 # is told to every file open on the disk, once each, as the kernel's

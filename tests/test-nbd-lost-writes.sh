@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-nbd-lost-writes.sh - writes an NBD server answered and never
 # flushed die with it (nbdkit's cache filter in writeback mode, kill -9):
 # the next fsync on the disk fails with EIO, the one after succeeds, and

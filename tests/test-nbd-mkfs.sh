@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-nbd-mkfs.sh - a file system on an NBD export through rqdisk: loop-
 # attach the disk (2 connections to nbdkit's file plugin), mkfs.ext4, copy
 # a tree; e2fsck finds it clean on the loop device and on the server's

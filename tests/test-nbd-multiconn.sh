@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-nbd-multiconn.sh - rqdisk --connections N on an NBD server: with
 # multi-conn advertised, N connections carry requests in turn and a flush
 # goes on every one (nbdkit's log says which connection saw what); the

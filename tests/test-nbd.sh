@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-nbd.sh - rqdisk on an NBD export (nbdkit's memory plugin over a Unix
 # socket): direct writes reach the server and read back the same, a
 # discard reaches it as a trim, device/stack names it, and a URI no backend takes is

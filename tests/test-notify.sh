@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-notify.sh - with $NOTIFY_SOCKET set (a systemd unit of Type=notify),
 # rqdisk sends READY=1 only once the mount is up, STOPPING=1 as it goes,
 # and nothing at all for a start that fails.

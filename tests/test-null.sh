@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-null.sh - rqdisk --null runs every request through the queue and
 # ends it at once, like null_blk: writes, flushes and reads succeed and are
 # counted in the disk's stat, queue/model says null, and the image is never

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-options.sh - --help (exit 0, every long option in it) and --version;
 # --fuse-uring's values, a bad one refused in one line; and each queue
 # limit, elevator and option, alone and combined, still gives a disk that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-other-users.sh - with --allow-other, a user other than the owner reads what the
 # modes let him read and writes nothing: not the disk, not a control file, not even
 # through a handle the owner opened; no shared object is loaded for him.  Root still can.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-plugin.sh - elevators from shared objects: contrib/elevator-example built
 # out of tree by its own Makefile runs the disk (named in queue/scheduler, its
 # tunable under queue/iosched, every byte intact); a path written to

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-rbd.sh - rqdisk on a Ceph RBD image (a one-node cluster from
 # contrib/ceph-single-node.sh): direct and synced writes read back and are
 # in the image (rbd export), an fsync is a flush in librbd, so is each

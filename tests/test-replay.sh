@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-replay.sh - rqdisk-replay's command line on a fio iolog: byte-identical
 # output run after run, one row per elevator, the seek order of the textbook,
 # every latency written out, and bad input refused in one line.  No root.

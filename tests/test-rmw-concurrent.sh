@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-rmw-concurrent.sh - eight threads write their own unaligned pieces of
 # the same sectors, all in flight at once (tests/rmw-writers): no
 # read-modify-write may lose another writer's bytes, on 512 B and 4 KiB

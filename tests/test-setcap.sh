@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-setcap.sh - an rqdisk given capabilities with setcap (as rqdisk(8)
 # suggests for CAP_IPC_LOCK and CAP_SYS_RESOURCE) and started by a user who
 # lacks them loads no code of that user's: an elevator named by path is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-sigterm.sh - SIGTERM in the middle of writes: rqdisk finishes what it
 # took, exits 0 and unmounts, and every write it acknowledged is in the image.
 # tests/ack-writer keeps 32 numbered 4 KiB records in flight at random places

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-switch-fio.sh - switching among every elevator in a loop while fio writes and
 # verifies at QD32 through io_uring: nothing is lost, nothing waits forever.
 source "$(dirname "$0")/functions.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-switch-pending.sh - a write to queue/scheduler with a request in flight is answered
 # once the new elevator runs, while the daemon goes on serving; a second switch waits
 # for the first; SIGTERM with a switch pending answers it and exits cleanly.

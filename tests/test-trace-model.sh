@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-trace-model.sh - under --model hdd (depth 1), eight 4 KiB reads at once are eight
 # issues, no requeue and eight completions in the trace, whatever the elevator: what the
 # device cannot take yet waits in the elevator and is issued once, when it can.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-trace.sh - blktrace output: --trace from the start and trace/enable on a directory
 # mount; blkparse reads the known I/O back (Q/D/C counts, sectors, sizes, the flush, the
 # process names), btt takes the dump, the file is whole after umount and after SIGTERM,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-write-cache.sh - the write-cache filter on a mounted disk: a write not flushed
 # is lost when the power is cut (echo all > power/cut, or SIGPWR), I/O fails with EIO
 # until "echo 1 > power/restore", a write flushed before the cut is on the image, a

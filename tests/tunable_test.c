@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tunable_test.c - the checks every elevator's tunables share: defaults, range, refusals. */
 #include <errno.h>
 #include <stdio.h>

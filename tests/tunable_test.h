@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tunable_test.h - the checks every elevator's tunables share: defaults, range, refusals. */
 #ifndef RQDISK_TUNABLE_TEST_H
 #define RQDISK_TUNABLE_TEST_H

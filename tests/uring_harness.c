@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* uring_harness.c - a queue over the io_uring driver on a real file, run by the daemon's loop. */
 #include <check.h>
 #include <errno.h>

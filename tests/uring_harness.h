@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* uring_harness.h - a queue over the io_uring driver on a real file, run by the daemon's loop. */
 #ifndef RQDISK_URING_HARNESS_H
 #define RQDISK_URING_HARNESS_H

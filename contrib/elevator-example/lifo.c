@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lifo.c - an example rqdisk elevator built outside the tree: last in, first out.
  *

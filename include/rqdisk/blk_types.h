@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* blk_types.h - bio and request, the units of block I/O shared by the core and every elevator. */
 #ifndef RQDISK_BLK_TYPES_H
 #define RQDISK_BLK_TYPES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* elevator.h - the I/O scheduler plugin API: one versioned ops table per elevator. */
 #ifndef RQDISK_ELEVATOR_H
 #define RQDISK_ELEVATOR_H

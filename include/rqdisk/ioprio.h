@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ioprio.h - I/O priority classes and levels, encoded as Linux's ioprio_get(2) returns them. */
 #ifndef RQDISK_IOPRIO_H
 #define RQDISK_IOPRIO_H

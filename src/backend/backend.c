@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend.c - the daemon's registry of backends, one line each: file and
  * null live on the io_uring loop and are linked in; nbd and rbd are

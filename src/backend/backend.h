@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend.h - the backends: one table of them, keyed by the scheme of the
  * image each serves, and the macro a backend describes itself with.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_file.c - the file backend: each request becomes SQEs on the
  * image in the loop's ring.  A short transfer is continued from the first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_module.c - the nbd and rbd backends as modules: a daemon serving
  * a file never maps libnbd or librbd, nor locks them with mlockall().

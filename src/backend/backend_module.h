@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* backend_module.h - the nbd and rbd backends, loaded as modules for the images that need them. */
 #ifndef RQDISK_BACKEND_MODULE_H
 #define RQDISK_BACKEND_MODULE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_nbd.c - the nbd backend: an NBD server's export as the disk.
  * Its connections (nbd_conn.c) connect before the loop runs, the export

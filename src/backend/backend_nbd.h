@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* backend_nbd.h - the nbd backend: an NBD server's export as the disk, through libnbd. */
 #ifndef RQDISK_BACKEND_NBD_H
 #define RQDISK_BACKEND_NBD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_null.c - the null backend, null_blk's instant device: every
  * request ends, whole and without error, when a NOP in its place comes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_rbd.c - the rbd backend: a Ceph RBD image (or a snapshot of one,
  * read-only) as the disk, through librbd.  The cluster is reached before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* backend_rbd.h - the rbd backend: a Ceph RBD image or snapshot as the disk, through librbd. */
 #ifndef RQDISK_BACKEND_RBD_H
 #define RQDISK_BACKEND_RBD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_sim.c - the simulated backend of rqdisk-replay: it moves no data
  * and ends every request whole, without error, at the time it came, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * backend_uring.h - the backends that live on the daemon's io_uring loop:
  * "file", the image (today's io_uring path, O_DIRECT or not), and "null",

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The backends, the disk at the bottom of the stack, each linked where it
 # runs: the simulated disk in the device library (rqdisk-replay's), file and
 # null on the daemon's io_uring loop, the registry in the daemon, and nbd and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nbd_conn.c - one libnbd connection: connected through libnbd's
  * asynchronous state machine, so that no wait is longer than its deadline

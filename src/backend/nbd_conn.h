@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nbd_conn.h - one libnbd connection: connected with a deadline, polled in the loop. */
 #ifndef RQDISK_NBD_CONN_H
 #define RQDISK_NBD_CONN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nbd_export.c - what an NBD export says of itself once connected, as the
  * disk's limits: its size, read-only flag, flush, FUA, trim and zero, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nbd_export.h - what an NBD export says of itself: the disk's size, flags and limits. */
 #ifndef RQDISK_NBD_EXPORT_H
 #define RQDISK_NBD_EXPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nbd_lost.h - writes a dropped connection may have lost: counted, and
  * reported to the flushes after it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbd_spec.c - the rbd backend's IMAGE parsed: pool, namespace, image, snapshot and options. */
 #include <errno.h>
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbd_spec.h - the rbd backend's IMAGE parsed: rbd:POOL[/NAMESPACE]/IMAGE[@SNAP][:KEY=VALUE...]. */
 #ifndef RQDISK_RBD_SPEC_H
 #define RQDISK_RBD_SPEC_H

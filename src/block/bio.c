@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bio.c - a bio's life: set up, cloned for splits and bounces, ended exactly once. */
 #include <assert.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* blkdev.h - the request queue: what the frontend, the drivers and the tests call. */
 #ifndef RQDISK_BLKDEV_H
 #define RQDISK_BLKDEV_H

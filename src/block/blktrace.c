@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blktrace.c - the queue traced in blktrace's binary format: one struct
  * blk_io_trace per event, in host byte order, buffered into NAME.blktrace.0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blktrace.h - the queue traced in blktrace's binary format (struct
  * blk_io_trace, version 7, native endian), one file NAME.blktrace.0, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bounce.c - copy bio memory the device cannot take (misaligned) through an aligned buffer. */
 #include <stdint.h>
 #include <stdlib.h>

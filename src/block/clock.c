@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* clock.c - the real clock and the virtual one that tests and replay advance by hand. */
 #include <time.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* elevator.c - the elevator registry, the core's side of every hook, the lists elevators share. */
 #include <assert.h>
 #include <dlfcn.h>

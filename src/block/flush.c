@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * flush.c - barrier epochs.  A barrier splits the stream: every request of
  * an epoch ends before the next epoch is let in, so the elevator only ever

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The block core: bios, requests, the queue and its limits, the elevator
 # switch, barriers; no liburing, no FUSE.  The built-in elevators join it
 # from sched/local.mk.

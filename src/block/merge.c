@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* merge.c - segments, merging, splitting and scatter/gather under the queue limits. */
 #include <errno.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* queue.c - the request queue: bios in, requests out to the driver, in barrier order. */
 #include <assert.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* queue_limits.c - queue limit defaults and the rules that keep them consistent. */
 #include <errno.h>
 #include <stdio.h>

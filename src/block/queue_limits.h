@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* queue_limits.h - queue limits: what a request may look like on this device. */
 #ifndef RQDISK_QUEUE_LIMITS_H
 #define RQDISK_QUEUE_LIMITS_H

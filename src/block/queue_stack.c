@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* queue_stack.c - the request queue as the host of a device stack: the layers' calls up. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* queue_stack.h - the request queue as the host of a device stack: what the layers ask of it. */
 #ifndef RQDISK_QUEUE_STACK_H
 #define RQDISK_QUEUE_STACK_H

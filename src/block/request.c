@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* request.c - a request's life: made from a bio, walked by the driver, ended in parts. */
 #include <assert.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stats.c - per-queue I/O accounting, shown as /sys/block/<dev>/stat shows it. */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stats.h - disk statistics in the order of /sys/block/<dev>/stat. */
 #ifndef RQDISK_STATS_H
 #define RQDISK_STATS_H

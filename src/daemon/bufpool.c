@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bufpool.c - I/O buffers from one arena mapped, faulted in and locked at
  * start, handed out by a buddy allocator.  A FUSE request read into a

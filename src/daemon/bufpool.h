@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bufpool.h - page-aligned I/O buffers from one arena, faulted in and locked at start. */
 #ifndef RQDISK_BUFPOOL_H
 #define RQDISK_BUFPOOL_H

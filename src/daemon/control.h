@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* control.h - the control tree beside the disk, shaped like /sys/block/<dev>/. */
 #ifndef RQDISK_CONTROL_H
 #define RQDISK_CONTROL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * control_attrs.c - the control tree's fixed attributes, shaped like
  * /sys/block/<dev>/: queue limits, the scheduler, the disk statistics,

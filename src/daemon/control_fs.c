@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * control_fs.c - the control tree beside the disk as a file system: the
  * FUSE lookup, getattr, open, read, write, release and readdir of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* control_impl.h - what the control tree's files share: its fixed nodes and its inodes. */
 #ifndef RQDISK_CONTROL_IMPL_H
 #define RQDISK_CONTROL_IMPL_H

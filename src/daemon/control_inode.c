@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * control_inode.c - the control tree's inodes: the fixed nodes, each layer
  * of the device stack's range (its directory, its attrs, its directory at

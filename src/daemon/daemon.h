@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * daemon.h - one running daemon's state, shared by the files of the
  * program: the image and its backend (image.c), the power signal and the

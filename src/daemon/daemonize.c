@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * daemonize.c - without --foreground the daemon forks, and the parent
  * returns only when the child says the mount is up, or that it failed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * disk_files.c - the disk's open files and the losses they are told of:
  * the stack counts writes lost after they were acknowledged (an NBD

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * disk_files.h - the disk's open files: each keeps the error sequence it
  * has seen, so that a loss of acknowledged writes fails the next fsync of

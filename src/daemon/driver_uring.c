@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver_uring.c - the daemon's io_uring loop: the driver of the request
  * queue.  One ring carries the device stack's I/O (the file and null

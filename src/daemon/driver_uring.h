@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* driver_uring.h - the daemon's io_uring loop, the request queue's driver: it runs the device stack. */
 #ifndef RQDISK_DRIVER_URING_H
 #define RQDISK_DRIVER_URING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frontend.c - the disk as a FUSE file (low-level API).  Every read and
  * write becomes bios on whole logical blocks; a write that covers part of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* frontend.h - the disk as a FUSE file: byte ranges in, bios out, replies from completions. */
 #ifndef RQDISK_FRONTEND_H
 #define RQDISK_FRONTEND_H

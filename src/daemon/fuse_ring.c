@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuse_ring.c - FUSE requests carried on the loop's io_uring ring.
  *

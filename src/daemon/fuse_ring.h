@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuse_ring.h - FUSE requests carried on the loop's io_uring ring (Linux 6.14+). */
 #ifndef RQDISK_FUSE_RING_H
 #define RQDISK_FUSE_RING_H

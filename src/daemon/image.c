@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * image.c - the image: which backend serves it (the registry, by its
  * scheme), and, for a file here, made if asked, checked and opened; for an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ioprio_cache.c - the I/O priority of each process the disk serves, asked once a while per pid. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ioprio_cache.h - the I/O priority of each process the disk serves, asked once a while per pid. */
 #ifndef RQDISK_IOPRIO_CACHE_H
 #define RQDISK_IOPRIO_CACHE_H

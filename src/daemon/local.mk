@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The daemon, rqdisk: the FUSE front end, the control tree, the io_uring
 # loop.  librqdaemon is what of it the unit tests reach too: the io_uring
 # driver, the buffer pool, the range lock, the I/O priority cache.  (The

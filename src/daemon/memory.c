@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memory.c - what keeps the daemon out of reclaim's way: its I/O buffers,
  * heap, stack and pages locked, and PR_SET_IO_FLUSHER, so that reclaim

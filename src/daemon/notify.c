@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* notify.c - sd_notify's protocol in a few lines: one datagram to $NOTIFY_SOCKET. */
 #include <errno.h>
 #include <stddef.h>

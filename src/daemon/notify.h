@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* notify.h - tell a service manager (systemd's $NOTIFY_SOCKET) that the mount is up, or going. */
 #ifndef RQDISK_NOTIFY_H
 #define RQDISK_NOTIFY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* options.c - rqdisk's command line: parsed, checked, and explained in one line when wrong. */
 #include <errno.h>
 #include <limits.h>

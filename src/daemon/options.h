@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* options.h - rqdisk's command line: what to mount, where, and the queue it gets. */
 #ifndef RQDISK_OPTIONS_H
 #define RQDISK_OPTIONS_H

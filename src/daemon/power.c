@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * power.c - the write cache's power, from outside and at exit: SIGPWR cuts
  * it as "echo all > power/cut" does, and once the mount is gone the cache

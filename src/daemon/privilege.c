@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * privilege.c - a privileged rqdisk (set-user-ID, set-group-ID or given
  * file capabilities) made its caller again before it reaches any path,

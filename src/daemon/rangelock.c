@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rangelock.c - byte ranges that writers hold one at a time.  A
  * read-modify-write must not interleave with another write to the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rangelock.h - byte ranges that writers hold one at a time, granted in arrival order. */
 #ifndef RQDISK_RANGELOCK_H
 #define RQDISK_RANGELOCK_H

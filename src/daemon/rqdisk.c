@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rqdisk.c - the daemon: an image as a FUSE file, carried out through the
  * request queue, an elevator and io_uring.  Returns once the mount is

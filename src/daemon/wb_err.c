@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wb_err.c - the disk's write errors, told to every open file once (wb_err.h). */
 #include "wb_err.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wb_err.h - the disk's write errors told to every open file once, as
  * the kernel's errseq_t tells a writeback error (mapping->wb_err against

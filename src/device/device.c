@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* device.c - the stack below the queue: building it from specs, and the calls between its layers. */
 #include <assert.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * device.h - the device below the request queue: a stack of filters over
  * one backend, each a small versioned ops table in a file of its own, as

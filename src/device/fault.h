@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fault.h - the fault filter's rules (what "fault:KEY=VALUE,..." and fault/rules take) and its
  * bad-block list. */
 #ifndef RQDISK_FAULT_H

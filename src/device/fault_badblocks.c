@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fault_badblocks.c - the fault filter's bad sectors: sorted disjoint ranges, as null_blk's and
  * dm-dust's lists. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fault_rules.c - the fault filter's "KEY=VALUE,..." rules: parsed, checked, and written back. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_delay.c - the delay filter: every request goes down a fixed time
  * after it came, as dm-delay delays its bios: "delay:ms=50", or per

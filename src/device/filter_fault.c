@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_fault.c - the fault filter: errors by rule, bad sectors, flakey
  * intervals, dropped writes, corrupted bytes and extra latency, as

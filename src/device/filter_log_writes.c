@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_log_writes.c - the log-writes filter: every write, discard and
  * write-zeroes that completes below is recorded, data and all, in

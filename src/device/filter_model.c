@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_model.c - the model filter: a request ends no earlier than a timing
  * model says the device would end it, and no more than the model's depth

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * filter_write_cache.c - the write-cache filter: a disk's volatile write
  * cache, and a power switch that loses it ("write-cache:size=64,expire=0").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* kv.c - the walk over "KEY=VALUE,KEY=VALUE" specs that the layers' parsers share. */
 #include "kv.h"
 

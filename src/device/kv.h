@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* kv.h - "KEY=VALUE,KEY=VALUE": the one walk over a layer's spec that its parsers share. */
 #ifndef RQDISK_KV_H
 #define RQDISK_KV_H

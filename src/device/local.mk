@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # dm-log-writes' on-disk format, encoded and decoded: the log-writes filter
 # writes logs, rqdisk-crash (which links no libdevice) reads them.
 noinst_LTLIBRARIES += src/device/liblogwrites.la

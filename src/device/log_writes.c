@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log_writes.c - the blocks of a dm-log-writes log (log_writes.h) encoded
  * and decoded, field by field, for the filter that writes logs and for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log_writes.h - the on-disk format of a write log: dm-log-writes' format
  * (the kernel's Documentation/admin-guide/device-mapper/log-writes.rst),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log_writes_files.c - the files the log-writes filter writes: the log
  * (file=) and the copy of the image it starts from (base=), each made new

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log_writes_impl.h - what the log-writes filter's files share: its state,
  * its requests' and its log's blocks, and the calls between the filter

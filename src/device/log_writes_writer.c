@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log_writes_writer.c - the log-writes filter's writer: a thread of its
  * own, since the host's loop must not sleep, that writes the log's blocks

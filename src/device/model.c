@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* model.c - device timing models: "none", "hdd:..." or "ssd:..." parsed into a model. */
 #include <errno.h>
 #include <stdio.h>

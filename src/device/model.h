@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * model.h - device timing models: when a request would complete on a
  * modelled disk.  The daemon holds each completion back until then (real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * model_hdd.c - a disk with one arm: seek by a Ruemmler-Wilkes curve, wait
  * for the platter to turn, transfer at the media rate.  The image is spread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* model_impl.h - what the hdd and ssd models share with the model front end. */
 #ifndef RQDISK_MODEL_IMPL_H
 #define RQDISK_MODEL_IMPL_H

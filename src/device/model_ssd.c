@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * model_ssd.c - flash: no positioning, a fixed latency per operation, and
  * the bandwidth shared by channels that work in parallel.

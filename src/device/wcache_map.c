@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wcache_map.c - the write cache's extent map: a tree by sector of data no two extents share. */
 #include <errno.h>
 #include <stdlib.h>

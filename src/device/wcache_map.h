@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wcache_map.h - the write cache's extents: cached data by sector, no two overlapping. */
 #ifndef RQDISK_WCACHE_MAP_H
 #define RQDISK_WCACHE_MAP_H

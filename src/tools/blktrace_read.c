@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blktrace_read.c - blktrace binary traces read back: every file of a trace,
  * each record checked, all merged into one array in time order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blktrace_read.h - reading blktrace binary traces back (rqdisk's own, or
  * the kernel's): every NAME.blktrace.N file of a trace, merged into one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* checkorder.c - rqdisk-checkorder: is the barrier order kept in a blktrace trace? */
 #include <stdbool.h>
 #include <stdio.h>

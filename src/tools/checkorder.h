@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * checkorder.h - the barrier invariant checked on a blktrace trace: every
  * bio queued before a barrier completes before the barrier is issued, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * checkorder_core.c - barrier order verified on a trace: every D and C
  * record matched back to the Q'd bios it covers, and each barrier's issue

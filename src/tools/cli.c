@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cli.c - one-line refusals of bad usage, and strict numbers, for every program. */
 #include <assert.h>
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cli.h - what rqdisk's four programs share on the command line: bad usage
  * refused in one line that names the problem, and numbers and sizes read strictly. */
 #ifndef RQDISK_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_checker.c - runs the checker on each state, j at a time, with a timeout and its output kept. */
 #include <errno.h>
 #include <fcntl.h>

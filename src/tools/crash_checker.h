@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_checker.h - running CHECK on states: up to jobs at a time, each in its
  * own process group, "{}" replaced by the state's path, its ID in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_dedup.c - states of the same bytes and marks passed, told from their maps, checked once. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_dedup.h - crash states that are byte-identical and have passed the
  * same marks, found from their extent maps without reading data: the first

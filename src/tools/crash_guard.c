@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_guard.c - a fault on the mapped log (truncated under us) reads zeros and is remembered, not SIGBUS. */
 #include <errno.h>
 #include <signal.h>

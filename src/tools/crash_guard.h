@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_guard.h - the mapped log, guarded: another process may truncate the
  * file while rqdisk-crash reads it, and a read of a page past its new end

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_log.c - reads a dm-log-writes log: every field checked, since anyone may hand us the file. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_log.h - a dm-log-writes log read and checked whole: its entries, indexed as replay-log numbers them. */
 #ifndef RQDISK_CRASH_LOG_H
 #define RQDISK_CRASH_LOG_H

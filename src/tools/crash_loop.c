@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_loop.c - a state attached to a loop device for its checker, and detached after. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_loop.h - a state on a loop device of its own, for checkers that
  * want a block device: with --loop, {} is /dev/loopN, not the state's file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_main.c - rqdisk-crash: the crash states a power failure could leave, each checked. */
 #include <errno.h>
 #include <fcntl.h>

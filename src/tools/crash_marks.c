@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_marks.c - a log's marks indexed by name, so that no question about them walks them all. */
 #include <errno.h>
 #include <stdlib.h>

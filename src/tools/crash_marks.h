@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_marks.h - a log's marks by name: which of its name each mark is,
  * where the K-th mark of a name stands, and how many of each name a state

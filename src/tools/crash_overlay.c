@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_overlay.c - a crash state served from BASE, an extent map into the log, and a COW map. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_overlay.h - one crash state as an image: BASE, under an extent map of
  * pointers into the log (the state's entries, none copied), under a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_report.c - the summary of a run: per class made, checked, failed; the first failures; timing. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_report.h - what rqdisk-crash tells: counts per class of state, the first failures, timing, CSV rows. */
 #ifndef RQDISK_CRASH_REPORT_H
 #define RQDISK_CRASH_REPORT_H

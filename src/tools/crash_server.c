@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_server.c - the FUSE server of rqdisk-crash (libfuse's low-level API,
  * multithreaded loop): a directory of states, each file a state of its own

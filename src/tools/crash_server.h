@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_server.h - the crash states as files of a FUSE mount in a private
  * directory: one file, of a new inode, per state while it is checked.

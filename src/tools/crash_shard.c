@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_shard.c - --shard K/N: the share of a run's states one process checks, the same on every host. */
 #include <errno.h>
 #include <stdio.h>

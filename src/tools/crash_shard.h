@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_shard.h - a run's states split into N deterministic shares, so that
  * N processes (on as many hosts) check the run between them, and which

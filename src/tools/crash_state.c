@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crash_state.c - the crash states of a log: points, lost and torn writes, and the IDs naming them. */
 #include <errno.h>
 #include <stdarg.h>

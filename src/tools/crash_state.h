@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_state.h - the crash states of a log: points in it, the subsets of the
  * volatile writes lost or torn there, and the IDs that name each state.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The programs with no FUSE and no io_uring, and the libraries they and the
 # tests share: the command line, blktrace's binary format read, the replay,
 # the order checker and rqdisk-crash's core.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * replay.c - the replay engine: the trace's bios go through the real queue
  * and elevator; what they dispatch goes down the device stack (the model

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * replay.h - a trace run through the queue, an elevator and a device stack
  * (the timing model and other filters, device.h) on a virtual clock: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* replay_input.c - traces into replay I/Os: blktrace's Q records, or a fio iolog (v2, v3). */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* replay_main.c - rqdisk-replay: a trace through every elevator on a virtual clock. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* replay_report.c - a replay's numbers as a table row, a CSV row, or every latency. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz.h - what every fuzz target shares: libFuzzer's entry point, and a way
  * to fail loudly that both libFuzzer and the standalone driver report.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_blktrace.c - fuzz target: the blktrace reader on any bytes, as one to
  * three per-cpu files NAME.blktrace.N (the first byte says how many), then the

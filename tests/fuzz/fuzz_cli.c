@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_cli.c - fuzz target: cli_number and parse_size on any string.  What
  * they accept must be what cli.h promises, digit for digit: an unsigned

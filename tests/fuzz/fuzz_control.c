@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_control.c - fuzz target: writes to the control tree, as the owner
  * would send them.  Every write is answered exactly once; one refused

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_crash_id.c - fuzz target: rqdisk-crash's state ID parser on any
  * string.  What it takes prints back as the same text (one spelling per

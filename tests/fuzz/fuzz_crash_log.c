@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_crash_log.c - fuzz target: rqdisk-crash's log parser on any bytes
  * (the first byte picks the image's size).  A log it takes has every entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_differential.c - the differential test of the crash lab
  * (tests/diff_stack.h) on a case decoded from the fuzzer's bytes: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_iolog.c - fuzz target: the fio iolog reader (v2 and v3) on any bytes.
  * What it loads must be replayable: times that never go back, every I/O

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_model.c - fuzz target: the --model spec parser, then the model it
  * builds on a few requests.  The input is CAPACITY (8 bytes), a few requests

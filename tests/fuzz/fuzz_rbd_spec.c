@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_rbd_spec.c - fuzz target: the rbd backend's IMAGE parser on any
  * string after "rbd:".  What it takes has a pool and an image, no empty

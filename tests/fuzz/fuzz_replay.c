@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_replay.c - fuzz target: the replay engine on a small parsed trace.
  * The input is ELEVATOR, MODEL, DEPTH (a byte each) and then a fio iolog;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz targets, one file each with LLVMFuzzerTestOneInput (tests/fuzz/fuzz.h).
 # With --enable-fuzzing they link clang's libFuzzer and contrib/fuzz.sh runs
 # them; otherwise tests/fuzz/standalone.c is their main and make check runs each

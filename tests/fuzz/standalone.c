@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * standalone.c - main() for a fuzz target built without libFuzzer: runs the
  * target once on every file of its corpus (tests/fuzz/corpus/NAME/, or the
