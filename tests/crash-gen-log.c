@@ -22,7 +22,7 @@
  *                        in an end mark when whole; stopped: logging stopped
  *                        with ERRNO (log_writes.h)
  *
- * Written from the format in src/device/log_writes.h alone: it shares no
+ * Written from the format in src/common/log_writes.h alone: it shares no
  * code with rqdisk-crash, so that each checks the other.
  */
 #include <endian.h>

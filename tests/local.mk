@@ -71,13 +71,13 @@ UNIT_TESTS = \
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 tests_check_checkorder_LDADD = src/tools/libcheckorder.la $(TEST_LDADD)
-tests_check_cli_LDADD = src/tools/libcli.la $(TEST_LDADD)
-tests_check_crash_LDADD = src/tools/libcrash.la $(TEST_LDADD)
+tests_check_cli_LDADD = src/common/libcommon.la $(TEST_LDADD)
+tests_check_crash_LDADD = src/crash/libcrash.la $(TEST_LDADD)
 # The reference disk and the differential run, which the fuzz target shares.
 DIFF_SOURCES = tests/ref_disk.c tests/ref_disk.h tests/diff_stack.c tests/diff_stack.h \
 	tests/diff_case.c
 tests_check_differential_SOURCES = tests/check_differential.c $(DIFF_SOURCES)
-tests_check_differential_LDADD = src/tools/libcrash.la $(TEST_LDADD)
+tests_check_differential_LDADD = src/crash/libcrash.la $(TEST_LDADD)
 tests_check_replay_LDADD = src/tools/libreplay.la $(TEST_LDADD)
 # a clone that fails as memory running out would; error_file's look that hangs as on a dead mount
 tests_check_fault_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=bio_clone_range -Wl,--wrap=stat

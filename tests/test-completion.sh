@@ -10,7 +10,7 @@ source "$(dirname "$0")/functions.sh"
 bash_completion=/usr/share/bash-completion/bash_completion
 [ -f "$bash_completion" ] || skip "no $bash_completion (Debian: bash-completion)"
 completion=$(realpath "$top_srcdir/contrib/bash-completion/rqdisk")
-tools=$(realpath "$top_builddir/src/tools")
+tools=$(realpath "$top_builddir/src/tools"):$(realpath "$top_builddir/src/crash")
 man=$top_srcdir/man
 make_tmpdir tmp
 

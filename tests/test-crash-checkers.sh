@@ -12,7 +12,7 @@ requires_fuse
 requires_loop
 requires mkfs.ext4 e2fsck blkid debugfs
 
-crash=$top_builddir/src/tools/rqdisk-crash
+crash=$top_builddir/src/crash/rqdisk-crash
 gen=$top_builddir/tests/crash-gen-log
 checkfs=$top_srcdir/contrib/crash/check-fs
 checkrename=$top_srcdir/contrib/crash/check-rename

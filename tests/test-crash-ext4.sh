@@ -18,7 +18,7 @@ requires_fuse
 requires_loop
 requires mkfs.ext4 e2fsck tar mount umount
 
-crash=$top_builddir/src/tools/rqdisk-crash
+crash=$top_builddir/src/crash/rqdisk-crash
 checkfs=$top_srcdir/contrib/crash/check-fs
 workload=$top_srcdir/contrib/crash/workload-meta
 [ -x "$crash" ] || fail "$crash is not built"

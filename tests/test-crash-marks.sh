@@ -12,7 +12,7 @@
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/crash-functions.sh"
 
-crash=$top_builddir/src/tools/rqdisk-crash
+crash=$top_builddir/src/crash/rqdisk-crash
 gen=$top_builddir/tests/crash-gen-log
 commit=$top_srcdir/contrib/crash/commit-records
 durable=$top_srcdir/contrib/crash/check-durability

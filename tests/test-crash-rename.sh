@@ -16,7 +16,7 @@ requires_fuse
 requires_loop
 requires mkfs.ext4 mount umount cmp
 
-crash=$top_builddir/src/tools/rqdisk-crash
+crash=$top_builddir/src/crash/rqdisk-crash
 check=$top_srcdir/contrib/crash/check-rename
 [ -x "$crash" ] || fail "$crash is not built"
 

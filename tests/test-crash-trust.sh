@@ -13,7 +13,7 @@
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/crash-functions.sh"
 
-crash=$top_builddir/src/tools/rqdisk-crash
+crash=$top_builddir/src/crash/rqdisk-crash
 gen=$top_builddir/tests/crash-gen-log
 [ -x "$crash" ] || fail "$crash is not built"
 [ -x "$gen" ] || fail "$gen is not built"

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/functions.sh"
 
 src=$top_srcdir/src
-dirs="$src/block $src/device $src/backend $src/daemon $src/tools $top_srcdir/include/rqdisk"
+dirs="$src/common $src/block $src/device $(ls -d "$src"/device/*/) $src/backend $src/daemon $src/tools $src/crash $top_srcdir/include/rqdisk"
 
 # Where a quoted include resolves, as the build's -iquote list finds it.
 resolve()
@@ -34,7 +34,7 @@ walk()
 	done
 }
 
-files=$(ls "$src"/device/*.[ch] "$src"/backend/*.[ch])
+files=$(find "$src/device" "$src/backend" -name "*.[ch]")
 [ -n "$files" ] || fail "no file of the stack found under $src"
 for f in $files; do
 	grep -n 'request_queue' "$f" && fail "${f#$top_srcdir/} names the request queue"

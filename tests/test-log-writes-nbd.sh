@@ -16,7 +16,7 @@ requires dd timeout
 requires_nbd
 nbdkit --filter=cache null --version >/dev/null 2>&1 || skip "no nbdkit cache filter"
 
-crash=$top_builddir/src/tools/rqdisk-crash
+crash=$top_builddir/src/crash/rqdisk-crash
 dump=$top_builddir/tests/log-writes-dump
 [ -x "$crash" ] && [ -x "$dump" ] || fail "rqdisk-crash or log-writes-dump is not built"
 

@@ -23,7 +23,7 @@ requires dd cmp python3
 
 dump=$top_builddir/tests/log-writes-dump
 [ -x "$dump" ] || fail "$dump is not built"
-crash=$top_builddir/src/tools/rqdisk-crash
+crash=$top_builddir/src/crash/rqdisk-crash
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"

@@ -38,7 +38,7 @@ if [ -r "$top_srcdir/src/block/elevator.c" ]; then
 	names=$(sed -n 's/^[[:space:]]*\.elevator_name = "\([a-z-]*\)",$/\1/p' \
 		"$top_srcdir"/sched/*.c
 		sed -n 's/^[[:space:]]*\.name = "\([a-z-]*\)",$/\1/p' \
-		"$top_srcdir"/src/device/filter_*.c)
+		"$top_srcdir"/src/device/*/filter_*.c)
 	[ -n "$names" ] || fail "no elevator or filter names found in the sources"
 	for name in $names; do
 		grep -Eq "[ :]$name[ ,]" "$tmp/help" || fail "--help does not name $name"

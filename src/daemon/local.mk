@@ -46,7 +46,7 @@ src_daemon_rqdisk_SOURCES = \
 	$(NULL)
 src_daemon_rqdisk_CPPFLAGS = $(AM_CPPFLAGS) -DRQDISK_PKGLIBDIR='"$(pkglibdir)"'
 src_daemon_rqdisk_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS) $(URING_CFLAGS)
-src_daemon_rqdisk_LDADD = src/tools/libcli.la src/daemon/librqdaemon.la \
+src_daemon_rqdisk_LDADD = src/common/libcommon.la src/daemon/librqdaemon.la \
 	src/device/libdevice.la src/block/libblock.la $(FUSE_LIBS) $(URING_LIBS) $(PTHREAD_LIBS) \
 	$(SAN_RQDISK_LIBS)
 # What elevator and backend modules call back into.

@@ -15,7 +15,7 @@ FUZZ_TARGETS = \
 	tests/fuzz/fuzz-rbd-spec \
 	tests/fuzz/fuzz-differential \
 	$(NULL)
-FUZZ_LIBS = src/tools/libcli.la src/tools/libreplay.la src/tools/libtraceread.la \
+FUZZ_LIBS = src/common/libcommon.la src/tools/libreplay.la src/tools/libtraceread.la \
 	src/device/libdevice.la src/block/libblock.la $(PTHREAD_LIBS)
 if FUZZING
 noinst_PROGRAMS += $(FUZZ_TARGETS)
@@ -49,10 +49,10 @@ tests_fuzz_fuzz_control_LDADD = $(FUZZ_LIBS)
 tests_fuzz_fuzz_control_LDFLAGS = $(FUZZ_LINK_FLAGS)
 # rqdisk-crash's log parser and state IDs.
 tests_fuzz_fuzz_crash_log_SOURCES = tests/fuzz/fuzz_crash_log.c tests/fuzz/fuzz.h $(FUZZ_MAIN)
-tests_fuzz_fuzz_crash_log_LDADD = src/tools/libcrash.la $(FUZZ_LIBS)
+tests_fuzz_fuzz_crash_log_LDADD = src/crash/libcrash.la $(FUZZ_LIBS)
 tests_fuzz_fuzz_crash_log_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_crash_id_SOURCES = tests/fuzz/fuzz_crash_id.c tests/fuzz/fuzz.h $(FUZZ_MAIN)
-tests_fuzz_fuzz_crash_id_LDADD = src/tools/libcrash.la $(FUZZ_LIBS)
+tests_fuzz_fuzz_crash_id_LDADD = src/crash/libcrash.la $(FUZZ_LIBS)
 tests_fuzz_fuzz_crash_id_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_rbd_spec_SOURCES = tests/fuzz/fuzz_rbd_spec.c tests/fuzz/fuzz.h \
 	src/backend/rbd_spec.c $(FUZZ_MAIN)
@@ -61,7 +61,7 @@ tests_fuzz_fuzz_rbd_spec_LDFLAGS = $(FUZZ_LINK_FLAGS)
 # The differential test of the crash lab: the stack, its log and libcrash against the model.
 tests_fuzz_fuzz_differential_SOURCES = tests/fuzz/fuzz_differential.c tests/fuzz/fuzz.h \
 	$(DIFF_SOURCES) $(FUZZ_MAIN)
-tests_fuzz_fuzz_differential_LDADD = src/tools/libcrash.la src/daemon/librqdaemon.la $(FUZZ_LIBS) \
+tests_fuzz_fuzz_differential_LDADD = src/crash/libcrash.la src/daemon/librqdaemon.la $(FUZZ_LIBS) \
 	$(URING_LIBS)
 tests_fuzz_fuzz_differential_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_fuzz_fuzz_differential_LDFLAGS = $(FUZZ_LINK_FLAGS)
