@@ -752,6 +752,92 @@ START_TEST(stack_runs_under_a_host_with_no_request_queue)
 }
 END_TEST
 
+/*
+ * A backend that says of itself what the test puts in says_lim, beyond a
+ * disk of 512-byte blocks: what a layer above learns of it is that alone.
+ * The test copies its ops to give it a name.
+ */
+static struct dev_limits says_lim;
+
+static int says_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		     size_t whylen)
+{
+	lim->logical_block_size = 512;
+	lim->no_data = says_lim.no_data;
+	return 0;
+}
+
+static void says_submit(struct blk_dev *dev, struct request *rq)
+{
+	ck_abort_msg("a stack only checked takes no request");
+}
+
+static const struct dev_ops says_ops = {
+	.api_version = DEV_API_VERSION,
+	.name = "says",
+	.backend = true,
+	.open = says_open,
+	.submit = says_submit,
+};
+
+/* spec over backend, no queue above (checked, as rqdisk-replay checks --filter): its open's return. */
+static int check_over(const struct dev_ops *backend, const char *spec, char *why, size_t whylen)
+{
+	struct dev_stack s = { 0 };
+	struct dev_limits lim = { .capacity = CAPACITY };
+	int ret = dev_stack_open(&s, &spec, 1, backend, NULL, &lim, why, whylen);
+
+	if (!ret)
+		dev_stack_close(&s);
+	return ret;
+}
+
+/*
+ * What needs the requests' data (a cache, a log, corruption, dropped
+ * writes) is refused over a device whose limits say it has none, and
+ * taken over one that moves data, whatever the backend is called: a
+ * backend named "sim" that moves data is a device like any other.
+ */
+START_TEST(no_data_is_a_limit_not_a_name)
+{
+	static const char *const needs_data[] = {
+		"write-cache",
+		"log-writes:file=/nonexistent/check_device.log",
+		"fault:up=1,down=1,drop_writes=1",
+		"fault:corrupt_on=read,corrupt_value=7,corrupt_bio_byte=1",
+	};
+	static const char *const wants[] = {
+		"write-cache: the device below moves no data",
+		"log-writes: the device below has no data to log",
+		"which the device below has not",
+		"which the device below has not",
+	};
+	struct dev_ops named_sim = says_ops, named_other = says_ops;
+	char why[256];
+
+	named_sim.name = "sim";
+	named_other.name = "mem";
+	for (size_t i = 0; i < sizeof(needs_data) / sizeof(needs_data[0]); i++) {
+		says_lim = (struct dev_limits){ .no_data = false };
+		why[0] = 0;
+		ck_assert_msg(!check_over(&named_sim, needs_data[i], why, sizeof(why)),
+			      "%s over a \"sim\" that moves data: %s", needs_data[i], why);
+		says_lim = (struct dev_limits){ .no_data = true };
+		why[0] = 0;
+		ck_assert_int_eq(check_over(&named_other, needs_data[i], why, sizeof(why)), -EINVAL);
+		ck_assert_msg(strstr(why, wants[i]), "%s: '%s' lacks '%s'", needs_data[i], why,
+			      wants[i]);
+		ck_assert_ptr_null(strchr(why, '\n'));
+	}
+	/* the replay's backend says it: refused there as before */
+	ck_assert_int_eq(check_over(&dev_sim_ops, needs_data[0], why, sizeof(why)), -EINVAL);
+	/* and what needs no data is taken over it */
+	ck_assert_msg(!check_over(&named_other, "fault:error=read,prob=5", why, sizeof(why)), "%s",
+		      why);
+	ck_assert_msg(!check_over(&named_other, "delay:ms=1", why, sizeof(why)), "%s", why);
+}
+END_TEST
+
 static Suite *device_suite(void)
 {
 	Suite *s = suite_create("device");
@@ -770,6 +856,7 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, ops_the_stack_does_not_take_are_refused_by_the_queue);
 	tcase_add_test(tc, block_sizes_and_max_sectors_come_from_the_stack);
 	tcase_add_test(tc, stack_runs_under_a_host_with_no_request_queue);
+	tcase_add_test(tc, no_data_is_a_limit_not_a_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

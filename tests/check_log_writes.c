@@ -790,7 +790,7 @@ START_TEST(bad_args_make_nothing)
 
 	ck_assert_int_eq(sh_open(&h, &spec, 1, &dev_sim_ops, 1 << 21, 1, why, sizeof(why)),
 			 -EINVAL);
-	ck_assert_msg(strstr(why, "log-writes: the sim backend has no data to log"), "%s", why);
+	ck_assert_msg(strstr(why, "log-writes: the device below has no data to log"), "%s", why);
 	ck_assert_int_ne(stat(path, &st), 0);
 	blk_cleanup_queue(h.q);
 	sh_free(&h);

@@ -772,7 +772,7 @@ START_TEST(refusals_say_why)
 	ck_assert_int_eq(dev_stack_open(&s, &spec, 1, &dev_sim_ops, NULL, &lim, why,
 					sizeof(why)),
 			 -EINVAL);
-	ck_assert_msg(strstr(why, "write-cache: the sim backend moves no data"), "%s", why);
+	ck_assert_msg(strstr(why, "write-cache: the device below moves no data"), "%s", why);
 	ck_assert_int_eq(dev_check_filter("write-cache:size=0", why, sizeof(why)), -EINVAL);
 	ck_assert_msg(strstr(why, "size must be a whole number from 1"), "%s", why);
 	ck_assert_int_eq(dev_check_filter("write-cache:colour=1", why, sizeof(why)), -EINVAL);

@@ -80,7 +80,7 @@ status=0
 "$top_builddir/src/tools/rqdisk-replay" --filter "log-writes:file=$tmp/bad.log" "$tmp/job.iolog" \
 	>"$tmp/out" 2>"$tmp/err" || status=$?
 [ "$status" = 2 ] || fail "rqdisk-replay --filter log-writes: status $status"
-[ "$(cat "$tmp/err")" = "rqdisk-replay: --filter: log-writes: the sim backend has no data to log" ] ||
+[ "$(cat "$tmp/err")" = "rqdisk-replay: --filter: log-writes: the device below has no data to log" ] ||
 	fail "rqdisk-replay --filter log-writes said '$(cat "$tmp/err")'"
 [ ! -s "$tmp/out" ] && [ ! -e "$tmp/bad.log" ] || fail "rqdisk-replay wrote a table or a log"
 

@@ -189,7 +189,7 @@ say "a bad --filter: one line, exit 2"
 expect_refusal "--filter: no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)" --filter nosuch "$tmp/job.iolog"
 expect_refusal "--filter: delay: no key 'x'" --filter delay:x=1 "$tmp/job.iolog"
 expect_refusal "--filter: delay: give ms=N" --filter delay "$tmp/job.iolog"
-expect_refusal "--filter: write-cache: the sim backend moves no data" --filter write-cache "$tmp/job.iolog"
+expect_refusal "--filter: write-cache: the device below moves no data" --filter write-cache "$tmp/job.iolog"
 expect_refusal "--filter: model: 'tape' is not none, hdd or ssd" --filter model:tape "$tmp/job.iolog"
 expect_refusal "--filter: more than 7 filters" $(printf -- '--filter delay:ms=1 %.0s' 1 2 3 4 5 6 7 8) \
 	"$tmp/job.iolog"
@@ -224,5 +224,5 @@ nr_reads=$(grep -c ' read ' "$tmp/job.iolog")
 # 10% of the reads, within a margin no seed should miss (binomial sigma about 14)
 [ "$errs" -ge $((nr_reads / 10 - 60)) ] && [ "$errs" -le $((nr_reads / 10 + 60)) ] ||
 	fail "$errs of $nr_reads reads failed at 10%"
-expect_refusal "fault: drop_writes, corruption and error_file need data and files, which the sim backend has not" \
+expect_refusal "fault: drop_writes, corruption and error_file need data and files, which the device below has not" \
 	--filter fault:up=1,down=1,drop_writes=1 "$tmp/job.iolog"

@@ -48,6 +48,7 @@ static int sim_open(struct blk_dev *dev, const char *args, struct dev_limits *li
 	if (!lim->logical_block_size)
 		lim->logical_block_size = SECTOR_SIZE;
 	lim->discard = lim->write_zeroes = true; /* a trace replays whatever it holds */
+	lim->no_data = true;                     /* a trace has none, and nothing is kept */
 	TAILQ_INIT(&sb->fifo);
 	dev->priv = sb;
 	return 0;

@@ -83,7 +83,12 @@ struct dev_attr {
 	int (*store)(struct blk_dev *dev, const char *buf); /* NULL: read-only */
 };
 
-/* What a backend imposes on the queue above, and what filters may change. */
+/*
+ * What a backend imposes on the queue above, and what filters may change.
+ * A layer learns what is below it from these alone, as each open gets
+ * them from the layers opened before it (below), never from the names of
+ * the layers below; the host reads them from the stack's top.
+ */
 struct dev_limits {
 	sector_t capacity;          /* sectors */
 	unsigned int logical_block_size;
@@ -96,6 +101,12 @@ struct dev_limits {
 	unsigned int physical_block_size; /* bytes it writes at once, a power of two */
 	unsigned int io_opt;              /* bytes it prefers per I/O */
 	unsigned int max_sectors;         /* a read or write's sectors at most */
+	/*
+	 * The requests' bytes are nobody's (rqdisk-replay's sim: a trace
+	 * records no data, and nothing below keeps any): nothing to cache,
+	 * log or corrupt, and no file to watch.
+	 */
+	bool no_data;
 };
 
 struct dev_ops {

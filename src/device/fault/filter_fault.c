@@ -78,7 +78,7 @@ struct fault_filter {
 	unsigned int nr_held, nr_below;
 	struct fault_stats st;
 	struct fault_watch *w; /* NULL: no watcher */
-	bool sim;	       /* over rqdisk-replay's backend: no data */
+	bool no_data;	       /* over a device with no data (rqdisk-replay's) */
 };
 
 /* splitmix64: small, seedable, the same sequence everywhere. */
@@ -228,24 +228,17 @@ static void fault_watch_stop(struct fault_filter *ff)
 	fault_watch_put(w);
 }
 
-/* Keys with nothing to act on over the sim backend, which moves no data and has no files. */
-static int fault_check_sim(const struct fault_rules *r, char *why, size_t whylen)
+/* Keys with nothing to act on over a device with no data (lim->no_data) and no files. */
+static int fault_check_no_data(const struct fault_rules *r, char *why, size_t whylen)
 {
 	if (r->drop_writes || r->corrupt_bio_byte || r->random_read_corrupt ||
 	    r->random_write_corrupt || r->error_file) {
 		snprintf(why, whylen,
 			 "fault: drop_writes, corruption and error_file need data and "
-			 "files, which the sim backend has not");
+			 "files, which the device below has not");
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static bool fault_over_sim(const struct blk_dev *dev)
-{
-	const struct dev_stack *s = dev->stack;
-
-	return !strcmp(s->layers[s->nr_layers - 1].ops->name, "sim");
 }
 
 static int fault_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
@@ -260,10 +253,10 @@ static int fault_open(struct blk_dev *dev, const char *args, struct dev_limits *
 	}
 	fault_rules_init(&ff->r);
 	ff->capacity = lim->capacity;
-	ff->sim = fault_over_sim(dev);
+	ff->no_data = lim->no_data;
 	ret = fault_rules_parse(&ff->r, &ff->bb, args, lim->capacity, why, whylen);
-	if (!ret && ff->sim)
-		ret = fault_check_sim(&ff->r, why, whylen);
+	if (!ret && ff->no_data)
+		ret = fault_check_no_data(&ff->r, why, whylen);
 	/* no queue: a stack only checked and described (rqdisk-replay): no watcher, no clock */
 	if (!ret && dev_has_queue(dev)) {
 		ret = fault_watch_set(ff, ff->r.error_file);
@@ -673,8 +666,8 @@ static int fault_store_rules(struct blk_dev *dev, const char *buf)
 		return -ENOMEM;
 	}
 	ret = fault_rules_parse(&r, &bb, buf, ff->capacity, why, sizeof(why));
-	if (!ret && ff->sim)
-		ret = fault_check_sim(&r, why, sizeof(why));
+	if (!ret && ff->no_data)
+		ret = fault_check_no_data(&r, why, sizeof(why));
 	if (!ret && (!r.error_file != !ff->r.error_file ||
 		     (r.error_file && strcmp(r.error_file, ff->r.error_file))))
 		ret = fault_watch_set(ff, r.error_file);

@@ -437,8 +437,8 @@ static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 	struct lw_args a;
 	int ret = lw_parse(args, &a, why, whylen);
 
-	if (!ret && !strcmp(s->layers[s->nr_layers - 1].ops->name, "sim")) {
-		snprintf(why, whylen, "log-writes: the sim backend has no data to log");
+	if (!ret && lim->no_data) {
+		snprintf(why, whylen, "log-writes: the device below has no data to log");
 		ret = -EINVAL;
 	}
 	/* no queue: the spec is only checked (dev_check_filter, rqdisk-replay); nothing is made */

@@ -97,13 +97,6 @@ static uint64_t wc_rand(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-static bool wc_over_sim(const struct blk_dev *dev)
-{
-	const struct dev_stack *s = dev->stack;
-
-	return s->layers[s->nr_layers - 1].ops == &dev_sim_ops;
-}
-
 static int wc_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		   size_t whylen)
 {
@@ -114,8 +107,8 @@ static int wc_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 
 	if (ret)
 		return ret;
-	if (wc_over_sim(dev)) {
-		snprintf(why, whylen, "write-cache: the sim backend moves no data: nothing to cache");
+	if (lim->no_data) {
+		snprintf(why, whylen, "write-cache: the device below moves no data: nothing to cache");
 		return -EINVAL;
 	}
 	if (v[WC_ATOMIC] && v[WC_ATOMIC] % lbs) {
