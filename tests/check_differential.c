@@ -204,7 +204,7 @@ START_TEST(write_cache_below_log_refused)
 	char why[1024];
 
 	ck_assert_int_eq(diff_run(&c, why, sizeof(why)), -1);
-	ck_assert_msg(strstr(why, "put log-writes below write-cache"), "refused as: %s", why);
+	ck_assert_msg(strstr(why, "put log-writes below the cache"), "refused as: %s", why);
 	ck_assert_msg(!strchr(why, '\n'), "not one line: %s", why);
 }
 END_TEST

@@ -805,6 +805,117 @@ START_TEST(bad_args_make_nothing)
 END_TEST
 
 /*
+ * The hand backend, saying of itself what says_lim holds besides: whether
+ * it cuts its power, and (says_image) that its args name the file its
+ * sectors are in.  A test copies its ops to name it.
+ */
+static struct dev_limits says_lim;
+static bool says_image;
+
+static int says_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		     size_t whylen)
+{
+	int ret = sh_hand_ops.open(dev, args, lim, why, whylen);
+
+	lim->power_cuts = says_lim.power_cuts;
+	lim->image_file = says_image ? dev->args : NULL;
+	return ret;
+}
+
+static struct dev_ops says_ops(const char *name)
+{
+	struct dev_ops ops = sh_hand_ops;
+
+	ops.name = name;
+	ops.open = says_open;
+	return ops;
+}
+
+/* spec over backend opened from args: what the stack's open returns, why in one line. */
+static int open_over(const struct dev_ops *backend, const char *args, const char *spec, char *why,
+		     size_t whylen)
+{
+	struct dev_limits lim = { .capacity = 1 << 21 };
+	struct stack_harness h;
+	int ret;
+
+	memset(&h, 0, sizeof(h));
+	ck_assert_int_eq(sh_open(&h, NULL, 0, backend, 1 << 21, 1, why, whylen), 0);
+	dev_stack_close(&h.stack);
+	ret = sh_stack_open(&h.stack, h.q, &spec, 1, backend, args, &lim, why, whylen);
+	ck_assert_ptr_null(strchr(why, '\n'));
+	if (!ret)
+		sh_close(&h);
+	else
+		blk_cleanup_queue(h.q);
+	sh_free(&h);
+	return ret;
+}
+
+/*
+ * What log-writes refuses below it is what the limits say, not a name: a
+ * device that cuts its power is refused whatever it is called, and one
+ * called write-cache that says no such thing is taken.
+ */
+START_TEST(power_cuts_below_are_a_limit_not_a_name)
+{
+	char spec[256], why[512] = "";
+	struct rig *r = rig_new(spec, sizeof(spec), "");
+	struct dev_ops cuts = says_ops("hand"), named = says_ops("write-cache");
+	struct stat st;
+
+	says_image = false;
+	says_lim = (struct dev_limits){ .power_cuts = true };
+	ck_assert_int_eq(open_over(&cuts, NULL, spec, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "log-writes: a power cut below it loses writes"), "%s", why);
+	ck_assert_msg(stat(r->log, &st) && errno == ENOENT, "a refused stack made the log");
+	says_lim = (struct dev_limits){ .power_cuts = false };
+	ck_assert_msg(!open_over(&named, NULL, spec, why, sizeof(why)), "%s", why);
+	ck_assert_int_eq(stat(r->log, &st), 0);
+	rig_free(r);
+}
+END_TEST
+
+/*
+ * base= copies the file the limits say the sectors are in, whatever the
+ * backend is called; a backend called file that says none is refused.
+ */
+START_TEST(base_copies_the_image_the_limits_name)
+{
+	char spec[256], image[128], base[128], why[512] = "", got[16] = "";
+	struct rig *r = rig_new(spec, sizeof(spec), "");
+	struct dev_ops says_file = says_ops("mem"), named = says_ops("file");
+	struct stat st;
+	int fd;
+
+	snprintf(image, sizeof(image), "%s/image", r->dir);
+	snprintf(base, sizeof(base), "%s/base", r->dir);
+	snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), ",base=%s", base);
+	fd = open(image, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "the image", 9), 9);
+	close(fd);
+	says_lim = (struct dev_limits){ 0 };
+	says_image = false;
+	ck_assert_int_eq(open_over(&named, image, spec, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "log-writes: base= needs an image file: the device below has none"),
+		      "%s", why);
+	ck_assert_msg(stat(base, &st) && errno == ENOENT, "base= was made over no image file");
+	says_image = true;
+	ck_assert_msg(!open_over(&says_file, image, spec, why, sizeof(why)), "%s", why);
+	fd = open(base, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, got, sizeof(got) - 1), 9);
+	close(fd);
+	ck_assert_str_eq(got, "the image");
+	says_image = false;
+	unlink(base);
+	unlink(image);
+	rig_free(r);
+}
+END_TEST
+
+/*
  * A stack closed as never having served (the host's start failed after it
  * opened): the log the filter made is taken away.
  */
@@ -853,7 +964,7 @@ static void assert_holds(const char *path, const char *text)
  */
 START_TEST(write_cache_below_is_refused)
 {
-	const char *want = "log-writes: write-cache below it";
+	const char *want = "log-writes: a power cut below it loses writes";
 	char spec[256];
 	struct rig *r = rig_new(spec, sizeof(spec), "");
 	const char *below[2] = { spec, "write-cache:size=1" };
@@ -906,7 +1017,7 @@ START_TEST(base_needs_an_image_file)
 	dev_stack_close(&h.stack);
 	ck_assert_int_lt(sh_stack_open(&h.stack, h.q, specs, 1, &rbd_ops, image, &lim, why,
 				       sizeof(why)), 0);
-	ck_assert_msg(strstr(why, "log-writes: base= needs an image file: the rbd backend has none "
+	ck_assert_msg(strstr(why, "log-writes: base= needs an image file: the device below has none "
 				  "to copy"), "%s", why);
 	ck_assert_msg(stat(base, &st) && errno == ENOENT, "base= was made over an rbd backend");
 	ck_assert_msg(stat(r->log, &st) && errno == ENOENT, "file= was made for a refused base=");
@@ -1050,6 +1161,8 @@ static Suite *log_writes_suite(void)
 	tcase_add_test(tc, log_write_error_stops_logging);
 	tcase_add_test(tc, write_cache_below_is_refused);
 	tcase_add_test(tc, base_needs_an_image_file);
+	tcase_add_test(tc, power_cuts_below_are_a_limit_not_a_name);
+	tcase_add_test(tc, base_copies_the_image_the_limits_name);
 	tcase_add_test(tc, the_super_block_says_an_end_mark_is_due);
 	suite_add_tcase(s, tc);
 	return s;

@@ -41,7 +41,7 @@ timeout 30 "$RQDISK" -f --filter "log-writes:file=$tmp/bad.log,base=$tmp/bad.bas
 echo "status $status: $(cat "$tmp/err")"
 [ "$status" = 1 ] || fail "base= over NBD: status $status, not 1"
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "base= over NBD: not one line: $(cat "$tmp/err")"
-grep -qF "log-writes: base= needs an image file: the nbd backend has none to copy" "$tmp/err" ||
+grep -qF "log-writes: base= needs an image file: the device below has none to copy" "$tmp/err" ||
 	fail "base= over NBD: '$(cat "$tmp/err")'"
 is_mounted "$tmp/mnt" && fail "base= over NBD mounted the disk"
 [ ! -e "$tmp/bad.log" ] && [ ! -e "$tmp/bad.base" ] || fail "base= over NBD left a file behind"

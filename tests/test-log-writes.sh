@@ -60,7 +60,7 @@ status=0
 timeout 15 "$RQDISK" -f --filter "log-writes:file=$tmp/bad.log" --filter write-cache "$tmp/img" \
 	"$tmp/mnt" 2>"$tmp/err" || status=$?
 [ "$status" = 1 ] || fail "write-cache below log-writes: status $status, not 1"
-[ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF "log-writes: write-cache below it" "$tmp/err" ||
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF "log-writes: a power cut below it loses writes" "$tmp/err" ||
 	fail "write-cache below log-writes: '$(cat "$tmp/err")'"
 [ ! -e "$tmp/bad.log" ] || fail "write-cache below log-writes left $tmp/bad.log behind"
 # a start that fails after the stack opened (the trace cannot be made) takes back the files

@@ -384,6 +384,7 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 	 * the allocation of a sparse image's blocks.
 	 */
 	lim->has_cache = true;
+	lim->image_file = dev->args; /* the image's path: the sectors as they are */
 	uring_driver_set_kick(d, file_kick, fb);
 	return 0;
 }

@@ -107,6 +107,17 @@ struct dev_limits {
 	 * log or corrupt, and no file to watch.
 	 */
 	bool no_data;
+	/*
+	 * A layer below cuts its power while the disk runs on (write-cache's
+	 * power/cut): writes it ended as done that no flush covered are gone.
+	 */
+	bool power_cuts;
+	/*
+	 * The local file that holds the disk's sectors below, the image as it
+	 * is (the file backend's), for a layer that copies it; NULL: none.
+	 * Valid while the stack is open.
+	 */
+	const char *image_file;
 };
 
 struct dev_ops {

@@ -299,28 +299,21 @@ static int lw_parse(const char *args, struct lw_args *a, char *why, size_t whyle
 static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const char *image,
 			  struct dev_limits *lim, char *why, size_t whylen)
 {
-	const struct blk_dev *backend = &dev->stack->layers[dev->stack->nr_layers - 1];
-
 	if (!dev->stack->host_ops || !dev->stack->host_ops->watch_fd) {
 		snprintf(why, whylen, "log-writes: this host cannot watch the writer's eventfd");
 		return -EINVAL;
 	}
-	/* an NBD URI or an RBD spec may name a local file too: not the disk's */
-	if (a->val[LW_BASE] && (!image || strcmp(backend->ops->name, "file"))) {
+	/* image is what the limits say holds the sectors: an NBD URI or RBD spec is none */
+	if (a->val[LW_BASE] && !image) {
 		snprintf(why, whylen,
-			 "log-writes: base= needs an image file: the %s backend has none to copy",
-			 backend->ops->name);
+			 "log-writes: base= needs an image file: the device below has none to copy");
 		return -EINVAL;
 	}
-	/* the layers below are open (bottom up), not yet linked */
-	for (unsigned int i = (unsigned int)(dev - dev->stack->layers) + 1; i < dev->stack->nr_layers;
-	     i++) {
-		if (!strcmp(dev->stack->layers[i].ops->name, "write-cache")) {
-			snprintf(why, whylen,
-				 "log-writes: write-cache below it loses at a power cut writes the "
-				 "log keeps as written: put log-writes below write-cache");
-			return -EINVAL;
-		}
+	if (lim->power_cuts) {
+		snprintf(why, whylen,
+			 "log-writes: a power cut below it loses writes the log keeps as written: "
+			 "put log-writes below the cache that loses them (write-cache)");
+		return -EINVAL;
 	}
 	for (int k = LW_FILE; k <= LW_BASE; k++) {
 		if (a->val[k] && lw_same_file(a->val[k], image)) {
@@ -431,8 +424,7 @@ fail:
 static int lw_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		   size_t whylen)
 {
-	const struct dev_stack *s = dev->stack;
-	const char *image = s->layers[s->nr_layers - 1].args;
+	const char *image = lim->image_file;
 	struct lw_filter *lw;
 	struct lw_args a;
 	int ret = lw_parse(args, &a, why, whylen);

@@ -132,6 +132,7 @@ static int wc_open(struct blk_dev *dev, const char *args, struct dev_limits *lim
 	TAILQ_INIT(&wc->reads);
 	TAILQ_INIT(&wc->through);
 	lim->has_cache = true;
+	lim->power_cuts = true; /* power/cut */
 	dev->priv = wc;
 	return 0;
 }
