@@ -25,7 +25,7 @@ static void setup_stack(struct stack_harness *h, const char *const *specs, unsig
 	sh_setup(h, specs, nr, &sh_mem_ops, CAPACITY, MAX_BIOS);
 	sh_mem->no_overlap = true; /* their order would be the device's */
 	ck_assert(h->stack.limits.has_cache);
-	ck_assert_ptr_nonnull(dev_stack_find(&h->stack, "write-cache"));
+	ck_assert_ptr_nonnull(sh_layer(&h->stack, "write-cache"));
 }
 
 static void setup(struct stack_harness *h, const char *spec)
@@ -123,13 +123,13 @@ static unsigned int log_count(enum req_op op)
 
 static void attr_store(struct stack_harness *h, const char *name, const char *val, int want)
 {
-	ck_assert_int_eq(sh_store(h, dev_stack_find(&h->stack, "write-cache"), name, val), want);
+	ck_assert_int_eq(sh_store(h, sh_layer(&h->stack, "write-cache"), name, val), want);
 	sh_kick(h);
 }
 
 static const char *attr_show(struct stack_harness *h, const char *name)
 {
-	return sh_show(h, dev_stack_find(&h->stack, "write-cache"), name);
+	return sh_show(h, sh_layer(&h->stack, "write-cache"), name);
 }
 
 /* A write ends once in the cache, before the backend sees a thing; a read then gets it. */

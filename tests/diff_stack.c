@@ -112,6 +112,15 @@ static void *xalloc(size_t n)
 	return p;
 }
 
+/* The layer of that name nearest the top, or NULL: the run reaches its control files so. */
+static struct blk_dev *diff_layer(const struct dev_stack *s, const char *name)
+{
+	for (unsigned int i = 0; i < s->nr_layers; i++)
+		if (!strcmp(s->layers[i].ops->name, name))
+			return (struct blk_dev *)&s->layers[i];
+	return NULL;
+}
+
 /* ------------------------------------------------------------ the backend */
 
 static struct run *the_run; /* the backend's open finds its run here */
@@ -627,8 +636,8 @@ static int open_stack(struct run *r)
 		disagree(r, -1, "no elevator %s", r->c->elevator);
 		return -EINVAL;
 	}
-	r->lw = dev_stack_find(&r->stack, "log-writes");
-	r->wc = dev_stack_find(&r->stack, "write-cache");
+	r->lw = diff_layer(&r->stack, "log-writes");
+	r->wc = diff_layer(&r->stack, "write-cache");
 	return 0;
 }
 
@@ -734,7 +743,7 @@ static int open_file_stack(struct run *r, const char *const *specs, unsigned int
 		disagree(r, -1, "the stack: %s", why);
 		return -1;
 	}
-	r->lw = dev_stack_find(uring_driver_stack(r->d), "log-writes");
+	r->lw = diff_layer(uring_driver_stack(r->d), "log-writes");
 	r->wc = NULL; /* no power cuts here */
 	return 0;
 }

@@ -57,6 +57,7 @@ UNIT_TESTS = \
 	tests/check_bufpool \
 	tests/check_cli \
 	tests/check_filter_attrs \
+	tests/check_control_queue \
 	tests/check_write_cache \
 	tests/check_fault \
 	tests/check_log_writes \
@@ -73,6 +74,9 @@ TESTS += $(UNIT_TESTS)
 tests_check_checkorder_LDADD = src/tools/libcheckorder.la $(TEST_LDADD)
 tests_check_cli_LDADD = src/common/libcommon.la $(TEST_LDADD)
 tests_check_crash_LDADD = src/crash/libcrash.la $(TEST_LDADD)
+# the control tree's fixed files, shown over a stack of the test's
+tests_check_control_queue_SOURCES = tests/check_control_queue.c src/daemon/control_attrs.c
+tests_check_control_queue_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 # The reference disk and the differential run, which the fuzz target shares.
 DIFF_SOURCES = tests/ref_disk.c tests/ref_disk.h tests/diff_stack.c tests/diff_stack.h \
 	tests/diff_case.c

@@ -463,6 +463,14 @@ static const struct dev_attr *sh_attr(struct blk_dev *dev, const char *name)
 	return a;
 }
 
+struct blk_dev *sh_layer(const struct dev_stack *s, const char *name)
+{
+	for (unsigned int i = 0; i < s->nr_layers; i++)
+		if (!strcmp(s->layers[i].ops->name, name))
+			return (struct blk_dev *)&s->layers[i];
+	return NULL;
+}
+
 const char *sh_show(struct stack_harness *h, struct blk_dev *dev, const char *name)
 {
 	static char buf[4096];

@@ -151,6 +151,9 @@ extern const struct dev_ops sh_mem_ops, sh_mem_cache_ops;
 /* End p, the lock held. */
 void sh_mem_finish(struct blk_dev *dev, struct sh_mem_rq *p);
 
+/* The layer of that name nearest the top, or NULL: a test's way to its control files. */
+struct blk_dev *sh_layer(const struct dev_stack *s, const char *name);
+
 /* A layer's control file: show's text (a static buffer), store's return; the lock held. */
 const char *sh_show(struct stack_harness *h, struct blk_dev *dev, const char *name);
 int sh_store(struct stack_harness *h, struct blk_dev *dev, const char *name, const char *val);

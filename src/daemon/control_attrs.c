@@ -167,9 +167,10 @@ static int store_nomerges(struct rqdisk *d, const char *buf)
 	return 0;
 }
 
+/* What the stack's limits say: a model's, or the device's below it. */
 static int show_rotational(struct rqdisk *d, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%d\n", d->model && disk_model_rotational(d->model));
+	return snprintf(buf, len, "%d\n", d->stack && d->stack->limits.rotational);
 }
 
 /*
@@ -178,14 +179,15 @@ static int show_rotational(struct rqdisk *d, char *buf, size_t len)
  */
 static int show_model(struct rqdisk *d, char *buf, size_t len)
 {
+	const struct disk_model *model = d->stack ? d->stack->limits.model : NULL;
 	int n = 0, m;
 
 	if (d->null_device)
-		n = snprintf(buf, len, d->model ? "null " : "null");
-	else if (!d->model)
+		n = snprintf(buf, len, model ? "null " : "null");
+	else if (!model)
 		n = snprintf(buf, len, "none");
-	if (d->model && n >= 0 && (size_t)n < len) {
-		m = disk_model_describe(d->model, buf + n, len - (size_t)n);
+	if (model && n >= 0 && (size_t)n < len) {
+		m = disk_model_describe(model, buf + n, len - (size_t)n);
 		n = m < 0 ? m : n + m;
 	}
 	if (n < 0 || (size_t)n + 1 >= len)

@@ -43,7 +43,6 @@ struct rqdisk {
 	struct range_lock writes; /* under the queue lock */
 	unsigned int max_nr_requests; /* what the driver was set up to carry */
 	const struct dev_stack *stack; /* the device below the queue */
-	const struct disk_model *model; /* the model filter's, or NULL */
 	bool null_device;             /* --null: no I/O on the image */
 	struct bufpool bufs;          /* data buffers, and what FUSE requests are read into */
 	char *in;                     /* what FUSE requests are read into (fe_input) */

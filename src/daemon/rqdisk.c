@@ -122,7 +122,6 @@ static int setup_queue(struct rqdisk_state *s)
 {
 	struct request_queue *q = blk_init_queue(NULL, NULL, NULL);
 	const struct dev_ops *backend;
-	const struct blk_dev *model;
 	char why[160];
 	int ret;
 
@@ -167,8 +166,6 @@ static int setup_queue(struct rqdisk_state *s)
 	s->disk.lbs = q->limits.logical_block_size; /* the device may need larger blocks */
 	if (image_is_remote(s))
 		take_export(s);
-	model = dev_stack_find(s->disk.stack, "model");
-	s->disk.model = model ? dev_model_of(model) : NULL;
 	return 0;
 }
 

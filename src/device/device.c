@@ -239,14 +239,6 @@ int dev_stack_describe(const struct dev_stack *s, char *buf, size_t len)
 	return n;
 }
 
-struct blk_dev *dev_stack_find(const struct dev_stack *s, const char *name)
-{
-	for (unsigned int i = 0; i < s->nr_layers; i++)
-		if (!strcmp(s->layers[i].ops->name, name))
-			return (struct blk_dev *)&s->layers[i];
-	return NULL;
-}
-
 int dev_layer_name(const struct blk_dev *dev, char *buf, size_t len)
 {
 	const struct dev_stack *s = dev->stack;

@@ -69,6 +69,7 @@ struct iovec;
 
 struct blk_dev;
 struct dev_stack;
+struct disk_model;
 
 /*
  * A file in the layer's own directory of the control tree, device/NAME/
@@ -118,6 +119,8 @@ struct dev_limits {
 	 * Valid while the stack is open.
 	 */
 	const char *image_file;
+	/* The timing model nearest the queue (the model filter's), for queue/model; NULL: none. */
+	const struct disk_model *model;
 };
 
 struct dev_ops {
@@ -321,8 +324,6 @@ int dev_check_filter(const char *spec, char *why, size_t whylen);
 size_t dev_stack_pdu_size(const struct dev_stack *s);
 /* "model:hdd rpm=7200 ... -> file:/path": the stack as device/stack shows it. */
 int dev_stack_describe(const struct dev_stack *s, char *buf, size_t len);
-/* The layer of that name nearest the top, or NULL. */
-struct blk_dev *dev_stack_find(const struct dev_stack *s, const char *name);
 /*
  * The layer's name in the control tree and in trace notes: NAME for the
  * first layer of that name from the top, NAME.2 for the second, and so on.
@@ -426,9 +427,5 @@ struct dev_sim_stats {
 };
 
 const struct dev_sim_stats *dev_sim_stats(const struct blk_dev *dev);
-
-struct disk_model;
-/* The model filter's model, for queue/model and queue/rotational. */
-const struct disk_model *dev_model_of(const struct blk_dev *dev);
 
 #endif

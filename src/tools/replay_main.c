@@ -269,13 +269,13 @@ static int check_model_spec(const struct replay_options *o, sector_t capacity)
 /* "model hdd rpm=..." (or "model none"), then the whole stack if it is more than that. */
 static void describe_device(const struct dev_stack *s, char *buf, size_t len)
 {
-	const struct blk_dev *model = dev_stack_find(s, "model");
+	const struct disk_model *model = s->limits.model;
 	int n = snprintf(buf, len, "model ");
 
 	if (n < 0 || (size_t)n >= len)
 		return;
 	if (model)
-		n += disk_model_describe(dev_model_of(model), buf + n, len - (size_t)n);
+		n += disk_model_describe(model, buf + n, len - (size_t)n);
 	else
 		n += snprintf(buf + n, len - (size_t)n, "none");
 	if (n < 0 || (size_t)n >= len || s->nr_layers <= (model ? 2u : 1u))

@@ -115,7 +115,9 @@ static int model_open(struct blk_dev *dev, const char *args, struct dev_limits *
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	/* the model is the device the queue sees: it seeks or not, whatever is below */
 	lim->rotational = disk_model_rotational(mf->model);
+	lim->model = mf->model;
 	dev->priv = mf;
 	return 0;
 }
@@ -234,13 +236,6 @@ static const struct dev_attr model_attrs[] = {
 	{ "held", model_show_held, NULL },
 	{ NULL, NULL, NULL },
 };
-
-const struct disk_model *dev_model_of(const struct blk_dev *dev)
-{
-	const struct model_filter *mf = dev->priv;
-
-	return mf->model;
-}
 
 const struct dev_ops dev_model_ops = {
 	.api_version = DEV_API_VERSION,
