@@ -269,6 +269,28 @@ static int parse_one(struct options *o, int opt, const char *arg)
 	return ret;
 }
 
+/* --state ID: its syntax, before any file is read; -EINVAL (said) when it is wrong. */
+static int check_state_syntax(const char *s)
+{
+	struct crash_id id;
+	char why[512];
+	int ret = crash_id_parse(s, &id, why, sizeof(why));
+
+	if (ret)
+		fprintf(stderr, PROG ": %s\n", why);
+	crash_id_free(&id);
+	return ret;
+}
+
+/* No CHECK where one is needed (all but --list and --state -o): said. */
+static bool check_missing(const struct options *o)
+{
+	if (o->check || o->list || (o->state && o->output))
+		return false;
+	cli_usage_error(PROG, "a CHECK is needed (after --)", NULL);
+	return true;
+}
+
 /* Options before "--", CHECK after it.  0, 1 (exit 0) or <0 (exit 2; said). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -300,10 +322,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 				"--shard does not go with --state", NULL);
 		return -EINVAL;
 	}
-	if (!o->check && !(o->state && o->output) && !o->list) {
-		cli_usage_error(PROG, "a CHECK is needed (after --)", NULL);
+	/*
+	 * A wrong ID is what to fix first: its syntax is checked here, and
+	 * whether the log has that state before a missing CHECK is said (main).
+	 */
+	if (o->state && check_state_syntax(o->state))
 		return -EINVAL;
-	}
+	if (!o->state && check_missing(o))
+		return -EINVAL;
 	if (o->output && !o->state) {
 		cli_usage_error(PROG, "-o needs --state", NULL);
 		return -EINVAL;
@@ -988,7 +1014,7 @@ int main(int argc, char **argv)
 		return ret > 0 ? EXIT_CONSISTENT : EXIT_TROUBLE;
 	check_signals(&set);
 	signal(SIGCHLD, noop_handler);
-	if (load(&r))
+	if (load(&r) || (o.state && check_missing(&o)))
 		goto out;
 	if (o.list) {
 		status = run_list(&r) ? EXIT_TROUBLE : run_unclear(&r) ? EXIT_UNCHECKED : EXIT_CONSISTENT;
