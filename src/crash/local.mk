@@ -26,9 +26,13 @@ bin_PROGRAMS += src/crash/rqdisk-crash
 src_crash_rqdisk_crash_SOURCES = \
 	src/crash/crash_checker.c \
 	src/crash/crash_checker.h \
+	src/crash/crash_files.c \
 	src/crash/crash_loop.c \
 	src/crash/crash_loop.h \
 	src/crash/crash_main.c \
+	src/crash/crash_options.c \
+	src/crash/crash_options.h \
+	src/crash/crash_run.h \
 	src/crash/crash_server.c \
 	src/crash/crash_server.h \
 	$(NULL)
