@@ -8,6 +8,9 @@ src_block_libblock_la_SOURCES += \
 	sched/cfq.c \
 	sched/bfq.c \
 	sched/bfq.h \
+	sched/bfq_impl.h \
+	sched/bfq_service.c \
+	sched/bfq_weight.c \
 	sched/bfq_wf2q.c \
 	sched/sweep.c \
 	sched/sweep.h \

@@ -191,6 +191,12 @@ rm "$tmp/loglink"
 [ "$(md5sum <"$tmp/base")" = "$sum" ] || fail "-o BASE changed BASE"
 [ "$(md5sum <"$tmp/log")" = "$logsum" ] || fail "-o LOG changed LOG"
 refused nocheck "a CHECK is needed" "$tmp/base" "$tmp/log"
+# --state without a CHECK: what is wrong with the ID is said first, its
+# syntax before any file is read, then whether the log has that state
+refused badid-nocheck "bad state ID 'flush:x'" --state flush:x "$tmp/base" "$tmp/log"
+refused badid-nolog "bad state ID 'flush:x'" --state flush:x "$tmp/base" "$tmp/nolog"
+refused noid-nocheck "state flush:9: no such point" --state flush:9 "$tmp/base" "$tmp/log"
+refused state-nocheck "a CHECK is needed" --state flush:1 "$tmp/base" "$tmp/log"
 refused emptycheck "a CHECK is needed after --" "$tmp/base" "$tmp/log" --
 refused nolog "BASE and LOG are needed" "$tmp/base" -- true
 refused noprog "no-such-checker: no such program" "$tmp/base" "$tmp/log" -- no-such-checker

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # test-man-pages.sh - every filter rqdisk takes has a page, rqdisk-NAME-filter(8),
 # that names each key the filter's code takes; every backend has a page named
-# in rqdisk(8)'s index; and every page is installed.  No root, no FUSE.
+# in rqdisk(8)'s index; every page is installed; and no page runs words
+# together with a font-alternating macro.  No root, no FUSE.
 source "$(dirname "$0")/functions.sh"
 
 man=$top_srcdir/man
@@ -67,5 +68,14 @@ for b in $backends; do
 	sect=${sect%)}
 	[ -f "$man/$name.$sect" ] || fail "$b: rqdisk(8) names $ref, which is not in man/"
 	grep -qE "man/$name\.$sect( |$)" "$top_srcdir/man/local.mk" || fail "$b: $name.$sect is not installed"
+done
+say "no .BR, .BI, .IR, ... runs two words of prose together"
+# Such a macro prints its arguments with no space between them: two
+# unquoted words in a row (quoted ones stand as "Q") come out as one.
+for page in "$man"/*.[0-9]; do
+	glued=$(grep -nE '^\.(BR|BI|IR|RB|RI|IB)[[:space:]]' "$page" |
+		sed -E 's/"([^"]|"")*"/"Q"/g' |
+		grep -E '(^|[[:space:]])[a-z]{2,}[,;:.]? [a-z]{2,}([[:space:]]|$)' || true)
+	[ -z "$glued" ] || fail "${page##*/}: words run together by a font-alternating macro: $glued"
 done
 echo "PASS: man pages"

@@ -1,13 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_state.h - the crash states of a log: points in it, the subsets of the
- * volatile writes lost or torn there, and the IDs that name each state.
- *
- *   ID    = POINT [ "+drop:" I { "," I } ] [ "+torn:" E "@" A "/" K ]
- *   POINT = "flush:" K | "fua:" K | "mark:" NAME [ "#" K ] | "entry:" N | "end"
- *
- * NAME is the mark's bytes, each outside '!'..'~' or one of "%+#," as %XX;
- * numbers are decimal without leading zeros; drop indices strictly rise.
+ * volatile writes lost or torn there; crash_id.h names each state.
  */
 #ifndef RQDISK_CRASH_STATE_H
 #define RQDISK_CRASH_STATE_H
@@ -16,25 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crash_id.h"
 #include "crash_log.h"
-
-enum crash_point_kind { PT_FLUSH, PT_FUA, PT_MARK, PT_ENTRY, PT_END };
 
 /* A state's class, as the report counts them. */
 enum crash_class { CLASS_PREFIX, CLASS_DROP, CLASS_TORN, CLASS_SAMPLE, NR_CLASSES };
 
 extern const char *const crash_class_names[NR_CLASSES];
-
-struct crash_id {
-	enum crash_point_kind kind;
-	uint64_t k;      /* flush, fua: which (from 1); mark: which of that name (1); entry: N */
-	char *name;      /* a mark's name, decoded (malloc'd, NUL-ended) */
-	size_t name_len;
-	uint64_t *drop;  /* entries lost, strictly rising */
-	size_t nr_drop;
-	bool torn;
-	uint64_t torn_e, torn_a, torn_k; /* entry, atomic unit in bytes, units persisted */
-};
 
 /* What a state is, resolved against its log: the overlay is built from this. */
 struct crash_spec {
@@ -44,21 +26,6 @@ struct crash_spec {
 	long torn_e;           /* -1, or the entry of which only torn_bytes persisted */
 	uint64_t torn_bytes;
 };
-
-/* 0 or -EINVAL with one line in why; -ENOMEM. */
-int crash_id_parse(const char *s, struct crash_id *id, char *why, size_t whylen);
-/* The ID's text, malloc'd, or NULL when out of memory. */
-char *crash_id_format(const struct crash_id *id);
-void crash_id_free(struct crash_id *id);
-int crash_id_copy(struct crash_id *dst, const struct crash_id *src);
-
-/*
- * The marks a state at pos has passed, as RQDISK_CRASH_MARKS spells them:
- * NAME=COUNT for each name, in the order the names first appear in the
- * log, separated by single spaces, NAME spelled as in a state ID; "" when
- * none.  NULL when out of memory.
- */
-char *crash_marks_text(const struct crash_log *log, size_t pos);
 
 /* The state the ID names in log: 0, or -EINVAL with one line in why (it names the ID). */
 int crash_resolve(const struct crash_log *log, const struct crash_id *id, struct crash_spec *spec,

@@ -8,6 +8,8 @@ src_crash_libcrash_la_SOURCES = \
 	src/crash/crash_dedup.h \
 	src/crash/crash_guard.c \
 	src/crash/crash_guard.h \
+	src/crash/crash_id.c \
+	src/crash/crash_id.h \
 	src/crash/crash_log.c \
 	src/crash/crash_log.h \
 	src/crash/crash_marks.c \
@@ -26,9 +28,13 @@ bin_PROGRAMS += src/crash/rqdisk-crash
 src_crash_rqdisk_crash_SOURCES = \
 	src/crash/crash_checker.c \
 	src/crash/crash_checker.h \
+	src/crash/crash_files.c \
 	src/crash/crash_loop.c \
 	src/crash/crash_loop.h \
 	src/crash/crash_main.c \
+	src/crash/crash_options.c \
+	src/crash/crash_options.h \
+	src/crash/crash_run.h \
 	src/crash/crash_server.c \
 	src/crash/crash_server.h \
 	$(NULL)

@@ -32,6 +32,8 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/disk_files.h \
 	src/daemon/frontend.c \
 	src/daemon/frontend.h \
+	src/daemon/frontend_impl.h \
+	src/daemon/frontend_io.c \
 	src/daemon/fuse_ring.c \
 	src/daemon/fuse_ring.h \
 	src/daemon/image.c \

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* bfq_impl.h - what BFQ's files share: its queues, its per-disk data, the calls between them. */
+#ifndef RQDISK_BFQ_IMPL_H
+#define RQDISK_BFQ_IMPL_H
+
+#include <limits.h>
+
+#include "bfq.h"
+
+/* Linux's defaults, milliseconds where it has jiffies or nanoseconds. */
+#define BFQ_FIFO_EXPIRE_SYNC_MS 125
+#define BFQ_FIFO_EXPIRE_ASYNC_MS 250
+#define BFQ_BACK_MAX_KIB 16384
+#define BFQ_BACK_PENALTY 2
+#define BFQ_SLICE_IDLE_MS 8
+#define BFQ_TIMEOUT_MS 125
+#define BFQ_DEFAULT_MAX_BUDGET 16384 /* sectors */
+#define BFQ_STATS_MIN_BUDGETS 194    /* budgets before the estimated maximum is trusted */
+#define BFQ_ASYNC_CHARGE_FACTOR 3
+#define BFQ_WR_COEFF 30
+#define BFQ_SOFTRT_WEIGHT_FACTOR 100
+#define BFQ_WR_RT_MAX_TIME_MS 300
+#define BFQ_WR_MIN_IDLE_TIME_MS 2000
+#define BFQ_WR_MAX_SOFTRT_RATE 7000  /* sectors per second */
+#define BFQ_WR_MIN_IDLE_SLICE_MS 20  /* a raised queue idles at least this long */
+#define BFQ_MAX_SERVICE_FROM_WR 120000 /* sectors: interactive raising ends after this */
+#define BFQ_SOFTRT_SLACK_MS 4        /* Linux's 4 jiffies at HZ=1000 */
+
+/* Interactive raising lasts ref_duration * ref_rate / peak_rate, in 3..25 s (rotational pair). */
+#define BFQ_WR_REF_DURATION_MS 7000
+#define BFQ_REF_RATE 14000 /* sectors per microsecond << BFQ_RATE_SHIFT */
+#define BFQ_WR_MIN_DURATION_MS 3000
+#define BFQ_WR_MAX_DURATION_MS 25000
+#define BFQ_RATE_SHIFT 16
+#define BFQ_RATE_MIN_SAMPLES 32
+#define BFQ_RATE_REF_INTERVAL_NS 1000000000ull
+
+/* The largest max_budget: four times it still fits an int, as budgets are ints. */
+#define BFQ_MAX_BUDGET_LIMIT (INT_MAX / 8)
+
+#define BFQ_HASH_BITS 6
+#define BFQ_MAX_UNUSED 1024 /* sync queues kept for their history after their last request */
+#define BFQ_MAX_WEIGHTS 4096
+
+enum bfqq_expiration {
+	BFQQE_TOO_IDLE,
+	BFQQE_BUDGET_TIMEOUT,
+	BFQQE_BUDGET_EXHAUSTED,
+	BFQQE_NO_MORE_REQUESTS,
+	BFQQE_PREEMPTED,
+};
+
+enum { BFQ_ASYNC, BFQ_SYNC };
+
+struct bfq_queue {
+	struct bfq_entity entity;
+	LIST_ENTRY(bfq_queue) hash;   /* sync queues, by pid */
+	TAILQ_ENTRY(bfq_queue) lru;   /* kept after their last request, oldest first */
+	struct elv_rb_root sort_list;
+	struct elv_fifo fifo;
+	struct request *next_rq;
+	pid_t pid;
+	bool sync, busy, on_lru, just_created;
+	bool wait_request;  /* in service, empty, the idle timer running */
+	bool fifo_expire;   /* an expired request already went out of order this budget */
+	bool non_blocking_wait_rq;
+	bool softrt_update; /* work out soft_rt_next_start when the last request completes */
+	int class, level;
+	unsigned short ioprio; /* the latest request's: applied when the queue gets busy */
+	unsigned int queued, dispatched;
+	int max_budget;
+	uint64_t budget_timeout; /* ns; once the queue empties, when it did */
+	unsigned int wr_coeff;
+	uint64_t last_wr_start_finish, wr_cur_max_time;
+	uint64_t soft_rt_next_start, last_idle_bklogged;
+	uint64_t service_from_backlogged, service_from_wr;
+};
+
+LIST_HEAD(bfq_hash_head, bfq_queue);
+TAILQ_HEAD(bfq_lru, bfq_queue);
+
+struct bfq_weight {
+	pid_t pid;
+	unsigned int weight;
+};
+
+struct bfq_data {
+	struct bfq_sched_data sd;
+	struct bfq_hash_head hash[1 << BFQ_HASH_BITS];
+	struct bfq_queue *async[BFQ_NR_CLASSES][IOPRIO_NR_LEVELS];
+	struct bfq_queue oom_queue; /* for requests whose queue could not be allocated */
+	struct bfq_lru lru;
+	unsigned int nr_lru;
+	struct bfq_queue *in_service;
+	unsigned int busy_queues, wr_busy_queues, queued, rq_in_driver;
+	int hw_tag; /* the disk queues requests: -1 not known yet, 0 no, 1 yes */
+	unsigned int max_rq_in_driver, hw_tag_samples;
+	sector_t last_position;
+	uint64_t idle_until; /* the idle timer: when it fires, 0 when not armed */
+	uint64_t last_budget_start, last_idling_start;
+	int budgets_assigned;
+	int auto_max_budget; /* peak rate times timeout_sync, once measured */
+	uint64_t peak_rate;  /* sectors per microsecond << BFQ_RATE_SHIFT; 0: none yet */
+	uint64_t rate_busy_ns, rate_last, rate_sectors;
+	unsigned int rate_samples;
+	struct bfq_weight *weights;
+	unsigned int nr_weights;
+
+	/* tunables */
+	uint64_t fifo_expire[2]; /* ns */
+	int back_max;            /* KiB */
+	int back_penalty;
+	uint64_t slice_idle; /* ns */
+	int user_max_budget; /* sectors, 0: auto */
+	uint64_t timeout;    /* ns */
+	int strict_guarantees;
+	int low_latency;
+};
+
+static inline struct bfq_queue *rq_bfqq(const struct request *rq)
+{
+	return rq->elv_priv[0];
+}
+
+static inline struct bfq_queue *entity_bfqq(struct bfq_entity *e)
+{
+	return (struct bfq_queue *)((char *)e - offsetof(struct bfq_queue, entity));
+}
+
+/* IOPRIO classes (RT 1, BE 2, IDLE 3) as service-tree indexes. */
+static inline int bfq_class_of(unsigned short ioprio)
+{
+	return ioprio_class(ioprio) - IOPRIO_CLASS_RT;
+}
+
+/* The idle class has one level, Linux's lowest. */
+static inline int bfq_level_of(unsigned short ioprio)
+{
+	return bfq_class_of(ioprio) == BFQ_CLASS_IDLE ? IOPRIO_NR_LEVELS - 1 : ioprio_level(ioprio);
+}
+
+/* bfq.c: the queues */
+void bfq_put_if_unused(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now);
+
+/* bfq_service.c: which queue has the disk, and for how long */
+int bfq_max_budget(const struct bfq_data *bfqd);
+void bfq_del_bfqq_busy(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool expiration);
+bool bfq_budget_timeout(const struct bfq_queue *bfqq, uint64_t now);
+void bfq_expire(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool compensate,
+		enum bfqq_expiration reason, uint64_t now);
+void bfq_idle_busy_switch(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+struct request *bfq_dispatch_request(struct elevator_queue *e, uint64_t now);
+bool bfq_has_work(const struct elevator_queue *e);
+void bfq_completed(struct elevator_queue *e, struct request *rq);
+
+/* bfq_weight.c: the weights, per process and raised */
+struct bfq_weight *bfq_weight_find(const struct bfq_data *bfqd, pid_t pid);
+unsigned int bfq_orig_weight(const struct bfq_data *bfqd, const struct bfq_queue *bfqq);
+void bfq_update_weight(const struct bfq_data *bfqd, struct bfq_queue *bfqq);
+void bfq_update_wr_data(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+uint64_t bfq_softrt_next_start(const struct bfq_data *bfqd, const struct bfq_queue *bfqq,
+			       uint64_t now);
+void bfq_wr_on_arrival(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool interactive,
+		       bool soft_rt, uint64_t now);
+
+#endif
