@@ -23,6 +23,7 @@ EXTRA_DIST += \
 	contrib/install-deps.sh \
 	contrib/quickstart.sh \
 	contrib/run-tests.sh \
+	contrib/skip-reason-driver \
 	contrib/systemd/example.conf \
 	contrib/systemd/rqdisk@.service \
 	contrib/unconfigure-tree.sh \

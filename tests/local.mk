@@ -213,6 +213,7 @@ INTEGRATION_TESTS = \
 	tests/test-crash-output.sh \
 	tests/test-notify.sh \
 	tests/test-crash-482.sh \
+	tests/test-readme.sh \
 	$(NULL)
 TESTS += $(INTEGRATION_TESTS)
 # The tests that need neither root nor FUSE: rqdisk-checkorder, the replay

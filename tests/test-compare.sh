@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # test-compare.sh - contrib/compare-elevators in replay mode: one row per elevator in
 # rqdisk-replay's columns, a CDF file per elevator that ends at 1 with one point per
-# I/O, and the two plots as PNG files; a bad option is one line and exit 1.
+# I/O, and the two plots as PNG files; a bad option is one line and exit 1.  With
+# no RQDISK_REPLAY it finds the program as a checkout's user has it: in the
+# directory it is run from (a build directory), in a build directory of the
+# checkout it is in (_build/quickstart, as contrib/quickstart.sh builds), then
+# on PATH; and it says which it took.
 source "$(dirname "$0")/functions.sh"
 requires gnuplot column
 
@@ -41,6 +45,56 @@ for p in latency-cdf throughput; do
 		fail "$p.png is not a PNG"
 done
 grep -q '^sstf ' "$out/summary.txt" || fail "summary.txt has no sstf line"
+
+# A build directory may be anywhere (distcheck's is not under the sources),
+# so the checkout's layout is copied: the script in contrib/ of a directory
+# whose _build/quickstart holds the programs, run from elsewhere.
+replayer=$RQDISK_REPLAY
+unset RQDISK_REPLAY
+# uses NAME: stderr of the last run names NAME as the replayer it took
+uses()
+{
+	grep -qF "rqdisk-replay: $1" "$tmp/err" || fail "did not take $1: $(cat "$tmp/err")"
+}
+# compare DIR: compare-elevators run from DIR with no variables, PATH without rqdisk
+compare()
+{
+	(cd "$1" && PATH=$tmp/path "$tmp/co/contrib/compare-elevators" -e noop \
+		--replay "$tmp/job.iolog" -o "$tmp/out2") >/dev/null 2>"$tmp/err" ||
+		fail "compare-elevators from $1 with no RQDISK_REPLAY failed: $(cat "$tmp/err")"
+}
+mkdir -p "$tmp/co/contrib" "$tmp/co/_build/quickstart/src/tools" "$tmp/path" "$tmp/elsewhere"
+cp "$compare" "$tmp/co/contrib/"
+for p in awk bash cat column cut dirname gnuplot grep mkdir python3 rm sort tr; do
+	ln -s "$(command -v "$p")" "$tmp/path/$p"
+done
+
+say "no RQDISK_REPLAY, run from a build directory: that directory's"
+compare "$top_builddir"
+uses "$(realpath "$top_builddir/src/tools/rqdisk-replay")"
+
+say "no RQDISK_REPLAY, run from elsewhere: the checkout's _build/quickstart"
+ln -s "$(realpath "$replayer")" "$tmp/co/_build/quickstart/src/tools/rqdisk-replay"
+compare "$tmp/elsewhere"
+uses "$tmp/co/_build/quickstart/src/tools/rqdisk-replay"
+grep -q '^noop,' "$tmp/out2/summary.csv" || fail "no noop row from the found replayer"
+
+say "no build directory: PATH's"
+rm "$tmp/co/_build/quickstart/src/tools/rqdisk-replay"
+ln -s "$(realpath "$replayer")" "$tmp/path/rqdisk-replay"
+compare "$tmp/elsewhere"
+uses "$tmp/path/rqdisk-replay"
+
+say "none at all: one line naming the program and the variable, exit 1"
+rm "$tmp/path/rqdisk-replay"
+status=0
+(cd "$tmp/elsewhere" && PATH=$tmp/path "$tmp/co/contrib/compare-elevators" -e noop \
+	--replay "$tmp/job.iolog" -o "$tmp/out2") 2>"$tmp/err" || status=$?
+[ "$status" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q 'rqdisk-replay.*RQDISK_REPLAY' "$tmp/err" ||
+	fail "no replayer: status $status, $(cat "$tmp/err")"
+
+say "--help says where the programs are looked for"
+"$compare" --help | grep -q '_build/quickstart' || fail "--help does not say where it looks"
 
 say "a bad option: one line, exit 1"
 status=0

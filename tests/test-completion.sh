@@ -104,8 +104,8 @@ offered()
 	complete _rqdisk "rqdisk --filter $1" | sed 's/=$//'
 }
 for f in $filters; do
-	page=$man/rqdisk-$f-filter.8
-	[ -f "$page" ] || fail "$f: no man/rqdisk-$f-filter.8"
+	page=$man/rqdisk-$f-filter.8.in
+	[ -f "$page" ] || fail "$f: no man/rqdisk-$f-filter.8.in"
 	if [ "$f" = model ]; then
 		# SPECS: a tag hdd, its keys, a tag ssd, its keys; preset=NAME is hdd's
 		specs=$(tags "$page" SPECS | tr -s ', ' '\n\n' | sed 's/=.*//')

@@ -198,7 +198,7 @@ nothing_left
 say "the options of --help are those of rqdisk-crash(1)"
 "$crash" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+' | sort -u \
 	>"$tmp/help.opts"
-man=$top_srcdir/man/rqdisk-crash.1
+man=$top_srcdir/man/rqdisk-crash.1.in
 sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$man" | awk 'tp { print; tp = 0 } /^\.TP/ { tp = 1 }' |
 	sed -e 's/\\-/-/g' | grep -oE -- '--[a-z-]+' | sort -u >"$tmp/man.opts"
 diff "$tmp/help.opts" "$tmp/man.opts" || fail "--help and rqdisk-crash(1)'s OPTIONS differ"

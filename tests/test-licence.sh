@@ -16,7 +16,7 @@ while IFS= read -r f; do
 done < <(find "$top_srcdir/src" "$top_srcdir/sched" "$top_srcdir/include" \
 	"$top_srcdir/tests" "$top_srcdir/man" "$top_srcdir/contrib" \
 	-path '*/corpus' -prune -o -type f \
-	\( -name '*.[ch]' -o -name '*.sh' -o -name '*.mk' -o -name '*.[1-8]' \
+	\( -name '*.[ch]' -o -name '*.sh' -o -name '*.mk' -o -name '*.[1-8]' -o -name '*.[1-8].in' \
 	   -o -name '*.syms' -o -perm -u+x \) -print;
 	echo "$top_srcdir/Makefile.am"; echo "$top_srcdir/configure.ac")
 [ "$n" -gt 300 ] || fail "only $n source files found under $top_srcdir"

@@ -143,7 +143,7 @@ say "--help and the man page name the same options"
 "$replay" --help >"$tmp/help"
 "$replay" --version | grep -q '^rqdisk-replay ' || fail "--version"
 for opt in $(grep -oE -- '--[a-z-]+' "$tmp/help" | sort -u); do
-	grep -qF -- "${opt//-/\\-}" "$top_srcdir/man/rqdisk-replay.1" ||
+	grep -qF -- "${opt//-/\\-}" "$top_srcdir/man/rqdisk-replay.1.in" ||
 		fail "$opt is in --help but not in rqdisk-replay(1)"
 done
 
