@@ -752,6 +752,67 @@ START_TEST(stack_runs_under_a_host_with_no_request_queue)
 }
 END_TEST
 
+/*
+ * The loader's rule for a table built elsewhere (dev_ops_copy): another
+ * version or a size that ends before the required ops is refused in one
+ * line naming the table; an older table is copied up to its size, and
+ * what lies past it (fields added since) reads as absent.
+ */
+START_TEST(ops_tables_are_copied_up_to_their_size)
+{
+	struct dev_ops ops = dev_delay_ops, out;
+	char why[256] = "";
+
+	ck_assert_int_eq(dev_ops_copy(&out, &ops, "the x module", why, sizeof(why)), 0);
+	ck_assert_ptr_eq(out.keys, dev_delay_ops.keys);
+	ck_assert_str_eq(out.description, dev_delay_ops.description);
+
+	/* built before description and keys were added: they are not its */
+	ops.size = (unsigned int)offsetof(struct dev_ops, description);
+	memset(&out, 0x5a, sizeof(out));
+	ck_assert_int_eq(dev_ops_copy(&out, &ops, "the x module", why, sizeof(why)), 0);
+	ck_assert_ptr_null(out.description);
+	ck_assert_ptr_null(out.keys);
+	ck_assert_ptr_eq(out.submit, dev_delay_ops.submit);
+	ck_assert_str_eq(out.ctl_dir ? out.ctl_dir : "", "");
+	ck_assert_uint_eq(out.size, sizeof(struct dev_ops));
+
+	ops.size = (unsigned int)offsetof(struct dev_ops, submit); /* no submit: refused */
+	ck_assert_int_eq(dev_ops_copy(&out, &ops, "the x module", why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "the x module: its ops table is too small"), "%s", why);
+	ops.size = 0; /* a table from before DEV_REGISTER filled the size */
+	ck_assert_int_eq(dev_ops_copy(&out, &ops, "the x module", why, sizeof(why)), -EINVAL);
+
+	ops = dev_delay_ops;
+	ops.api_version = DEV_API_VERSION + 1;
+	ck_assert_int_eq(dev_ops_copy(&out, &ops, "the x module", why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "the x module is built for device API"), "%s", why);
+	ck_assert(!strchr(why, '\n'));
+}
+END_TEST
+
+/* Every built-in filter registers as DEV_REGISTER makes it: version, size, a description. */
+START_TEST(every_filter_is_registered_whole)
+{
+	unsigned int n = 0;
+
+	for (const struct dev_ops *const *f = dev_filter_list(); *f; f++, n++) {
+		ck_assert_int_eq((*f)->api_version, DEV_API_VERSION);
+		ck_assert_uint_eq((*f)->size, sizeof(struct dev_ops));
+		ck_assert_msg((*f)->description && *(*f)->description, "%s: no description",
+			      (*f)->name);
+		ck_assert_msg((*f)->keys && (*f)->keys->name, "%s: no keys", (*f)->name);
+		for (const struct dev_key *k = (*f)->keys; k->name; k++)
+			ck_assert_msg(k->help && *k->help, "%s: key %s has no help", (*f)->name,
+				      k->name);
+		ck_assert_ptr_eq(dev_find_filter((*f)->name, strlen((*f)->name)), *f);
+		ck_assert_str_eq(dev_filter_names()[n], (*f)->name);
+	}
+	ck_assert_uint_gt(n, 0);
+	ck_assert_ptr_null(dev_filter_names()[n]);
+}
+END_TEST
+
 static Suite *device_suite(void)
 {
 	Suite *s = suite_create("device");
@@ -770,6 +831,8 @@ static Suite *device_suite(void)
 	tcase_add_test(tc, ops_the_stack_does_not_take_are_refused_by_the_queue);
 	tcase_add_test(tc, block_sizes_and_max_sectors_come_from_the_stack);
 	tcase_add_test(tc, stack_runs_under_a_host_with_no_request_queue);
+	tcase_add_test(tc, ops_tables_are_copied_up_to_their_size);
+	tcase_add_test(tc, every_filter_is_registered_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }

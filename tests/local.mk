@@ -96,7 +96,8 @@ check-unit:
 .PHONY: check-unit
 
 # Elevators as shared objects, for check_loader and test-plugin.sh: the
-# contrib example, one that idles, and broken ones the loader refuses.  They
+# contrib example, one that idles, broken ones the loader refuses, and one
+# built before a field was added at the end of the table.  They
 # include <rqdisk/elevator.h> as an elevator built outside the tree does,
 # from include/, laid out as the installed $(includedir).
 ELV_MODULES = \
@@ -110,6 +111,7 @@ ELV_MODULES = \
 	tests/broken-none.la \
 	tests/broken-alias.la \
 	tests/broken-tunable.la \
+	tests/old-table.la \
 	$(NULL)
 check_LTLIBRARIES += $(ELV_MODULES)
 ELV_MODULE_CPPFLAGS = -I$(top_srcdir)/include
@@ -144,6 +146,9 @@ tests_broken_alias_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
 tests_broken_tunable_la_SOURCES = tests/elv-broken.c
 tests_broken_tunable_la_CPPFLAGS = $(ELV_MODULE_CPPFLAGS) -DBROKEN_TUNABLE
 tests_broken_tunable_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
+tests_old_table_la_SOURCES = tests/elv-broken.c
+tests_old_table_la_CPPFLAGS = $(ELV_MODULE_CPPFLAGS) -DOLD_TABLE
+tests_old_table_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
 
 # Integration tests: shell scripts that mount the disk, loop-attach it, mkfs
 # and fsck it.  They need root, /dev/fuse and loop devices, and skip (77)

@@ -113,15 +113,31 @@ static bool elv_name_taken(const char *name)
 		return -EINVAL;                           \
 	} while (0)
 
-/* What the loader refuses: another API version, or a required hook missing. */
-static int elv_plugin_check(const char *path, const struct elevator_type *t, char *why,
-			    size_t whylen)
+/*
+ * The loader's rule, as dev_ops_copy()'s for a backend module: another API
+ * version, or a table that ends before the required hooks, is refused;
+ * else the table is copied up to the size it was built with and the rest
+ * zeroed, so a field added since reads as absent (new fields only ever go
+ * at the end).  Nothing past its size is read.
+ */
+static int elv_plugin_copy(const char *path, const struct elevator_type *t,
+			   struct elevator_type *out, char *why, size_t whylen)
 {
 	if (t->api_version != ELV_API_VERSION)
 		ELV_REFUSE("elevator %s speaks API version %d; rqdisk speaks %d", path,
 			   t->api_version, ELV_API_VERSION);
 	if (t->size < offsetof(struct elevator_type, find_merge))
 		ELV_REFUSE("elevator %s: its ops table is too small (%zu bytes)", path, t->size);
+	memset(out, 0, sizeof(*out));
+	memcpy(out, t, t->size < sizeof(*out) ? t->size : sizeof(*out));
+	out->size = sizeof(*out);
+	return 0;
+}
+
+/* What the loader refuses in a table it copied: no name, a name taken, a required hook missing. */
+static int elv_plugin_check(const char *path, const struct elevator_type *t, char *why,
+			    size_t whylen)
+{
 	if (!t->elevator_name)
 		ELV_REFUSE("elevator %s has no name", path);
 	if (elv_name_taken(t->elevator_name))
@@ -159,12 +175,9 @@ static int elv_plugin_open(const char *path, struct elv_plugin *p, char *why, si
 	t = entry();
 	if (!t)
 		ELV_REFUSE("elevator %s: rqdisk_elevator_init returned nothing", path);
-	if (elv_plugin_check(path, t, why, whylen))
+	if (elv_plugin_copy(path, t, &p->type, why, whylen))
 		return -EINVAL;
-	/* new fields only ever go at the end: take what the plugin knows of */
-	memcpy(&p->type, t, t->size < sizeof(p->type) ? t->size : sizeof(p->type));
-	p->type.size = sizeof(p->type);
-	return 0;
+	return elv_plugin_check(path, &p->type, why, whylen);
 }
 
 /* Load an elevator from a shared object; loading one path twice gives the same type. */
