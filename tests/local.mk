@@ -219,7 +219,7 @@ TESTS += $(INTEGRATION_TESTS)
 # The tests that need neither root nor FUSE: rqdisk-checkorder, the replay
 # and compare-elevators on generated traces, the man pages against the code,
 # the device stack's files against the queue's, rqdisk-crash's shards and
-# folded states, the bash completion.
+# folded states, the bash completion, the registries against the code.
 TESTS += \
 	tests/test-checkorder.sh \
 	tests/test-replay.sh \
@@ -229,6 +229,7 @@ TESTS += \
 	tests/test-licence.sh \
 	tests/test-crash-scale.sh \
 	tests/test-completion.sh \
+	tests/test-registry.sh \
 	$(NULL)
 AM_TESTS_ENVIRONMENT = \
 	RQDISK=$(abs_top_builddir)/src/daemon/rqdisk; export RQDISK; \
@@ -269,5 +270,6 @@ EXTRA_DIST += \
 	tests/test-layering.sh \
 	tests/test-licence.sh \
 	tests/test-man-pages.sh \
+	tests/test-registry.sh \
 	tests/test-replay.sh \
 	$(NULL)

@@ -17,7 +17,7 @@ mkdir "$tmp/mnt"
 elevators=$(foreach_elevator) # every elevator, from the registry
 mapfile -t names <<<"$elevators"
 say "elevators: ${names[*]}"
-[ ${#names[@]} -ge 6 ] || fail "fewer elevators than noop deadline sstf clook as cfq"
+[ ${#names[@]} -ge 6 ] || fail "fewer than six elevators: ${names[*]}"
 
 for e in "${names[@]}"; do
 	say "$e: fio with fsync through a traced disk"

@@ -185,8 +185,9 @@ grep -q "; device model:ssd .* -> delay:read=5 write=5 -> sim$" "$tmp/head2" ||
 grep -q "; model none; device delay:read=5 write=5 -> sim$" "$tmp/head3" ||
 	fail "--model none still has a model: $(cat "$tmp/head3")"
 
-say "a bad --filter: one line, exit 2"
-expect_refusal "--filter: no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)" --filter nosuch "$tmp/job.iolog"
+say "a bad --filter: one line, exit 2, naming every filter rqdisk --list does"
+filters=$("$RQDISK" --list filters | awk '{ print $1 }' | paste -sd, | sed 's/,/, /g')
+expect_refusal "--filter: no filter 'nosuch' (there are: $filters)" --filter nosuch "$tmp/job.iolog"
 expect_refusal "--filter: delay: no key 'x'" --filter delay:x=1 "$tmp/job.iolog"
 expect_refusal "--filter: delay: give ms=N" --filter delay "$tmp/job.iolog"
 expect_refusal "--filter: write-cache: the sim backend moves no data" --filter write-cache "$tmp/job.iolog"

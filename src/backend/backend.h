@@ -22,7 +22,7 @@
 
 /* One line of the daemon's registry (backend.c). */
 struct backend_type {
-	const char *scheme; /* the backend's name: "file", "null", "nbd", "rbd" */
+	const char *scheme; /* the backend's name, and its IMAGE scheme where it claims one */
 	/* Built in; NULL: built as a module, backend-SCHEME.so, loaded when an image needs it. */
 	const struct dev_ops *ops;
 	/* Whether IMAGE is this backend's (a URI, a spec).  NULL: chosen by name alone. */

@@ -10,15 +10,23 @@
 #include "device.h"
 #include "kv.h"
 
-/* The registry of filters: one line each, the one place a filter is named outside its folder. */
-static const struct dev_ops *const dev_filters[] = {
-	&dev_model_ops,
-	&dev_delay_ops,
-	&dev_write_cache_ops,
-	&dev_log_writes_ops,
-	&dev_fault_ops,
-	NULL,
-};
+/*
+ * The registry of filters, in the order --help and rqdisk --list show them:
+ * one line each, DEV_REGISTER's symbol in src/device/NAME/, the one place a
+ * filter is named outside its folder.
+ */
+#define DEV_FILTERS(FILTER) \
+	FILTER(model)       \
+	FILTER(delay)       \
+	FILTER(write_cache) \
+	FILTER(log_writes)  \
+	FILTER(fault)
+
+#define DEV_FILTER_DECLARE(symbol) extern const struct dev_ops dev_##symbol##_ops;
+#define DEV_FILTER_ENTRY(symbol) &dev_##symbol##_ops,
+DEV_FILTERS(DEV_FILTER_DECLARE)
+
+static const struct dev_ops *const dev_filters[] = { DEV_FILTERS(DEV_FILTER_ENTRY) NULL };
 #define NR_FILTERS (sizeof(dev_filters) / sizeof(dev_filters[0]) - 1)
 
 const struct dev_ops *const *dev_filter_list(void)

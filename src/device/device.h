@@ -431,13 +431,6 @@ int dev_parse_keys(const char *layer, const char *args, const struct dev_key *ke
  */
 int dev_parse_value(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
-/* The built-in filters. */
-extern const struct dev_ops dev_model_ops;
-extern const struct dev_ops dev_delay_ops;
-extern const struct dev_ops dev_write_cache_ops;
-extern const struct dev_ops dev_log_writes_ops;
-extern const struct dev_ops dev_fault_ops;
-
 /*
  * rqdisk-replay's backend: it ends each request whole at the time it came
  * (from its timer, set to now), and counts what the device was given.
