@@ -516,6 +516,7 @@ static const struct elv_tunable as_tunables[] = {
 
 static struct elevator_type elevator_as = {
 	.elevator_name = "as",
+	.elevator_description = "anticipatory: deadline that waits a moment for the next read nearby",
 	.elevator_alias = "anticipatory",
 	.init_queue = as_init_queue,
 	.exit_queue = as_exit_queue,

@@ -460,6 +460,7 @@ static const struct elv_tunable bfq_tunables[] = {
 
 static struct elevator_type elevator_bfq = {
 	.elevator_name = "bfq",
+	.elevator_description = "budget fair queueing: a share of the sectors per process",
 	.init_queue = bfq_init_queue,
 	.exit_queue = bfq_exit_queue,
 	.add_request = bfq_add_request,

@@ -725,6 +725,7 @@ static const struct elv_tunable cfq_tunables[] = {
 
 static struct elevator_type elevator_cfq = {
 	.elevator_name = "cfq",
+	.elevator_description = "a time slice per process, as CFQ: fair between processes",
 	.init_queue = cfq_init_queue,
 	.exit_queue = cfq_exit_queue,
 	.add_request = cfq_add_request,

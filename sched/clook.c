@@ -17,6 +17,7 @@ static struct request *clook_dispatch_request(struct elevator_queue *e, uint64_t
 
 static struct elevator_type elevator_clook = {
 	.elevator_name = "clook",
+	.elevator_description = "circular LOOK: sweeps up the disk, then again from the lowest",
 	.init_queue = sweep_init_queue,
 	.exit_queue = sweep_exit_queue,
 	.add_request = sweep_add_request,

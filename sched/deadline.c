@@ -354,6 +354,7 @@ static const struct elv_tunable dd_tunables[] = {
 
 static struct elevator_type elevator_deadline = {
 	.elevator_name = "deadline",
+	.elevator_description = "sorted by sector, with a deadline per request (the default)",
 	.elevator_alias = "mq-deadline",
 	.init_queue = dd_init_queue,
 	.exit_queue = dd_exit_queue,

@@ -390,6 +390,7 @@ static const struct elv_tunable kyber_tunables[] = {
 
 static struct elevator_type elevator_kyber = {
 	.elevator_name = "kyber",
+	.elevator_description = "token-based: read and write latency targets by limiting depth",
 	.init_queue = kyber_init_queue,
 	.exit_queue = kyber_exit_queue,
 	.add_request = kyber_add_request,

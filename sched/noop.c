@@ -67,6 +67,7 @@ static void noop_requests_merged(struct elevator_queue *e, struct request *rq,
 
 static struct elevator_type elevator_noop = {
 	.elevator_name = "noop",
+	.elevator_description = "one FIFO, merging only: for a device that orders requests itself",
 	.init_queue = noop_init_queue,
 	.exit_queue = noop_exit_queue,
 	.add_request = noop_add_request,

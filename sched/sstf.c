@@ -23,6 +23,7 @@ static struct request *sstf_dispatch_request(struct elevator_queue *e, uint64_t 
 
 static struct elevator_type elevator_sstf = {
 	.elevator_name = "sstf",
+	.elevator_description = "shortest seek time first: the request nearest the head",
 	.init_queue = sweep_init_queue,
 	.exit_queue = sweep_exit_queue,
 	.add_request = sweep_add_request,

@@ -8,8 +8,6 @@
 
 static char mem[1 << 20] __attribute__((aligned(4096)));
 
-static const char *const elevators[] = { "none", "noop",  "deadline", "as",   "cfq",
-					  "sstf", "clook", "kyber",    "bfq" };
 
 static void write_at(struct fake_disk *fd, struct test_bio *tb, sector_t sector, unsigned int flags)
 {
@@ -27,7 +25,7 @@ static void flush(struct fake_disk *fd, struct test_bio *tb)
 /* A flush waits for what came before it, and what comes after waits for it. */
 START_TEST(test_flush_drains_and_holds)
 {
-	struct fake_disk *fd = fake_disk_new(elevators[_i]);
+	struct fake_disk *fd = fake_disk_new(fake_elevator(_i));
 	struct test_bio tb[5];
 
 	write_at(fd, &tb[0], 0, 0);
@@ -59,7 +57,7 @@ END_TEST
 /* A barrier write: a preflush after the earlier writes, then the write as FUA, alone. */
 START_TEST(test_barrier_write_is_preflush_then_fua)
 {
-	struct fake_disk *fd = fake_disk_new(elevators[_i]);
+	struct fake_disk *fd = fake_disk_new(fake_elevator(_i));
 	struct test_bio tb[3];
 
 	write_at(fd, &tb[0], 0, 0);
@@ -92,7 +90,7 @@ END_TEST
 /* A failed preflush fails its write, which never reaches the disk. */
 START_TEST(test_failed_preflush_fails_the_barrier_write)
 {
-	struct fake_disk *fd = fake_disk_new(elevators[_i]);
+	struct fake_disk *fd = fake_disk_new(fake_elevator(_i));
 	struct test_bio tb[2];
 
 	write_at(fd, &tb[0], 8, REQ_BARRIER);
@@ -113,7 +111,7 @@ END_TEST
 /* A barrier write larger than the limits goes out in pieces, all in its epoch. */
 START_TEST(test_split_barrier_write_keeps_its_epoch)
 {
-	struct fake_disk *fd = fake_disk_new(elevators[_i]);
+	struct fake_disk *fd = fake_disk_new(fake_elevator(_i));
 	struct test_bio tb[2];
 
 	tbio_init(&tb[0], REQ_OP_WRITE, 0, 1024, mem);
@@ -139,7 +137,7 @@ END_TEST
 /* The elevator holds one epoch: a later read cannot jump a barrier by sorting. */
 START_TEST(test_elevator_sees_only_the_current_epoch)
 {
-	struct fake_disk *fd = fake_disk_new(elevators[_i]);
+	struct fake_disk *fd = fake_disk_new(fake_elevator(_i));
 	struct test_bio tb[4];
 
 	fd->stopped = true;
@@ -184,7 +182,7 @@ int main(void)
 {
 	Suite *s = suite_create("barrier");
 	TCase *tc = tcase_create("core");
-	int n = sizeof(elevators) / sizeof(elevators[0]);
+	int n = fake_nr_elevators(); /* every elevator, from the registry */
 
 	tcase_add_loop_test(tc, test_flush_drains_and_holds, 0, n);
 	tcase_add_loop_test(tc, test_barrier_write_is_preflush_then_fua, 0, n);

@@ -126,9 +126,9 @@ END_TEST
 
 /* What dev_parse_keys, a caller, makes of the items the walk hands it. */
 static const struct dev_key keys[] = {
-	{ "depth", 1, 64 },
-	{ "ms", 0, 1000 },
-	{ NULL, 0, 0 },
+	{ .name = "depth", .min = 1, .max = 64 },
+	{ .name = "ms", .max = 1000 },
+	{ .name = NULL },
 };
 
 START_TEST(a_layer_refuses_in_one_line)

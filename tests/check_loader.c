@@ -340,6 +340,24 @@ START_TEST(test_missing_entry_point_is_refused)
 }
 END_TEST
 
+/*
+ * A table from before a field was added at the end: loaded, with what lies
+ * past its size (a broken tunable, a description) never read: the copy has
+ * neither.
+ */
+START_TEST(test_old_table_is_read_up_to_its_size)
+{
+	char why[512] = "";
+	const struct elevator_type *t = elevator_load(module("old-table"), why, sizeof(why));
+
+	ck_assert_msg(t, "a table that ends before its tunables was refused: %s", why);
+	ck_assert_str_eq(t->elevator_name, "broken");
+	ck_assert_ptr_null(t->tunables);
+	ck_assert_ptr_null(t->elevator_description);
+	ck_assert_uint_eq(t->size, sizeof(struct elevator_type));
+}
+END_TEST
+
 START_TEST(test_too_small_table_is_refused)
 {
 	assert_refused("broken-small", "too small", NULL);
@@ -394,6 +412,7 @@ int main(void)
 	tcase_add_test(tc, test_missing_required_hook_is_refused);
 	tcase_add_test(tc, test_missing_entry_point_is_refused);
 	tcase_add_test(tc, test_too_small_table_is_refused);
+	tcase_add_test(tc, test_old_table_is_read_up_to_its_size);
 	tcase_add_test(tc, test_tunable_half_number_half_text_is_refused);
 	tcase_add_test(tc, test_name_none_is_refused);
 	tcase_add_test(tc, test_taken_alias_is_refused);

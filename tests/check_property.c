@@ -26,9 +26,8 @@
 			ck_abort_msg(__VA_ARGS__); \
 	} while (0)
 
-static const char *const elevators[] = { "none", "noop",  "deadline", "as",   "cfq",
-					  "sstf", "clook", "kyber",    "bfq" };
-#define NR_ELEVATORS (sizeof(elevators) / sizeof(elevators[0]))
+/* Every elevator, from the registry (fake_elevator()). */
+#define NR_ELEVATORS ((unsigned int)fake_nr_elevators())
 
 struct pbio {
 	struct bio bio;
@@ -362,7 +361,7 @@ static void submit_next(struct prop *p, struct fake_disk *fd, unsigned int *seed
 /* Now and then, another elevator while everything runs: nothing may be lost or stuck. */
 static unsigned int maybe_switch(struct fake_disk *fd, unsigned int *seed)
 {
-	const char *name = elevators[rnd(seed, NR_ELEVATORS)];
+	const char *name = fake_elevator((int)rnd(seed, NR_ELEVATORS));
 	const struct elevator_queue *before = fd->q->elevator;
 	bool started = false;
 	char why[256];
@@ -425,7 +424,7 @@ START_TEST(test_random_streams)
 	unsigned int seeds = env ? (unsigned int)strtoul(env, NULL, 10) : NR_SEEDS;
 
 	for (unsigned int seed = 1; seed <= seeds; seed++)
-		run_stream(elevators[_i], seed, false);
+		run_stream(fake_elevator(_i), seed, false);
 }
 END_TEST
 
@@ -435,7 +434,7 @@ START_TEST(test_random_streams_switching_elevators)
 	unsigned int seeds = env ? (unsigned int)strtoul(env, NULL, 10) : NR_SEEDS;
 
 	for (unsigned int seed = 1; seed <= seeds; seed++)
-		run_stream(elevators[seed % NR_ELEVATORS], seed, true);
+		run_stream(fake_elevator((int)(seed % NR_ELEVATORS)), seed, true);
 }
 END_TEST
 
@@ -445,7 +444,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_random_streams, 0, NR_ELEVATORS);
+	tcase_add_loop_test(tc, test_random_streams, 0, fake_nr_elevators());
 	tcase_add_test(tc, test_random_streams_switching_elevators);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);

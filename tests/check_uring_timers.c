@@ -155,9 +155,6 @@ START_TEST(test_timed_dispatch_already_past)
 }
 END_TEST
 
-static const char *const all_elevators[] = { "none", "noop", "deadline", "cfq",
-					     "as",   "sstf", "clook", "kyber", "bfq" };
-#define NR_ALL_ELEVATORS (int)(sizeof(all_elevators) / sizeof(all_elevators[0]))
 
 /*
  * Look before taking: under a model of depth 1, and of depth 4, sixteen
@@ -167,7 +164,7 @@ static const char *const all_elevators[] = { "none", "noop", "deadline", "cfq",
  */
 START_TEST(test_model_depth_issues_each_once)
 {
-	const char *e = all_elevators[_i];
+	const char *e = fake_elevator(_i);
 	struct trace_counts one =
 		modelled_reads(e, "ssd:read_us=1000,depth=1", 16, &dev_file_ops, NULL);
 	struct trace_counts four =
@@ -217,7 +214,7 @@ int main(void)
 	tcase_add_test(tc, test_timed_dispatch);
 	tcase_add_test(tc, test_timed_dispatch_already_past);
 	tcase_add_test(tc, test_model_times_and_depth);
-	tcase_add_loop_test(tc, test_model_depth_issues_each_once, 0, NR_ALL_ELEVATORS);
+	tcase_add_loop_test(tc, test_model_depth_issues_each_once, 0, fake_nr_elevators());
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

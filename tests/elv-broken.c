@@ -10,6 +10,11 @@
  *   BROKEN_NONE      named "none", which means no elevator at all
  *   BROKEN_ALIAS     with deadline's alias, "mq-deadline"
  *   BROKEN_TUNABLE   a tunable with a number's get and a text's store
+ *
+ * and one it must take: OLD_TABLE, built before the tunables were added at
+ * the end of struct elevator_type (its size ends before them; what lies
+ * past it is another thing's, here a broken tunable the loader must not
+ * read).
  */
 #ifdef BROKEN_NOSYMBOL
 #define ELV_BUILTIN /* the entry point is then elv_builtin_broken */
@@ -56,7 +61,7 @@ static bool broken_has_work(const struct elevator_queue *e)
 	return false;
 }
 
-#ifdef BROKEN_TUNABLE
+#if defined(BROKEN_TUNABLE) || defined(OLD_TABLE)
 static long long broken_mixed_get(const struct elevator_queue *e)
 {
 	(void)e;
@@ -92,8 +97,11 @@ static struct elevator_type elevator_broken = {
 	.dispatch_request = broken_dispatch_request,
 #endif
 	.has_work = broken_has_work,
-#ifdef BROKEN_TUNABLE
+#if defined(BROKEN_TUNABLE) || defined(OLD_TABLE)
 	.tunables = broken_tunables,
+#endif
+#ifdef OLD_TABLE
+	.elevator_description = "past the table's size: never read",
 #endif
 };
 
@@ -103,6 +111,15 @@ const struct elevator_type *rqdisk_elevator_init(void);
 const struct elevator_type *rqdisk_elevator_init(void)
 {
 	elevator_broken.size = offsetof(struct elevator_type, init_queue);
+	elevator_broken.api_version = ELV_API_VERSION;
+	return &elevator_broken;
+}
+#elif defined(OLD_TABLE)
+/* What a plugin built before tunables were added would register: a table that ends there. */
+const struct elevator_type *rqdisk_elevator_init(void);
+const struct elevator_type *rqdisk_elevator_init(void)
+{
+	elevator_broken.size = offsetof(struct elevator_type, tunables);
 	elevator_broken.api_version = ELV_API_VERSION;
 	return &elevator_broken;
 }

@@ -147,3 +147,17 @@ int fake_run_suite(Suite *s)
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+const char *fake_elevator(int i)
+{
+	return i ? elevator_builtin_names()[i - 1] : "none";
+}
+
+int fake_nr_elevators(void)
+{
+	int n = 1;
+
+	for (const char *const *e = elevator_builtin_names(); *e; e++)
+		n++;
+	return n;
+}

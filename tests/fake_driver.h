@@ -59,4 +59,12 @@ extern unsigned int tbio_completions;
 
 int fake_run_suite(Suite *s);
 
+/*
+ * Every elevator a generic test runs over: "none", then each built-in one
+ * from the registry (elevator_builtin_names()), in its order.  A new
+ * built-in elevator is in every generic test with no edit of a test.
+ */
+const char *fake_elevator(int i);
+int fake_nr_elevators(void);
+
 #endif

@@ -211,6 +211,25 @@ requires_loop()
 	losetup -f >/dev/null 2>&1 || skip "no free loop device"
 }
 
+# ---------------------------------------------------------------- the registries
+
+# foreach_elevator: every elevator rqdisk has, one a line: none, then each
+# built-in one, as its registry lists them (rqdisk --list elevators).  A
+# test that runs over every elevator takes them from here, so a new
+# built-in one is in it with no edit:
+#
+#   elevators=$(foreach_elevator)   # an assignment: a failure here ends the test
+#   for e in $elevators; do ...
+foreach_elevator()
+{
+	local list
+
+	list=$("$RQDISK" --list elevators) || fail "rqdisk --list elevators: status $?"
+	list=$(awk '{ print $1 }' <<<"$list")
+	[[ $list == none$'\n'?* ]] || fail "rqdisk --list elevators: no none, then the built-ins"
+	printf '%s\n' "$list"
+}
+
 # ---------------------------------------------------------------- temp files
 
 # make_tmpdir VAR: a fresh directory under $TMPDIR, removed at exit, its path in VAR.

@@ -100,7 +100,8 @@ check-unit:
 .PHONY: check-unit
 
 # Elevators as shared objects, for check_loader and test-plugin.sh: the
-# contrib example, one that idles, and broken ones the loader refuses.  They
+# contrib example, one that idles, broken ones the loader refuses, and one
+# built before a field was added at the end of the table.  They
 # include <rqdisk/elevator.h> as an elevator built outside the tree does,
 # from include/, laid out as the installed $(includedir).
 ELV_MODULES = \
@@ -114,6 +115,7 @@ ELV_MODULES = \
 	tests/broken-none.la \
 	tests/broken-alias.la \
 	tests/broken-tunable.la \
+	tests/old-table.la \
 	$(NULL)
 check_LTLIBRARIES += $(ELV_MODULES)
 ELV_MODULE_CPPFLAGS = -I$(top_srcdir)/include
@@ -148,6 +150,9 @@ tests_broken_alias_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
 tests_broken_tunable_la_SOURCES = tests/elv-broken.c
 tests_broken_tunable_la_CPPFLAGS = $(ELV_MODULE_CPPFLAGS) -DBROKEN_TUNABLE
 tests_broken_tunable_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
+tests_old_table_la_SOURCES = tests/elv-broken.c
+tests_old_table_la_CPPFLAGS = $(ELV_MODULE_CPPFLAGS) -DOLD_TABLE
+tests_old_table_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
 
 # Integration tests: shell scripts that mount the disk, loop-attach it, mkfs
 # and fsck it.  They need root, /dev/fuse and loop devices, and skip (77)
@@ -219,7 +224,7 @@ TESTS += $(INTEGRATION_TESTS)
 # The tests that need neither root nor FUSE: rqdisk-checkorder, the replay
 # and compare-elevators on generated traces, the man pages against the code,
 # the device stack's files against the queue's, rqdisk-crash's shards and
-# folded states, the bash completion.
+# folded states, the bash completion, the registries against the code.
 TESTS += \
 	tests/test-checkorder.sh \
 	tests/test-replay.sh \
@@ -229,6 +234,7 @@ TESTS += \
 	tests/test-licence.sh \
 	tests/test-crash-scale.sh \
 	tests/test-completion.sh \
+	tests/test-registry.sh \
 	$(NULL)
 AM_TESTS_ENVIRONMENT = \
 	RQDISK=$(abs_top_builddir)/src/daemon/rqdisk; export RQDISK; \
@@ -269,5 +275,6 @@ EXTRA_DIST += \
 	tests/test-layering.sh \
 	tests/test-licence.sh \
 	tests/test-man-pages.sh \
+	tests/test-registry.sh \
 	tests/test-replay.sh \
 	$(NULL)

@@ -14,11 +14,10 @@ checkorder=$top_builddir/src/tools/rqdisk-checkorder
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"
-start_rqdisk --create 8M "$tmp/probe.img" "$tmp/mnt"
-read -r -a names <<<"$(tr -d '[]' <"$tmp/mnt/queue/scheduler")"
-stop_rqdisk
+elevators=$(foreach_elevator) # every elevator, from the registry
+mapfile -t names <<<"$elevators"
 say "elevators: ${names[*]}"
-[ ${#names[@]} -ge 6 ] || fail "fewer elevators than noop deadline sstf clook as cfq"
+[ ${#names[@]} -ge 6 ] || fail "fewer than six elevators: ${names[*]}"
 
 for e in "${names[@]}"; do
 	say "$e: fio with fsync through a traced disk"

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # test-completion.sh - the bash completion of contrib/bash-completion/rqdisk,
 # loaded with bash-completion's helpers, completes each program's options,
-# the elevators and filters the daemon's registries hold, each filter's keys
-# (the same set its man page documents), the image schemes and the forms of
-# rqdisk-crash's state IDs.  No root, no FUSE.
+# the elevators, filters and backends rqdisk --list prints, each filter's
+# keys as rqdisk --help-filter prints them (the same set its man page
+# documents), the image schemes and the forms of rqdisk-crash's state IDs.
+# What it offers of those it asks the rqdisk being completed when it
+# completes: a stand-in rqdisk with other lists gets those.  No root, no FUSE.
 source "$(dirname "$0")/functions.sh"
 
 bash_completion=/usr/share/bash-completion/bash_completion
@@ -34,11 +36,12 @@ COMPREPLY=()
 "$func" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
 printf '%s\n' "${COMPREPLY[@]}"
 SH
-# complete FUNC LINE: the replies for LINE, its program in the build tree.
+# complete FUNC LINE: the replies for LINE, its program in the build tree
+# (or the rqdisk in $daemon_dir, if set).
 complete()
 {
 	(cd "$tmp" && bash --norc --noprofile "$tmp/complete.sh" "$bash_completion" "$completion" \
-		"$(dirname "$RQDISK"):$tools" "$1" "$2")
+		"${daemon_dir:-$(dirname "$RQDISK")}:$tools" "$1" "$2")
 }
 # expect FUNC LINE WORD...: each WORD is among the replies for LINE.
 expect()
@@ -61,20 +64,24 @@ expect _rqdisk_checkorder "rqdisk-checkorder --" --quiet --help --version
 expect _rqdisk_crash "rqdisk-crash --" --at --drop --state --output --via --loop
 expect _rqdisk_crash "rqdisk-crash --drop 1 base log --" --
 
-say "every elevator the daemon has, after --elevator and -e"
-elevators=$({ "$RQDISK" -e no-such img mnt 2>&1 || true; } | sed -n 's/.*(available: \(.*\))$/\1/p')
-[ -n "$elevators" ] || fail "rqdisk -e names no elevators"
+expect _rqdisk "rqdisk --" --list --help-filter --help-backend
+
+say "every elevator rqdisk --list names, after --elevator and -e"
+elevators=$(foreach_elevator)
 expect _rqdisk "rqdisk --elevator " $elevators
 expect _rqdisk "rqdisk -e dead" deadline
 expect _rqdisk_replay "rqdisk-replay -e deadline,cf" deadline,cfq
 expect _rqdisk_replay "rqdisk-replay -e " all
 
-say "every filter the daemon has, after --filter"
-filters=$({ "$RQDISK" --filter no-such img mnt 2>&1 || true; } |
-	sed -n 's/.*(there are: \(.*\))$/\1/p' | tr -d ,)
-[ -n "$filters" ] || fail "rqdisk --filter names no filters"
+say "every filter and backend rqdisk --list names, after --filter, --help-filter, --help-backend"
+filters=$("$RQDISK" --list filters | awk '{ print $1 }')
+backends=$("$RQDISK" --list backends | awk '{ print $1 }')
+[ -n "$filters" ] && [ -n "$backends" ] || fail "rqdisk --list names no filters or no backends"
 expect _rqdisk "rqdisk --filter " $filters
 expect _rqdisk "rqdisk --filter log" log-writes
+expect _rqdisk "rqdisk --help-filter " $filters
+expect _rqdisk "rqdisk --help-backend " $backends
+expect _rqdisk "rqdisk --list " elevators filters backends
 
 say "each filter's keys: a key, a key's value, and the set its man page documents"
 expect _rqdisk "rqdisk --filter fault:corrupt_o" corrupt_on=
@@ -91,18 +98,70 @@ tags()
 	sed -n "/^\.SH $2\$/,/^\.SH /p" "$1" | awk 'tp { print; tp = 0 } /^\.TP/ { tp = 1 }' |
 		sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' -e 's/^\.[BIR]*[[:space:]]*//' -e 's/"//g'
 }
-# same WHAT A B: the two word lists hold the same words.
+# same WHAT A B [WHO]: the two word lists hold the same words (B is what
+# WHO, the man page unless said, has).
 same()
 {
 	local a b
 	a=$(tr ' ' '\n' <<<"$2" | grep . | sort -u)
 	b=$(tr ' ' '\n' <<<"$3" | grep . | sort -u)
-	[ "$a" = "$b" ] || fail "$1: the completion offers [$(echo $a)], the man page documents [$(echo $b)]"
+	[ "$a" = "$b" ] ||
+		fail "$1: the completion offers [$(echo $a)], ${4:-the man page documents} [$(echo $b)]"
 }
 offered()
 {
 	complete _rqdisk "rqdisk --filter $1" | sed 's/=$//'
 }
+# listed FILTER [WORD]: the keys rqdisk --help-filter FILTER prints (of WORD).
+listed()
+{
+	"$RQDISK" --help-filter "$1" | awk -v w="${2-}" '/^  [^ ]/ {
+		if (w == "" && $1 !~ /:/) print $1
+		else if (w != "" && index($1, w ":") == 1) print substr($1, length(w) + 2) }'
+}
+say "each filter's keys are what rqdisk --help-filter lists"
+for f in $filters; do
+	if [ "$f" = model ]; then
+		models=$(listed model)
+		same "model:" "$(offered model:)" "none $models" "--help-filter lists" # none: --model's
+		for m in $models; do
+			same "model:$m:" "$(offered "model:$m:")" "$(listed model "$m")" \
+				"--help-filter lists"
+		done
+		continue
+	fi
+	same "$f" "$(offered "$f:")" "$(listed "$f")" "--help-filter lists"
+done
+
+say "the completion asks the rqdisk it completes, when it completes"
+daemon_dir=$tmp/standin
+mkdir "$daemon_dir"
+cat >"$daemon_dir/rqdisk" <<'SH'
+#!/bin/sh
+# a stand-in rqdisk with lists of its own
+case "$1 ${2-}" in
+"--list elevators") printf 'none  no elevator\nzigzag  a stand-in\n' ;;
+"--list filters") printf 'scramble  a stand-in\n' ;;
+"--list backends") printf 'tape  a stand-in\n' ;;
+"--help-filter scramble") printf 'scramble - a stand-in\nKeys:\n  twist  how much\n' ;;
+"--help-filter model") printf 'model - a stand-in\nKeys:\n  flash  a model\n  flash:cells  its cells\n' ;;
+*) exit 1 ;;
+esac
+SH
+chmod +x "$daemon_dir/rqdisk"
+expect _rqdisk "rqdisk --elevator z" zigzag
+expect _rqdisk "rqdisk --filter sc" scramble
+expect _rqdisk "rqdisk --filter scramble:tw" twist=
+expect _rqdisk "rqdisk --help-backend t" tape
+expect _rqdisk "rqdisk --model fl" flash
+expect _rqdisk "rqdisk --model flash:ce" cells=
+[ -z "$(complete _rqdisk "rqdisk --filter delay:m")" ] ||
+	fail "the completion offers delay's keys that the stand-in rqdisk does not have"
+[ -z "$(complete _rqdisk "rqdisk --elevator dead")" ] ||
+	fail "the completion offers deadline, which the stand-in rqdisk does not have"
+unset daemon_dir
+
+say "each filter's keys are the set its man page documents"
 for f in $filters; do
 	page=$man/rqdisk-$f-filter.8.in
 	[ -f "$page" ] || fail "$f: no man/rqdisk-$f-filter.8.in"

@@ -38,6 +38,9 @@ for e in none noop deadline; do
 	[[ " ${sched//[\[\]]/} " == *" $e "* ]] || fail "$e is not listed: $sched"
 done
 read -r -a names <<<"${sched//[\[\]]/}"
+elevators=$(foreach_elevator)
+[ "${names[*]}" = "$(echo $elevators)" ] ||
+	fail "queue/scheduler lists '${names[*]}', rqdisk --list elevators '$(echo $elevators)'"
 
 for e in "${names[@]}"; do
 	say "switch to $e; its tunables round-trip"

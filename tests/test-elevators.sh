@@ -10,9 +10,8 @@ requires fio mkfs.ext4 e2fsck sha256sum
 
 make_tmpdir tmp
 mkdir "$tmp/mnt" "$tmp/fs"
-start_rqdisk --create 8M "$tmp/probe.img" "$tmp/mnt"
-read -r -a names <<<"$(tr -d '[]' <"$tmp/mnt/queue/scheduler")"
-stop_rqdisk
+elevators=$(foreach_elevator) # every elevator, from the registry
+mapfile -t names <<<"$elevators"
 say "elevators: ${names[*]}"
 [[ " ${names[*]} " == *" bfq "* ]] || fail "bfq is not listed: ${names[*]}"
 

@@ -32,19 +32,44 @@ done
 echo "--help mentions all of: $(printf '%s\n' "${options[@]}" | sort -u | tr '\n' ' ')"
 "$RQDISK" -h | cmp -s - "$tmp/help" || fail "-h differs from --help"
 
-say "--help names every built-in elevator and every filter"
-# the registries' names, read from the sources: a new one that --help leaves out fails here
-if [ -r "$top_srcdir/src/block/elevator.c" ]; then
-	names=$(sed -n 's/^[[:space:]]*\.elevator_name = "\([a-z-]*\)",$/\1/p' \
-		"$top_srcdir"/sched/*.c
-		sed -n 's/^[[:space:]]*\.name = "\([a-z-]*\)",$/\1/p' \
-		"$top_srcdir"/src/device/*/filter_*.c)
-	[ -n "$names" ] || fail "no elevator or filter names found in the sources"
-	for name in $names; do
-		grep -Eq "[ :]$name[ ,]" "$tmp/help" || fail "--help does not name $name"
-	done
-	echo "--help names all of: $(echo $names)"
-fi
+say "--list elevators|filters|backends: a name a line with what it is, from the registries"
+for what in elevators filters backends; do
+	"$RQDISK" --list $what >"$tmp/list.$what" 2>"$tmp/err" || fail "--list $what: status $?"
+	[ ! -s "$tmp/err" ] || fail "--list $what wrote to stderr: $(cat "$tmp/err")"
+	awk 'NF < 2 || $1 !~ /^[a-z][a-z0-9-]*$/ { bad = 1 } END { exit bad }' "$tmp/list.$what" ||
+		fail "--list $what: a line is not NAME DESCRIPTION: $(cat "$tmp/list.$what")"
+	[ "$(awk '{ print $1 }' "$tmp/list.$what" | sort | uniq -d)" = "" ] ||
+		fail "--list $what names one twice"
+done
+# the names each one's own lookup knows: elevator_get's, --filter's and the images' refusals
+elevators=$(awk '{ print $1 }' "$tmp/list.elevators")
+filters=$(awk '{ print $1 }' "$tmp/list.filters")
+want=$({ "$RQDISK" -e no-such img mnt 2>&1 || true; } | sed -n 's/.*(available: \(.*\))$/\1/p')
+[ "$(echo $elevators)" = "$want" ] || fail "--list elevators: '$(echo $elevators)', -e knows '$want'"
+want=$({ "$RQDISK" --filter no-such img mnt 2>&1 || true; } | sed -n 's/.*(there are: \(.*\))$/\1/p')
+[ "$(echo $filters | sed 's/ /, /g')" = "$want" ] ||
+	fail "--list filters: '$(echo $filters)', --filter knows '$want'"
+grep -qw file "$tmp/list.backends" && grep -qw null "$tmp/list.backends" ||
+	fail "--list backends names no file or null backend"
+
+say "--help names every elevator and filter --list does"
+for name in $elevators $filters; do
+	grep -Eq "[ :]$name[ ,]" "$tmp/help" || fail "--help does not name $name"
+done
+echo "--help names all of: $(echo $elevators $filters)"
+
+say "--help-filter NAME: each key a line, '  KEY  HELP'; --help-backend the same"
+for f in $filters; do
+	"$RQDISK" --help-filter "$f" >"$tmp/keys" || fail "--help-filter $f: status $?"
+	head -1 "$tmp/keys" | grep -q "^$f - ." || fail "--help-filter $f: no '$f - WHAT' line first"
+	grep -Eq '^  [a-z][a-z0-9_:]*  +[^ ]' "$tmp/keys" || fail "--help-filter $f: no key with its help"
+done
+"$RQDISK" --help-filter delay | grep -Eq '^  ms  +milliseconds' || fail "--help-filter delay: no ms"
+"$RQDISK" --help-filter model | grep -Eq '^  hdd:rpm  +' || fail "--help-filter model: no hdd:rpm"
+for b in $(awk '{ print $1 }' "$tmp/list.backends"); do
+	grep -q "^$b  *(" "$tmp/list.backends" && continue # a module that did not load here
+	"$RQDISK" --help-backend "$b" | head -1 | grep -q "^$b - ." || fail "--help-backend $b"
+done
 
 say "--version prints the version and exits 0"
 version=$("$RQDISK" --version) || fail "--version exited with status $?"
@@ -73,6 +98,13 @@ parsed()
 	[ ! -s "$tmp/out" ] || fail "rqdisk $*: wrote to stdout"
 	no_mount_under "$tmp" || fail "rqdisk $*: left a mount"
 }
+
+say "--list, --help-filter, --help-backend with a name they do not know: refused (2) in one line"
+parsed 2 "^rqdisk: --list: 'things' is not elevators, filters or backends$" --list things
+parsed 2 "^rqdisk: --help-filter: no filter 'no-such' \(rqdisk --list filters\)$" \
+	--help-filter no-such
+parsed 2 "^rqdisk: --help-backend: no backend 'no-such' \(rqdisk --list backends\)$" \
+	--help-backend no-such
 
 say "--fuse-uring=auto|on|off, or bare (on): parsed, then the missing mount point refused (1)"
 truncate -s 1M "$tmp/small"

@@ -77,7 +77,7 @@ diff -u "$top_srcdir/tests/replay-expected.csv" "$tmp/now.csv" ||
 	fail "the replay's numbers moved from tests/replay-expected.csv"
 
 say "one row per elevator, every column filled"
-elevators="none noop deadline as cfq bfq sstf clook kyber"
+elevators=$(foreach_elevator | xargs)
 [ "$(head -1 "$tmp/a.csv")" = "elevator,requests,merges,MB/s,read_mean_ms,read_p50_ms,read_p99_ms,read_max_ms,write_mean_ms,write_p50_ms,write_p99_ms,write_max_ms,seek_sectors,barriers,errors" ] ||
 	fail "CSV header: $(head -1 "$tmp/a.csv")"
 [ "$(tail -n +2 "$tmp/a.csv" | cut -d, -f1 | xargs)" = "$elevators" ] || fail "rows are not $elevators"
@@ -185,8 +185,9 @@ grep -q "; device model:ssd .* -> delay:read=5 write=5 -> sim$" "$tmp/head2" ||
 grep -q "; model none; device delay:read=5 write=5 -> sim$" "$tmp/head3" ||
 	fail "--model none still has a model: $(cat "$tmp/head3")"
 
-say "a bad --filter: one line, exit 2"
-expect_refusal "--filter: no filter 'nosuch' (there are: model, delay, write-cache, log-writes, fault)" --filter nosuch "$tmp/job.iolog"
+say "a bad --filter: one line, exit 2, naming every filter rqdisk --list does"
+filters=$("$RQDISK" --list filters | awk '{ print $1 }' | paste -sd, | sed 's/,/, /g')
+expect_refusal "--filter: no filter 'nosuch' (there are: $filters)" --filter nosuch "$tmp/job.iolog"
 expect_refusal "--filter: delay: no key 'x'" --filter delay:x=1 "$tmp/job.iolog"
 expect_refusal "--filter: delay: give ms=N" --filter delay "$tmp/job.iolog"
 expect_refusal "--filter: write-cache: the device below moves no data" --filter write-cache "$tmp/job.iolog"
@@ -206,7 +207,7 @@ awk 'BEGIN {
 	print "/dev/x close"
 }' >"$tmp/ties.iolog"
 "$replay" -q --csv -d 32 -e all "$tmp/ties.iolog" >"$tmp/ties-all" || fail "the ties trace failed"
-for e in noop deadline as cfq bfq sstf clook kyber; do
+for e in $elevators; do
 	"$replay" -q --csv -d 32 -e "$e" "$tmp/ties.iolog" | tail -1 >"$tmp/ties-one"
 	grep -qxF -f "$tmp/ties-one" "$tmp/ties-all" ||
 		fail "$e alone: $(cat "$tmp/ties-one"); among all: $(grep "^$e," "$tmp/ties-all")"

@@ -24,7 +24,8 @@ most_queued()
 	awk '$6 == "Q" { n++ } $6 == "C" { n-- } n > m { m = n } END { print m + 0 }' <<<"$1"
 }
 
-for e in none noop deadline cfq as bfq sstf clook kyber; do
+elevators=$(foreach_elevator)
+for e in $elevators; do
 	say "-e $e --model hdd: eight reads 1 MiB apart, all at once"
 	rm -f "$tmp/run.blktrace.0"
 	start_rqdisk --model hdd -e "$e" --trace "$tmp/run" "$tmp/img" "$tmp/mnt"

@@ -121,6 +121,7 @@ static const struct elv_tunable lifo_tunables[] = {
 /* Fields left out are NULL: optional hooks the core does without. */
 static struct elevator_type elevator_lifo = {
 	.elevator_name = "lifo",
+	.elevator_description = "last in, first out",
 	.init_queue = lifo_init_queue,
 	.exit_queue = lifo_exit_queue,
 	.add_request = lifo_add_request,

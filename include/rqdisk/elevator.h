@@ -118,6 +118,9 @@ struct elevator_type {
 
 	/* NULL-terminated table of tunables.  Optional. */
 	const struct elv_tunable *tunables;
+
+	/* One line saying what the elevator does, for rqdisk --list.  Optional. */
+	const char *elevator_description;
 };
 
 /*

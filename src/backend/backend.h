@@ -12,26 +12,17 @@
 #include "device.h"
 
 /*
- * A backend's one ops table, as ELEVATOR_REGISTER makes an elevator's:
- * the version and the size the table was built with are filled here, the
- * name is the scheme, and the symbol is dev_SCHEME_ops, the one a backend
- * built as a module exports and the loader looks for.  The rest are the
- * table's fields:
+ * A backend's one ops table: DEV_REGISTER's (device.h), with the scheme
+ * as both its name and its symbol's, dev_SCHEME_ops, the one a backend
+ * built as a module exports and the loader looks for:
  *
  *   BACKEND_REGISTER(nbd, .rq_pdu_size = sizeof(struct nbd_rq), .open = nbd_open, ...);
  */
-#define BACKEND_REGISTER(scheme, ...)                                                     \
-	__attribute__((visibility("default"))) const struct dev_ops dev_##scheme##_ops = { \
-		.api_version = DEV_API_VERSION,                                           \
-		.size = sizeof(struct dev_ops),                                           \
-		.name = #scheme,                                                          \
-		.backend = true,                                                          \
-		__VA_ARGS__                                                               \
-	}
+#define BACKEND_REGISTER(scheme, ...) DEV_REGISTER(scheme, #scheme, .backend = true, __VA_ARGS__)
 
 /* One line of the daemon's registry (backend.c). */
 struct backend_type {
-	const char *scheme; /* the backend's name: "file", "null", "nbd", "rbd" */
+	const char *scheme; /* the backend's name, and its IMAGE scheme where it claims one */
 	/* Built in; NULL: built as a module, backend-SCHEME.so, loaded when an image needs it. */
 	const struct dev_ops *ops;
 	/* Whether IMAGE is this backend's (a URI, a spec).  NULL: chosen by name alone. */
@@ -39,6 +30,8 @@ struct backend_type {
 	bool remote; /* no file here: the disk's size and mode come from the backend */
 };
 
+/* Every backend this rqdisk was built with, in registry order, ending with a NULL scheme. */
+const struct backend_type *backend_list(void);
 /* The backend of that scheme this rqdisk was built with, or NULL. */
 const struct backend_type *backend_find(const char *scheme);
 /*

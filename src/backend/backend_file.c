@@ -399,6 +399,7 @@ static void file_close(struct blk_dev *dev)
 }
 
 BACKEND_REGISTER(file,
+	.description = "an image file, read and written with io_uring (the default)",
 	.open = file_open,
 	.close = file_close,
 	.can_take = file_can_take,

@@ -5,9 +5,11 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend_module.h"
 
@@ -29,13 +31,43 @@ static const char *backend_module_dir(void)
 	return dir && *dir ? dir : RQDISK_PKGLIBDIR;
 }
 
-const struct dev_ops *backend_module_load(const char *name, const char *symbol, char *why,
-					  size_t whylen)
+/*
+ * The tables of the modules loaded, copied as dev_ops_copy() says: a
+ * module built before a field was added reads as not having it.  A module
+ * stays loaded, and a second load of a name gives the same table.
+ */
+#define BACKEND_MODULES_MAX 8
+
+static struct backend_module {
+	char name[32];
+	struct dev_ops ops;
+} backend_modules[BACKEND_MODULES_MAX];
+static unsigned int nr_backend_modules;
+static pthread_mutex_t backend_modules_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct dev_ops *backend_module_loaded(const char *name)
 {
+	for (unsigned int i = 0; i < nr_backend_modules; i++)
+		if (!strcmp(backend_modules[i].name, name))
+			return &backend_modules[i].ops;
+	return NULL;
+}
+
+static const struct dev_ops *backend_module_open(const char *name, const char *symbol, char *why,
+						 size_t whylen)
+{
+	struct backend_module *m;
 	const struct dev_ops *ops;
-	char path[PATH_MAX];
+	char path[PATH_MAX], what[PATH_MAX + 64];
 	void *handle;
 
+	if (nr_backend_modules == BACKEND_MODULES_MAX ||
+	    strlen(name) >= sizeof(backend_modules[0].name)) {
+		snprintf(why, whylen, "the %s backend module: too many modules, or too long a name",
+			 name);
+		return NULL;
+	}
+	m = &backend_modules[nr_backend_modules];
 	if ((size_t)snprintf(path, sizeof(path), "%s/backend-%s.so", backend_module_dir(), name) >=
 	    sizeof(path)) {
 		snprintf(why, whylen, "the %s backend module: %s is too long", name,
@@ -54,18 +86,27 @@ const struct dev_ops *backend_module_load(const char *name, const char *symbol, 
 			 name, symbol);
 		goto refuse;
 	}
-	if (ops->api_version != DEV_API_VERSION) { /* a module left from another install */
-		snprintf(why, whylen, "the %s backend module %s is built for device API %d, not %d",
-			 name, path, ops->api_version, DEV_API_VERSION);
+	/* a module left from another install, or built before DEV_REGISTER filled the size */
+	snprintf(what, sizeof(what), "the %s backend module %s", name, path);
+	if (dev_ops_copy(&m->ops, ops, what, why, whylen))
 		goto refuse;
-	}
-	if (ops->size && ops->size < offsetof(struct dev_ops, submit) + sizeof(ops->submit)) {
-		snprintf(why, whylen, "the %s backend module %s: its ops table is too small (%u bytes)",
-			 name, path, ops->size);
-		goto refuse;
-	}
-	return ops; /* the stack keeps the table: the module stays */
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	nr_backend_modules++;
+	return &m->ops; /* the stack keeps the table: the module stays */
 refuse:
 	dlclose(handle);
 	return NULL;
+}
+
+const struct dev_ops *backend_module_load(const char *name, const char *symbol, char *why,
+					  size_t whylen)
+{
+	const struct dev_ops *ops;
+
+	pthread_mutex_lock(&backend_modules_lock);
+	ops = backend_module_loaded(name);
+	if (!ops)
+		ops = backend_module_open(name, symbol, why, whylen);
+	pthread_mutex_unlock(&backend_modules_lock);
+	return ops;
 }

@@ -580,14 +580,18 @@ static int nbd_connect_more(struct nbd_backend *nb, char *why, size_t whylen)
 	return 0;
 }
 
+/* What follows the URI; rqdisk sets them from --nbd-timeout and --connections. */
+static const struct dev_key nbd_keys[] = {
+	{ .name = "timeout", .min = 1, .max = NBD_MAX_TIMEOUT,
+	  .help = "seconds a request waits for the server before it fails (--nbd-timeout)" },
+	{ .name = "connections", .min = 1, .max = NBD_MAX_CONNECTIONS,
+	  .help = "connections to a server that offers multi-conn (--connections)" },
+	{ .name = NULL },
+};
+
 /* "URI[ timeout=SECONDS,connections=N]": what rqdisk opens the backend with. */
 static int nbd_parse_args(struct nbd_backend *nb, const char *args, char *why, size_t whylen)
 {
-	static const struct dev_key keys[] = {
-		{ "timeout", 1, NBD_MAX_TIMEOUT },
-		{ "connections", 1, NBD_MAX_CONNECTIONS },
-		{ NULL, 0, 0 },
-	};
 	uint64_t vals[] = { NBD_DEFAULT_TIMEOUT, 1 };
 	const char *space;
 	int ret;
@@ -602,7 +606,7 @@ static int nbd_parse_args(struct nbd_backend *nb, const char *args, char *why, s
 		snprintf(why, whylen, "nbd: out of memory");
 		return -ENOMEM;
 	}
-	ret = space ? dev_parse_keys("nbd", space + 1, keys, vals, why, whylen) : 0;
+	ret = space ? dev_parse_keys("nbd", space + 1, nbd_keys, vals, why, whylen) : 0;
 	nb->timeout_ns = vals[0] * NS_PER_S;
 	nb->nr_conns = (unsigned int)vals[1];
 	return ret;
@@ -737,6 +741,8 @@ static int nbd_describe(const struct blk_dev *dev, char *buf, size_t len)
 }
 
 BACKEND_REGISTER(nbd,
+	.description = "an NBD server's export, through libnbd: nbd://, nbd+unix://",
+	.keys = nbd_keys,
 	.rq_pdu_size = sizeof(struct nbd_rq),
 	.open = nbd_open,
 	.close = nbd_close_dev,

@@ -52,6 +52,7 @@ static void null_submit(struct blk_dev *dev, struct request *rq)
 }
 
 BACKEND_REGISTER(null,
+	.description = "no I/O: each request ends at once, as null_blk (--null)",
 	.rq_pdu_size = sizeof(struct null_rq),
 	.open = null_open,
 	.can_take = null_can_take,

@@ -457,7 +457,19 @@ static const struct dev_attr rbd_attrs[] = {
 	{ NULL, NULL, NULL },
 };
 
+/*
+ * The keys after the image that are rqdisk's, as rbd_spec.c reads them;
+ * any other KEY=VALUE is a Ceph option, set on the client as it is.
+ */
+static const struct dev_key rbd_keys[] = {
+	{ .name = "conf", .help = "the ceph.conf to read (default: Ceph's own search)" },
+	{ .name = "id", .help = "the client's name, as ceph --id (default admin)" },
+	{ .name = NULL },
+};
+
 BACKEND_REGISTER(rbd,
+	.description = "a Ceph RBD image or snapshot, through librbd: rbd:POOL/IMAGE[@SNAP]",
+	.keys = rbd_keys,
 	.rq_pdu_size = sizeof(struct rbd_rq),
 	.open = rbd_open_dev,
 	.close = rbd_close_dev,

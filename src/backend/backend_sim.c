@@ -118,6 +118,7 @@ const struct dev_sim_stats *dev_sim_stats(const struct blk_dev *dev)
 }
 
 BACKEND_REGISTER(sim,
+	.description = "rqdisk-replay's device: ends each request when it comes, and counts",
 	.rq_pdu_size = sizeof(struct sim_rq),
 	.open = sim_open,
 	.close = sim_close,

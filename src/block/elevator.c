@@ -11,24 +11,27 @@
 
 #include "blkdev.h"
 
-const struct elevator_type *elv_builtin_noop(void);
-const struct elevator_type *elv_builtin_deadline(void);
-const struct elevator_type *elv_builtin_as(void);
-const struct elevator_type *elv_builtin_cfq(void);
-const struct elevator_type *elv_builtin_bfq(void);
-const struct elevator_type *elv_builtin_sstf(void);
-const struct elevator_type *elv_builtin_clook(void);
-const struct elevator_type *elv_builtin_kyber(void);
+/*
+ * The registry of built-in elevators, in the order queue/scheduler and
+ * rqdisk --list show them: one line each, ELEVATOR_REGISTER's name in
+ * sched/NAME.c, the one place an elevator is named outside its file.
+ */
+#define ELV_BUILTINS(ELV) \
+	ELV(noop)         \
+	ELV(deadline)     \
+	ELV(as)           \
+	ELV(cfq)          \
+	ELV(bfq)          \
+	ELV(sstf)         \
+	ELV(clook)        \
+	ELV(kyber)
+
+#define ELV_DECLARE(name) const struct elevator_type *elv_builtin_##name(void);
+#define ELV_ENTRY_OF(name) elv_builtin_##name,
+ELV_BUILTINS(ELV_DECLARE)
 
 static const struct elevator_type *(*const builtin_elevators[])(void) = {
-	elv_builtin_noop,
-	elv_builtin_deadline,
-	elv_builtin_as,
-	elv_builtin_cfq,
-	elv_builtin_bfq,
-	elv_builtin_sstf,
-	elv_builtin_clook,
-	elv_builtin_kyber,
+	ELV_BUILTINS(ELV_ENTRY_OF)
 };
 
 #define NR_BUILTIN (sizeof(builtin_elevators) / sizeof(builtin_elevators[0]))
@@ -113,15 +116,31 @@ static bool elv_name_taken(const char *name)
 		return -EINVAL;                           \
 	} while (0)
 
-/* What the loader refuses: another API version, or a required hook missing. */
-static int elv_plugin_check(const char *path, const struct elevator_type *t, char *why,
-			    size_t whylen)
+/*
+ * The loader's rule, as dev_ops_copy()'s for a backend module: another API
+ * version, or a table that ends before the required hooks, is refused;
+ * else the table is copied up to the size it was built with and the rest
+ * zeroed, so a field added since reads as absent (new fields only ever go
+ * at the end).  Nothing past its size is read.
+ */
+static int elv_plugin_copy(const char *path, const struct elevator_type *t,
+			   struct elevator_type *out, char *why, size_t whylen)
 {
 	if (t->api_version != ELV_API_VERSION)
 		ELV_REFUSE("elevator %s speaks API version %d; rqdisk speaks %d", path,
 			   t->api_version, ELV_API_VERSION);
 	if (t->size < offsetof(struct elevator_type, find_merge))
 		ELV_REFUSE("elevator %s: its ops table is too small (%zu bytes)", path, t->size);
+	memset(out, 0, sizeof(*out));
+	memcpy(out, t, t->size < sizeof(*out) ? t->size : sizeof(*out));
+	out->size = sizeof(*out);
+	return 0;
+}
+
+/* What the loader refuses in a table it copied: no name, a name taken, a required hook missing. */
+static int elv_plugin_check(const char *path, const struct elevator_type *t, char *why,
+			    size_t whylen)
+{
 	if (!t->elevator_name)
 		ELV_REFUSE("elevator %s has no name", path);
 	if (elv_name_taken(t->elevator_name))
@@ -159,12 +178,9 @@ static int elv_plugin_open(const char *path, struct elv_plugin *p, char *why, si
 	t = entry();
 	if (!t)
 		ELV_REFUSE("elevator %s: rqdisk_elevator_init returned nothing", path);
-	if (elv_plugin_check(path, t, why, whylen))
+	if (elv_plugin_copy(path, t, &p->type, why, whylen))
 		return -EINVAL;
-	/* new fields only ever go at the end: take what the plugin knows of */
-	memcpy(&p->type, t, t->size < sizeof(p->type) ? t->size : sizeof(p->type));
-	p->type.size = sizeof(p->type);
-	return 0;
+	return elv_plugin_check(path, &p->type, why, whylen);
 }
 
 /* Load an elevator from a shared object; loading one path twice gives the same type. */

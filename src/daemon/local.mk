@@ -44,6 +44,8 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/options.h \
 	src/daemon/power.c \
 	src/daemon/privilege.c \
+	src/daemon/registry_help.c \
+	src/daemon/registry_help.h \
 	src/daemon/rqdisk.c \
 	$(NULL)
 src_daemon_rqdisk_CPPFLAGS = $(AM_CPPFLAGS) -DRQDISK_PKGLIBDIR='"$(pkglibdir)"'

@@ -13,6 +13,7 @@
 #include "device.h"
 #include "rbd_spec.h"
 #include "options.h"
+#include "registry_help.h"
 
 enum {
 	OPT_LBS = 256,
@@ -32,6 +33,9 @@ enum {
 	OPT_FILTER,
 	OPT_NBD_TIMEOUT,
 	OPT_CONNECTIONS,
+	OPT_LIST,
+	OPT_HELP_FILTER,
+	OPT_HELP_BACKEND,
 };
 
 static const struct option long_options[] = {
@@ -57,6 +61,9 @@ static const struct option long_options[] = {
 	{ "connections", required_argument, NULL, OPT_CONNECTIONS },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "list", required_argument, NULL, OPT_LIST },
+	{ "help-filter", required_argument, NULL, OPT_HELP_FILTER },
+	{ "help-backend", required_argument, NULL, OPT_HELP_BACKEND },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -120,6 +127,10 @@ static void usage(FILE *f)
 #endif
 		"  -f, --foreground             stay in the foreground\n"
 		"  -h, --help                   show this help\n"
+		"      --list WHAT              list the elevators, filters or backends, with\n"
+		"                               what each is\n"
+		"      --help-filter NAME       the keys of filter NAME, each with its help\n"
+		"      --help-backend NAME      the keys of backend NAME, each with its help\n"
 		"  -V, --version                show the version\n");
 }
 
@@ -420,6 +431,16 @@ static int check_together(const struct rqdisk_options *o)
 	return check_elevator(o->elevator);
 }
 
+/* --list, --help-filter, --help-backend: said at once, as --help is. */
+static int registry_help(int opt, const char *arg)
+{
+	if (opt == OPT_LIST)
+		return registry_list(arg);
+	if (opt == OPT_HELP_FILTER)
+		return registry_help_filter(arg);
+	return registry_help_backend(arg);
+}
+
 enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_options *o)
 {
 	int opt;
@@ -434,6 +455,8 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	while ((opt = cli_getopt("rqdisk", argc, argv, "+:e:m:rfhV", long_options)) != -1) {
 		if (cli_help_version("rqdisk", opt, usage))
 			return PARSE_EXIT_OK;
+		if (opt == OPT_LIST || opt == OPT_HELP_FILTER || opt == OPT_HELP_BACKEND)
+			return registry_help(opt, optarg) ? PARSE_ERROR : PARSE_EXIT_OK;
 		if (opt == '?')
 			return PARSE_ERROR;
 		if (parse_one(opt, optarg, o))

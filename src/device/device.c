@@ -10,10 +10,29 @@
 #include "device.h"
 #include "kv.h"
 
-static const struct dev_ops *const dev_filters[] = { &dev_model_ops, &dev_delay_ops,
-						      &dev_write_cache_ops, &dev_log_writes_ops,
-						      &dev_fault_ops };
-#define NR_FILTERS (sizeof(dev_filters) / sizeof(dev_filters[0]))
+/*
+ * The registry of filters, in the order --help and rqdisk --list show them:
+ * one line each, DEV_REGISTER's symbol in src/device/NAME/, the one place a
+ * filter is named outside its folder.
+ */
+#define DEV_FILTERS(FILTER) \
+	FILTER(model)       \
+	FILTER(delay)       \
+	FILTER(write_cache) \
+	FILTER(log_writes)  \
+	FILTER(fault)
+
+#define DEV_FILTER_DECLARE(symbol) extern const struct dev_ops dev_##symbol##_ops;
+#define DEV_FILTER_ENTRY(symbol) &dev_##symbol##_ops,
+DEV_FILTERS(DEV_FILTER_DECLARE)
+
+static const struct dev_ops *const dev_filters[] = { DEV_FILTERS(DEV_FILTER_ENTRY) NULL };
+#define NR_FILTERS (sizeof(dev_filters) / sizeof(dev_filters[0]) - 1)
+
+const struct dev_ops *const *dev_filter_list(void)
+{
+	return dev_filters;
+}
 
 const struct dev_ops *dev_find_filter(const char *name, size_t len)
 {
@@ -57,6 +76,28 @@ static const struct dev_ops *dev_spec_filter(const char *spec, const char **args
 	}
 	*args = spec[len] ? spec + len + 1 : NULL;
 	return ops;
+}
+
+int dev_ops_copy(struct dev_ops *out, const struct dev_ops *ops, const char *what, char *why,
+		 size_t whylen)
+{
+	/* the required ops, open and submit, lie before this */
+	const size_t least = offsetof(struct dev_ops, submit) + sizeof(ops->submit);
+
+	if (ops->api_version != DEV_API_VERSION) {
+		snprintf(why, whylen, "%s is built for device API %d, not %d", what,
+			 ops->api_version, DEV_API_VERSION);
+		return -EINVAL;
+	}
+	if (ops->size < least) {
+		snprintf(why, whylen, "%s: its ops table is too small (%u bytes, at least %zu)", what,
+			 ops->size, least);
+		return -EINVAL;
+	}
+	memset(out, 0, sizeof(*out));
+	memcpy(out, ops, ops->size < sizeof(*out) ? ops->size : sizeof(*out));
+	out->size = sizeof(*out);
+	return 0;
 }
 
 static int dev_layer_open(struct dev_stack *s, struct blk_dev *dev, const struct dev_ops *ops,

@@ -123,12 +123,28 @@ struct dev_limits {
 	const struct disk_model *model;
 };
 
+/*
+ * One key of a layer's "key=value,..." arguments: the one table a layer
+ * parses (dev_parse_keys, or its own walk) and rqdisk --help-filter and
+ * --help-backend print, so the keys a layer takes and the keys it says it
+ * takes cannot differ.  A table ends with a NULL name.
+ */
+struct dev_key {
+	const char *name;
+	uint64_t min, max; /* the value's bounds, for dev_parse_keys */
+	const char *help;  /* one line: what the key sets, and what it takes */
+	/* What a layer that reads the key itself keeps of it (NULL with dev_parse_keys). */
+	const void *data;
+	/* The keys a word takes after it, "WORD:KEY=V,..." (the model filter's models). */
+	const struct dev_key *sub;
+};
+
 struct dev_ops {
 	int api_version; /* DEV_API_VERSION */
 	/*
-	 * sizeof(struct dev_ops) where the table was built, as BACKEND_REGISTER
-	 * fills it (0: a table from before it did; it lies in what was padding).
-	 * New fields only ever go at the end.
+	 * sizeof(struct dev_ops) where the table was built, as DEV_REGISTER
+	 * fills it.  New fields only ever go at the end: a loader copies the
+	 * table up to this size and zeroes the rest (dev_ops_copy()).
 	 */
 	unsigned int size;
 	const char *name;
@@ -174,7 +190,39 @@ struct dev_ops {
 	 * this name nearest the queue.  NULL: device/NAME/ only.
 	 */
 	const char *ctl_dir;
+
+	/* One line saying what the layer is, for rqdisk --list.  Optional. */
+	const char *description;
+	/* Its keys, for rqdisk --help-filter and --help-backend.  NULL: it takes none. */
+	const struct dev_key *keys;
 };
+
+/*
+ * A layer's one ops table, dev_SYMBOL_ops, as ELEVATOR_REGISTER makes an
+ * elevator's: the version and the size the table was built with are filled
+ * here, and the name; the rest are the table's fields.  A backend built
+ * as a module exports the symbol, which its loader looks for:
+ *
+ *   DEV_REGISTER(write_cache, "write-cache", .open = wc_open, ...);
+ */
+#define DEV_REGISTER(symbol, layer_name, ...)                                              \
+	__attribute__((visibility("default"))) const struct dev_ops dev_##symbol##_ops = { \
+		.api_version = DEV_API_VERSION,                                            \
+		.size = sizeof(struct dev_ops),                                            \
+		.name = layer_name,                                                        \
+		__VA_ARGS__                                                                \
+	}
+
+/*
+ * The loader's rule for a table built elsewhere (a module, or a binary of
+ * another version): another API version, or a size that ends before the
+ * required ops, is refused with one line in why naming what (-EINVAL);
+ * else the table is copied into out up to its size and the rest zeroed,
+ * so a field added later reads as absent.  what names the table ("the nbd
+ * backend module PATH").
+ */
+int dev_ops_copy(struct dev_ops *out, const struct dev_ops *ops, const char *what, char *why,
+		 size_t whylen);
 
 /* One layer of a stack. */
 struct blk_dev {
@@ -299,6 +347,8 @@ void dev_dropped_write(struct blk_dev *dev);
 const struct dev_ops *dev_find_filter(const char *name, size_t len);
 /* Every filter's name, NULL-terminated, for --help and errors. */
 const char *const *dev_filter_names(void);
+/* Every built-in filter's ops, in registry order, NULL-terminated: for --list and tests. */
+const struct dev_ops *const *dev_filter_list(void);
 
 /*
  * Build a stack: the filters from specs "NAME[:ARGS]", top first, over the
@@ -396,10 +446,6 @@ static inline void *dev_rq_pdu(const struct blk_dev *dev, const struct request *
  * each value a whole decimal number in [min, max].  Sets
  * vals[i] for keys[i] given; others keep their value.
  */
-struct dev_key {
-	const char *name;
-	uint64_t min, max;
-};
 int dev_parse_keys(const char *layer, const char *args, const struct dev_key *keys,
 		   uint64_t *vals, char *why, size_t whylen);
 /*
@@ -407,13 +453,6 @@ int dev_parse_keys(const char *layer, const char *args, const struct dev_key *ke
  * nothing before or after it (a store of a dev_attr).  0 or -EINVAL.
  */
 int dev_parse_value(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-
-/* The built-in filters. */
-extern const struct dev_ops dev_model_ops;
-extern const struct dev_ops dev_delay_ops;
-extern const struct dev_ops dev_write_cache_ops;
-extern const struct dev_ops dev_log_writes_ops;
-extern const struct dev_ops dev_fault_ops;
 
 /*
  * rqdisk-replay's backend: it ends each request whole at the time it came

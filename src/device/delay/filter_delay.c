@@ -35,10 +35,13 @@ struct delay_filter {
 enum { DELAY_MS, DELAY_READ, DELAY_WRITE, NR_DELAY_KEYS };
 
 static const struct dev_key delay_keys[] = {
-	[DELAY_MS] = { "ms", 0, DELAY_MAX_MS },
-	[DELAY_READ] = { "read", 0, DELAY_MAX_MS },
-	[DELAY_WRITE] = { "write", 0, DELAY_MAX_MS },
-	{ NULL, 0, 0 },
+	[DELAY_MS] = { .name = "ms", .max = DELAY_MAX_MS,
+		       .help = "milliseconds every request is held: read= and write= at once" },
+	[DELAY_READ] = { .name = "read", .max = DELAY_MAX_MS,
+			 .help = "milliseconds a read is held" },
+	[DELAY_WRITE] = { .name = "write", .max = DELAY_MAX_MS,
+			  .help = "milliseconds a write, flush or discard is held" },
+	{ .name = NULL },
 };
 
 static int delay_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
@@ -204,9 +207,9 @@ static const struct dev_attr delay_attrs[] = {
 	{ NULL, NULL, NULL },
 };
 
-const struct dev_ops dev_delay_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "delay",
+DEV_REGISTER(delay, "delay",
+	.description = "holds each request a while before it goes down, as dm-delay",
+	.keys = delay_keys,
 	.rq_pdu_size = sizeof(struct delay_rq),
 	.open = delay_open,
 	.close = delay_close,
@@ -215,5 +218,4 @@ const struct dev_ops dev_delay_ops = {
 	.end = delay_end,
 	.timer = delay_timer,
 	.describe = delay_describe,
-	.attrs = delay_attrs,
-};
+	.attrs = delay_attrs);

@@ -66,6 +66,10 @@ void fault_rules_free(struct fault_rules *r);
  * disk of capacity sectors.  0, or -EINVAL with a one-line reason; on an
  * error r and bb may be half changed: parse into copies.
  */
+struct dev_key;
+/* The keys fault_rules_parse takes, each with its help: the filter's key table. */
+extern const struct dev_key fault_keys[];
+
 int fault_rules_parse(struct fault_rules *r, struct fault_badblocks *bb, const char *args,
 		      sector_t capacity, char *why, size_t whylen);
 /* Every key with its value, as fault_rules_parse takes them back. */

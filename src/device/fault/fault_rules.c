@@ -134,51 +134,72 @@ static int fault_parse_bad(struct fault_badblocks *bb, const char *v, size_t len
 
 enum fault_key_type { FK_U64, FK_BOOL, FK_PPM, FK_MS, FK_OPS, FK_ERRNO, FK_PATH, FK_BAD, FK_RW };
 
+/* What the fault filter keeps of each of its keys (struct dev_key's data). */
 struct fault_key {
-	const char *name;
 	enum fault_key_type type;
 	size_t off;	  /* of the field in struct fault_rules */
 	const char *what; /* the accepted values, for the refusal */
 };
 
-#define FK(n, t, f, w)                                                                             \
-	{                                                                                          \
-		n, t, offsetof(struct fault_rules, f), w                                           \
+#define FK(n, t, f, w, h)                                                                       \
+	{                                                                                       \
+		.name = n, .help = h,                                                           \
+		.data = &(const struct fault_key){ t, offsetof(struct fault_rules, f), w }      \
 	}
-static const struct fault_key fault_keys[] = {
+const struct dev_key fault_keys[] = {
     FK("error", FK_OPS, ops,
-       "none, or read, write, flush, discard, write-zeroes or any joined by /"),
+       "none, or read, write, flush, discard, write-zeroes or any joined by /",
+       "the operations that fail: read, write, flush, discard, write-zeroes, any, none"),
     FK("errno", FK_ERRNO, err,
        "EIO, ENOSPC, ETIMEDOUT, EROFS, ENOLINK, ENODATA, EILSEQ, ENOMEM, EAGAIN, EPERM, ENXIO or "
-       "EBUSY"),
-    FK("prob", FK_PPM, prob, "parts per million, 0 to 1000000"),
-    FK("seed", FK_U64, seed, "a whole number"),
-    FK("start", FK_U64, start, "a sector of the disk"),
-    FK("end", FK_U64, end, "a sector of the disk, or its size"),
-    FK("times", FK_U64, times, "a whole number, 0 for no limit"),
-    FK("interval", FK_U64, interval, "a whole number from 1"),
-    FK("enable", FK_BOOL, enable, "0 or 1"),
-    FK("error_file", FK_PATH, error_file, "an absolute path"),
-    FK("badblocks", FK_BAD, sticky, "START-END sector ranges inside the disk, joined by /"),
-    FK("sticky", FK_BOOL, sticky, "0 or 1"),
-    FK("up", FK_MS, up_ms, "milliseconds, 0 to 3600000"),
-    FK("down", FK_MS, down_ms, "milliseconds, 0 to 3600000"),
-    FK("error_reads", FK_BOOL, error_reads, "0 or 1"),
-    FK("error_writes", FK_BOOL, error_writes, "0 or 1"),
-    FK("drop_writes", FK_BOOL, drop_writes, "0 or 1"),
-    FK("corrupt_bio_byte", FK_U64, corrupt_bio_byte, "a byte of each bio from 1, 0 for none"),
-    FK("corrupt_value", FK_U64, corrupt_value, "0 to 255"),
-    FK("corrupt_on", FK_RW, corrupt_on, "read, write or read/write"),
-    FK("random_read_corrupt", FK_PPM, random_read_corrupt, "parts per million, 0 to 1000000"),
-    FK("random_write_corrupt", FK_PPM, random_write_corrupt, "parts per million, 0 to 1000000"),
-    FK("delay_read", FK_MS, delay_read_ms, "milliseconds, 0 to 3600000"),
-    FK("delay_write", FK_MS, delay_write_ms, "milliseconds, 0 to 3600000"),
-    FK("spike_ms", FK_MS, spike_ms, "milliseconds, 0 to 3600000"),
-    FK("spike_prob", FK_PPM, spike_prob, "parts per million, 0 to 1000000"),
+       "EBUSY",
+       "the error a failed request ends with (default EIO)"),
+    FK("prob", FK_PPM, prob, "parts per million, 0 to 1000000",
+       "the chance a request in the rule fails, parts per million"),
+    FK("seed", FK_U64, seed, "a whole number", "the seed of the chances"),
+    FK("start", FK_U64, start, "a sector of the disk", "the first sector the rule covers"),
+    FK("end", FK_U64, end, "a sector of the disk, or its size",
+       "the sector after the last the rule covers"),
+    FK("times", FK_U64, times, "a whole number, 0 for no limit",
+       "the rule fails this many requests, then stops (0: no limit)"),
+    FK("interval", FK_U64, interval, "a whole number from 1",
+       "only every Nth request in the rule fails"),
+    FK("enable", FK_BOOL, enable, "0 or 1", "0 to start with the rules off"),
+    FK("error_file", FK_PATH, error_file, "an absolute path",
+       "the rule holds only while this file exists"),
+    FK("badblocks", FK_BAD, sticky, "START-END sector ranges inside the disk, joined by /",
+       "bad sector ranges START-END joined by /: reads there fail"),
+    FK("sticky", FK_BOOL, sticky, "0 or 1", "1: a write does not repair a bad block"),
+    FK("up", FK_MS, up_ms, "milliseconds, 0 to 3600000",
+       "milliseconds the disk works, as dm-flakey's up interval"),
+    FK("down", FK_MS, down_ms, "milliseconds, 0 to 3600000",
+       "milliseconds it then fails, as dm-flakey's down interval"),
+    FK("error_reads", FK_BOOL, error_reads, "0 or 1", "1: reads fail while down"),
+    FK("error_writes", FK_BOOL, error_writes, "0 or 1", "1: writes fail while down"),
+    FK("drop_writes", FK_BOOL, drop_writes, "0 or 1",
+       "1: writes while down end as done, unwritten"),
+    FK("corrupt_bio_byte", FK_U64, corrupt_bio_byte, "a byte of each bio from 1, 0 for none",
+       "the byte of each bio, from 1, to corrupt while down"),
+    FK("corrupt_value", FK_U64, corrupt_value, "0 to 255", "the value written at that byte"),
+    FK("corrupt_on", FK_RW, corrupt_on, "read, write or read/write",
+       "the bios corrupted: read, write or read/write"),
+    FK("random_read_corrupt", FK_PPM, random_read_corrupt, "parts per million, 0 to 1000000",
+       "the chance a read gets a random byte flipped, parts per million"),
+    FK("random_write_corrupt", FK_PPM, random_write_corrupt, "parts per million, 0 to 1000000",
+       "the chance a write gets a random byte flipped, parts per million"),
+    FK("delay_read", FK_MS, delay_read_ms, "milliseconds, 0 to 3600000",
+       "milliseconds each read is held"),
+    FK("delay_write", FK_MS, delay_write_ms, "milliseconds, 0 to 3600000",
+       "milliseconds each write is held"),
+    FK("spike_ms", FK_MS, spike_ms, "milliseconds, 0 to 3600000",
+       "milliseconds of a latency spike"),
+    FK("spike_prob", FK_PPM, spike_prob, "parts per million, 0 to 1000000",
+       "the chance a request gets a spike, parts per million"),
+    { .name = NULL },
 };
 
-static int fault_set_number(const struct fault_key *k, void *f, const char *v, size_t len,
-			    sector_t cap)
+static int fault_set_number(const char *name, const struct fault_key *k, void *f, const char *v,
+			    size_t len, sector_t cap)
 {
 	uint64_t max = UINT64_MAX, min = 0, x;
 
@@ -195,13 +216,13 @@ static int fault_set_number(const struct fault_key *k, void *f, const char *v, s
 	default:
 		break;
 	}
-	if (!strcmp(k->name, "start"))
+	if (!strcmp(name, "start"))
 		max = cap - 1;
-	else if (!strcmp(k->name, "end"))
+	else if (!strcmp(name, "end"))
 		max = cap;
-	else if (!strcmp(k->name, "interval"))
+	else if (!strcmp(name, "interval"))
 		min = 1;
-	else if (!strcmp(k->name, "corrupt_value"))
+	else if (!strcmp(name, "corrupt_value"))
 		max = 255;
 	if (fault_parse_u64(v, len, min, max, &x))
 		return -EINVAL;
@@ -209,16 +230,17 @@ static int fault_set_number(const struct fault_key *k, void *f, const char *v, s
 		*(bool *)f = x;
 	else if (k->type == FK_PPM)
 		*(uint32_t *)f = (uint32_t)x;
-	else if (!strcmp(k->name, "corrupt_value"))
+	else if (!strcmp(name, "corrupt_value"))
 		*(unsigned int *)f = (unsigned int)x;
 	else
 		*(uint64_t *)f = x;
 	return 0;
 }
 
-static int fault_set(const struct fault_key *k, struct fault_rules *r, struct fault_badblocks *bb,
+static int fault_set(const struct dev_key *key, struct fault_rules *r, struct fault_badblocks *bb,
 		     const char *v, size_t len, sector_t cap)
 {
+	const struct fault_key *k = key->data;
 	void *f = (char *)r + k->off;
 	char *path;
 
@@ -251,7 +273,7 @@ static int fault_set(const struct fault_key *k, struct fault_rules *r, struct fa
 		r->error_file = path;
 		return 0;
 	default:
-		return fault_set_number(k, f, v, len, cap);
+		return fault_set_number(key->name, k, f, v, len, cap);
 	}
 }
 
@@ -268,8 +290,8 @@ static int fault_parse_one(void *opaque, const char *key, size_t klen, const cha
 {
 	struct fault_walk *w = opaque;
 
-	for (size_t i = 0; i < NR(fault_keys); i++) {
-		const struct fault_key *k = &fault_keys[i];
+	for (const struct dev_key *k = fault_keys; k->name; k++) {
+		const struct fault_key *fk = k->data;
 		int ret;
 
 		if (!kv_key_is(key, klen, k->name))
@@ -279,7 +301,7 @@ static int fault_parse_one(void *opaque, const char *key, size_t klen, const cha
 			snprintf(w->why, w->whylen, "out of memory");
 		else if (ret)
 			snprintf(w->why, w->whylen, "fault: %s must be %s, not '%.*s'", k->name,
-				 k->what, (int)vlen, val ? val : "");
+				 fk->what, (int)vlen, val ? val : "");
 		return ret;
 	}
 	snprintf(w->why, w->whylen, "fault: no key '%.*s'", (int)klen, key);

@@ -748,9 +748,9 @@ static const struct dev_attr fault_attrs[] = {
     {NULL, NULL, NULL},
 };
 
-const struct dev_ops dev_fault_ops = {
-    .api_version = DEV_API_VERSION,
-    .name = "fault",
+DEV_REGISTER(fault, "fault",
+    .description = "fails, drops, corrupts or delays requests by rules, as dm-flakey and dm-dust",
+    .keys = fault_keys,
     .rq_pdu_size = sizeof(struct fault_rq),
     .open = fault_open,
     .close = fault_close,
@@ -760,5 +760,4 @@ const struct dev_ops dev_fault_ops = {
     .timer = fault_timer,
     .describe = fault_describe,
     .attrs = fault_attrs,
-    .ctl_dir = "fault",
-};
+    .ctl_dir = "fault");

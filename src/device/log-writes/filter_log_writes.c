@@ -217,7 +217,12 @@ static void lw_log_pending(struct lw_filter *lw)
 
 enum { LW_FILE, LW_BASE, LW_ENABLE, NR_LW_KEYS };
 
-static const char *const lw_keys[] = { "file", "base", "enable" };
+static const struct dev_key lw_keys[] = {
+	[LW_FILE] = { .name = "file", .help = "the log to write, in dm-log-writes' format" },
+	[LW_BASE] = { .name = "base", .help = "where to copy the disk as it is when the log starts" },
+	[LW_ENABLE] = { .name = "enable", .help = "1 to log from the start (the default), 0 not yet" },
+	{ .name = NULL },
+};
 
 struct lw_args {
 	char *val[NR_LW_KEYS];
@@ -244,7 +249,7 @@ static int lw_parse_key(void *opaque, const char *key, size_t klen, const char *
 	int k;
 
 	for (k = 0; k < NR_LW_KEYS; k++)
-		if (kv_key_is(key, klen, lw_keys[k]))
+		if (kv_key_is(key, klen, lw_keys[k].name))
 			break;
 	if (k == NR_LW_KEYS) {
 		snprintf(w->why, w->whylen,
@@ -253,7 +258,7 @@ static int lw_parse_key(void *opaque, const char *key, size_t klen, const char *
 		return -EINVAL;
 	}
 	if (!val || !vlen) {
-		snprintf(w->why, w->whylen, "log-writes: %s= needs a value", lw_keys[k]);
+		snprintf(w->why, w->whylen, "log-writes: %s= needs a value", lw_keys[k].name);
 		return -EINVAL;
 	}
 	free(a->val[k]);
@@ -317,7 +322,7 @@ static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const ch
 	}
 	for (int k = LW_FILE; k <= LW_BASE; k++) {
 		if (a->val[k] && lw_same_file(a->val[k], image)) {
-			snprintf(why, whylen, "log-writes: %s=%s is the image itself", lw_keys[k],
+			snprintf(why, whylen, "log-writes: %s=%s is the image itself", lw_keys[k].name,
 				 a->val[k]);
 			return -EINVAL;
 		}
@@ -963,9 +968,9 @@ static const struct dev_attr lw_attrs[] = {
 	{ NULL, NULL, NULL },
 };
 
-const struct dev_ops dev_log_writes_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "log-writes",
+DEV_REGISTER(log_writes, "log-writes",
+	.description = "logs every write, flush and FUA write in dm-log-writes' format",
+	.keys = lw_keys,
 	.rq_pdu_size = sizeof(struct lw_rq),
 	.open = lw_open,
 	.close = lw_close,
@@ -974,5 +979,4 @@ const struct dev_ops dev_log_writes_ops = {
 	.end = lw_end,
 	.describe = lw_describe,
 	.attrs = lw_attrs,
-	.ctl_dir = "log",
-};
+	.ctl_dir = "log");

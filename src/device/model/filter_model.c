@@ -237,9 +237,9 @@ static const struct dev_attr model_attrs[] = {
 	{ NULL, NULL, NULL },
 };
 
-const struct dev_ops dev_model_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "model",
+DEV_REGISTER(model, "model",
+	.description = "times each request as a disk would, hdd or ssd, on the queue's clock",
+	.keys = model_types,
 	.rq_pdu_size = sizeof(struct model_rq),
 	.open = model_open,
 	.close = model_close,
@@ -248,5 +248,4 @@ const struct dev_ops dev_model_ops = {
 	.end = model_end,
 	.timer = model_timer,
 	.describe = model_describe,
-	.attrs = model_attrs,
-};
+	.attrs = model_attrs);

@@ -8,28 +8,38 @@
 #include "kv.h"
 #include "model_impl.h"
 
-static const struct model_type *const model_types[] = { &hdd_model_type, &ssd_model_type };
+/* The models: what the model filter's spec starts with, and its key table (filter_model.c). */
+const struct dev_key model_types[] = {
+	{ .name = "hdd", .help = "a disk with an arm that seeks and a platter that turns",
+	  .data = &hdd_model_type, .sub = hdd_keys },
+	{ .name = "ssd", .help = "flash: a latency per operation, the bandwidth shared by channels",
+	  .data = &ssd_model_type, .sub = ssd_keys },
+	{ .name = NULL },
+};
 
 static const struct model_type *model_type_find(const char *name, size_t len)
 {
-	for (size_t i = 0; i < sizeof(model_types) / sizeof(model_types[0]); i++)
-		if (strlen(model_types[i]->name) == len && !strncmp(model_types[i]->name, name, len))
-			return model_types[i];
+	for (const struct dev_key *k = model_types; k->name; k++)
+		if (strlen(k->name) == len && !strncmp(k->name, name, len))
+			return k->data;
 	return NULL;
 }
 
-static const struct model_key *model_key_find(const struct model_type *t, const char *name,
-					      size_t len)
+/* A key with a value of its own (not preset). */
+static const struct dev_key *model_key_find(const struct model_type *t, const char *name,
+					    size_t len)
 {
-	for (const struct model_key *k = t->keys; k->name; k++)
-		if (strlen(k->name) == len && !strncmp(k->name, name, len))
+	for (const struct dev_key *k = t->keys; k->name; k++)
+		if (k->data && strlen(k->name) == len && !strncmp(k->name, name, len))
 			return k;
 	return NULL;
 }
 
-static double *model_param(void *params, const struct model_key *k)
+static double *model_param(void *params, const struct dev_key *k)
 {
-	return (double *)(void *)((char *)params + k->offset);
+	const struct model_key *mk = k->data;
+
+	return (double *)(void *)((char *)params + mk->offset);
 }
 
 struct model_walk {
@@ -43,7 +53,8 @@ static int model_set_key(void *opaque, const char *key, size_t klen, const char 
 {
 	struct model_walk *w = opaque;
 	const struct model_type *t = w->t;
-	const struct model_key *k;
+	const struct dev_key *k;
+	const struct model_key *mk;
 	char value[64], *end;
 	double v;
 
@@ -70,10 +81,11 @@ static int model_set_key(void *opaque, const char *key, size_t klen, const char 
 			 (int)klen, key);
 		return -EINVAL;
 	}
+	mk = k->data;
 	v = strtod(value, &end);
-	if (!*value || *end || !(v >= k->min && v <= k->max)) {
+	if (!*value || *end || !(v >= mk->min && v <= mk->max)) {
 		snprintf(w->why, w->whylen, "model: %s %s must be a number from %g to %g, not '%s'",
-			 t->name, k->name, k->min, k->max, value);
+			 t->name, k->name, mk->min, mk->max, value);
 		return -EINVAL;
 	}
 	*model_param(w->params, k) = v;
@@ -151,7 +163,9 @@ int disk_model_describe(const struct disk_model *m, char *buf, size_t len)
 	size_t used;
 	int n = snprintf(buf, len, "%s", t->name);
 
-	for (const struct model_key *k = t->keys; k->name && n >= 0; k++) {
+	for (const struct dev_key *k = t->keys; k->name && n >= 0; k++) {
+		if (!k->data)
+			continue; /* preset: what it set is in the keys */
 		used = (size_t)n < len ? (size_t)n : len;
 		n += snprintf(buf + used, len - used, " %s=%g", k->name,
 			      *model_param((void *)(uintptr_t)m->params, k));

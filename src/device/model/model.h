@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "blk_types.h"
+#include "device.h"
 
 struct disk_model;
 
@@ -24,6 +25,12 @@ struct model_io {
 	sector_t sector;
 	unsigned int nr_sectors;
 };
+
+/*
+ * The models, each a word a spec starts with and the keys that may follow
+ * it (its sub): hdd, ssd.  The model filter's key table.
+ */
+extern const struct dev_key model_types[];
 
 /*
  * spec is "none", "hdd[:key=value,...]" or "ssd[:key=value,...]" (rqdisk-model-filter(8)

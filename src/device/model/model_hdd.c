@@ -54,22 +54,26 @@ static const struct hdd_params hdd_hp97560 = {
 	.depth = 1,
 };
 
-#define HDD_KEY(key, u, lo, hi) \
-	{ .name = #key, .unit = u, .min = lo, .max = hi, \
-	  .offset = offsetof(struct hdd_params, key) }
+#define HDD_KEY(key, u, lo, hi, h)                                                  \
+	{                                                                           \
+		.name = #key, .help = h,                                            \
+		.data = &(const struct model_key){ u, lo, hi,                       \
+						   offsetof(struct hdd_params, key) } \
+	}
 
-static const struct model_key hdd_keys[] = {
-	HDD_KEY(cylinders, "", 1, 1e9),
-	HDD_KEY(rpm, "", 1, 1e6),
-	HDD_KEY(spt, "sectors", 1, 1e9),
-	HDD_KEY(seek_a, "ms", 0, 1e4),
-	HDD_KEY(seek_b, "ms", 0, 1e4),
-	HDD_KEY(seek_knee, "cylinders", 0, 1e9),
-	HDD_KEY(seek_c, "ms", 0, 1e4),
-	HDD_KEY(seek_e, "ms", 0, 1e4),
-	HDD_KEY(overhead, "ms", 0, 1e4),
-	HDD_KEY(depth, "", 1, 65536),
-	{ NULL, NULL, 0, 0, 0 },
+const struct dev_key hdd_keys[] = {
+	HDD_KEY(cylinders, "", 1, 1e9, "cylinders of the disk"),
+	HDD_KEY(rpm, "", 1, 1e6, "revolutions per minute"),
+	HDD_KEY(spt, "sectors", 1, 1e9, "sectors per track"),
+	HDD_KEY(seek_a, "ms", 0, 1e4, "ms of a short seek's fixed part"),
+	HDD_KEY(seek_b, "ms", 0, 1e4, "ms times the square root of a short seek's cylinders"),
+	HDD_KEY(seek_knee, "cylinders", 0, 1e9, "cylinders where a seek becomes a long one"),
+	HDD_KEY(seek_c, "ms", 0, 1e4, "ms of a long seek's fixed part"),
+	HDD_KEY(seek_e, "ms", 0, 1e4, "ms per cylinder of a long seek"),
+	HDD_KEY(overhead, "ms", 0, 1e4, "ms of the controller per request"),
+	HDD_KEY(depth, "", 1, 65536, "requests the drive accepts at once"),
+	{ .name = "preset", .help = "hp97560: Ruemmler and Wilkes' HP 97560; keys after it change it" },
+	{ .name = NULL },
 };
 
 struct hdd {

@@ -5,23 +5,31 @@
 
 #include <stdbool.h>
 
+#include "device.h"
 #include "model.h"
 
 #define NSEC_PER_MSEC 1000000.0
 #define NSEC_PER_USEC 1000.0
 
-/* One tunable of a model: its key, what it means, and where its value lives. */
+/*
+ * What a model keeps of each of its keys (struct dev_key's data): what it
+ * means, and where its value lives.  A key with none (preset) is the
+ * model's own to read.
+ */
 struct model_key {
-	const char *name;
 	const char *unit;
 	double min, max; /* the value must lie in [min, max] */
 	size_t offset;   /* of the double in the model's parameter struct */
 };
 
+/* Each model's keys, in model_types[]. */
+extern const struct dev_key hdd_keys[];
+extern const struct dev_key ssd_keys[];
+
 struct model_type {
 	const char *name;
 	bool rotational; /* what queue/rotational shows */
-	const struct model_key *keys;
+	const struct dev_key *keys; /* its KEY=VALUE keys, each with its help */
 	size_t params_size;
 	const void *defaults;
 	/* Apply a named preset ("preset=NAME"); -EINVAL if there is none by that name. */

@@ -27,18 +27,21 @@ static const struct ssd_params ssd_defaults = {
 	.depth = 32,
 };
 
-#define SSD_KEY(key, u, lo, hi) \
-	{ .name = #key, .unit = u, .min = lo, .max = hi, \
-	  .offset = offsetof(struct ssd_params, key) }
+#define SSD_KEY(key, u, lo, hi, h)                                                  \
+	{                                                                           \
+		.name = #key, .help = h,                                            \
+		.data = &(const struct model_key){ u, lo, hi,                       \
+						   offsetof(struct ssd_params, key) } \
+	}
 
-static const struct model_key ssd_keys[] = {
-	SSD_KEY(read_us, "us", 0, 1e9),
-	SSD_KEY(write_us, "us", 0, 1e9),
-	SSD_KEY(flush_us, "us", 0, 1e9),
-	SSD_KEY(bandwidth, "MB/s", 0.001, 1e9),
-	SSD_KEY(channels, "", 1, 1024),
-	SSD_KEY(depth, "", 1, 65536),
-	{ NULL, NULL, 0, 0, 0 },
+const struct dev_key ssd_keys[] = {
+	SSD_KEY(read_us, "us", 0, 1e9, "microseconds before a read's transfer"),
+	SSD_KEY(write_us, "us", 0, 1e9, "microseconds before a write's transfer"),
+	SSD_KEY(flush_us, "us", 0, 1e9, "microseconds of a flush"),
+	SSD_KEY(bandwidth, "MB/s", 0.001, 1e9, "MB/s over all channels"),
+	SSD_KEY(channels, "", 1, 1024, "channels that work in parallel"),
+	SSD_KEY(depth, "", 1, 65536, "requests the drive accepts at once"),
+	{ .name = NULL },
 };
 
 struct ssd {

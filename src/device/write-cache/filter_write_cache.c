@@ -79,12 +79,17 @@ struct wc_filter {
 enum { WC_SIZE, WC_EXPIRE, WC_SEED, WC_DEPTH, WC_ATOMIC, NR_WC_KEYS };
 
 static const struct dev_key wc_keys[] = {
-	[WC_SIZE] = { "size", 1, 65536 },           /* MiB */
-	[WC_EXPIRE] = { "expire", 0, 86400000 },    /* ms, a day */
-	[WC_SEED] = { "seed", 0, UINT64_MAX },
-	[WC_DEPTH] = { "depth", 1, 1024 },
-	[WC_ATOMIC] = { "atomic", 512, 1u << 20 },  /* bytes */
-	{ NULL, 0, 0 },
+	[WC_SIZE] = { .name = "size", .min = 1, .max = 65536,
+		      .help = "the cache in MiB (default 64)" },
+	[WC_EXPIRE] = { .name = "expire", .max = 86400000, /* a day */
+			.help = "milliseconds before dirty data is written back, 0 never by age" },
+	[WC_SEED] = { .name = "seed", .max = UINT64_MAX,
+		      .help = "the seed of the writeback order and of a cut's choices" },
+	[WC_DEPTH] = { .name = "depth", .min = 1, .max = 1024,
+		       .help = "writebacks below at once (default 4)" },
+	[WC_ATOMIC] = { .name = "atomic", .min = 512, .max = 1u << 20,
+			.help = "bytes of the disk's atomic unit, what a torn cut keeps whole" },
+	{ .name = NULL },
 };
 
 /* splitmix64: one stream per seed, the same on every machine. */
@@ -891,9 +896,9 @@ static const struct dev_attr wc_attrs[] = {
 	{ NULL, NULL, NULL },
 };
 
-const struct dev_ops dev_write_cache_ops = {
-	.api_version = DEV_API_VERSION,
-	.name = "write-cache",
+DEV_REGISTER(write_cache, "write-cache",
+	.description = "a volatile write cache that a power cut empties",
+	.keys = wc_keys,
 	.rq_pdu_size = sizeof(struct wc_rq),
 	.open = wc_open,
 	.close = wc_close,
@@ -903,5 +908,4 @@ const struct dev_ops dev_write_cache_ops = {
 	.timer = wc_timer,
 	.describe = wc_describe,
 	.attrs = wc_attrs,
-	.ctl_dir = "power",
-};
+	.ctl_dir = "power");
