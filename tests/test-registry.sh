@@ -52,7 +52,7 @@ for e in $elevators; do
 	once "$e" "^[[:space:]]*ELV\($e\)" src/block/elevator.c
 	lines "elv_builtin_$e\b" | grep -v "^$file:" && fail "$e: its entry point is named outside $file"
 	grep -qE "^[[:space:]]*$file \\\\$" "$src/sched/local.mk" || fail "$e: $file is not in sched/local.mk"
-	grep -qx "\.SH $e" "$src/man/rqdisk-elevators.7" || fail "$e: no section in rqdisk-elevators(7)"
+	grep -qx "\.SH $e" "$src/man/rqdisk-elevators.7.in" || fail "$e: no section in rqdisk-elevators(7)"
 done
 
 say "each filter: src/device/NAME/ registers it, FILTER(SYMBOL) in device.c is its one line"
@@ -63,7 +63,7 @@ for f in $filters; do
 	once "$f" "^[[:space:]]*FILTER\($sym\)" src/device/device.c
 	lines "dev_${sym}_ops\b" | grep -v "^$dir/" && fail "$f: dev_${sym}_ops is named outside $dir/"
 	grep -qE "^[[:space:]]*$dir/" "$src/src/device/local.mk" || fail "$f: $dir/ is not in src/device/local.mk"
-	[ -f "$src/man/rqdisk-$f-filter.8" ] || fail "$f: no man/rqdisk-$f-filter.8"
+	[ -f "$src/man/rqdisk-$f-filter.8.in" ] || fail "$f: no man/rqdisk-$f-filter.8.in"
 done
 
 say "each backend: src/backend/backend_NAME.c registers it, its .scheme line in backend.c is its one line"
@@ -71,7 +71,7 @@ for b in $backends; do
 	grep -qE "^BACKEND_REGISTER\($b," "$src/src/backend/backend_$b.c" ||
 		fail "$b: src/backend/backend_$b.c does not register it"
 	once "$b" "\.scheme = \"$b\"" src/backend/backend.c
-	[ -f "$src/man/rqdisk-$b-backend.8" ] || fail "$b: no man/rqdisk-$b-backend.8"
+	[ -f "$src/man/rqdisk-$b-backend.8.in" ] || fail "$b: no man/rqdisk-$b-backend.8.in"
 done
 
 # copies KIND NAMES...: no four lines of the code outside the registries and
