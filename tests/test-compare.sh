@@ -46,6 +46,15 @@ for p in latency-cdf throughput; do
 done
 grep -q '^sstf ' "$out/summary.txt" || fail "summary.txt has no sstf line"
 
+say "compare-elevators --replay with no -e: every elevator of the registry, in a row each"
+"$compare" --replay "$tmp/job.iolog" -o "$tmp/all" -t 1 >/dev/null || fail "compare-elevators (all) failed"
+want=$(foreach_elevator | sort | tr '\n' ' ')
+got=$(cut -d, -f1 "$tmp/all/summary.csv" | tail -n +2 | sort | tr '\n' ' ')
+[ "$got" = "$want" ] || fail "default rows '$got', not the registry's '$want'"
+for e in $want; do
+	[ -s "$tmp/all/lat-$e.txt" ] || fail "no latencies for $e"
+done
+
 # A build directory may be anywhere (distcheck's is not under the sources),
 # so the checkout's layout is copied: the script in contrib/ of a directory
 # whose _build/quickstart holds the programs, run from elsewhere.

@@ -85,9 +85,8 @@ copies()
 	min=$((n / 2 + 1))
 	[ $min -ge 4 ] || min=4
 	# Not copies: fuzz_control.c stacks every filter with arguments of its
-	# own (a new filter goes there to have its control files fuzzed).  To
-	# do: contrib/compare-elevators keeps a default set of its own.
-	found=$(grep -vE '^(src/block/elevator\.c|src/device/device\.c|src/backend/backend\.c|.*local\.mk|tests/fuzz/fuzz_control\.c|contrib/compare-elevators)$' \
+	# own (a new filter goes there to have its control files fuzzed).
+	found=$(grep -vE '^(src/block/elevator\.c|src/device/device\.c|src/backend/backend\.c|.*local\.mk|tests/fuzz/fuzz_control\.c)$' \
 		"$tmp/code" | (cd "$src" && xargs awk -v names="$*" -v min=$min -v kind="$kind" '
 		BEGIN { n = split(names, nm, " ") }
 		FNR == 1 { delete buf }
