@@ -11,6 +11,8 @@ tests_libtestharness_la_SOURCES = \
 	tests/elv_harness.h \
 	tests/fake_driver.c \
 	tests/fake_driver.h \
+	tests/fake_mq.c \
+	tests/fake_mq.h \
 	tests/stack_harness.c \
 	tests/stack_harness.h \
 	tests/tunable_test.c \
@@ -68,6 +70,7 @@ UNIT_TESTS = \
 	tests/check_kv \
 	tests/check_crash \
 	tests/check_differential \
+	tests/check_mq \
 	$(NULL)
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)

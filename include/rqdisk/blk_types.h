@@ -93,6 +93,8 @@ static inline bool op_is_write(enum req_op op)
 
 struct request_queue;
 struct elv_rb_root;
+struct blk_mq_ctx;
+struct blk_mq_hw_ctx;
 
 /*
  * Elevators read a request in place: every field's offset and meaning is
@@ -150,6 +152,16 @@ struct request {
 	unsigned int issue_nr_sectors;
 	/* Core-managed: the order requests were made in, for ties between equal sectors. */
 	uint64_t seq;
+
+	/*
+	 * Core-managed, multi-queue only (version 4): the driver tag, the
+	 * scheduler tag (-1: none held), and the software and hardware
+	 * queues the request belongs to.  Unused (0, NULL) on a 2.6 queue.
+	 */
+	int tag;
+	int internal_tag;
+	struct blk_mq_ctx *mq_ctx;
+	struct blk_mq_hw_ctx *mq_hctx;
 };
 
 #define rq_for_each_bio(_bio, rq) \

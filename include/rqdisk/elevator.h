@@ -14,7 +14,17 @@
  * copies no more than the size the elevator was built with.  See
  * rqdisk-elevator(3), VERSIONING.
  */
-#define ELV_API_VERSION 3
+#define ELV_API_VERSION 4
+
+/*
+ * The previous version, which a loader still takes for a 2.6 (rq) queue:
+ * version 4 only added the multi-queue fields at the ends of struct
+ * request, struct elevator_queue and struct elevator_type, so a version 3
+ * elevator reads every structure it knows at the offsets it was built
+ * with.  A multi-queue queue refuses it (its hooks were promised the
+ * queue lock and one dispatching thread).
+ */
+#define ELV_API_VERSION_RQ_ONLY 3
 
 /* Clocks in nanoseconds: real (CLOCK_MONOTONIC) or virtual (tests, replay). */
 struct blk_clock {
@@ -45,6 +55,8 @@ struct elevator_queue {
 	void *elevator_data;              /* the elevator's */
 	bool draining; /* core-managed: being emptied; hand out every request, never idle */
 	unsigned int nr_requests; /* core-managed: the queue's depth when the elevator was set up */
+	/* Version 4.  Core-managed: the hardware queues of a multi-queue queue, 0 on a 2.6 queue. */
+	unsigned int nr_hw_queues;
 };
 
 /*
@@ -64,6 +76,54 @@ struct elv_tunable {
 	int (*show)(const struct elevator_queue *e, char *buf, size_t len);
 	int (*store)(struct elevator_queue *e, const char *buf);
 };
+
+/* A FIFO of requests on rq->queuelist, by rq->fifo_time. */
+TAILQ_HEAD(elv_fifo, request);
+
+/*
+ * What a request is about to be given a scheduler tag for, in limit_depth:
+ * shallow_depth (0: all of them) is how many scheduler tags the request
+ * may find in use and still take one; an elevator lowers it to keep room
+ * for others (deadline's async_depth), and the request waits otherwise.
+ */
+struct blk_mq_alloc_data {
+	unsigned int cmd_flags;      /* REQ_* of the request */
+	unsigned int shallow_depth;  /* the elevator's to set */
+	unsigned int nr_tags;        /* the scheduler tags there are (nr_requests) */
+};
+
+/* The index of a hardware queue, from 0: what a per-queue elevator keys its lists on. */
+unsigned int blk_mq_hctx_index(const struct blk_mq_hw_ctx *hctx);
+
+/*
+ * The multi-queue hooks (version 4), all optional.  An elevator with none
+ * of them runs on a multi-queue queue through the core's adapter, as one
+ * instance for the whole queue: insert is add_request, dispatch is
+ * dispatch_request and has_work is has_work, whichever hardware queue
+ * asks, and the request goes out through the hardware queue that asked.
+ * With ELEVATOR_F_MQ_SINGLE_QUEUE an elevator with these hooks is the
+ * same: any hardware queue may be handed any request.  Without it,
+ * dispatch_request(hctx) returns only requests insert_requests was given
+ * for hctx, and they go out through hctx.  Every hook, of either kind, is
+ * called with the queue lock held, from whichever thread runs a hardware
+ * queue or submits, never two at once.  See rqdisk-elevator(3), MULTI-QUEUE.
+ */
+struct elevator_mq_ops {
+	/* Take every request off list (new ones, for hctx).  Required with dispatch_request. */
+	void (*insert_requests)(struct elevator_queue *e, struct blk_mq_hw_ctx *hctx,
+				struct elv_fifo *list, bool at_head);
+	/* Remove and return hctx's next request, or NULL.  Required with insert_requests. */
+	struct request *(*dispatch_request)(struct elevator_queue *e, struct blk_mq_hw_ctx *hctx,
+					    uint64_t now_ns);
+	/* Whether hctx has a request to dispatch.  Required with insert_requests. */
+	bool (*has_work)(struct elevator_queue *e, struct blk_mq_hw_ctx *hctx);
+	/* Lower data->shallow_depth for a request of op about to get a scheduler tag.  Optional. */
+	void (*limit_depth)(struct elevator_queue *e, enum req_op op,
+			    struct blk_mq_alloc_data *data);
+};
+
+/* elevator_features */
+#define ELEVATOR_F_MQ_SINGLE_QUEUE (1u << 0) /* any hctx may dispatch any request */
 
 /*
  * Every hook is called with the queue lock held and must not sleep or call
@@ -121,6 +181,10 @@ struct elevator_type {
 
 	/* One line saying what the elevator does, for rqdisk --list.  Optional. */
 	const char *elevator_description;
+
+	/* Version 4: the multi-queue hooks and ELEVATOR_F_* flags.  Optional. */
+	struct elevator_mq_ops mq_ops;
+	unsigned int elevator_features;
 };
 
 /*
@@ -157,9 +221,6 @@ struct request *elv_rb_find(const struct elv_rb_root *root, sector_t sector);
 struct request *elv_rb_ceiling(const struct elv_rb_root *root, sector_t sector);
 /* The last request that starts below sector, or NULL. */
 struct request *elv_rb_below(const struct elv_rb_root *root, sector_t sector);
-
-/* A FIFO of requests on rq->queuelist, by rq->fifo_time. */
-TAILQ_HEAD(elv_fifo, request);
 
 /*
  * next is about to be merged into rq, both on fifo: if next expires first,

@@ -30,6 +30,7 @@ LIST_HEAD(rq_hash_head, request);
 TAILQ_HEAD(rq_list, request);
 
 struct blk_trace;
+struct blk_mq_queue;
 
 struct request_queue {
 	pthread_mutex_t *queue_lock;
@@ -80,6 +81,7 @@ struct request_queue {
 	unsigned long split;   /* bios split to fit the limits */
 	size_t rq_pdu_size;    /* bytes after each request for the device below (blk_rq_pdu) */
 	uint64_t rq_seq;       /* requests made so far: the next one's seq */
+	struct blk_mq_queue *mq; /* multi-queue mode (blk_mq.h); NULL: the 2.6 queue */
 };
 
 /*

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "blkdev.h"
+#include "blk_mq.h"
 
 /*
  * The registry of built-in elevators, in the order queue/scheduler and
@@ -126,7 +126,8 @@ static bool elv_name_taken(const char *name)
 static int elv_plugin_copy(const char *path, const struct elevator_type *t,
 			   struct elevator_type *out, char *why, size_t whylen)
 {
-	if (t->api_version != ELV_API_VERSION)
+	/* version 3 only lacks what version 4 added at the ends: a 2.6 queue runs it */
+	if (t->api_version != ELV_API_VERSION && t->api_version != ELV_API_VERSION_RQ_ONLY)
 		ELV_REFUSE("elevator %s speaks API version %d; rqdisk speaks %d", path,
 			   t->api_version, ELV_API_VERSION);
 	if (t->size < offsetof(struct elevator_type, find_merge))
@@ -247,6 +248,7 @@ struct elevator_queue *elevator_alloc(struct request_queue *q, const struct elev
 	e->q = q;
 	e->clock = q->clock;
 	e->nr_requests = q->limits.nr_requests;
+	e->nr_hw_queues = q->mq ? q->mq->set->nr_hw_queues : 0;
 	if (type->init_queue(e)) {
 		free(e);
 		return NULL;
@@ -580,6 +582,10 @@ int elevator_switch(struct request_queue *q, const char *name, char *why, size_t
 	if (q->switch_pending) {
 		snprintf(why, whylen, "a switch is already under way");
 		return -EBUSY;
+	}
+	if (q->mq) {
+		snprintf(why, whylen, "a multi-queue queue cannot switch elevators yet");
+		return -EOPNOTSUPP;
 	}
 	if (strcmp(name, "none") && !(t = elevator_get(name, why, whylen)))
 		return -EINVAL;

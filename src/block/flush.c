@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 
-#include "blkdev.h"
+#include "blk_mq.h"
 #include "blktrace.h"
 
 /* Where a request of the active epoch waits for the driver. */
@@ -16,6 +16,10 @@ static void blk_activate(struct request_queue *q, struct request *rq)
 {
 	blk_add_trace_rq(q, rq, BLK_TA_INSERT);
 	q->epoch_count++;
+	if (q->mq) { /* a multi-queue queue: tags, then the elevator or a software queue */
+		blk_mq_activate(q, rq);
+		return;
+	}
 	if (!(rq->rq_flags & RQF_BARRIER) && q->elevator) {
 		elv_insert(q, rq);
 		return;

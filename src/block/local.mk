@@ -5,6 +5,11 @@
 noinst_LTLIBRARIES += src/block/libblock.la
 src_block_libblock_la_SOURCES = \
 	src/block/bio.c \
+	src/block/blk_mq.c \
+	src/block/blk_mq.h \
+	src/block/blk_mq_dispatch.c \
+	src/block/blk_mq_sched.c \
+	src/block/blk_mq_tag.c \
 	src/block/blkdev.h \
 	src/block/blktrace.c \
 	src/block/blktrace.h \

@@ -3,7 +3,7 @@
 #include <assert.h>
 #include <stdlib.h>
 
-#include "blkdev.h"
+#include "blk_mq.h"
 #include "blktrace.h"
 
 static bool bio_is_barrier(const struct bio *bio)
@@ -25,6 +25,8 @@ struct request *blk_alloc_request(struct request_queue *q, struct bio *bio)
 	rq->epoch = q->submit_epoch;
 	rq->start_time_ns = blk_clock_now(q->clock);
 	q->nr_queued++;
+	if (q->mq)
+		blk_mq_rq_init(q, rq);
 	if (bio) {
 		blk_rq_bio_prep(rq, bio);
 		blk_add_trace_rq(q, rq, BLK_TA_GETRQ); /* a core-made flush's comes once it is set up */
@@ -166,6 +168,8 @@ void end_that_request_last(struct request *rq)
 	if ((rq->rq_flags & RQF_SORTED) && e && e->type->completed)
 		e->type->completed(e, rq);
 	q->nr_queued--;
+	if (q->mq)
+		blk_mq_free_rq_tags(rq); /* before the epoch moves on: what it lets in needs them */
 	blk_epoch_done(q, rq);
 	blk_free_request(rq);
 	blk_elevator_switch_check(q);

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * blk_mq.c - the multi-queue request queue: set up from a tag set, bios in
+ * through the core's own submission (limits, splits, bounces, merges,
+ * barrier epochs), requests out through tags to the hardware queues, ended
+ * in parts.  Locking: see blk_mq.h.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blk_mq.h"
+
+/*
+ * The 2.6 submission path ends by running the driver; on a multi-queue
+ * queue the submitter runs its hardware queue itself once the queue lock is
+ * dropped, so this has nothing to do.
+ */
+static void blk_mq_request_fn(struct request_queue *q)
+{
+	(void)q;
+}
+
+/* blk_mq_map_queues: CPU n's software queue feeds hardware queue n mod nr_hw_queues. */
+void blk_mq_map_queues(struct blk_mq_queue *mq)
+{
+	unsigned int nr_hw = mq->set->nr_hw_queues;
+
+	for (unsigned int i = 0; i < nr_hw; i++)
+		mq->hctxs[i].nr_ctx = 0;
+	for (unsigned int cpu = 0; cpu < mq->nr_ctx; cpu++) {
+		struct blk_mq_hw_ctx *hctx = &mq->hctxs[cpu % nr_hw];
+
+		mq->ctxs[cpu].hctx = hctx;
+		hctx->ctxs[hctx->nr_ctx++] = &mq->ctxs[cpu];
+	}
+}
+
+static int blk_mq_init_hctx(struct request_queue *q, struct blk_mq_hw_ctx *hctx,
+			    unsigned int num)
+{
+	struct blk_mq_queue *mq = q->mq;
+
+	pthread_mutex_init(&hctx->lock, NULL);
+	TAILQ_INIT(&hctx->dispatch);
+	TAILQ_INIT(&hctx->tag_wait);
+	hctx->queue_num = num;
+	hctx->queue = q;
+	hctx->ctxs = calloc(mq->nr_ctx, sizeof(*hctx->ctxs));
+	if (!hctx->ctxs)
+		return -ENOMEM;
+	return blk_mq_init_tags(&hctx->tags, mq->set->queue_depth);
+}
+
+static unsigned int blk_mq_nr_cpus(const struct blk_mq_tag_set *set)
+{
+	long n = set->nr_cpus ? (long)set->nr_cpus : sysconf(_SC_NPROCESSORS_CONF);
+
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+static int blk_mq_alloc_queues(struct request_queue *q, struct blk_mq_tag_set *set)
+{
+	struct blk_mq_queue *mq = q->mq;
+
+	mq->set = set;
+	mq->nr_ctx = blk_mq_nr_cpus(set);
+	TAILQ_INIT(&mq->tag_wait);
+	mq->ctxs = calloc(mq->nr_ctx, sizeof(*mq->ctxs));
+	mq->hctxs = calloc(set->nr_hw_queues, sizeof(*mq->hctxs));
+	if (!mq->ctxs || !mq->hctxs)
+		return -ENOMEM;
+	for (unsigned int cpu = 0; cpu < mq->nr_ctx; cpu++) {
+		pthread_mutex_init(&mq->ctxs[cpu].lock, NULL);
+		TAILQ_INIT(&mq->ctxs[cpu].rq_list);
+		mq->ctxs[cpu].cpu = cpu;
+	}
+	for (unsigned int i = 0; i < set->nr_hw_queues; i++)
+		if (blk_mq_init_hctx(q, &mq->hctxs[i], i))
+			return -ENOMEM;
+	blk_mq_map_queues(mq);
+	return 0;
+}
+
+/*
+ * A queue in multi-queue mode over set, with no elevator ("none"): set
+ * the limits (nr_requests too), then blk_mq_elevator_init() for one.
+ */
+struct request_queue *blk_mq_init_queue(struct blk_mq_tag_set *set,
+					const struct blk_clock *clock, char *why, size_t whylen)
+{
+	struct request_queue *q;
+
+	if (!set->ops || !set->ops->queue_rq || !set->nr_hw_queues || !set->queue_depth) {
+		snprintf(why, whylen, "a tag set needs queue_rq, hardware queues and a depth");
+		return NULL;
+	}
+	q = blk_init_queue(blk_mq_request_fn, NULL, clock);
+	if (!q || !(q->mq = calloc(1, sizeof(*q->mq))) || blk_mq_alloc_queues(q, set)) {
+		snprintf(why, whylen, "out of memory");
+		blk_mq_free_queue(q);
+		return NULL;
+	}
+	return q;
+}
+
+/* The queue must be idle: every submitted bio has ended. */
+void blk_mq_free_queue(struct request_queue *q)
+{
+	struct blk_mq_queue *mq = q ? q->mq : NULL;
+
+	if (mq) {
+		for (unsigned int i = 0; mq->hctxs && i < mq->set->nr_hw_queues; i++) {
+			blk_mq_free_tags(&mq->hctxs[i].tags);
+			free(mq->hctxs[i].ctxs);
+			pthread_mutex_destroy(&mq->hctxs[i].lock);
+		}
+		for (unsigned int cpu = 0; mq->ctxs && cpu < mq->nr_ctx; cpu++)
+			pthread_mutex_destroy(&mq->ctxs[cpu].lock);
+		blk_mq_free_tags(&mq->sched_tags);
+		free(mq->hctxs);
+		free(mq->ctxs);
+		free(mq);
+		q->mq = NULL;
+	}
+	blk_cleanup_queue(q);
+}
+
+/* Queue lock held: a new request belongs to the submitter's software queue. */
+void blk_mq_rq_init(struct request_queue *q, struct request *rq)
+{
+	struct blk_mq_ctx *ctx = q->mq->submit_ctx ? q->mq->submit_ctx : &q->mq->ctxs[0];
+
+	rq->tag = -1;
+	rq->internal_tag = -1;
+	rq->mq_ctx = ctx;
+	rq->mq_hctx = ctx->hctx;
+}
+
+/*
+ * Queue lock held: the tag that lets rq be queued, a scheduler tag under
+ * an elevator (within its limit_depth) or a driver tag of its hardware
+ * queue without one.  False: none is free.
+ */
+static bool blk_mq_get_queue_tag(struct request_queue *q, struct request *rq)
+{
+	if (q->elevator) {
+		rq->internal_tag = blk_mq_get_tag(&q->mq->sched_tags, blk_mq_sched_depth(q, rq));
+		return rq->internal_tag >= 0;
+	}
+	rq->tag = blk_mq_get_tag(&rq->mq_hctx->tags, 0);
+	return rq->tag >= 0;
+}
+
+static struct rq_list *blk_mq_tag_waitq(struct request_queue *q, struct request *rq)
+{
+	return q->elevator ? &q->mq->tag_wait : &rq->mq_hctx->tag_wait;
+}
+
+/*
+ * Queue lock held (flush.c): rq's barrier epoch is the active one.  It is
+ * queued once it has its tag; until then it waits, behind every request
+ * that waits already, as a submitter sleeping in blk_mq_get_tag would.
+ */
+void blk_mq_activate(struct request_queue *q, struct request *rq)
+{
+	struct rq_list *waitq = blk_mq_tag_waitq(q, rq);
+
+	if (!TAILQ_EMPTY(waitq) || !blk_mq_get_queue_tag(q, rq)) {
+		TAILQ_INSERT_TAIL(waitq, rq, queuelist);
+		return;
+	}
+	blk_mq_insert_request(q, rq);
+}
+
+/* Queue lock held: tags were freed; queue whoever waited for one, in order. */
+static void blk_mq_tag_wakeup_list(struct request_queue *q, struct rq_list *waitq)
+{
+	struct request *rq;
+
+	while ((rq = TAILQ_FIRST(waitq)) && blk_mq_get_queue_tag(q, rq)) {
+		TAILQ_REMOVE(waitq, rq, queuelist);
+		blk_mq_insert_request(q, rq);
+	}
+}
+
+/* Queue lock held (request.c): rq has ended; its tags go back before its epoch moves on. */
+void blk_mq_free_rq_tags(struct request *rq)
+{
+	struct request_queue *q = rq->q;
+	struct blk_mq_queue *mq = q->mq;
+
+	blk_mq_put_tag(&rq->mq_hctx->tags, rq->tag);
+	blk_mq_put_tag(&mq->sched_tags, rq->internal_tag);
+	rq->tag = rq->internal_tag = -1;
+	blk_mq_tag_wakeup_list(q, &mq->tag_wait);
+	for (unsigned int i = 0; i < mq->set->nr_hw_queues; i++)
+		blk_mq_tag_wakeup_list(q, &mq->hctxs[i].tag_wait);
+}
+
+/* Queue lock held: bio merges so far, of every kind (/sys/block/DEV/stat's). */
+static uint64_t blk_mq_merges(const struct request_queue *q)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < NR_STAT_GROUPS; i++)
+		n += q->stats.merges[i];
+	return n;
+}
+
+/*
+ * Submit bio from cpu: the core's own submission (checks, barrier epochs,
+ * bounce, split, merge, a request per piece, its epoch), then a run of the
+ * submitter's hardware queue, and of every other one when a barrier moved
+ * the epoch on.
+ */
+void blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu)
+{
+	struct blk_mq_queue *mq = q->mq;
+	struct blk_mq_ctx *ctx = &mq->ctxs[cpu % mq->nr_ctx];
+	uint64_t epoch, merges;
+	bool moved;
+
+	blk_queue_lock(q);
+	mq->submit_ctx = ctx;
+	epoch = q->active_epoch;
+	merges = blk_mq_merges(q);
+	__submit_bio(q, bio);
+	mq->submit_ctx = NULL;
+	moved = epoch != q->active_epoch;
+	merges = blk_mq_merges(q) - merges;
+	blk_queue_unlock(q);
+	if (merges)
+		__atomic_fetch_add(&ctx->hctx->merged, (unsigned long)merges, __ATOMIC_RELAXED);
+	if (moved)
+		blk_mq_run_hw_queues(q);
+	else
+		blk_mq_run_hw_queue(ctx->hctx);
+}
+
+/*
+ * End nr_sectors of rq (its bios in order, each exactly once, as
+ * blk_end_request does), with error.  Returns true while sectors are
+ * left.  Once it is all done its tags go back and every hardware queue
+ * runs: a tag, an epoch or a waiting request may have been freed.
+ */
+bool blk_mq_end_request(struct request *rq, int error, unsigned int nr_sectors)
+{
+	struct request_queue *q = rq->q;
+	bool more;
+
+	blk_queue_lock(q);
+	more = end_that_request_first(rq, error, nr_sectors);
+	if (!more)
+		end_that_request_last(rq);
+	blk_queue_unlock(q);
+	if (!more)
+		blk_mq_run_hw_queues(q);
+	return more;
+}
+
+bool blk_mq_queue_idle(struct request_queue *q)
+{
+	return blk_queue_idle_unlocked(q);
+}
+
+/* The CPUs whose software queues feed hctx, as sysfs's cpu_list: "0, 2". */
+void blk_mq_cpu_list(const struct blk_mq_hw_ctx *hctx, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (unsigned int i = 0; i < hctx->nr_ctx && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? ", " : "",
+					 hctx->ctxs[i]->cpu);
+}
+
+unsigned int blk_mq_hctx_index(const struct blk_mq_hw_ctx *hctx)
+{
+	return hctx->queue_num;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* blk_mq.h - the multi-queue request queue: tag sets, hardware and software queues. */
+#ifndef RQDISK_BLK_MQ_H
+#define RQDISK_BLK_MQ_H
+
+#include "blkdev.h"
+
+/*
+ * Locking, outermost first; a thread never takes an earlier lock while
+ * holding a later one, and none is held across queue_rq or commit_rqs:
+ *
+ *   q->queue_lock   the barrier epochs (submit/active epoch, epoch_count,
+ *                   hold list, preflush error), the requests waiting for a
+ *                   scheduler or driver tag (mq->tag_wait), the merge hash
+ *                   and last_merge, nr_queued, in_flight and the stats, the
+ *                   trace, and every call of a single-queue elevator (the
+ *                   adapter's too) and every merge hook.  Held for one
+ *                   request at a time: a merge, an insert, one dispatch
+ *                   choice, one start, one completion's end of its bios.
+ *   ctx->lock       the software queue's list (elevator "none").
+ *   hctx->lock      the hardware queue's dispatch list, its run state
+ *                   (running, run_again) and the hooks of a per-queue
+ *                   elevator.
+ *   tags->lock      one tag map (tags are taken and freed, nothing else).
+ *
+ * The counters are atomics, read without a lock.  A bio's bi_end_io runs
+ * with the queue lock held, as on the 2.6 queue: it must not submit.
+ */
+
+typedef int blk_status_t;
+#define BLK_STS_OK 0
+#define BLK_STS_RESOURCE 1 /* the device is busy: the core requeues rq and runs again later */
+
+struct blk_mq_tags {
+	pthread_mutex_t lock;
+	unsigned int nr_tags;
+	unsigned int nr_free;
+	unsigned int *free; /* a stack of free tag numbers */
+};
+
+struct blk_mq_ops {
+	/*
+	 * Take rq, started, for the device; called with no lock held.  Return
+	 * BLK_STS_OK once the driver owns it (it ends it later with
+	 * blk_mq_end_request()), or BLK_STS_RESOURCE to give it back: it waits
+	 * at the head of hctx's dispatch list until the next completion on
+	 * hctx, or until the driver runs the queue again.  Required.
+	 */
+	blk_status_t (*queue_rq)(struct blk_mq_hw_ctx *hctx, struct request *rq);
+	/* After a batch in which queue_rq took something: hand it to the device.  Optional. */
+	void (*commit_rqs)(struct blk_mq_hw_ctx *hctx);
+};
+
+/* What the driver describes: its queues and their depth. */
+struct blk_mq_tag_set {
+	const struct blk_mq_ops *ops;
+	unsigned int nr_hw_queues;
+	unsigned int queue_depth; /* driver tags per hardware queue */
+	unsigned int nr_cpus;     /* software queues; 0: the CPUs configured */
+	void *driver_data;
+};
+
+/* A software queue, one per CPU: where requests wait without an elevator. */
+struct blk_mq_ctx {
+	pthread_mutex_t lock;
+	struct rq_list rq_list;
+	unsigned int cpu;
+	struct blk_mq_hw_ctx *hctx;
+};
+
+/* A hardware queue: its driver tags and what waits for them, run by one thread at a time. */
+struct blk_mq_hw_ctx {
+	pthread_mutex_t lock;
+	struct rq_list dispatch; /* requeued or barrier requests: they go first */
+	struct rq_list tag_wait; /* queue lock: requests waiting for a driver tag (no elevator) */
+	bool running;            /* inside blk_mq_run_hw_queue */
+	bool run_again;          /* asked to run while running */
+	unsigned int queue_num;
+	struct request_queue *queue;
+	struct blk_mq_tags tags; /* driver tags: what may be in the device at once */
+	struct blk_mq_ctx **ctxs; /* the software queues mapped here: its cpu_list */
+	unsigned int nr_ctx;
+	unsigned int next_ctx; /* where the next round-robin take starts */
+	void *driver_data;
+	/* as /sys/block/DEV/mq/N/: requests handed to queue_rq, bio merges, runs */
+	unsigned long dispatched;
+	unsigned long queued;
+	unsigned long merged;
+	unsigned long run;
+	unsigned long busy; /* BLK_STS_RESOURCE answers */
+};
+
+/* The multi-queue side of a request_queue (q->mq); NULL on a 2.6 queue. */
+struct blk_mq_queue {
+	struct blk_mq_tag_set *set;
+	struct blk_mq_hw_ctx *hctxs;
+	struct blk_mq_ctx *ctxs;
+	unsigned int nr_ctx;
+	struct blk_mq_tags sched_tags; /* nr_requests: what an elevator may hold with the device */
+	struct rq_list tag_wait;       /* requests of the active epoch waiting for a tag, in order */
+	struct blk_mq_ctx *submit_ctx; /* the submitter's, while a bio is made into requests */
+};
+
+static inline bool queue_is_mq(const struct request_queue *q)
+{
+	return q->mq != NULL;
+}
+
+/* blk_mq.c */
+struct request_queue *blk_mq_init_queue(struct blk_mq_tag_set *set,
+					const struct blk_clock *clock, char *why, size_t whylen);
+void blk_mq_free_queue(struct request_queue *q);
+void blk_mq_map_queues(struct blk_mq_queue *mq);
+void blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu);
+bool blk_mq_end_request(struct request *rq, int error, unsigned int nr_sectors);
+void blk_mq_rq_init(struct request_queue *q, struct request *rq);
+void blk_mq_activate(struct request_queue *q, struct request *rq);
+void blk_mq_free_rq_tags(struct request *rq);
+bool blk_mq_queue_idle(struct request_queue *q);
+void blk_mq_cpu_list(const struct blk_mq_hw_ctx *hctx, char *buf, size_t len);
+
+/* blk_mq_dispatch.c */
+void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx);
+void blk_mq_run_hw_queues(struct request_queue *q);
+void blk_mq_insert_request(struct request_queue *q, struct request *rq);
+
+/* blk_mq_tag.c */
+int blk_mq_init_tags(struct blk_mq_tags *tags, unsigned int nr_tags);
+void blk_mq_free_tags(struct blk_mq_tags *tags);
+int blk_mq_get_tag(struct blk_mq_tags *tags, unsigned int shallow_depth);
+void blk_mq_put_tag(struct blk_mq_tags *tags, int tag);
+unsigned int blk_mq_tags_in_use(struct blk_mq_tags *tags);
+
+/* blk_mq_sched.c */
+int blk_mq_elevator_init(struct request_queue *q, const char *name, char *why, size_t whylen);
+int blk_mq_sched_init(struct request_queue *q, const struct elevator_type *t, char *why,
+		      size_t whylen);
+void blk_mq_sched_insert(struct blk_mq_hw_ctx *hctx, struct request *rq);
+struct request *blk_mq_sched_dispatch(struct blk_mq_hw_ctx *hctx, uint64_t now);
+bool blk_mq_sched_has_work(struct blk_mq_hw_ctx *hctx);
+unsigned int blk_mq_sched_depth(struct request_queue *q, const struct request *rq);
+bool blk_mq_sched_single(const struct request_queue *q);
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* blk_mq_tag.c - tag maps: a fixed number of slots, taken per request and given back at its end. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "blk_mq.h"
+
+int blk_mq_init_tags(struct blk_mq_tags *tags, unsigned int nr_tags)
+{
+	tags->free = calloc(nr_tags ? nr_tags : 1, sizeof(*tags->free));
+	if (!tags->free)
+		return -ENOMEM;
+	pthread_mutex_init(&tags->lock, NULL);
+	tags->nr_tags = nr_tags;
+	tags->nr_free = nr_tags;
+	/* the lowest tag on top of the stack, as the first sbitmap bit would be */
+	for (unsigned int i = 0; i < nr_tags; i++)
+		tags->free[i] = nr_tags - 1 - i;
+	return 0;
+}
+
+void blk_mq_free_tags(struct blk_mq_tags *tags)
+{
+	if (!tags->free)
+		return;
+	pthread_mutex_destroy(&tags->lock);
+	free(tags->free);
+	tags->free = NULL;
+}
+
+/*
+ * A free tag, or -1: none is free, or shallow_depth (when not 0) are in
+ * use already.  Never waits: the caller parks the request instead.
+ */
+int blk_mq_get_tag(struct blk_mq_tags *tags, unsigned int shallow_depth)
+{
+	int tag = -1;
+
+	pthread_mutex_lock(&tags->lock);
+	if (tags->nr_free &&
+	    (!shallow_depth || tags->nr_tags - tags->nr_free < shallow_depth))
+		tag = (int)tags->free[--tags->nr_free];
+	pthread_mutex_unlock(&tags->lock);
+	return tag;
+}
+
+void blk_mq_put_tag(struct blk_mq_tags *tags, int tag)
+{
+	if (tag < 0)
+		return;
+	pthread_mutex_lock(&tags->lock);
+	tags->free[tags->nr_free++] = (unsigned int)tag;
+	pthread_mutex_unlock(&tags->lock);
+}
+
+unsigned int blk_mq_tags_in_use(struct blk_mq_tags *tags)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&tags->lock);
+	n = tags->nr_tags - tags->nr_free;
+	pthread_mutex_unlock(&tags->lock);
+	return n;
+}

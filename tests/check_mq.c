@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * check_mq.c - the multi-queue queue under every elevator: each bio ends
+ * once with its error, in parts too; no hardware queue ever has more out
+ * than its driver tags, no elevator holds more than the scheduler tags; a
+ * busy device gets its request again; CPUs map onto hardware queues.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_driver.h"
+#include "fake_mq.h"
+
+static char mem[1 << 20] __attribute__((aligned(4096)));
+
+static void io_at(struct fake_mq *fm, struct test_bio *tb, enum req_op op, sector_t sector,
+		  unsigned int sectors, unsigned int cpu)
+{
+	tbio_init(tb, op, sector, sectors, mem + (sector % 128) * 4096);
+	fake_mq_submit(fm, &tb->bio, cpu);
+}
+
+static struct fake_mq *mq_disk(const char *elevator, unsigned int nr_hw, unsigned int depth,
+			       unsigned int nr_requests)
+{
+	struct fake_mq_opts o = { .elevator = elevator, .nr_hw_queues = nr_hw,
+				  .queue_depth = depth, .nr_requests = nr_requests,
+				  .nr_cpus = 2 * nr_hw };
+
+	return fake_mq_new(&o);
+}
+
+/* A request of one bio ended in two parts: the bio ends once, at the end, with the error. */
+START_TEST(test_partial_completion_ends_once)
+{
+	struct fake_mq *fm = mq_disk(fake_elevator(_i), 2, 4, 0);
+	struct test_bio tb[2];
+	struct request *rq;
+
+	io_at(fm, &tb[0], REQ_OP_WRITE, 0, 16, 1);
+	rq = fake_mq_nth(fm, 1, 0);
+	ck_assert_ptr_nonnull(rq);
+	fake_mq_complete(fm, 1, rq, 0, 8);
+	ck_assert_int_eq(tb[0].ended, 0);
+	fake_mq_complete(fm, 1, rq, -EIO, 8);
+	ck_assert_int_eq(tb[0].ended, 1);
+	ck_assert_int_eq(tb[0].error, -EIO);
+
+	/* a failed read on hctx 0 fails only its own bio */
+	io_at(fm, &tb[0], REQ_OP_READ, 64, 8, 0);
+	io_at(fm, &tb[1], REQ_OP_READ, 512, 8, 1);
+	fake_mq_complete(fm, 0, fake_mq_nth(fm, 0, 0), -EIO, 0);
+	fake_mq_drain(fm);
+	ck_assert_int_eq(tb[0].ended, 1);
+	ck_assert_int_eq(tb[0].error, -EIO);
+	ck_assert_int_eq(tb[1].ended, 1);
+	ck_assert_int_eq(tb[1].error, 0);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/*
+ * Two bios merged into one request (they wait for the one driver tag): a
+ * part that covers the first ends it, the error the second.
+ */
+START_TEST(test_merged_request_ends_each_bio_once)
+{
+	struct fake_mq *fm = mq_disk(fake_elevator(_i), 1, 1, 0);
+	struct test_bio tb[3];
+	struct request *rq;
+
+	io_at(fm, &tb[2], REQ_OP_READ, 1000, 8, 0);
+	io_at(fm, &tb[0], REQ_OP_WRITE, 0, 8, 0);
+	io_at(fm, &tb[1], REQ_OP_WRITE, 8, 8, 0);
+	ck_assert(fake_mq_complete_first(fm, 0));
+	if (!fake_mq_nth(fm, 0, 0)) /* cfq and bfq idle for the reader first */
+		fake_mq_wake(fm);
+	rq = fake_mq_nth(fm, 0, 0);
+	ck_assert_ptr_nonnull(rq);
+	if (fm->q->elevator) { /* the core merges under an elevator, never without one */
+		ck_assert_uint_eq(fm->nr_events, 2);
+		ck_assert_uint_eq(blk_rq_sectors(rq), 16);
+		ck_assert_uint_ge(fm->q->mq->hctxs[0].merged, 1);
+		fake_mq_complete(fm, 0, rq, 0, 8);
+		ck_assert_int_eq(tb[0].ended, 1);
+		ck_assert_int_eq(tb[0].error, 0);
+		ck_assert_int_eq(tb[1].ended, 0);
+		fake_mq_complete(fm, 0, rq, -EIO, 8);
+	} else {
+		fake_mq_complete(fm, 0, rq, 0, 8);
+		ck_assert_uint_eq(fm->nr_events, 3);
+		fake_mq_complete(fm, 0, fake_mq_nth(fm, 0, 0), -EIO, 8);
+	}
+	ck_assert_int_eq(tb[0].ended, 1);
+	ck_assert_int_eq(tb[0].error, 0);
+	ck_assert_int_eq(tb[1].ended, 1);
+	ck_assert_int_eq(tb[1].error, -EIO);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/* Bios larger than max_sectors are split; every piece goes out, the bio ends once. */
+START_TEST(test_split_bio_ends_once)
+{
+	struct fake_mq *fm = mq_disk(fake_elevator(_i), 2, 2, 0);
+	struct test_bio tb;
+
+	tbio_init(&tb, REQ_OP_WRITE, 0, 1024, mem);
+	fake_mq_submit(fm, &tb.bio, 0);
+	ck_assert_uint_le(fm->hw[0].nr_out, 2);
+	fake_mq_drain(fm);
+	ck_assert_int_eq(tb.ended, 1);
+	ck_assert_int_eq(tb.error, 0);
+	ck_assert_uint_eq(fm->nr_events, 5); /* 4 x 255 + 4 */
+	fake_mq_free(fm);
+}
+END_TEST
+
+/*
+ * 64 reads at distinct places from 4 CPUs onto nr_hw queues of 2 driver
+ * tags each and 6 scheduler tags: never more than 2 out on a queue, never
+ * more than 6 held by the elevator and the driver, and both are reached.
+ */
+static void tags_bound(const char *elevator, unsigned int nr_hw)
+{
+	struct fake_mq *fm = mq_disk(elevator, nr_hw, 2, 6);
+	static struct test_bio tb[64];
+	unsigned long dispatched = 0;
+
+	for (unsigned int i = 0; i < 64; i++)
+		io_at(fm, &tb[i], REQ_OP_READ, (sector_t)((i * 37) % 64) * 64, 8, i % 4);
+	for (unsigned int i = 0; i < nr_hw; i++)
+		ck_assert_uint_eq(fm->hw[i].nr_out, 2);
+	fake_mq_drain(fm);
+	for (unsigned int i = 0; i < 64; i++) {
+		ck_assert_int_eq(tb[i].ended, 1);
+		ck_assert_int_eq(tb[i].error, 0);
+	}
+	for (unsigned int i = 0; i < nr_hw; i++) {
+		ck_assert_msg(fm->hw[i].max_out == 2, "%s: hctx %u had %u out with 2 driver tags",
+			      elevator, i, fm->hw[i].max_out);
+		dispatched += fm->q->mq->hctxs[i].dispatched;
+	}
+	ck_assert_uint_eq(dispatched, fm->nr_events);
+	if (fm->q->elevator)
+		ck_assert_msg(fm->max_queued == 6, "%s: %u queued with 6 scheduler tags", elevator,
+			      fm->max_queued);
+	fake_mq_free(fm);
+}
+
+START_TEST(test_driver_and_scheduler_tags_bound_one_queue)
+{
+	tags_bound(fake_elevator(_i), 1);
+}
+END_TEST
+
+START_TEST(test_driver_and_scheduler_tags_bound_two_queues)
+{
+	tags_bound(fake_elevator(_i), 2);
+}
+END_TEST
+
+/* A busy device gets the same request again, first, once it can take it. */
+START_TEST(test_busy_requeues_in_order)
+{
+	struct fake_mq *fm = mq_disk(NULL, 1, 4, 0);
+	struct test_bio tb[3];
+
+	fake_mq_set_busy(fm, 0, true);
+	io_at(fm, &tb[0], REQ_OP_READ, 100, 8, 0);
+	io_at(fm, &tb[1], REQ_OP_READ, 0, 8, 0);
+	io_at(fm, &tb[2], REQ_OP_READ, 50, 8, 0);
+	ck_assert_uint_eq(fm->nr_events, 0);
+	ck_assert_uint_ge(fm->hw[0].nr_busy, 3);
+	ck_assert_uint_eq(fm->q->mq->hctxs[0].busy, fm->hw[0].nr_busy);
+	fake_mq_set_busy(fm, 0, false);
+	ck_assert_uint_eq(fm->nr_events, 3);
+	ck_assert_uint_eq(fm->events[0].sector, 100);
+	ck_assert_uint_eq(fm->events[1].sector, 0);
+	ck_assert_uint_eq(fm->events[2].sector, 50);
+	ck_assert_uint_eq(fm->hw[0].nr_commits, 1);
+	fake_mq_drain(fm);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/* blk_mq_map_queues: CPU n onto hctx n mod nr_hw_queues; a bio goes out on its CPU's. */
+START_TEST(test_map_queues)
+{
+	struct fake_mq *fm = mq_disk(NULL, 2, 4, 0);
+	struct test_bio tb[4];
+	char list[64];
+
+	blk_mq_cpu_list(&fm->q->mq->hctxs[0], list, sizeof(list));
+	ck_assert_str_eq(list, "0, 2");
+	blk_mq_cpu_list(&fm->q->mq->hctxs[1], list, sizeof(list));
+	ck_assert_str_eq(list, "1, 3");
+	for (unsigned int cpu = 0; cpu < 4; cpu++)
+		io_at(fm, &tb[cpu], REQ_OP_READ, cpu * 64, 8, cpu);
+	for (unsigned int i = 0; i < 4; i++)
+		ck_assert_uint_eq(fm->events[i].hctx, fm->events[i].sector / 64 % 2);
+	ck_assert_uint_eq(fm->q->mq->hctxs[0].dispatched, 2);
+	ck_assert_uint_eq(fm->q->mq->hctxs[1].dispatched, 2);
+	fake_mq_drain(fm);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/* A queue in mq mode keeps its elevator: a switch is refused with a reason. */
+START_TEST(test_switch_refused)
+{
+	struct fake_mq *fm = mq_disk("deadline", 1, 4, 0);
+	char why[256] = "";
+
+	blk_queue_lock(fm->q);
+	ck_assert_int_eq(elevator_switch(fm->q, "noop", why, sizeof(why)), -EOPNOTSUPP);
+	blk_queue_unlock(fm->q);
+	ck_assert_msg(strstr(why, "multi-queue"), "%s", why);
+	ck_assert_str_eq(fm->q->elevator->type->elevator_name, "deadline");
+	fake_mq_free(fm);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("mq");
+	TCase *tc = tcase_create("core");
+	int n = fake_nr_elevators(); /* every elevator, from the registry */
+
+	tcase_add_loop_test(tc, test_partial_completion_ends_once, 0, n);
+	tcase_add_loop_test(tc, test_merged_request_ends_each_bio_once, 0, n);
+	tcase_add_loop_test(tc, test_split_bio_ends_once, 0, n);
+	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_one_queue, 0, n);
+	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_two_queues, 0, n);
+	tcase_add_test(tc, test_busy_requeues_in_order);
+	tcase_add_test(tc, test_map_queues);
+	tcase_add_test(tc, test_switch_refused);
+	suite_add_tcase(s, tc);
+	return fake_run_suite(s);
+}
