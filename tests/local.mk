@@ -71,6 +71,7 @@ UNIT_TESTS = \
 	tests/check_crash \
 	tests/check_differential \
 	tests/check_mq \
+	tests/check_mq_barrier \
 	$(NULL)
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
