@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fake_driver.h"
+#include "fake_mq.h"
 
 #define MS NSEC_PER_MSEC
 
@@ -328,6 +329,40 @@ START_TEST(test_other_api_version_is_refused)
 }
 END_TEST
 
+/*
+ * An elevator built for the previous version (3): loaded, and a 2.6 queue
+ * runs it; a multi-queue queue refuses it in one line naming both versions.
+ */
+START_TEST(test_previous_version_runs_on_rq_refused_on_mq)
+{
+	char why[512] = "", theirs[64];
+	const struct elevator_type *t = elevator_load(module("prev"), why, sizeof(why));
+	static const sector_t fifo[] = { 300, 0, 200 };
+	struct fake_disk *fd;
+	struct test_bio tb[3];
+
+	ck_assert_msg(t, "a version 3 elevator was refused: %s", why);
+	ck_assert_int_eq(t->api_version, ELV_API_VERSION_RQ_ONLY);
+	ck_assert_ptr_null(t->mq_ops.insert_requests);
+	fd = fake_disk_new("prev");
+	fd->stopped = true;
+	for (int i = 0; i < 3; i++)
+		read8(fd, &tb[i], fifo[i]);
+	fake_start(fd);
+	assert_order(fd, fifo, 3);
+	fake_complete_all(fd);
+	fake_disk_free(fd);
+
+	ck_assert_ptr_nonnull(fake_mq_refusal("prev", why, sizeof(why)));
+	snprintf(theirs, sizeof(theirs), "needs version %d", ELV_API_VERSION);
+	ck_assert_msg(strstr(why, "prev speaks API version 3"), "%s", why);
+	ck_assert_msg(strstr(why, theirs), "%s", why);
+	ck_assert_msg(!strchr(why, '\n'), "not one line: %s", why);
+	/* the built-in elevators, version 4 with 2.6 hooks only, run through the adapter */
+	ck_assert_ptr_null(fake_mq_refusal("deadline", why, sizeof(why)));
+}
+END_TEST
+
 START_TEST(test_missing_required_hook_is_refused)
 {
 	assert_refused("broken-nohook", "required hook dispatch_request", NULL);
@@ -409,6 +444,7 @@ int main(void)
 	tcase_add_test(tc, test_helpers_are_exported);
 	tcase_add_test(tc, test_plugin_uses_the_sorted_tree);
 	tcase_add_test(tc, test_other_api_version_is_refused);
+	tcase_add_test(tc, test_previous_version_runs_on_rq_refused_on_mq);
 	tcase_add_test(tc, test_missing_required_hook_is_refused);
 	tcase_add_test(tc, test_missing_entry_point_is_refused);
 	tcase_add_test(tc, test_too_small_table_is_refused);

@@ -72,6 +72,7 @@ UNIT_TESTS = \
 	tests/check_differential \
 	tests/check_mq \
 	tests/check_mq_barrier \
+	tests/check_mq_threads \
 	$(NULL)
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -120,6 +121,7 @@ ELV_MODULES = \
 	tests/broken-alias.la \
 	tests/broken-tunable.la \
 	tests/old-table.la \
+	tests/prev.la \
 	$(NULL)
 check_LTLIBRARIES += $(ELV_MODULES)
 ELV_MODULE_CPPFLAGS = -I$(top_srcdir)/include
@@ -157,6 +159,9 @@ tests_broken_tunable_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
 tests_old_table_la_SOURCES = tests/elv-broken.c
 tests_old_table_la_CPPFLAGS = $(ELV_MODULE_CPPFLAGS) -DOLD_TABLE
 tests_old_table_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
+tests_prev_la_SOURCES = tests/elv-prev.c
+tests_prev_la_CPPFLAGS = $(ELV_MODULE_CPPFLAGS)
+tests_prev_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
 
 # Integration tests: shell scripts that mount the disk, loop-attach it, mkfs
 # and fsck it.  They need root, /dev/fuse and loop devices, and skip (77)
