@@ -31,6 +31,10 @@ static blk_status_t fake_mq_queue_rq(struct blk_mq_hw_ctx *hctx, struct request 
 		pthread_mutex_unlock(&fm->lock);
 		return BLK_STS_RESOURCE;
 	}
+	if (rq->cmd_op == REQ_OP_FLUSH && fm->nr_writes_out)
+		fm->flush_passed++;
+	if (rq->cmd_op == REQ_OP_WRITE)
+		fm->nr_writes_out++;
 	TAILQ_INSERT_TAIL(&hw->out, rq, queuelist);
 	if (++hw->nr_out > hw->max_out)
 		hw->max_out = hw->nr_out;
@@ -179,6 +183,28 @@ struct request *fake_mq_nth(struct fake_mq *fm, unsigned int hw, unsigned int n)
 	return found;
 }
 
+/* fm->lock held. */
+static void fake_mq_unlink(struct fake_mq *fm, unsigned int hw, struct request *rq)
+{
+	TAILQ_REMOVE(&fm->hw[hw].out, rq, queuelist);
+	fm->hw[hw].nr_out--;
+	fm->nr_out--;
+	if (rq->cmd_op == REQ_OP_WRITE)
+		fm->nr_writes_out--;
+}
+
+struct request *fake_mq_take_first(struct fake_mq *fm, unsigned int hw)
+{
+	struct request *rq;
+
+	pthread_mutex_lock(&fm->lock);
+	rq = TAILQ_FIRST(&fm->hw[hw].out);
+	if (rq)
+		fake_mq_unlink(fm, hw, rq);
+	pthread_mutex_unlock(&fm->lock);
+	return rq;
+}
+
 void fake_mq_complete(struct fake_mq *fm, unsigned int hw, struct request *rq, int error,
 		      unsigned int nr_sectors)
 {
@@ -186,9 +212,7 @@ void fake_mq_complete(struct fake_mq *fm, unsigned int hw, struct request *rq, i
 
 	if (last) {
 		pthread_mutex_lock(&fm->lock);
-		TAILQ_REMOVE(&fm->hw[hw].out, rq, queuelist);
-		fm->hw[hw].nr_out--;
-		fm->nr_out--;
+		fake_mq_unlink(fm, hw, rq);
 		pthread_mutex_unlock(&fm->lock);
 		if (error && nr_sectors == 0)
 			nr_sectors = blk_rq_sectors(rq);

@@ -37,6 +37,8 @@ struct fake_mq {
 	pthread_mutex_t lock;
 	struct fake_mq_hw hw[FAKE_MQ_MAX_HW];
 	unsigned int nr_out;     /* on every hardware queue */
+	unsigned int nr_writes_out;
+	unsigned int flush_passed; /* flushes handed over while a write was out */
 	struct fake_mq_event events[FAKE_MQ_MAX_EVENTS];
 	unsigned int nr_events;
 	/* a test's checks, called in queue_rq without the lock */
@@ -65,6 +67,8 @@ struct fake_mq *fake_mq_new(const struct fake_mq_opts *o);
 /* The reason the queue refused elevator, or NULL when it took it (and the queue is freed). */
 const char *fake_mq_refusal(const char *elevator, char *why, size_t whylen);
 void fake_mq_free(struct fake_mq *fm);
+/* Take the first request out on hw off the driver's list (to end it whole), or NULL. */
+struct request *fake_mq_take_first(struct fake_mq *fm, unsigned int hw);
 /* The nth request out on hardware queue hw (from 0), or NULL. */
 struct request *fake_mq_nth(struct fake_mq *fm, unsigned int hw, unsigned int n);
 /* End nr_sectors of rq, out on hw, with error; asserts what blk_mq_end_request says is left. */
