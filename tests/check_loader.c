@@ -363,6 +363,56 @@ START_TEST(test_previous_version_runs_on_rq_refused_on_mq)
 }
 END_TEST
 
+/*
+ * The multi-queue hooks, per hardware queue: each hctx dispatches only what
+ * was inserted for it, in order; writes find half the scheduler tags.
+ */
+START_TEST(test_mq_hooks_per_hardware_queue)
+{
+	struct fake_mq_opts o = { .elevator = module("mqfifo"), .nr_hw_queues = 2,
+				  .queue_depth = 1, .nr_requests = 4, .nr_cpus = 2 };
+	static const sector_t on0[] = { 0, 200, 100 }, on1[] = { 1100, 1000 };
+	struct fake_mq *fm = fake_mq_new(&o);
+	struct test_bio tb[9];
+	unsigned int n0 = 0, n1 = 0;
+
+	ck_assert_ptr_nonnull(fm->q->elevator->type->mq_ops.insert_requests);
+	for (unsigned int i = 0; i < 3; i++) {
+		tbio_init(&tb[i], REQ_OP_READ, on0[i], 8, buf);
+		blk_mq_submit_bio(fm->q, &tb[i].bio, 0);
+	}
+	for (unsigned int i = 0; i < 2; i++) {
+		tbio_init(&tb[3 + i], REQ_OP_READ, on1[i], 8, buf);
+		blk_mq_submit_bio(fm->q, &tb[3 + i].bio, 1);
+	}
+	fake_mq_drain(fm);
+	ck_assert_uint_eq(fm->nr_events, 5);
+	for (unsigned int i = 0; i < fm->nr_events; i++) {
+		const struct fake_mq_event *ev = &fm->events[i];
+
+		if (ev->hctx == 0)
+			ck_assert_uint_eq(ev->sector, on0[n0++]);
+		else
+			ck_assert_uint_eq(ev->sector, on1[n1++]);
+	}
+	for (unsigned int i = 0; i < 5; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+
+	/* the device busy: four writes wait, and hold only 2 of the 4 scheduler tags */
+	fake_mq_set_busy(fm, 0, true);
+	for (unsigned int i = 5; i < 9; i++) {
+		tbio_init(&tb[i], REQ_OP_WRITE, 100 * i, 8, buf);
+		blk_mq_submit_bio(fm->q, &tb[i].bio, 0);
+	}
+	ck_assert_uint_eq(blk_mq_tags_in_use(&fm->q->mq->sched_tags), 2);
+	fake_mq_set_busy(fm, 0, false);
+	fake_mq_drain(fm);
+	for (unsigned int i = 5; i < 9; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	fake_mq_free(fm);
+}
+END_TEST
+
 START_TEST(test_missing_required_hook_is_refused)
 {
 	assert_refused("broken-nohook", "required hook dispatch_request", NULL);
@@ -445,6 +495,7 @@ int main(void)
 	tcase_add_test(tc, test_plugin_uses_the_sorted_tree);
 	tcase_add_test(tc, test_other_api_version_is_refused);
 	tcase_add_test(tc, test_previous_version_runs_on_rq_refused_on_mq);
+	tcase_add_test(tc, test_mq_hooks_per_hardware_queue);
 	tcase_add_test(tc, test_missing_required_hook_is_refused);
 	tcase_add_test(tc, test_missing_entry_point_is_refused);
 	tcase_add_test(tc, test_too_small_table_is_refused);

@@ -122,6 +122,7 @@ ELV_MODULES = \
 	tests/broken-tunable.la \
 	tests/old-table.la \
 	tests/prev.la \
+	tests/mqfifo.la \
 	$(NULL)
 check_LTLIBRARIES += $(ELV_MODULES)
 ELV_MODULE_CPPFLAGS = -I$(top_srcdir)/include
@@ -162,6 +163,9 @@ tests_old_table_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
 tests_prev_la_SOURCES = tests/elv-prev.c
 tests_prev_la_CPPFLAGS = $(ELV_MODULE_CPPFLAGS)
 tests_prev_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
+tests_mqfifo_la_SOURCES = tests/elv-mqfifo.c
+tests_mqfifo_la_CPPFLAGS = $(ELV_MODULE_CPPFLAGS)
+tests_mqfifo_la_LDFLAGS = $(ELV_MODULE_LDFLAGS)
 
 # Integration tests: shell scripts that mount the disk, loop-attach it, mkfs
 # and fsck it.  They need root, /dev/fuse and loop devices, and skip (77)
