@@ -25,6 +25,16 @@
  *
  * The counters are atomics, read without a lock.  A bio's bi_end_io runs
  * with the queue lock held, as on the 2.6 queue: it must not submit.
+ *
+ * Not yet (each a follow-up, none needed for correctness): kyber's lists
+ * per hardware queue with its global domain tokens and deadline's
+ * async_depth (both run single-queue through the adapter today; the hooks
+ * they need, mq_ops and limit_depth, are there); per-hardware-queue
+ * elevator calls under hctx->lock instead of the queue lock; merging into
+ * the software queues and a plug without an elevator ("none" never
+ * merges, as on the 2.6 queue); switching elevators; a wake-up timer for
+ * idling elevators (q->dispatch_at: the driver runs the queues then); a
+ * completion runs every hardware queue, not only those that waited.
  */
 
 typedef int blk_status_t;
@@ -84,7 +94,6 @@ struct blk_mq_hw_ctx {
 	void *driver_data;
 	/* as /sys/block/DEV/mq/N/: requests handed to queue_rq, bio merges, runs */
 	unsigned long dispatched;
-	unsigned long queued;
 	unsigned long merged;
 	unsigned long run;
 	unsigned long busy; /* BLK_STS_RESOURCE answers */
@@ -137,7 +146,6 @@ int blk_mq_sched_init(struct request_queue *q, const struct elevator_type *t, ch
 		      size_t whylen);
 void blk_mq_sched_insert(struct blk_mq_hw_ctx *hctx, struct request *rq);
 struct request *blk_mq_sched_dispatch(struct blk_mq_hw_ctx *hctx, uint64_t now);
-bool blk_mq_sched_has_work(struct blk_mq_hw_ctx *hctx);
 unsigned int blk_mq_sched_depth(struct request_queue *q, const struct request *rq);
 bool blk_mq_sched_single(const struct request_queue *q);
 
