@@ -210,6 +210,37 @@ START_TEST(test_map_queues)
 }
 END_TEST
 
+/*
+ * A driver with run_async: submitting or ending a request only kicks the
+ * hardware queues; queue_rq is called from the run of the queue's own.
+ */
+START_TEST(test_run_async_kicks_only)
+{
+	struct fake_mq_opts o = { .elevator = fake_elevator(_i), .nr_hw_queues = 2,
+				  .queue_depth = 1, .nr_cpus = 2, .run_async = true };
+	struct fake_mq *fm = fake_mq_new(&o);
+	struct test_bio tb[3];
+
+	io_at(fm, &tb[0], REQ_OP_READ, 0, 8, 0);
+	io_at(fm, &tb[1], REQ_OP_READ, 512, 8, 1);
+	io_at(fm, &tb[2], REQ_OP_READ, 1024, 8, 1);
+	ck_assert_uint_eq(fm->nr_events, 0);
+	ck_assert_uint_ge(fm->hw[0].kicked, 1);
+	ck_assert_uint_ge(fm->hw[1].kicked, 1);
+	blk_mq_run_hw_queue(&fm->q->mq->hctxs[1]);
+	fm->hw[1].kicked = 0;
+	ck_assert_uint_eq(fm->nr_events, 1);
+	ck_assert_uint_eq(fm->events[0].hctx, 1);
+	fake_mq_complete(fm, 1, fake_mq_nth(fm, 1, 0), 0, 8);
+	ck_assert_uint_eq(fm->nr_events, 1); /* the next read waits for hctx 1's own run */
+	ck_assert_uint_ge(fm->hw[1].kicked, 1);
+	fake_mq_drain(fm);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	fake_mq_free(fm);
+}
+END_TEST
+
 /* A queue in mq mode keeps its elevator: a switch is refused with a reason. */
 START_TEST(test_switch_refused)
 {
@@ -236,6 +267,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_split_bio_ends_once, 0, n);
 	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_one_queue, 0, n);
 	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_two_queues, 0, n);
+	tcase_add_loop_test(tc, test_run_async_kicks_only, 0, n);
 	tcase_add_test(tc, test_busy_requeues_in_order);
 	tcase_add_test(tc, test_map_queues);
 	tcase_add_test(tc, test_switch_refused);

@@ -64,10 +64,39 @@ static void fake_mq_commit_rqs(struct blk_mq_hw_ctx *hctx)
 	pthread_mutex_unlock(&fm->lock);
 }
 
+static void fake_mq_run_async(struct blk_mq_hw_ctx *hctx)
+{
+	struct fake_mq *fm = fm_of(hctx->queue);
+
+	pthread_mutex_lock(&fm->lock);
+	fm->hw[blk_mq_hctx_index(hctx)].kicked++;
+	pthread_mutex_unlock(&fm->lock);
+}
+
 static const struct blk_mq_ops fake_mq_ops = {
 	.queue_rq = fake_mq_queue_rq,
 	.commit_rqs = fake_mq_commit_rqs,
 };
+
+static const struct blk_mq_ops fake_mq_async_ops = {
+	.queue_rq = fake_mq_queue_rq,
+	.commit_rqs = fake_mq_commit_rqs,
+	.run_async = fake_mq_run_async,
+};
+
+void fake_mq_run_kicked(struct fake_mq *fm)
+{
+	for (unsigned int i = 0; i < fm->set.nr_hw_queues; i++) {
+		unsigned int kicked;
+
+		pthread_mutex_lock(&fm->lock);
+		kicked = fm->hw[i].kicked;
+		fm->hw[i].kicked = 0;
+		pthread_mutex_unlock(&fm->lock);
+		if (kicked)
+			blk_mq_run_hw_queue(&fm->q->mq->hctxs[i]);
+	}
+}
 
 /* ---- the counting elevator: the real one's hooks, and a count (queue lock held) ---- */
 
@@ -132,7 +161,7 @@ struct fake_mq *fake_mq_new(const struct fake_mq_opts *o)
 	pthread_mutex_init(&fm->lock, NULL);
 	blk_virtual_clock_init(&fm->clock, 1000000000ull);
 	fm->set = (struct blk_mq_tag_set){
-		.ops = &fake_mq_ops,
+		.ops = o->run_async ? &fake_mq_async_ops : &fake_mq_ops,
 		.nr_hw_queues = o->nr_hw_queues,
 		.queue_depth = o->queue_depth,
 		.nr_cpus = o->nr_cpus ? o->nr_cpus : o->nr_hw_queues,
@@ -238,7 +267,8 @@ void fake_mq_drain(struct fake_mq *fm)
 		ck_assert_uint_lt(guard, 1000000);
 		for (unsigned int i = 0; i < fm->set.nr_hw_queues; i++)
 			any |= fake_mq_complete_first(fm, i);
-		if (!any)
+		fake_mq_run_kicked(fm);
+		if (!any && !fm->nr_out)
 			fake_mq_wake(fm);
 	}
 }

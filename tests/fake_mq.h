@@ -27,6 +27,7 @@ struct fake_mq_hw {
 	bool busy;             /* answer BLK_STS_RESOURCE */
 	unsigned int nr_busy;  /* how often it did */
 	unsigned int nr_commits;
+	unsigned int kicked;   /* run_async calls not yet followed by a run (fake_mq_run_kicked) */
 };
 
 struct fake_mq {
@@ -61,6 +62,7 @@ struct fake_mq_opts {
 	unsigned int nr_requests; /* 0: the default */
 	unsigned int nr_cpus;     /* 0: one per hardware queue */
 	bool real_clock;
+	bool run_async; /* the driver runs its queues itself when kicked (blk_mq_ops.run_async) */
 };
 
 struct fake_mq *fake_mq_new(const struct fake_mq_opts *o);
@@ -80,6 +82,8 @@ bool fake_mq_complete_first(struct fake_mq *fm, unsigned int hw);
 void fake_mq_drain(struct fake_mq *fm);
 /* Nothing out, work queued: move the clock to the elevator's wake-up and run every queue. */
 void fake_mq_wake(struct fake_mq *fm);
+/* Run each hardware queue that was kicked, as its own thread would. */
+void fake_mq_run_kicked(struct fake_mq *fm);
 /* Busy or not; not busy runs hw again. */
 void fake_mq_set_busy(struct fake_mq *fm, unsigned int hw, bool busy);
 void fake_mq_submit(struct fake_mq *fm, struct bio *bio, unsigned int cpu);

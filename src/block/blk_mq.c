@@ -213,9 +213,9 @@ static uint64_t blk_mq_merges(const struct request_queue *q)
 
 /*
  * Submit bio from cpu: the core's own submission (checks, barrier epochs,
- * bounce, split, merge, a request per piece, its epoch), then a run of the
- * submitter's hardware queue, and of every other one when a barrier moved
- * the epoch on.
+ * bounce, split, merge, a request per piece, its epoch), then a kick of
+ * the submitter's hardware queue (blk_mq_kick_hw_queue), and of every
+ * other one when a barrier moved the epoch on.
  */
 void blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu)
 {
@@ -236,16 +236,16 @@ void blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cp
 	if (merges)
 		__atomic_fetch_add(&ctx->hctx->merged, (unsigned long)merges, __ATOMIC_RELAXED);
 	if (moved)
-		blk_mq_run_hw_queues(q);
+		blk_mq_kick_hw_queues(q);
 	else
-		blk_mq_run_hw_queue(ctx->hctx);
+		blk_mq_kick_hw_queue(ctx->hctx);
 }
 
 /*
  * End nr_sectors of rq (its bios in order, each exactly once, as
  * blk_end_request does), with error.  Returns true while sectors are
  * left.  Once it is all done its tags go back and every hardware queue
- * runs: a tag, an epoch or a waiting request may have been freed.
+ * is kicked: a tag, an epoch or a waiting request may have been freed.
  */
 bool blk_mq_end_request(struct request *rq, int error, unsigned int nr_sectors)
 {
@@ -258,7 +258,7 @@ bool blk_mq_end_request(struct request *rq, int error, unsigned int nr_sectors)
 		end_that_request_last(rq);
 	blk_queue_unlock(q);
 	if (!more)
-		blk_mq_run_hw_queues(q);
+		blk_mq_kick_hw_queues(q);
 	return more;
 }
 

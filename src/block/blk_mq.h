@@ -59,6 +59,15 @@ struct blk_mq_ops {
 	blk_status_t (*queue_rq)(struct blk_mq_hw_ctx *hctx, struct request *rq);
 	/* After a batch in which queue_rq took something: hand it to the device.  Optional. */
 	void (*commit_rqs)(struct blk_mq_hw_ctx *hctx);
+	/*
+	 * Have hctx run soon (blk_mq_run_hw_queue) on the thread that owns it,
+	 * as blk_mq_run_hw_queue(hctx, true) hands it to kblockd: the core
+	 * then never calls queue_rq from a thread that submits or ends a
+	 * request, and a driver whose hardware queues each have a ring of
+	 * their own keeps each ring to one thread.  Without it the core runs
+	 * hctx itself, there and then.  Called with no lock held.  Optional.
+	 */
+	void (*run_async)(struct blk_mq_hw_ctx *hctx);
 };
 
 /* What the driver describes: its queues and their depth. */
@@ -131,6 +140,8 @@ void blk_mq_cpu_list(const struct blk_mq_hw_ctx *hctx, char *buf, size_t len);
 /* blk_mq_dispatch.c */
 void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx);
 void blk_mq_run_hw_queues(struct request_queue *q);
+void blk_mq_kick_hw_queue(struct blk_mq_hw_ctx *hctx);
+void blk_mq_kick_hw_queues(struct request_queue *q);
 void blk_mq_insert_request(struct request_queue *q, struct request *rq);
 
 /* blk_mq_tag.c */

@@ -210,11 +210,28 @@ void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx)
 	pthread_mutex_unlock(&hctx->lock);
 	/* a request ended at its start: its epoch or its tags may let others go */
 	if (ended)
-		blk_mq_run_hw_queues(hctx->queue);
+		blk_mq_kick_hw_queues(hctx->queue);
 }
 
 void blk_mq_run_hw_queues(struct request_queue *q)
 {
 	for (unsigned int i = 0; i < q->mq->set->nr_hw_queues; i++)
 		blk_mq_run_hw_queue(&q->mq->hctxs[i]);
+}
+
+/* hctx has work: run it here, or have its own thread run it (blk_mq_ops.run_async). */
+void blk_mq_kick_hw_queue(struct blk_mq_hw_ctx *hctx)
+{
+	const struct blk_mq_ops *ops = hctx->queue->mq->set->ops;
+
+	if (ops->run_async)
+		ops->run_async(hctx);
+	else
+		blk_mq_run_hw_queue(hctx);
+}
+
+void blk_mq_kick_hw_queues(struct request_queue *q)
+{
+	for (unsigned int i = 0; i < q->mq->set->nr_hw_queues; i++)
+		blk_mq_kick_hw_queue(&q->mq->hctxs[i]);
 }
