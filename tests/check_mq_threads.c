@@ -5,7 +5,8 @@
  * queue, under every elevator on the real clock.  Every bio ends once,
  * without error; no queue ever had more out than its driver tags; and a
  * flush never went out while a write submitted before it was still out.
- * Run it under ThreadSanitizer (configure --enable-sanitizers=thread) for
+ * With run_async, queue_rq runs only on the completer thread of its own
+ * hardware queue.  Run it under ThreadSanitizer (configure --enable-sanitizers=thread) for
  * the locking.
  */
 #include <check.h>
@@ -31,6 +32,8 @@ struct tbio {
 
 struct mt {
 	struct fake_mq *fm;
+	pthread_t owner[NR_HW];
+	unsigned int foreign; /* atomic: queue_rq calls on another hardware queue's thread */
 	struct tbio bios[NR_SUBMITTERS][BIOS_PER_THREAD];
 };
 
@@ -71,6 +74,16 @@ static void *submit_thread(void *arg)
 	return NULL;
 }
 
+/* queue_rq, with run_async: on the owner's thread only. */
+static void check_owner(struct fake_mq *fm, unsigned int hctx, struct request *rq)
+{
+	struct mt *mt = fm->priv;
+
+	(void)rq;
+	if (!pthread_equal(pthread_self(), mt->owner[hctx]))
+		__atomic_fetch_add(&mt->foreign, 1, __ATOMIC_RELAXED);
+}
+
 struct completer {
 	struct mt *mt;
 	unsigned int hw;
@@ -82,6 +95,8 @@ static void *complete_thread(void *arg)
 	struct completer *c = arg;
 	struct fake_mq *fm = c->mt->fm;
 
+	/* with run_async only this thread runs hctx c->hw, so only it reads this */
+	c->mt->owner[c->hw] = pthread_self();
 	while (!__atomic_load_n(c->stop, __ATOMIC_ACQUIRE)) {
 		struct request *rq = fake_mq_take_first(fm, c->hw);
 
@@ -89,7 +104,7 @@ static void *complete_thread(void *arg)
 			ck_assert(!blk_mq_end_request(rq, 0, blk_rq_sectors(rq)));
 			continue;
 		}
-		/* an idling elevator's wake-up is a timer in a real driver */
+		/* kicked or not: an idling elevator's wake-up is a timer in a real driver */
 		blk_mq_run_hw_queue(&fm->q->mq->hctxs[c->hw]);
 		sched_yield();
 	}
@@ -98,9 +113,11 @@ static void *complete_thread(void *arg)
 
 START_TEST(test_threads)
 {
-	struct fake_mq_opts o = { .elevator = fake_elevator(_i), .nr_hw_queues = NR_HW,
+	bool async = _i % 2;
+	struct fake_mq_opts o = { .elevator = fake_elevator(_i / 2), .nr_hw_queues = NR_HW,
 				  .queue_depth = DEPTH, .nr_requests = 8,
-				  .nr_cpus = NR_SUBMITTERS, .real_clock = true };
+				  .nr_cpus = NR_SUBMITTERS, .real_clock = true,
+				  .run_async = async };
 	struct mt *mt = calloc(1, sizeof(*mt));
 	struct submitter subs[NR_SUBMITTERS];
 	struct completer comps[NR_HW];
@@ -109,6 +126,9 @@ START_TEST(test_threads)
 
 	ck_assert_ptr_nonnull(mt);
 	mt->fm = fake_mq_new(&o);
+	mt->fm->priv = mt;
+	if (async)
+		mt->fm->on_dispatch = check_owner;
 	for (unsigned int i = 0; i < NR_HW; i++) {
 		comps[i] = (struct completer){ mt, i, &stop };
 		ck_assert_int_eq(pthread_create(&ct[i], NULL, complete_thread, &comps[i]), 0);
@@ -132,6 +152,7 @@ START_TEST(test_threads)
 	for (unsigned int i = 0; i < NR_HW; i++)
 		ck_assert_uint_le(mt->fm->hw[i].max_out, DEPTH);
 	ck_assert_uint_eq(mt->fm->flush_passed, 0);
+	ck_assert_uint_eq(mt->foreign, 0);
 	fake_mq_free(mt->fm);
 	free(mt);
 }
@@ -143,7 +164,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_threads, 0, fake_nr_elevators());
+	tcase_add_loop_test(tc, test_threads, 0, 2 * fake_nr_elevators());
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }
