@@ -4,7 +4,8 @@
  * elevator: a flush through one queue starts only once every write before
  * it has ended on any queue, nothing after it starts before it ends; and
  * random streams from random CPUs, ended in random order, parts and
- * errors, never see a barrier passed or a bio ended twice or wrongly.
+ * errors, never see a barrier passed, a request past the limits, or a
+ * bio ended twice or wrongly.
  */
 #include <check.h>
 #include <errno.h>
@@ -204,6 +205,10 @@ static void check_start(struct fake_mq *fm, unsigned int hctx, struct request *r
 	struct bio *bio;
 
 	(void)hctx;
+	if (blk_rq_sectors(rq) > queue_max_sectors(&fm->q->limits, rq->cmd_op) ||
+	    rq->nr_phys_segments > queue_max_segments(&fm->q->limits))
+		ck_abort_msg("a request of %u sectors, %u segments, past the limits",
+			     blk_rq_sectors(rq), rq->nr_phys_segments);
 	if (rq->cmd_flags & REQ_PREFLUSH) {
 		struct pbio *b = nth_barrier_write(p, p->nr_preflushes++);
 
@@ -291,9 +296,15 @@ static void run_stream(const char *elevator, unsigned int nr_hw, unsigned int se
 				  .queue_depth = 1 + seed % 4, .nr_requests = 4 + seed % 8,
 				  .nr_cpus = 4 };
 	struct prop *p = calloc(1, sizeof(*p));
+	struct queue_limits lim;
+	char why[256];
 
 	ck_assert_ptr_nonnull(p);
 	p->fm = fake_mq_new(&o);
+	/* small requests, so that bios split and merges stop at the limit */
+	lim = p->fm->q->limits;
+	lim.max_sectors = 16 + 8 * (seed % 4);
+	ck_assert_msg(!blk_queue_set_limits(p->fm->q, &lim, why, sizeof(why)), "%s", why);
 	p->fm->priv = p;
 	p->fm->on_dispatch = check_start;
 	for (unsigned int guard = 0; !blk_mq_queue_idle(p->fm->q) || p->nr_submitted < NR_BIOS;
