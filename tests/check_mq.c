@@ -205,6 +205,18 @@ START_TEST(test_map_queues)
 		ck_assert_uint_eq(fm->events[i].hctx, fm->events[i].sector / 64 % 2);
 	ck_assert_uint_eq(fm->q->mq->hctxs[0].dispatched, 2);
 	ck_assert_uint_eq(fm->q->mq->hctxs[1].dispatched, 2);
+	/* what /sys/block/DEV/mq/1/ and its debugfs twin would show */
+	ck_assert_int_eq(blk_mq_hw_sysfs_show(&fm->q->mq->hctxs[1], "cpu_list", list,
+					      sizeof(list)), 5);
+	ck_assert_str_eq(list, "1, 3\n");
+	blk_mq_hw_sysfs_show(&fm->q->mq->hctxs[1], "nr_tags", list, sizeof(list));
+	ck_assert_str_eq(list, "4\n");
+	blk_mq_hw_sysfs_show(&fm->q->mq->hctxs[1], "dispatched", list, sizeof(list));
+	ck_assert_str_eq(list, "2\n");
+	blk_mq_hw_sysfs_show(&fm->q->mq->hctxs[1], "busy", list, sizeof(list));
+	ck_assert_str_eq(list, "0\n");
+	ck_assert_int_eq(blk_mq_hw_sysfs_show(&fm->q->mq->hctxs[1], "nope", list, sizeof(list)),
+			 -ENOENT);
 	fake_mq_drain(fm);
 	fake_mq_free(fm);
 }

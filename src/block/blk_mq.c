@@ -7,6 +7,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,45 @@ void blk_mq_cpu_list(const struct blk_mq_hw_ctx *hctx, char *buf, size_t len)
 	for (unsigned int i = 0; i < hctx->nr_ctx && used < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? ", " : "",
 					 hctx->ctxs[i]->cpu);
+}
+
+static unsigned long counter_read(const unsigned long *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/*
+ * One file of /sys/block/DEV/mq/N/ (nr_tags, cpu_list) or of its debugfs
+ * twin (dispatched, merged, run, busy), with its newline: its length, or
+ * -ENOENT for no such attribute.
+ */
+int blk_mq_hw_sysfs_show(const struct blk_mq_hw_ctx *hctx, const char *attr, char *buf,
+			 size_t len)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} counters[] = {
+		{ "dispatched", offsetof(struct blk_mq_hw_ctx, dispatched) },
+		{ "merged", offsetof(struct blk_mq_hw_ctx, merged) },
+		{ "run", offsetof(struct blk_mq_hw_ctx, run) },
+		{ "busy", offsetof(struct blk_mq_hw_ctx, busy) },
+	};
+	size_t n;
+
+	if (!strcmp(attr, "nr_tags"))
+		return snprintf(buf, len, "%u\n", hctx->tags.nr_tags);
+	if (!strcmp(attr, "cpu_list")) {
+		blk_mq_cpu_list(hctx, buf, len);
+		n = strlen(buf);
+		return snprintf(buf + n, len - n, "\n") + (int)n;
+	}
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		if (!strcmp(attr, counters[i].name))
+			return snprintf(buf, len, "%lu\n",
+					counter_read((const unsigned long *)((const char *)hctx +
+									     counters[i].offset)));
+	return -ENOENT;
 }
 
 unsigned int blk_mq_hctx_index(const struct blk_mq_hw_ctx *hctx)

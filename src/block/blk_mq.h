@@ -136,6 +136,8 @@ void blk_mq_activate(struct request_queue *q, struct request *rq);
 void blk_mq_free_rq_tags(struct request *rq);
 bool blk_mq_queue_idle(struct request_queue *q);
 void blk_mq_cpu_list(const struct blk_mq_hw_ctx *hctx, char *buf, size_t len);
+int blk_mq_hw_sysfs_show(const struct blk_mq_hw_ctx *hctx, const char *attr, char *buf,
+			 size_t len);
 
 /* blk_mq_dispatch.c */
 void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx);
