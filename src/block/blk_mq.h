@@ -11,7 +11,8 @@
  *
  *   q->queue_lock   the barrier epochs (submit/active epoch, epoch_count,
  *                   hold list, preflush error), the requests waiting for a
- *                   scheduler or driver tag (mq->tag_wait), the merge hash
+ *                   scheduler tag (mq->tag_wait) or, without an elevator, a
+ *                   driver tag (hctx->tag_wait), the merge hash
  *                   and last_merge, nr_queued, in_flight and the stats, the
  *                   trace, and every call of a single-queue elevator (the
  *                   adapter's too) and every merge hook.  Held for one
@@ -115,7 +116,7 @@ struct blk_mq_queue {
 	struct blk_mq_ctx *ctxs;
 	unsigned int nr_ctx;
 	struct blk_mq_tags sched_tags; /* nr_requests: what an elevator may hold with the device */
-	struct rq_list tag_wait;       /* requests of the active epoch waiting for a tag, in order */
+	struct rq_list tag_wait;       /* queue lock: the active epoch's, waiting for a scheduler tag */
 	struct blk_mq_ctx *submit_ctx; /* the submitter's, while a bio is made into requests */
 };
 
