@@ -9,7 +9,8 @@
  * The version of this API: of the layout of struct request, struct bio,
  * struct elevator_queue and every other structure here, which elevators
  * read in place, and of the meaning of their fields.  A loader refuses an
- * elevator built for another one.  The one exception: new fields are added
+ * elevator built for another one (but the previous, below, on a 2.6
+ * queue).  The one exception: new fields are added
  * at the end of struct elevator_type without a new version, and the loader
  * copies no more than the size the elevator was built with.  See
  * rqdisk-elevator(3), VERSIONING.
@@ -117,7 +118,11 @@ struct elevator_mq_ops {
 					    uint64_t now_ns);
 	/* Whether hctx has a request to dispatch.  Required with insert_requests. */
 	bool (*has_work)(struct elevator_queue *e, struct blk_mq_hw_ctx *hctx);
-	/* Lower data->shallow_depth for a request of op about to get a scheduler tag.  Optional. */
+	/*
+	 * Lower data->shallow_depth for a request of op about to get a
+	 * scheduler tag.  Called for an elevator on the adapter too (one with
+	 * this hook alone).  Optional.
+	 */
 	void (*limit_depth)(struct elevator_queue *e, enum req_op op,
 			    struct blk_mq_alloc_data *data);
 };
