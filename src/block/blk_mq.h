@@ -14,10 +14,10 @@
  *                   scheduler tag (mq->tag_wait) or, without an elevator, a
  *                   driver tag (hctx->tag_wait), the merge hash
  *                   and last_merge, nr_queued, in_flight and the stats, the
- *                   trace, and every call of a single-queue elevator (the
- *                   adapter's too) and every merge hook.  Held for one
- *                   request at a time: a merge, an insert, one dispatch
- *                   choice, one start, one completion's end of its bios.
+ *                   trace, every elevator hook, and taking a request off a
+ *                   list to start it.  Held for one request at a time: a
+ *                   bio's submission, one dispatch (take and start), one
+ *                   completion's end of its bios.
  *   ctx->lock       the software queue's list (elevator "none").
  *   hctx->lock      the hardware queue's dispatch list, its run state
  *                   (running, run_again) and the hooks of a per-queue

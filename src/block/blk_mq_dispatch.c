@@ -98,27 +98,33 @@ static struct request *blk_mq_take_sched(struct blk_mq_hw_ctx *hctx, uint64_t no
 	return rq;
 }
 
-/* hctx's next request, holding a driver tag, or NULL: none now, or no driver tag free. */
+/*
+ * Queue lock held: hctx's next request, holding a driver tag, or NULL:
+ * none now, no driver tag free, or an elevator switch waiting for the
+ * queue to drain.
+ */
 static struct request *blk_mq_take(struct blk_mq_hw_ctx *hctx, uint64_t now)
 {
 	bool blocked = false;
-	struct request *rq = blk_mq_take_dispatch(hctx, &blocked);
+	struct request *rq;
 
+	if (hctx->queue->switch_pending)
+		return NULL;
+	rq = blk_mq_take_dispatch(hctx, &blocked);
 	if (rq || blocked)
 		return rq;
 	return hctx->queue->elevator ? blk_mq_take_sched(hctx, now) : blk_mq_take_ctx(hctx);
 }
 
 /*
- * Start rq as blk_start_request does (queue lock taken here).  False when
- * it has ended instead: a failed preflush fails its barrier write, which
- * never reaches the device.
+ * Queue lock held: start rq as blk_start_request does.  False when it has
+ * ended instead: a failed preflush fails its barrier write, which never
+ * reaches the device.
  */
 static bool blk_mq_start_request(struct request_queue *q, struct request *rq, uint64_t now)
 {
 	int error;
 
-	blk_queue_lock(q);
 	rq->rq_flags |= RQF_STARTED;
 	rq->io_start_time_ns = now;
 	if (!rq->issue_nr_sectors) { /* not again after a requeue: a part may have ended */
@@ -134,8 +140,24 @@ static bool blk_mq_start_request(struct request_queue *q, struct request *rq, ui
 		end_that_request_first(rq, error, rq->hard_nr_sectors);
 		end_that_request_last(rq); /* frees rq */
 	}
-	blk_queue_unlock(q);
 	return !error;
+}
+
+/*
+ * The next request for the driver, started, or NULL.  Taken and started
+ * in one hold of the queue lock: a request is always in a list or in
+ * flight, never between, which an elevator switch relies on.
+ */
+static struct request *blk_mq_next(struct blk_mq_hw_ctx *hctx, uint64_t now, bool *ended)
+{
+	struct request_queue *q = hctx->queue;
+	struct request *rq;
+
+	blk_queue_lock(q);
+	while ((rq = blk_mq_take(hctx, now)) && !blk_mq_start_request(q, rq, now))
+		*ended = true;
+	blk_queue_unlock(q);
+	return rq;
 }
 
 /* The driver was busy: rq goes back to the head of hctx's dispatch list, keeping its tags. */
@@ -148,10 +170,11 @@ static void blk_mq_requeue(struct blk_mq_hw_ctx *hctx, struct request *rq)
 	rq->rq_flags &= ~RQF_STARTED;
 	q->in_flight--;
 	q->stats.in_flight[rq_data_dir(rq)]--;
-	blk_queue_unlock(q);
 	pthread_mutex_lock(&hctx->lock);
 	TAILQ_INSERT_HEAD(&hctx->dispatch, rq, queuelist);
 	pthread_mutex_unlock(&hctx->lock);
+	blk_elevator_switch_check(q); /* it was the last in flight */
+	blk_queue_unlock(q);
 	counter_inc(&hctx->busy);
 }
 
@@ -165,11 +188,7 @@ static bool blk_mq_dispatch(struct blk_mq_hw_ctx *hctx)
 	bool ended = false;
 	struct request *rq;
 
-	while ((rq = blk_mq_take(hctx, now))) {
-		if (!blk_mq_start_request(q, rq, now)) {
-			ended = true;
-			continue;
-		}
+	while ((rq = blk_mq_next(hctx, now, &ended))) {
 		if (ops->queue_rq(hctx, rq) != BLK_STS_OK) {
 			blk_mq_requeue(hctx, rq);
 			break;

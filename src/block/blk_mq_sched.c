@@ -110,24 +110,19 @@ static struct request *blk_mq_sched_taken(struct request_queue *q, struct reques
 	return rq;
 }
 
-/* The elevator's next request for hctx, or NULL; takes the queue lock. */
+/* Queue lock held: the elevator's next request for hctx, or NULL. */
 struct request *blk_mq_sched_dispatch(struct blk_mq_hw_ctx *hctx, uint64_t now)
 {
 	struct request_queue *q = hctx->queue;
 	struct elevator_queue *e = q->elevator;
-	struct request *rq = NULL;
 
-	blk_queue_lock(q);
-	if (!elv_has_mq_ops(e->type)) {
-		rq = elv_next_request(q, now);
-	} else {
-		if (q->dispatch_at && now >= q->dispatch_at)
-			q->dispatch_at = 0;
-		if (e->type->mq_ops.has_work(e, hctx))
-			rq = blk_mq_sched_taken(q, e->type->mq_ops.dispatch_request(e, hctx, now));
-	}
-	blk_queue_unlock(q);
-	return rq;
+	if (!elv_has_mq_ops(e->type))
+		return elv_next_request(q, now);
+	if (q->dispatch_at && now >= q->dispatch_at)
+		q->dispatch_at = 0;
+	if (!e->type->mq_ops.has_work(e, hctx))
+		return NULL;
+	return blk_mq_sched_taken(q, e->type->mq_ops.dispatch_request(e, hctx, now));
 }
 
 /* Queue lock held: how many scheduler tags rq may find in use and still take one (0: all). */
