@@ -360,6 +360,19 @@ START_TEST(test_previous_version_runs_on_rq_refused_on_mq)
 	ck_assert_msg(!strchr(why, '\n'), "not one line: %s", why);
 	/* the built-in elevators, version 4 with 2.6 hooks only, run through the adapter */
 	ck_assert_ptr_null(fake_mq_refusal("deadline", why, sizeof(why)));
+	/* and a switch to it is refused the same way, the queue keeping its elevator */
+	{
+		struct fake_mq_opts o = { .elevator = "noop", .nr_hw_queues = 1, .queue_depth = 1 };
+		struct fake_mq *fm = fake_mq_new(&o);
+
+		why[0] = '\0';
+		ck_assert_int_eq(blk_mq_elevator_switch(fm->q, module("prev"), why, sizeof(why)),
+				 -EINVAL);
+		ck_assert_msg(strstr(why, "prev speaks API version 3"), "%s", why);
+		ck_assert(!fm->q->switch_pending);
+		ck_assert_str_eq(fm->q->elevator->type->elevator_name, "noop");
+		fake_mq_free(fm);
+	}
 }
 END_TEST
 

@@ -3,7 +3,8 @@
  * check_mq.c - the multi-queue queue under every elevator: each bio ends
  * once with its error, in parts too; no hardware queue ever has more out
  * than its driver tags, no elevator holds more than the scheduler tags; a
- * busy device gets its request again; CPUs map onto hardware queues.
+ * busy device gets its request again; CPUs map onto hardware queues; an
+ * elevator switch under load waits for what is in flight and loses nothing.
  */
 #include <check.h>
 #include <errno.h>
@@ -253,17 +254,59 @@ START_TEST(test_run_async_kicks_only)
 }
 END_TEST
 
-/* A queue in mq mode keeps its elevator: a switch is refused with a reason. */
-START_TEST(test_switch_refused)
+static bool switch_pending(struct fake_mq *fm)
 {
-	struct fake_mq *fm = mq_disk("deadline", 1, 4, 0);
-	char why[256] = "";
+	bool pending;
 
 	blk_queue_lock(fm->q);
-	ck_assert_int_eq(elevator_switch(fm->q, "noop", why, sizeof(why)), -EOPNOTSUPP);
+	pending = fm->q->switch_pending;
 	blk_queue_unlock(fm->q);
-	ck_assert_msg(strstr(why, "multi-queue"), "%s", why);
-	ck_assert_str_eq(fm->q->elevator->type->elevator_name, "deadline");
+	return pending;
+}
+
+/*
+ * A switch between any two elevators (none too) under load: reads and
+ * writes on two hardware queues, out, queued and waiting for tags, a
+ * flush and a barrier write among them.  Nothing goes out while requests
+ * are in flight and the switch waits; then every request moves to the new
+ * elevator, every bio ends once, and no flush passed a write.
+ */
+START_TEST(test_switch_under_load)
+{
+	int n = fake_nr_elevators();
+	const char *from = fake_elevator(_i / n), *to = fake_elevator(_i % n);
+	struct fake_mq *fm = mq_disk(from, 2, 2, 8);
+	static struct test_bio tb[24];
+	unsigned int events, guard;
+	char why[256] = "";
+
+	for (unsigned int i = 0; i < 24; i++) {
+		if (i == 10) {
+			tbio_init(&tb[i], REQ_OP_FLUSH, 0, 0, NULL);
+			fake_mq_submit(fm, &tb[i].bio, i % 4);
+			continue;
+		}
+		tbio_init(&tb[i], i % 3 ? REQ_OP_WRITE : REQ_OP_READ, (sector_t)((i * 37) % 24) * 64,
+			  8, mem);
+		if (i == 16)
+			tb[i].bio.bi_flags = REQ_BARRIER;
+		fake_mq_submit(fm, &tb[i].bio, i % 4);
+	}
+	events = fm->nr_events;
+	ck_assert_msg(!blk_mq_elevator_switch(fm->q, to, why, sizeof(why)), "%s", why);
+	for (guard = 0; switch_pending(fm); guard++) {
+		ck_assert_uint_lt(guard, 100);
+		ck_assert_uint_eq(fm->nr_events, events);
+		ck_assert(fake_mq_complete_first(fm, 0) || fake_mq_complete_first(fm, 1));
+	}
+	ck_assert_msg(guard || from == to, "the switch did not wait for what was in flight");
+	ck_assert_str_eq(fm->q->elevator ? fm->q->elevator->type->elevator_name : "none", to);
+	fake_mq_drain(fm);
+	for (unsigned int i = 0; i < 24; i++) {
+		ck_assert_int_eq(tb[i].ended, 1);
+		ck_assert_int_eq(tb[i].error, 0);
+	}
+	ck_assert_uint_eq(fm->flush_passed, 0);
 	fake_mq_free(fm);
 }
 END_TEST
@@ -282,7 +325,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_run_async_kicks_only, 0, n);
 	tcase_add_test(tc, test_busy_requeues_in_order);
 	tcase_add_test(tc, test_map_queues);
-	tcase_add_test(tc, test_switch_refused);
+	tcase_add_loop_test(tc, test_switch_under_load, 0, n * n);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

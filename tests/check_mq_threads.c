@@ -6,10 +6,11 @@
  * without error; no queue ever had more out than its driver tags; and a
  * flush never went out while a write submitted before it was still out.
  * With run_async, queue_rq runs only on the completer thread of its own
- * hardware queue.  Run it under ThreadSanitizer (configure --enable-sanitizers=thread) for
+ * hardware queue.  Meanwhile the main thread switches elevators.  Run it under ThreadSanitizer (configure --enable-sanitizers=thread) for
  * the locking.
  */
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -136,6 +137,17 @@ START_TEST(test_threads)
 	for (unsigned int i = 0; i < NR_SUBMITTERS; i++) {
 		subs[i] = (struct submitter){ mt, i };
 		ck_assert_int_eq(pthread_create(&st[i], NULL, submit_thread, &subs[i]), 0);
+	}
+	/* every elevator in turn while the I/O runs; EBUSY: the last switch still waits */
+	for (int k = 1; k <= fake_nr_elevators(); k++) {
+		char why[256] = "";
+		int ret;
+
+		while ((ret = blk_mq_elevator_switch(mt->fm->q, fake_elevator(k % fake_nr_elevators()),
+						     why, sizeof(why))) == -EBUSY)
+			sched_yield();
+		ck_assert_msg(!ret, "%s", why);
+		sched_yield();
 	}
 	for (unsigned int i = 0; i < NR_SUBMITTERS; i++)
 		pthread_join(st[i], NULL);

@@ -70,6 +70,8 @@ static int blk_mq_alloc_queues(struct request_queue *q, struct blk_mq_tag_set *s
 	mq->set = set;
 	mq->nr_ctx = blk_mq_nr_cpus(set);
 	TAILQ_INIT(&mq->tag_wait);
+	if (blk_mq_init_tags(&mq->sched_tags, 0)) /* none: an elevator brings its own */
+		return -ENOMEM;
 	mq->ctxs = calloc(mq->nr_ctx, sizeof(*mq->ctxs));
 	mq->hctxs = calloc(set->nr_hw_queues, sizeof(*mq->hctxs));
 	if (!mq->ctxs || !mq->hctxs)
@@ -122,6 +124,7 @@ void blk_mq_free_queue(struct request_queue *q)
 		for (unsigned int cpu = 0; mq->ctxs && cpu < mq->nr_ctx; cpu++)
 			pthread_mutex_destroy(&mq->ctxs[cpu].lock);
 		blk_mq_free_tags(&mq->sched_tags);
+		blk_mq_free_tags(&mq->next_sched_tags);
 		free(mq->hctxs);
 		free(mq->ctxs);
 		free(mq);

@@ -33,7 +33,7 @@
  * they need, mq_ops and limit_depth, are there); per-hardware-queue
  * elevator calls under hctx->lock instead of the queue lock; merging into
  * the software queues and a plug without an elevator ("none" never
- * merges, as on the 2.6 queue); switching elevators; a wake-up timer for
+ * merges, as on the 2.6 queue); a wake-up timer for
  * idling elevators (q->dispatch_at: the driver runs the queues then); a
  * completion runs every hardware queue, not only those that waited.
  */
@@ -116,6 +116,7 @@ struct blk_mq_queue {
 	struct blk_mq_ctx *ctxs;
 	unsigned int nr_ctx;
 	struct blk_mq_tags sched_tags; /* nr_requests: what an elevator may hold with the device */
+	struct blk_mq_tags next_sched_tags; /* the next elevator's, while a switch is pending */
 	struct rq_list tag_wait;       /* queue lock: the active epoch's, waiting for a scheduler tag */
 	struct blk_mq_ctx *submit_ctx; /* the submitter's, while a bio is made into requests */
 };
@@ -153,9 +154,14 @@ void blk_mq_free_tags(struct blk_mq_tags *tags);
 int blk_mq_get_tag(struct blk_mq_tags *tags, unsigned int shallow_depth);
 void blk_mq_put_tag(struct blk_mq_tags *tags, int tag);
 unsigned int blk_mq_tags_in_use(struct blk_mq_tags *tags);
+void blk_mq_tags_swap(struct blk_mq_tags *tags, struct blk_mq_tags *with);
 
 /* blk_mq_sched.c */
 int blk_mq_elevator_init(struct request_queue *q, const char *name, char *why, size_t whylen);
+int blk_mq_elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen);
+int blk_mq_sched_switch_prepare(struct request_queue *q, const struct elevator_type *t,
+				char *why, size_t whylen);
+void blk_mq_sched_switch_finish(struct request_queue *q);
 int blk_mq_sched_init(struct request_queue *q, const struct elevator_type *t, char *why,
 		      size_t whylen);
 void blk_mq_sched_insert(struct blk_mq_hw_ctx *hctx, struct request *rq);

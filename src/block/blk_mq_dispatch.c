@@ -160,10 +160,15 @@ static struct request *blk_mq_next(struct blk_mq_hw_ctx *hctx, uint64_t now, boo
 	return rq;
 }
 
-/* The driver was busy: rq goes back to the head of hctx's dispatch list, keeping its tags. */
-static void blk_mq_requeue(struct blk_mq_hw_ctx *hctx, struct request *rq)
+/*
+ * The driver was busy: rq goes back to the head of hctx's dispatch list,
+ * keeping its tags.  True when that let a pending elevator switch finish:
+ * the requests it moved need a run.
+ */
+static bool blk_mq_requeue(struct blk_mq_hw_ctx *hctx, struct request *rq)
 {
 	struct request_queue *q = hctx->queue;
+	bool switched;
 
 	blk_queue_lock(q);
 	blk_add_trace_rq(q, rq, BLK_TA_REQUEUE);
@@ -173,9 +178,12 @@ static void blk_mq_requeue(struct blk_mq_hw_ctx *hctx, struct request *rq)
 	pthread_mutex_lock(&hctx->lock);
 	TAILQ_INSERT_HEAD(&hctx->dispatch, rq, queuelist);
 	pthread_mutex_unlock(&hctx->lock);
+	switched = q->switch_pending;
 	blk_elevator_switch_check(q); /* it was the last in flight */
+	switched = switched && !q->switch_pending;
 	blk_queue_unlock(q);
 	counter_inc(&hctx->busy);
+	return switched;
 }
 
 /* Hand requests to the driver until none is ready, no driver tag is free, or it is busy. */
@@ -190,7 +198,7 @@ static bool blk_mq_dispatch(struct blk_mq_hw_ctx *hctx)
 
 	while ((rq = blk_mq_next(hctx, now, &ended))) {
 		if (ops->queue_rq(hctx, rq) != BLK_STS_OK) {
-			blk_mq_requeue(hctx, rq);
+			ended |= blk_mq_requeue(hctx, rq);
 			break;
 		}
 		queued++;
@@ -227,7 +235,7 @@ void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx)
 			hctx->running = false;
 	} while (again);
 	pthread_mutex_unlock(&hctx->lock);
-	/* a request ended at its start: its epoch or its tags may let others go */
+	/* a request ended at its start, or a switch moved requests: others may go */
 	if (ended)
 		blk_mq_kick_hw_queues(hctx->queue);
 }

@@ -7,6 +7,7 @@
  * with the queue lock held (blk_mq.h), so merges, which the core does in
  * the queue-wide hash, never race a dispatch.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,134 @@ static int blk_mq_sched_check(const struct elevator_type *t, char *why, size_t w
 }
 
 /*
+ * Queue lock held, or no bio yet: t (NULL: none) set up as the next
+ * elevator, with its scheduler tags, nr_requests of them (the queue's
+ * limit now); nothing is dispatched until blk_mq_sched_switch_finish().
+ */
+static int blk_mq_sched_setup(struct request_queue *q, const struct elevator_type *t,
+			      char *why, size_t whylen)
+{
+	struct blk_mq_queue *mq = q->mq;
+
+	if (t && blk_mq_sched_check(t, why, whylen))
+		return -EINVAL;
+	if (blk_mq_init_tags(&mq->next_sched_tags, t ? q->limits.nr_requests : 0)) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	q->next_elevator = t ? elevator_alloc(q, t) : NULL;
+	if (t && !q->next_elevator) {
+		blk_mq_free_tags(&mq->next_sched_tags);
+		snprintf(why, whylen, "elevator %s: cannot set it up", t->elevator_name);
+		return -ENOMEM;
+	}
+	q->switch_pending = true;
+	return 0;
+}
+
+/* Queue lock held, a switch pending: t's setup, for elevator_switch(). */
+int blk_mq_sched_switch_prepare(struct request_queue *q, const struct elevator_type *t,
+				char *why, size_t whylen)
+{
+	return blk_mq_sched_setup(q, t, why, whylen);
+}
+
+/* Queue lock held, nothing in flight: rq goes back to being a request that waits for a tag. */
+static void blk_mq_sched_untag(struct request_queue *q, struct request *rq)
+{
+	blk_mq_put_tag(&rq->mq_hctx->tags, rq->tag);
+	blk_mq_put_tag(&q->mq->sched_tags, rq->internal_tag);
+	rq->tag = rq->internal_tag = -1;
+	rq->rq_flags &= ~(RQF_ELVPRIV | RQF_SORTED);
+}
+
+/*
+ * Queue lock held, nothing in flight: every request of the active epoch
+ * that waits anywhere (a dispatch list, the elevator or the software
+ * queues, a tag wait list), in that order, off its list and its tags.
+ * The old elevator, told it drains, hands out all it holds.
+ */
+static void blk_mq_sched_collect(struct request_queue *q, struct rq_list *moved)
+{
+	struct blk_mq_queue *mq = q->mq;
+	uint64_t now = blk_clock_now(q->clock);
+	struct request *rq;
+
+	for (unsigned int i = 0; i < mq->set->nr_hw_queues; i++) {
+		pthread_mutex_lock(&mq->hctxs[i].lock);
+		TAILQ_CONCAT(moved, &mq->hctxs[i].dispatch, queuelist);
+		pthread_mutex_unlock(&mq->hctxs[i].lock);
+	}
+	if (q->elevator) {
+		q->elevator->draining = true;
+		for (unsigned int i = 0; i < mq->set->nr_hw_queues; i++)
+			while ((rq = blk_mq_sched_dispatch(&mq->hctxs[i], now)))
+				TAILQ_INSERT_TAIL(moved, rq, queuelist);
+	}
+	for (unsigned int cpu = 0; cpu < mq->nr_ctx; cpu++) {
+		pthread_mutex_lock(&mq->ctxs[cpu].lock);
+		TAILQ_CONCAT(moved, &mq->ctxs[cpu].rq_list, queuelist);
+		pthread_mutex_unlock(&mq->ctxs[cpu].lock);
+	}
+	TAILQ_CONCAT(moved, &mq->tag_wait, queuelist);
+	for (unsigned int i = 0; i < mq->set->nr_hw_queues; i++)
+		TAILQ_CONCAT(moved, &mq->hctxs[i].tag_wait, queuelist);
+	TAILQ_FOREACH(rq, moved, queuelist)
+		blk_mq_sched_untag(q, rq);
+}
+
+/*
+ * Queue lock held, nothing in flight (blk_elevator_switch_check): the
+ * pending elevator takes over.  What waited is queued again, in order,
+ * as it was first: a tag of the new kind, then the new elevator or the
+ * software queues.  The old elevator goes once it is empty.
+ */
+void blk_mq_sched_switch_finish(struct request_queue *q)
+{
+	struct elevator_queue *old = q->elevator;
+	void (*done)(struct request_queue *q, void *arg) = q->switch_done;
+	struct rq_list moved = TAILQ_HEAD_INITIALIZER(moved);
+	struct request *rq;
+
+	blk_mq_sched_collect(q, &moved);
+	blk_mq_tags_swap(&q->mq->sched_tags, &q->mq->next_sched_tags);
+	blk_mq_free_tags(&q->mq->next_sched_tags);
+	q->elevator = q->next_elevator;
+	q->next_elevator = NULL;
+	q->switch_pending = false;
+	q->elevator_gen++;
+	q->last_merge = NULL;
+	q->switch_done = NULL;
+	if (old) {
+		assert(!old->type->has_work(old) || elv_has_mq_ops(old->type));
+		elevator_exit(old);
+	}
+	while ((rq = TAILQ_FIRST(&moved))) {
+		TAILQ_REMOVE(&moved, rq, queuelist);
+		blk_mq_activate(q, rq);
+	}
+	if (done)
+		done(q, q->switch_arg);
+}
+
+/*
+ * Switch q's elevator to name ("none" for none), as the 2.6 queue's
+ * elevator_switch(): set up first, done once nothing is in flight
+ * (nothing is dispatched meanwhile), then every hardware queue kicked.
+ * Takes the queue lock.
+ */
+int blk_mq_elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen)
+{
+	int ret;
+
+	blk_queue_lock(q);
+	ret = elevator_switch(q, name, why, whylen);
+	blk_queue_unlock(q);
+	blk_mq_kick_hw_queues(q);
+	return ret;
+}
+
+/*
  * Set up t on q, before the first bio: nr_requests scheduler tags (the
  * queue's limit now) and one instance.
  */
@@ -57,16 +186,10 @@ int blk_mq_sched_init(struct request_queue *q, const struct elevator_type *t, ch
 
 	if (ret)
 		return ret;
-	if (blk_mq_init_tags(&q->mq->sched_tags, q->limits.nr_requests)) {
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
-	q->elevator = elevator_alloc(q, t);
-	if (!q->elevator) {
-		blk_mq_free_tags(&q->mq->sched_tags);
-		snprintf(why, whylen, "elevator %s: cannot set it up", t->elevator_name);
-		return -ENOMEM;
-	}
+	ret = blk_mq_sched_setup(q, t, why, whylen);
+	if (ret)
+		return ret;
+	blk_mq_sched_switch_finish(q);
 	return 0;
 }
 

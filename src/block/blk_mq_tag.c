@@ -53,6 +53,20 @@ void blk_mq_put_tag(struct blk_mq_tags *tags, int tag)
 	pthread_mutex_unlock(&tags->lock);
 }
 
+/* tags takes with's map and with tags' old one (both all free): an elevator's scheduler tags. */
+void blk_mq_tags_swap(struct blk_mq_tags *tags, struct blk_mq_tags *with)
+{
+	unsigned int *free_tags = tags->free;
+	unsigned int nr = tags->nr_tags;
+
+	pthread_mutex_lock(&tags->lock);
+	tags->free = with->free;
+	tags->nr_tags = tags->nr_free = with->nr_tags;
+	pthread_mutex_unlock(&tags->lock);
+	with->free = free_tags;
+	with->nr_tags = with->nr_free = nr;
+}
+
 unsigned int blk_mq_tags_in_use(struct blk_mq_tags *tags)
 {
 	unsigned int n;

@@ -583,14 +583,17 @@ int elevator_switch(struct request_queue *q, const char *name, char *why, size_t
 		snprintf(why, whylen, "a switch is already under way");
 		return -EBUSY;
 	}
-	if (q->mq) {
-		snprintf(why, whylen, "a multi-queue queue cannot switch elevators yet");
-		return -EOPNOTSUPP;
-	}
 	if (strcmp(name, "none") && !(t = elevator_get(name, why, whylen)))
 		return -EINVAL;
 	if ((q->elevator ? q->elevator->type : NULL) == t)
 		return 0;
+	if (q->mq) { /* the caller kicks the hardware queues once it drops the lock */
+		int ret = blk_mq_sched_switch_prepare(q, t, why, whylen);
+
+		if (!ret)
+			blk_elevator_switch_check(q);
+		return ret;
+	}
 	if (t && !(e = elevator_alloc(q, t))) {
 		snprintf(why, whylen, "elevator %s: cannot set it up", name);
 		return -ENOMEM;
@@ -606,6 +609,8 @@ int elevator_switch(struct request_queue *q, const char *name, char *why, size_t
 /* Lock held: finish a pending switch once nothing is in flight. */
 void blk_elevator_switch_check(struct request_queue *q)
 {
-	if (q->switch_pending && !q->in_flight)
+	if (q->switch_pending && !q->in_flight && q->mq)
+		blk_mq_sched_switch_finish(q);
+	else if (q->switch_pending && !q->in_flight)
 		elevator_switch_finish(q);
 }
