@@ -23,7 +23,6 @@ struct rqdisk_state {
 	struct rqdisk_options opt;
 	const struct backend_type *backend; /* what serves the image, from the registry */
 	struct rqdisk disk;
-	int fd;
 	bool created; /* the image is ours to remove on failure */
 	char *image_path; /* absolute */
 	struct uring_driver *driver;
