@@ -27,6 +27,7 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/control_impl.h \
 	src/daemon/control_inode.c \
 	src/daemon/daemon.h \
+	src/daemon/daemon_util.c \
 	src/daemon/daemonize.c \
 	src/daemon/disk_files.c \
 	src/daemon/disk_files.h \

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,17 +35,6 @@
  * Measured 4k QD32, direct: random writes 55k -> 73k IOPS, reads 78k -> 85k.
  */
 #define SERVE_BATCH 16
-
-void die_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rqdisk: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static int check_fuse_device(void)
 {
@@ -169,18 +157,6 @@ static int setup_queue(struct rqdisk_state *s)
 	model = dev_stack_find(s->disk.stack, "model");
 	s->disk.model = model ? dev_model_of(model) : NULL;
 	return 0;
-}
-
-/* NAME from the working directory at start: the daemon leaves it for /. */
-char *absolute_path(const char *name)
-{
-	char cwd[PATH_MAX], *path;
-
-	if (name[0] == '/')
-		return strdup(name);
-	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&path, "%s/%s", cwd, name) < 0)
-		return NULL;
-	return path;
 }
 
 /* --trace: from before the first I/O; trace/name shows the NAME. */
