@@ -40,6 +40,20 @@ static int create_image(struct rqdisk_state *s)
 	return 0;
 }
 
+/*
+ * --create on an image that is there: used as it is when it has the size
+ * asked for; another size is refused, not served silently.
+ */
+static int check_create_size(const struct rqdisk_state *s, const struct stat *st)
+{
+	if (!s->opt.create_size || !S_ISREG(st->st_mode) ||
+	    (uint64_t)st->st_size == s->opt.create_size)
+		return 0;
+	die_msg("image %s exists with %lld bytes: --create %llu would not make it that size",
+		s->opt.image, (long long)st->st_size, (unsigned long long)s->opt.create_size);
+	return -1;
+}
+
 /* Whether the registry gave the image to the backend of that scheme. */
 static bool backend_is(const struct rqdisk_state *s, const char *scheme)
 {
@@ -103,6 +117,8 @@ int open_image(struct rqdisk_state *s)
 		if (create_image(s) || stat(s->opt.image, &st))
 			return -1;
 	}
+	if (check_create_size(s, &st))
+		return -1;
 	s->disk.mtime = st.st_mtim;
 	return 0;
 }
