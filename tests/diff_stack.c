@@ -731,15 +731,14 @@ static int open_file_stack(struct run *r, const char *const *specs, unsigned int
 	}
 	if (!(r->c->features & DF_MERGES))
 		r->q->limits.nomerges = BLK_MERGES_NONE;
-	r->d = uring_driver_new(r->q, r->img_fd, 0, 0, &dev_file_ops, why, sizeof(why));
+	r->d = uring_driver_new(r->q, 0, 0, &dev_file_ops, r->image, why, sizeof(why));
 	if (!r->d) {
 		r->skipped = errno == ENOSYS || errno == EPERM; /* no io_uring here */
 		if (!r->skipped)
 			disagree(r, -1, "uring_driver_new: %s", why);
 		return -1;
 	}
-	if (uring_driver_set_filters(r->d, specs, nr, DIFF_DISK_SECTORS, r->image, why,
-				     sizeof(why))) {
+	if (uring_driver_set_filters(r->d, specs, nr, DIFF_DISK_SECTORS, why, sizeof(why))) {
 		disagree(r, -1, "the stack: %s", why);
 		return -1;
 	}

@@ -24,7 +24,8 @@ tests_libtestharness_la_SOURCES = \
 # Every unit test links these, and is built with AM_CFLAGS (which holds
 # Check's flags); a test names only what it adds, as check_nbd does.
 TEST_LDADD = tests/libtestharness.la src/tools/libtraceread.la src/daemon/librqdaemon.la \
-	src/device/libdevice.la src/block/libblock.la $(CHECK_LIBS) $(URING_LIBS) $(PTHREAD_LIBS)
+	src/backend/libbackend.la src/device/libdevice.la src/block/libblock.la $(CHECK_LIBS) \
+	$(URING_LIBS) $(PTHREAD_LIBS)
 LDADD = $(TEST_LDADD)
 
 UNIT_TESTS = \

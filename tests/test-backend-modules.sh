@@ -6,7 +6,9 @@
 # with one line naming it and dlopen's reason, status 1, nothing mounted,
 # in the foreground and when daemonizing.  The build tree's modules load
 # (every symbol they need from rqdisk is exported): with no server, the
-# backend itself is what refuses; an nbd image maps its module.
+# backend itself is what refuses; an nbd image maps its module.  Untold, an
+# rqdisk run from its build tree maps the module built beside it, but never
+# one that another user could have changed, nor that directory's users.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -56,6 +58,30 @@ patched()
 	return 0
 }
 
+# not_from_tree WHAT: $RQDISK (a copy in $tmp/tree), given no
+# RQDISK_BACKEND_DIR, loads no module from its tree: it stops, naming
+# another (none is installed), or serves with another (one is).
+not_from_tree()
+{
+	local pid i
+
+	"$RQDISK" -f "$uri" "$tmp/mnt" 2>"$tmp/err" &
+	pid=$!
+	for ((i = 0; i < 300; i++)); do
+		is_mounted "$tmp/mnt" || kill -0 $pid 2>/dev/null || break
+		is_mounted "$tmp/mnt" && break
+		sleep 0.1
+	done
+	if is_mounted "$tmp/mnt"; then
+		grep " $tmp/tree/" "/proc/$pid/maps" && fail "$1: its module was loaded"
+		fusermount3 -u "$tmp/mnt"
+	fi
+	wait $pid || true
+	echo "$1: $(cat "$tmp/err")"
+	grep -q "$tmp/tree" "$tmp/err" && fail "$1: its module was tried"
+	return 0
+}
+
 say "a file image loads no module: it starts with none to be had"
 RQDISK_BACKEND_DIR=$tmp/empty start_rqdisk "$tmp/img" "$tmp/mnt"
 dd if="$rqdisk_disk" of=/dev/null bs=64k count=4 iflag=direct status=none ||
@@ -95,6 +121,37 @@ libnbX\.so\.0: cannot open shared object file" "$uri"
 		grep -q "libnbd" "/proc/$rqdisk_pid/maps" || fail "the daemon does not map libnbd"
 		grep -q "librbd" "/proc/$rqdisk_pid/maps" && fail "an nbd image's daemon maps librbd"
 		stop_rqdisk
+
+		say "nbd: a build tree's rqdisk finds the module built beside it, untold"
+		dir=$RQDISK_BACKEND_DIR
+		unset RQDISK_BACKEND_DIR
+		start_rqdisk "$uri" "$tmp/mnt"
+		grep -q " $built/backend-nbd.so\$" "/proc/$rqdisk_pid/maps" ||
+			fail "with no RQDISK_BACKEND_DIR, the daemon does not map $built/backend-nbd.so"
+		stop_rqdisk
+
+		# the same layout elsewhere: BUILD/src/daemon/rqdisk, BUILD/src/backend/.libs
+		mkdir -p "$tmp/tree/src/daemon" "$tmp/tree/src/backend/.libs"
+		cp "$RQDISK" "$tmp/tree/src/daemon/rqdisk"
+		cp "$built/backend-nbd.so" "$tmp/tree/src/backend/.libs/"
+		rqdisk=$RQDISK
+		RQDISK=$tmp/tree/src/daemon/rqdisk
+		start_rqdisk "$uri" "$tmp/mnt"
+		grep -q " $tmp/tree/src/backend/.libs/backend-nbd.so\$" "/proc/$rqdisk_pid/maps" ||
+			fail "a copy of the build tree's layout does not map its own module"
+		stop_rqdisk
+
+		say "nbd: never from a build tree that another may change"
+		chmod o+w "$tmp/tree/src/backend/.libs"
+		not_from_tree "a world-writable .libs"
+		chmod o-w "$tmp/tree/src/backend/.libs"
+		chmod g+w "$tmp/tree/src"
+		not_from_tree "a group-writable src"
+		chmod g-w "$tmp/tree/src"
+		chown nobody "$tmp/tree/src/backend/.libs/backend-nbd.so"
+		not_from_tree "a module of another user's"
+		RQDISK=$rqdisk
+		export RQDISK_BACKEND_DIR=$dir
 		stop_nbdkit
 	fi
 fi

@@ -109,5 +109,8 @@ refused 2 "--create: 1000 bytes is not a multiple of the logical block size 512"
 refused 2 "--create: 6144 bytes is not a multiple of the logical block size 4096" \
 	--logical-block-size 4096 --create 6K "$tmp/new" "$tmp/mnt"
 refused 1 "mount point .*/nope: No such file or directory" --create 4M "$tmp/new" "$tmp/nope"
+# an image that is there, of another size: not served at its own size in silence
+refused 1 "image .*/img exists with 1048576 bytes: --create 1073741824 would not make it that size" \
+	--create 1G "$tmp/img" "$tmp/mnt"
 
 echo "PASS: $cases bad inputs refused, in the foreground and daemonizing"

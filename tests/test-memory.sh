@@ -4,7 +4,7 @@
 # with --fuse-uring the ring entries' payloads) are locked in memory at start
 # (VmLck covers them); a request whose buffer cannot be had fails with ENOMEM
 # and the daemon goes on; a refused PR_SET_IO_FLUSHER is said once, not once
-# by the parent and once by the child.  A file image's daemon maps neither
+# by the parent and once by the child, with what to do about it.  A file image's daemon maps neither
 # libnbd nor librbd (their backends are modules), so locks little past the arena.
 source "$(dirname "$0")/functions.sh"
 requires_root
@@ -97,5 +97,10 @@ n=$(grep -c "PR_SET_IO_FLUSHER" "$tmp/err" || :)
 [ "$n" = 1 ] || fail "the PR_SET_IO_FLUSHER warning came $n times"
 grep "PR_SET_IO_FLUSHER" "$tmp/err" | grep -q "CAP_SYS_RESOURCE" ||
 	fail "the warning does not name CAP_SYS_RESOURCE"
+# and says what to do: the service unit, or the capability granted
+grep "PR_SET_IO_FLUSHER" "$tmp/err" | grep -q "rqdisk@.service" ||
+	fail "the warning does not name the service unit"
+grep "PR_SET_IO_FLUSHER" "$tmp/err" | grep -q "setcap cap_sys_resource" ||
+	fail "the warning does not say how to grant the capability"
 fusermount3 -u "$tmp/mnt2" || fail "fusermount3 -u failed"
 echo "PASS"

@@ -183,8 +183,8 @@ echo "written" | dd of="$rqdisk_disk" conv=notrunc status=none || fail "writing 
 stop_rqdisk
 [ "$(stat -c %s "$tmp/created")" = 4194304 ] || fail "the created image is not 4 MiB"
 [ "$(head -c 8 "$tmp/created")" = "written" ] || fail "the created image lacks the write"
-say "--create on an existing image leaves it as it is"
-start_rqdisk --create 8M "$tmp/created" "$tmp/mnt"
+say "--create on an existing image of that size leaves it as it is"
+start_rqdisk --create 4M "$tmp/created" "$tmp/mnt"
 [ "$(stat -c %s "$rqdisk_disk")" = 4194304 ] || fail "--create resized an existing image"
 [ "$(head -c 8 "$rqdisk_disk")" = "written" ] || fail "--create changed an existing image"
 stop_rqdisk

@@ -52,22 +52,30 @@ static enum uring_serve disk_serve(void *arg)
 	return k->ended >= k->want ? URING_SERVE_DONE : URING_SERVE_DRAINED;
 }
 
-/* q before the driver; the elevator (NULL: leave it) before the limits are final. */
-/* model: a --model spec, or NULL for none: the model filter over the backend. */
+/*
+ * q before the driver; the elevator (NULL: leave it) before the limits are final.
+ * model: a --model spec, or NULL for none: the model filter over the backend.
+ * The backend opens the file again by its fd's name, read-only as the fd
+ * is, on a disk of DISK_SIZE whatever the file's size (a test's file may
+ * end before the disk, or in a sector).
+ */
 void disk_start_flags(struct disk *k, unsigned int entries, const char *model,
 		      unsigned int flags, const struct dev_ops *backend)
 {
-	char why[256], spec[256];
+	char why[256], spec[256], path[64];
 	const char *filters[] = { spec };
+	bool filter = model && strcmp(model, "none");
 
-	k->d = uring_driver_new(k->q, k->fd, entries, flags, backend, why, sizeof(why));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", k->fd);
+	if ((fcntl(k->fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+		flags |= URING_DRIVER_READ_ONLY;
+	k->d = uring_driver_new(k->q, entries, flags, NULL, NULL, why, sizeof(why));
 	ck_assert_msg(k->d != NULL, "uring_driver_new: %s", why);
 	ck_assert_ptr_eq(k->q->queuedata, k->d);
-	if (!model || !strcmp(model, "none"))
-		return;
-	snprintf(spec, sizeof(spec), "model:%s", model);
-	ck_assert_msg(!uring_driver_set_filters(k->d, filters, 1, DISK_SIZE >> SECTOR_SHIFT, NULL,
-						why, sizeof(why)),
+	if (filter)
+		snprintf(spec, sizeof(spec), "model:%s", model);
+	ck_assert_msg(!uring_driver_set_stack(k->d, filters, filter ? 1 : 0, backend, path,
+					      DISK_SIZE >> SECTOR_SHIFT, why, sizeof(why)),
 		      "%s", why);
 }
 
@@ -388,7 +396,7 @@ int uring_available(void)
 
 	if (!q)
 		return 1;
-	d = uring_driver_new(q, -1, 0, 0, &dev_file_ops, why, sizeof(why));
+	d = uring_driver_new(q, 0, 0, NULL, NULL, why, sizeof(why));
 	if (!d) {
 		ret = errno == ENOSYS || errno == EPERM ? 77 : 1;
 		fprintf(stderr, "check_uring: %s%s\n", why, ret == 77 ? ", skipped" : "");

@@ -18,6 +18,8 @@ typedef uint64_t sector_t;
 /* Sector numbers and counts are always in these units, whatever the logical block size. */
 #define SECTOR_SHIFT 9
 #define SECTOR_SIZE (1u << SECTOR_SHIFT)
+/* The page I/O memory is aligned to, whatever the machine's (bounce buffers, O_DIRECT). */
+#define BLK_PAGE_SIZE 4096u
 
 enum req_op {
 	REQ_OP_READ,

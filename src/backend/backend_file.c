@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * backend_file.c - the file backend: each request becomes SQEs on the
- * image in the loop's ring.  A short transfer is continued from the first
- * byte not moved, and the whole sectors moved end as they go.
+ * backend_file.c - the file backend: it opens the image named by its args,
+ * and each request becomes I/O on it that the host's loop carries out
+ * (dev_host_ops.submit_io: the daemon's io_uring ring).  A short transfer
+ * is continued from the first byte not moved, and the whole sectors moved
+ * end as they go.
  */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "backend_uring.h"
-#include "driver_uring.h"
-#include "queue_limits.h" /* BLK_PAGE_SIZE */
 
 /*
  * Write-zeroes on a file system that cannot zero a range writes from one
@@ -39,7 +39,7 @@ struct file_backend;
 
 /* One request in flight, and where the kernel is in it. */
 struct file_slot {
-	struct uring_op op; /* the CQEs of its SQEs come here */
+	struct dev_io io; /* first: the host's I/O, whose completions come here */
 	struct file_backend *fb;
 	TAILQ_ENTRY(file_slot) link; /* on the free or the resubmit list */
 	struct request *rq;
@@ -57,8 +57,12 @@ TAILQ_HEAD(file_slot_list, file_slot);
 
 struct file_backend {
 	struct blk_dev *dev;
-	struct uring_driver *d;
+	const struct dev_host_ops *host_ops;
+	void *host;
 	int fd;
+	char *path; /* as opened: what a failed flush at exit names */
+	bool read_only;
+	unsigned long zero_writes; /* write-zeroes done by writing zeros */
 	struct file_slot *slots;
 	struct iovec *iovs; /* every slot's entries, in one block */
 	unsigned int max_segs;
@@ -95,7 +99,7 @@ static void file_slot_init(struct file_backend *fb, struct file_slot *s, struct 
 	rq->special = s;
 	s->kind = file_kind_of(fb, rq);
 	if (s->kind == FILE_ZERO_WRITE)
-		uring_driver_stats_of(fb->d)->zero_writes++;
+		fb->zero_writes++;
 	s->pos = blk_rq_pos(rq) << SECTOR_SHIFT;
 	s->len = (size_t)blk_rq_sectors(rq) << SECTOR_SHIFT;
 	s->xfer = 0;
@@ -144,42 +148,54 @@ static unsigned int file_zero_iov(struct file_backend *fb, struct file_slot *s)
 	return n;
 }
 
-static void file_prep_write(struct file_backend *fb, struct file_slot *s,
-			    struct io_uring_sqe *sqe, const struct iovec *iov, unsigned int n)
+static void file_prep_rw(struct file_slot *s, enum dev_io_op op, const struct iovec *iov,
+			 unsigned int n)
 {
-	io_uring_prep_writev(sqe, fb->fd, iov, n, s->pos + s->xfer);
+	s->io.op = op;
+	s->io.iov = iov;
+	s->io.nr_iov = n;
+	s->io.offset = s->pos + s->xfer;
 	/* FUA: this write is durable when it completes, and nothing more is. */
-	if (s->rq->cmd_flags & REQ_FUA)
-		sqe->rw_flags = RWF_DSYNC;
+	s->io.flags = op == DEV_IO_WRITEV && (s->rq->cmd_flags & REQ_FUA) ? RWF_DSYNC : 0;
 }
 
-/* Fill sqe with what slot s needs next: the whole request, or what is left of it. */
-static void file_prep(struct file_backend *fb, struct file_slot *s, struct io_uring_sqe *sqe)
+static void file_prep_fallocate(struct file_slot *s, int mode)
+{
+	s->io.op = DEV_IO_FALLOCATE;
+	s->io.flags = mode | FALLOC_FL_KEEP_SIZE;
+	s->io.offset = s->pos;
+	s->io.len = s->len;
+}
+
+/* Send what slot s needs next: the whole request, or what is left of it. */
+static void file_issue(struct file_backend *fb, struct file_slot *s)
 {
 	switch (s->kind) {
 	case FILE_READ:
-		io_uring_prep_readv(sqe, fb->fd, s->iov + s->iov_idx, s->nr_iov - s->iov_idx,
-				    s->pos + s->xfer);
+		file_prep_rw(s, DEV_IO_READV, s->iov + s->iov_idx, s->nr_iov - s->iov_idx);
 		break;
 	case FILE_WRITE:
-		file_prep_write(fb, s, sqe, s->iov + s->iov_idx, s->nr_iov - s->iov_idx);
+		file_prep_rw(s, DEV_IO_WRITEV, s->iov + s->iov_idx, s->nr_iov - s->iov_idx);
 		break;
 	case FILE_ZERO_WRITE:
-		file_prep_write(fb, s, sqe, s->iov, file_zero_iov(fb, s));
+		file_prep_rw(s, DEV_IO_WRITEV, s->iov, file_zero_iov(fb, s));
 		break;
 	case FILE_FSYNC:
-		io_uring_prep_fsync(sqe, fb->fd, IORING_FSYNC_DATASYNC);
+		s->io.op = DEV_IO_FDATASYNC;
 		break;
 	case FILE_DISCARD:
-		io_uring_prep_fallocate(sqe, fb->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-					(off_t)s->pos, (off_t)s->len);
+		file_prep_fallocate(s, FALLOC_FL_PUNCH_HOLE);
 		break;
 	case FILE_ZERO_RANGE:
-		io_uring_prep_fallocate(sqe, fb->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-					(off_t)s->pos, (off_t)s->len);
+		file_prep_fallocate(s, FALLOC_FL_ZERO_RANGE);
 		break;
 	}
-	uring_op_set(sqe, &s->op);
+	fb->host_ops->submit_io(fb->host, &s->io);
+}
+
+static bool file_io_room(struct file_backend *fb)
+{
+	return fb->host_ops->io_room(fb->host, 1);
 }
 
 /* Give waiting continuations their SQEs, oldest first; false if the SQ filled up. */
@@ -188,10 +204,10 @@ static bool file_resubmit(struct file_backend *fb)
 	struct file_slot *s;
 
 	while ((s = TAILQ_FIRST(&fb->resubmit))) {
-		if (!uring_driver_sq_room(fb->d, 1))
+		if (!file_io_room(fb))
 			return false;
 		TAILQ_REMOVE(&fb->resubmit, s, link);
-		file_prep(fb, s, uring_driver_get_sqe(fb->d));
+		file_issue(fb, s);
 	}
 	return true;
 }
@@ -207,7 +223,7 @@ static bool file_can_take(struct blk_dev *dev)
 {
 	struct file_backend *fb = dev->priv;
 
-	return !TAILQ_EMPTY(&fb->free) && file_resubmit(fb) && uring_driver_sq_room(fb->d, 1);
+	return !TAILQ_EMPTY(&fb->free) && file_resubmit(fb) && file_io_room(fb);
 }
 
 /* rq is started and file_can_take() said yes: it goes out in this batch. */
@@ -219,7 +235,7 @@ static void file_submit(struct blk_dev *dev, struct request *rq)
 	assert(s);
 	TAILQ_REMOVE(&fb->free, s, link);
 	file_slot_init(fb, s, rq);
-	file_prep(fb, s, uring_driver_get_sqe(fb->d));
+	file_issue(fb, s);
 }
 
 /*
@@ -284,7 +300,7 @@ static void file_complete_alloc(struct file_backend *fb, struct file_slot *s, in
 	if (res == -EOPNOTSUPP && s->kind == FILE_ZERO_RANGE) {
 		fb->no_zero_range = true;
 		s->kind = FILE_ZERO_WRITE;
-		uring_driver_stats_of(fb->d)->zero_writes++;
+		fb->zero_writes++;
 		file_again(fb, s);
 		return;
 	}
@@ -301,9 +317,9 @@ static void file_complete_alloc(struct file_backend *fb, struct file_slot *s, in
  * kernel dropped from an io-wq before it started): nothing happened, and
  * the same SQE goes again.
  */
-static void file_complete(struct uring_op *op, int res)
+static void file_complete(struct dev_io *io, int res)
 {
-	struct file_slot *s = (struct file_slot *)op;
+	struct file_slot *s = (struct file_slot *)io;
 	struct file_backend *fb = s->fb;
 
 	assert(s->rq && s->rq->special == s);
@@ -329,6 +345,9 @@ static void file_complete(struct uring_op *op, int res)
 
 static void file_free(struct file_backend *fb)
 {
+	if (fb->fd >= 0)
+		close(fb->fd);
+	free(fb->path);
 	free(fb->zero_buf);
 	free(fb->iovs);
 	free(fb->slots);
@@ -343,7 +362,7 @@ static int file_alloc_slots(struct file_backend *fb, unsigned int nr, unsigned i
 		return -ENOMEM;
 	fb->max_segs = max_segs;
 	for (unsigned int i = 0; i < nr; i++) {
-		fb->slots[i].op.done = file_complete;
+		fb->slots[i].io.done = file_complete;
 		fb->slots[i].fb = fb;
 		fb->slots[i].iov = fb->iovs + (size_t)i * max_segs;
 		TAILQ_INSERT_TAIL(&fb->free, &fb->slots[i], link);
@@ -355,26 +374,140 @@ static int file_alloc_slots(struct file_backend *fb, unsigned int nr, unsigned i
 	return 0;
 }
 
-/* The image is the loop's fd, opened and checked by the daemon; args is its path. */
-static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
-		     size_t whylen)
+/*
+ * Where the host does not know the disk's size (lim->capacity 0, as the
+ * daemon's), it is the file's, a non-zero multiple of the logical block
+ * size; a host that gives one keeps it (a test's disk past its file's end).
+ */
+int file_image_size(const char *path, struct dev_limits *lim, struct stat *st, char *why,
+		    size_t whylen)
 {
-	struct uring_driver *d = dev->stack->host;
-	struct file_backend *fb = calloc(1, sizeof(*fb));
-
-	if (fb) {
-		TAILQ_INIT(&fb->free);
-		TAILQ_INIT(&fb->resubmit);
+	if (stat(path, st)) {
+		snprintf(why, whylen, "image %s: %s", path, strerror(errno));
+		return -errno;
 	}
-	if (!fb || file_alloc_slots(fb, dev_depth(dev), dev_max_segments(dev))) {
-		if (fb)
-			file_free(fb);
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(why, whylen, "image %s is not a regular file", path);
+		return -EINVAL;
+	}
+	if (lim->capacity)
+		return 0;
+	if (!st->st_size || st->st_size % lim->logical_block_size) {
+		snprintf(why, whylen,
+			 "image %s: size %lld is not a non-zero multiple of the logical block size %u",
+			 path, (long long)st->st_size, lim->logical_block_size);
+		return -EINVAL;
+	}
+	lim->capacity = (sector_t)st->st_size >> SECTOR_SHIFT;
+	return 0;
+}
+
+/*
+ * O_DIRECT on the image takes I/O only at the offsets and from the memory
+ * the file system there allows (statx's dio alignment, Linux 6.1).  Offsets
+ * are the queue's logical blocks: a coarser need is refused, as a 512-byte
+ * disk cannot sit on a 4096-byte device.  Memory is the queue's dma
+ * alignment: raised to what the file needs, as a driver declares it, so
+ * that the core bounces anything less aligned.
+ */
+static int file_direct_alignment(struct file_backend *fb, struct dev_limits *lim, char *why,
+				 size_t whylen)
+{
+	struct statx stx;
+
+	if (statx(fb->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) ||
+	    !(stx.stx_mask & STATX_DIOALIGN))
+		return 0; /* not told: the first I/O says, with EINVAL */
+	if (!stx.stx_dio_offset_align) {
+		snprintf(why, whylen, "image %s: --direct: the file system there takes no O_DIRECT I/O",
+			 fb->path);
+		return -EINVAL;
+	}
+	if (stx.stx_dio_offset_align > lim->logical_block_size) {
+		snprintf(why, whylen,
+			 "image %s: --direct: O_DIRECT there needs I/O in blocks of %u bytes, above "
+			 "the logical block size %u (try --logical-block-size %u)",
+			 fb->path, stx.stx_dio_offset_align, lim->logical_block_size,
+			 stx.stx_dio_offset_align);
+		return -EINVAL;
+	}
+	if (stx.stx_dio_mem_align > BLK_PAGE_SIZE) {
+		snprintf(why, whylen,
+			 "image %s: --direct: O_DIRECT there needs memory aligned to %u bytes, above "
+			 "a page",
+			 fb->path, stx.stx_dio_mem_align);
+		return -EINVAL;
+	}
+	if (stx.stx_dio_mem_align && stx.stx_dio_mem_align - 1 > lim->dma_alignment)
+		lim->dma_alignment = stx.stx_dio_mem_align - 1;
+	return 0;
+}
+
+/* The image, args its path, read-only and with O_DIRECT as the stack says. */
+static int file_open_image(struct file_backend *fb, const char *args, struct dev_limits *lim,
+			   char *why, size_t whylen)
+{
+	const struct dev_stack *stack = fb->dev->stack;
+	int flags = (stack->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	struct stat st;
+	int ret;
+
+	if (!args || !*args) {
+		snprintf(why, whylen, "file: no image: the backend opens file:PATH");
+		return -EINVAL;
+	}
+	fb->path = strdup(args);
+	if (!fb->path) {
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	ret = file_image_size(args, lim, &st, why, whylen);
+	if (ret)
+		return ret;
+	fb->read_only = stack->read_only;
+	fb->fd = open(args, flags | (stack->direct ? O_DIRECT : 0));
+	if (fb->fd < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "image %s: %s%s", args,
+			 stack->direct && errno == EINVAL ? "O_DIRECT is not supported there: " : "",
+			 strerror(errno));
+		return ret;
+	}
+	return stack->direct ? file_direct_alignment(fb, lim, why, whylen) : 0;
+}
+
+static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
+		     size_t whylen)
+{
+	const struct dev_host_ops *ops = dev->stack->host_ops;
+	struct file_backend *fb;
+	int ret;
+
+	if (!ops || !ops->io_room || !ops->submit_io || !ops->set_io_kick) {
+		snprintf(why, whylen, "file: this host cannot carry out I/O on a file");
+		return -EINVAL;
+	}
+	fb = calloc(1, sizeof(*fb));
+	if (!fb) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	TAILQ_INIT(&fb->free);
+	TAILQ_INIT(&fb->resubmit);
+	fb->fd = -1;
 	fb->dev = dev;
-	fb->d = d;
-	fb->fd = uring_driver_fd(d);
+	fb->host_ops = ops;
+	fb->host = dev->stack->host;
+	if (file_alloc_slots(fb, dev_depth(dev), dev_max_segments(dev))) {
+		snprintf(why, whylen, "out of memory");
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = file_open_image(fb, args, lim, why, whylen);
+	if (ret)
+		goto fail;
+	for (unsigned int i = 0; i < dev_depth(dev); i++)
+		fb->slots[i].io.fd = fb->fd; /* every I/O of the slot's is on the image */
 	dev->priv = fb;
 	/* punching holes and zeroing ranges, or writing zeros */
 	lim->discard = lim->write_zeroes = true;
@@ -384,18 +517,39 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 	 * the allocation of a sparse image's blocks.
 	 */
 	lim->has_cache = true;
-	lim->image_file = dev->args; /* the image's path: the sectors as they are */
-	uring_driver_set_kick(d, file_kick, fb);
+	lim->image_file = fb->path; /* the image: the sectors as they are */
+	ops->set_io_kick(fb->host, file_kick, fb);
 	return 0;
+fail:
+	file_free(fb);
+	return ret;
 }
 
+/*
+ * The stack is idle: what was written is made durable, as the image's
+ * last word (a disk that never served has nothing to keep).  A failed
+ * fdatasync is said, and is the stack's close_error.
+ */
 static void file_close(struct blk_dev *dev)
 {
 	struct file_backend *fb = dev->priv;
 
 	assert(TAILQ_EMPTY(&fb->resubmit));
-	uring_driver_set_kick(fb->d, NULL, NULL);
+	fb->host_ops->set_io_kick(fb->host, NULL, NULL);
+	if (!fb->read_only && !dev->stack->aborted && fdatasync(fb->fd)) {
+		int err = errno;
+
+		fprintf(stderr, "rqdisk: image %s: fdatasync: %s\n", fb->path, strerror(err));
+		dev->stack->close_error = -err;
+	}
 	file_free(fb);
+}
+
+unsigned long file_backend_zero_writes(const struct blk_dev *dev)
+{
+	const struct file_backend *fb = dev->priv;
+
+	return fb->zero_writes;
 }
 
 BACKEND_REGISTER(file,

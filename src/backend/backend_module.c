@@ -6,10 +6,14 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backend_module.h"
 
@@ -18,17 +22,80 @@
 #endif
 
 /*
+ * Whether path (a module) and every directory above it can be changed by
+ * nobody but root and the user who runs rqdisk: owned by one of them, and
+ * writable by no group or other (a sticky directory, as /tmp, lets no one
+ * else rename what is not theirs).
+ */
+static bool trusted_path(const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (!realpath(path, p))
+		return false;
+	for (;;) {
+		if (stat(p, &st) || (st.st_uid && st.st_uid != getuid()))
+			return false;
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+		    !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)))
+			return false;
+		if (!strcmp(p, "/"))
+			return true;
+		slash = strrchr(p, '/');
+		slash[slash == p] = '\0'; /* "/usr" goes to "/" */
+	}
+}
+
+/*
+ * An rqdisk run from its build tree (BUILD/src/daemon/rqdisk) takes the
+ * module that build made, BUILD/src/backend/.libs/backend-NAME.so, without
+ * being told: never one that runs with privileges its caller lacks
+ * (setuid, setcap: AT_SECURE), and only a module no one but root and its
+ * caller can change.  Installed, it is in no "daemon" directory beside a
+ * "backend" one with the module: that one uses $(pkglibdir).
+ */
+static bool build_tree_dir(const char *name, char *dir, size_t len)
+{
+	char exe[PATH_MAX], module[PATH_MAX + 32], *slash;
+	ssize_t n;
+
+	if (getauxval(AT_SECURE))
+		return false;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = '\0'; /* BUILD/src/daemon */
+	slash = strrchr(exe, '/');
+	if (!slash || strcmp(slash, "/daemon"))
+		return false;
+	*slash = '\0'; /* BUILD/src */
+	if ((size_t)snprintf(dir, len, "%s/backend/.libs", exe) >= len)
+		return false;
+	snprintf(module, sizeof(module), "%s/backend-%s.so", dir, name);
+	return !access(module, R_OK) && trusted_path(module);
+}
+
+/*
  * RQDISK_BACKEND_DIR is taken as --elevator PATH is: from whoever starts
  * the daemon, except where it runs with privileges they lack (setcap, as
- * rqdisk(8) suggests, or setuid): their module would run with them.  A
- * path with a slash is all dlopen() is ever given, so the loader's own
- * search (LD_LIBRARY_PATH) plays no part.
+ * rqdisk(8) suggests, or setuid): their module would run with them.  Then
+ * the build tree's, then the installed directory.  A path with a slash is
+ * all dlopen() is ever given, so the loader's own search (LD_LIBRARY_PATH)
+ * plays no part.
  */
-static const char *backend_module_dir(void)
+static const char *backend_module_dir(const char *name, char *buf, size_t len)
 {
 	const char *dir = secure_getenv(BACKEND_DIR_ENV);
 
-	return dir && *dir ? dir : RQDISK_PKGLIBDIR;
+	if (dir && *dir)
+		return dir;
+	return build_tree_dir(name, buf, len) ? buf : RQDISK_PKGLIBDIR;
 }
 
 /*
@@ -58,7 +125,7 @@ static const struct dev_ops *backend_module_open(const char *name, const char *s
 {
 	struct backend_module *m;
 	const struct dev_ops *ops;
-	char path[PATH_MAX], what[PATH_MAX + 64];
+	char path[PATH_MAX], dir[PATH_MAX], what[PATH_MAX + 64];
 	void *handle;
 
 	if (nr_backend_modules == BACKEND_MODULES_MAX ||
@@ -68,8 +135,8 @@ static const struct dev_ops *backend_module_open(const char *name, const char *s
 		return NULL;
 	}
 	m = &backend_modules[nr_backend_modules];
-	if ((size_t)snprintf(path, sizeof(path), "%s/backend-%s.so", backend_module_dir(), name) >=
-	    sizeof(path)) {
+	if ((size_t)snprintf(path, sizeof(path), "%s/backend-%s.so",
+			     backend_module_dir(name, dir, sizeof(dir)), name) >= sizeof(path)) {
 		snprintf(why, whylen, "the %s backend module: %s is too long", name,
 			 BACKEND_DIR_ENV);
 		return NULL;

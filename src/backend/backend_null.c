@@ -2,18 +2,22 @@
 /*
  * backend_null.c - the null backend, null_blk's instant device: every
  * request ends, whole and without error, when a NOP in its place comes
- * back through the loop's ring.  What rqdisk itself costs, without a
- * device's time.  Reads leave their memory as it was; writes are dropped.
+ * back through the host's loop (dev_host_ops.submit_io).  What rqdisk
+ * itself costs, without a device's time.  Reads leave their memory as it
+ * was; writes are dropped.  Its args, if any, name the image that gives
+ * the disk its size; nothing else of it is read or written.
  */
-#include <liburing.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "backend_uring.h"
-#include "driver_uring.h"
 
 /* Kept with each request. */
 struct null_rq {
-	struct uring_op op; /* first: the CQE's user_data is the request's pdu */
+	struct dev_io io; /* first: its completion comes here */
 	struct blk_dev *dev;
 	struct request *rq;
 };
@@ -21,7 +25,27 @@ struct null_rq {
 static int null_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		     size_t whylen)
 {
-	dev->priv = dev->stack->host;
+	const struct dev_host_ops *ops = dev->stack->host_ops;
+	struct stat st;
+
+	if (!ops || !ops->io_room || !ops->submit_io) {
+		snprintf(why, whylen, "null: this host cannot carry out I/O");
+		return -EINVAL;
+	}
+	if (args && *args) {
+		int fd, ret = file_image_size(args, lim, &st, why, whylen);
+
+		if (ret)
+			return ret;
+		/* nothing of it is read, but its user may read it, as a file image's must */
+		fd = open(args, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			ret = -errno;
+			snprintf(why, whylen, "image %s: %s", args, strerror(errno));
+			return ret;
+		}
+		close(fd);
+	}
 	lim->discard = lim->write_zeroes = true; /* dropped, as writes are */
 	lim->has_cache = false;
 	return 0;
@@ -29,12 +53,12 @@ static int null_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 
 static bool null_can_take(struct blk_dev *dev)
 {
-	return uring_driver_sq_room(dev->priv, 1);
+	return dev->stack->host_ops->io_room(dev->stack->host, 1);
 }
 
-static void null_complete(struct uring_op *op, int res)
+static void null_complete(struct dev_io *io, int res)
 {
-	struct null_rq *n = (struct null_rq *)op;
+	struct null_rq *n = (struct null_rq *)io;
 
 	dev_end(n->dev, n->rq, res < 0 ? res : 0, blk_rq_sectors(n->rq));
 }
@@ -42,13 +66,12 @@ static void null_complete(struct uring_op *op, int res)
 static void null_submit(struct blk_dev *dev, struct request *rq)
 {
 	struct null_rq *n = dev_rq_pdu(dev, rq);
-	struct io_uring_sqe *sqe = uring_driver_get_sqe(dev->priv);
 
-	n->op.done = null_complete;
+	n->io.done = null_complete; /* the pdu is zeroed: the rest of io too */
+	n->io.op = DEV_IO_NOP;
 	n->dev = dev;
 	n->rq = rq;
-	io_uring_prep_nop(sqe);
-	uring_op_set(sqe, &n->op);
+	dev->stack->host_ops->submit_io(dev->stack->host, &n->io);
 }
 
 BACKEND_REGISTER(null,

@@ -1,20 +1,24 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The backends, the disk at the bottom of the stack, each linked where it
-# runs: the simulated disk in the device library (rqdisk-replay's), file and
-# null on the daemon's io_uring loop, the registry in the daemon, and nbd and
-# rbd as modules in $(pkglibdir), loaded only for an image that needs one: a
-# daemon serving a file maps (and mlockall()s) neither libnbd nor librbd.
-# Each module exports its dev_ops table alone; the daemon exports what they
-# call (backend.syms).
-src_device_libdevice_la_SOURCES += \
+# The backends, the disk at the bottom of the stack, in one library: the
+# registry, the module loader, and the backends built in - file and null,
+# whose I/O the host's loop carries out, and the simulated disk of
+# rqdisk-replay - all reaching their host through device.h alone (no
+# liburing, nothing of the daemon).  nbd and rbd are modules in
+# $(pkglibdir), loaded only for an image that needs one: a daemon serving
+# a file maps (and mlockall()s) neither libnbd nor librbd.  Each module
+# exports its dev_ops table alone; the daemon exports what they call
+# (backend.syms).
+noinst_LTLIBRARIES += src/backend/libbackend.la
+src_backend_libbackend_la_SOURCES = \
+	src/backend/backend.c \
 	src/backend/backend.h \
-	src/backend/backend_sim.c \
-	$(NULL)
-src_daemon_librqdaemon_la_SOURCES += \
 	src/backend/backend_file.c \
+	src/backend/backend_module.c \
+	src/backend/backend_module.h \
 	src/backend/backend_nbd.h \
 	src/backend/backend_null.c \
 	src/backend/backend_rbd.h \
+	src/backend/backend_sim.c \
 	src/backend/backend_uring.h \
 	src/backend/nbd_conn.h \
 	src/backend/nbd_export.h \
@@ -22,12 +26,8 @@ src_daemon_librqdaemon_la_SOURCES += \
 	src/backend/rbd_spec.c \
 	src/backend/rbd_spec.h \
 	$(NULL)
-src_daemon_rqdisk_SOURCES += \
-	src/backend/backend.c \
-	src/backend/backend.h \
-	src/backend/backend_module.c \
-	src/backend/backend_module.h \
-	$(NULL)
+src_backend_libbackend_la_CPPFLAGS = $(AM_CPPFLAGS) -DRQDISK_PKGLIBDIR='"$(pkglibdir)"'
+src_backend_libbackend_la_LIBADD = -ldl
 
 BACKEND_MODULE_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared
 NBD_BACKEND_SOURCES = src/backend/backend_nbd.c src/backend/nbd_conn.c src/backend/nbd_export.c

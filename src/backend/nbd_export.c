@@ -10,7 +10,6 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "queue_limits.h" /* BLK_PAGE_SIZE */
 #include "nbd_export.h"
 
 /* A preferred block size above this is no physical block size (the protocol's 32 MiB). */

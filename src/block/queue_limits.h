@@ -25,7 +25,6 @@
 #define BLK_MAX_DISCARD_SECTORS (UINT_MAX >> 9)
 #define BLK_DEF_MAX_DISCARD_SECTORS BLK_MAX_DISCARD_SECTORS
 #define BLK_DEF_MAX_WRITE_ZEROES_SECTORS BLK_MAX_DISCARD_SECTORS
-#define BLK_PAGE_SIZE 4096u
 
 enum blk_nomerges {
 	BLK_MERGES_ALL = 0,      /* every merge the limits allow */

@@ -116,8 +116,9 @@ void blk_stack_set_queue(struct dev_stack *s, struct request_queue *q)
  * does not take gets a limit of 0, so that the queue refuses it
  * (EOPNOTSUPP) before any layer sees it, as Linux's max_discard_sectors
  * of 0 means no discard.  One it takes keeps the queue's limit, or the
- * default where the queue had none.  Block sizes and max_sectors only
- * ever tighten what the queue had, as a driver's limits stack in Linux.
+ * default where the queue had none.  Block sizes, the memory alignment
+ * and max_sectors only ever tighten what the queue had, as a driver's
+ * limits stack in Linux.
  */
 int blk_queue_stack_limits(struct request_queue *q, const struct dev_limits *lim, char *why,
 			   size_t whylen)
@@ -138,6 +139,8 @@ int blk_queue_stack_limits(struct request_queue *q, const struct dev_limits *lim
 		ql.physical_block_size = lim->physical_block_size;
 	if (lim->io_opt)
 		ql.io_opt = lim->io_opt;
+	if (lim->dma_alignment > ql.dma_alignment)
+		ql.dma_alignment = lim->dma_alignment;
 	if (lim->max_sectors && lim->max_sectors < ql.max_hw_sectors)
 		ql.max_hw_sectors = lim->max_sectors;
 	if (ql.max_sectors > ql.max_hw_sectors)

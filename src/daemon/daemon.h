@@ -3,7 +3,8 @@
  * daemon.h - one running daemon's state, shared by the files of the
  * program: the image and its backend (image.c), the power signal and the
  * write cache's flush at exit (power.c), locked memory (memory.c), the
- * fork that waits for the mount (daemonize.c), and the serve loop
+ * fork that waits for the mount (daemonize.c), the one-line message and
+ * the absolute path every file uses (daemon_util.c), and the serve loop
  * (rqdisk.c).
  */
 #ifndef RQDISK_DAEMON_H
@@ -23,7 +24,6 @@ struct rqdisk_state {
 	struct rqdisk_options opt;
 	const struct backend_type *backend; /* what serves the image, from the registry */
 	struct rqdisk disk;
-	int fd;
 	bool created; /* the image is ours to remove on failure */
 	char *image_path; /* absolute */
 	struct uring_driver *driver;
@@ -42,10 +42,10 @@ struct rqdisk_state {
 	int exit_flush_error; /* the cache's data did not all reach the image */
 };
 
-/* "rqdisk: " and the message, a line on stderr. */
+/* daemon_util.c: "rqdisk: " and the message, a line on stderr. */
 void __attribute__((format(printf, 1, 2))) die_msg(const char *fmt, ...);
 
-/* NAME from the working directory at start (malloc'd, NULL on failure). */
+/* daemon_util.c: NAME from the working directory at start (malloc'd, NULL on failure). */
 char *absolute_path(const char *name);
 
 /* image.c */

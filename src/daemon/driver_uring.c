@@ -27,8 +27,9 @@
 
 /*
  * user_data of the SQEs that carry no request.  Every other user_data is a
- * struct uring_op (4-aligned, and no heap pointer is this small), or with
- * UD_WATCH_TAG set a tag of the watcher's.
+ * struct dev_io (a backend's I/O, or a watched fd's poll: 4-aligned, and
+ * no heap pointer is this small), or with UD_WATCH_TAG set a tag of the
+ * watcher's.
  */
 enum {
 	UD_TIMER = 1,    /* the elevator's or the stack's wake-up (IORING_OP_TIMEOUT) */
@@ -45,7 +46,7 @@ enum {
  * poll: a one-shot poll, armed again after each wake-up once ready has run.
  */
 struct uring_fd_watch {
-	struct uring_op op; /* first: the poll's CQE comes here */
+	struct dev_io op; /* first: the poll's CQE comes here */
 	struct uring_driver *d;
 	LIST_ENTRY(uring_fd_watch) link;
 	int fd;
@@ -65,11 +66,13 @@ LIST_HEAD(uring_fd_watch_list, uring_fd_watch);
 struct uring_driver {
 	struct io_uring ring; /* the loop thread's alone while it runs */
 	struct request_queue *q;
-	int fd;                /* the image, for the file backend */
 	struct dev_stack stack; /* the device below the queue */
 	sector_t capacity;
-	/* the first stack's backend, and the one set_stack goes back to (NULL: none) */
+	/* the first stack's backend and its args, the one set_stack goes back to (NULL: none) */
 	const struct dev_ops *backend;
+	char *backend_args;
+	bool read_only; /* URING_DRIVER_READ_ONLY: the stack's */
+	bool direct;    /* URING_DRIVER_DIRECT: the stack's */
 	void (*kick)(void *arg);  /* a backend's work after each reap (continuations) */
 	void *kick_arg;
 	uint64_t timer_at;  /* when the armed timer fires, 0 for none */
@@ -87,9 +90,9 @@ struct uring_driver {
 	struct uring_driver_stats stats;
 };
 
-void uring_op_set(struct io_uring_sqe *sqe, struct uring_op *op)
+static void uring_io_set(struct io_uring_sqe *sqe, struct dev_io *io)
 {
-	uint64_t ud = (uint64_t)(uintptr_t)op;
+	uint64_t ud = (uint64_t)(uintptr_t)io;
 
 	assert(ud >= UD_RESERVED_END && !(ud & 3));
 	io_uring_sqe_set_data64(sqe, ud);
@@ -121,17 +124,46 @@ static bool uring_sq_room(struct uring_driver *d, unsigned int need)
 	return io_uring_sq_space_left(&d->ring) >= need;
 }
 
-bool uring_driver_sq_room(struct uring_driver *d, unsigned int need)
+/* dev_host_ops.io_room: lock held. */
+static bool uring_io_room(void *host, unsigned int need)
 {
-	return uring_sq_room(d, need);
+	return uring_sq_room(host, need);
 }
 
-struct io_uring_sqe *uring_driver_get_sqe(struct uring_driver *d)
+/* dev_host_ops.submit_io: an SQE for what io describes, after uring_io_room() said yes. */
+static void uring_submit_io(void *host, struct dev_io *io)
 {
+	struct uring_driver *d = host;
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
 
 	assert(sqe); /* the backend looked for room first */
-	return sqe;
+	switch (io->op) {
+	case DEV_IO_NOP:
+		io_uring_prep_nop(sqe);
+		break;
+	case DEV_IO_READV:
+		io_uring_prep_readv(sqe, io->fd, io->iov, io->nr_iov, io->offset);
+		break;
+	case DEV_IO_WRITEV:
+		io_uring_prep_writev2(sqe, io->fd, io->iov, io->nr_iov, io->offset, io->flags);
+		break;
+	case DEV_IO_FDATASYNC:
+		io_uring_prep_fsync(sqe, io->fd, IORING_FSYNC_DATASYNC);
+		break;
+	case DEV_IO_FALLOCATE:
+		io_uring_prep_fallocate(sqe, io->fd, io->flags, (off_t)io->offset, (off_t)io->len);
+		break;
+	}
+	uring_io_set(sqe, io);
+}
+
+/* dev_host_ops.set_io_kick */
+static void uring_set_io_kick(void *host, void (*kick)(void *arg), void *arg)
+{
+	struct uring_driver *d = host;
+
+	d->kick = kick;
+	d->kick_arg = arg;
 }
 
 /*
@@ -234,7 +266,7 @@ static void uring_handle(struct uring_driver *d, uint64_t ud, int res)
 		return;
 	}
 	assert(ud >= UD_RESERVED_END && !(ud & 3));
-	((struct uring_op *)(uintptr_t)ud)->done((struct uring_op *)(uintptr_t)ud, res);
+	((struct dev_io *)(uintptr_t)ud)->done((struct dev_io *)(uintptr_t)ud, res);
 }
 
 /*
@@ -295,14 +327,14 @@ static void uring_arm_fd_watches(struct uring_driver *d)
 			continue;
 		sqe = io_uring_get_sqe(&d->ring);
 		io_uring_prep_poll_add(sqe, w->fd, w->events);
-		uring_op_set(sqe, &w->op);
+		uring_io_set(sqe, &w->op);
 		w->armed = true;
 		w->armed_events = w->events;
 	}
 }
 
 /* The poll's CQE, lock held: the backend reads what its fd has, on the loop's thread. */
-static void uring_fd_watch_done(struct uring_op *op, int res)
+static void uring_fd_watch_done(struct dev_io *op, int res)
 {
 	struct uring_fd_watch *w = (struct uring_fd_watch *)op;
 	struct uring_driver *d = w->d; /* ready may unwatch: w is gone after it */
@@ -403,6 +435,9 @@ static const struct dev_host_ops uring_host_ops = {
 	.watch_fd_events = uring_watch_fd_events,
 	.set_fd_events = uring_set_fd_events,
 	.lost_writes = uring_lost_writes,
+	.io_room = uring_io_room,
+	.submit_io = uring_submit_io,
+	.set_io_kick = uring_set_io_kick,
 };
 
 /*
@@ -600,13 +635,17 @@ static int uring_open_stack(struct uring_driver *d, const char *const *filters, 
 				  .logical_block_size = d->q->limits.logical_block_size };
 	int ret;
 
-	if (!backend)
+	if (!backend) {
 		backend = d->backend;
+		image = d->backend_args;
+	}
 	assert(backend); /* a driver made with none is given one with each stack */
 	d->stack.host = d;
 	d->stack.host_ops = &uring_host_ops;
 	/* before the layers start their threads: the log's writer reads it */
 	d->stack.syslog = d->syslog;
+	d->stack.read_only = d->read_only;
+	d->stack.direct = d->direct;
 	blk_stack_set_queue(&d->stack, d->q);
 	ret = dev_stack_open(&d->stack, filters, nr, backend, image, &lim, why, whylen);
 	if (ret)
@@ -621,9 +660,9 @@ static int uring_open_stack(struct uring_driver *d, const char *const *filters, 
 	return 0;
 }
 
-struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
-				      unsigned int flags, const struct dev_ops *backend, char *why,
-				      size_t whylen)
+struct uring_driver *uring_driver_new(struct request_queue *q, unsigned int entries,
+				      unsigned int flags, const struct dev_ops *backend,
+				      const char *args, char *why, size_t whylen)
 {
 	unsigned int max_segs = queue_max_segments(&q->limits);
 	long iov_max = sysconf(_SC_IOV_MAX);
@@ -643,12 +682,19 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 		return NULL;
 	}
 	d->q = q;
-	d->fd = fd;
 	d->big_sqe = flags & URING_DRIVER_SQE128;
 	d->syslog = flags & URING_DRIVER_SYSLOG;
+	d->read_only = flags & URING_DRIVER_READ_ONLY;
+	d->direct = flags & URING_DRIVER_DIRECT;
 	d->backend = backend;
 	d->creator = pthread_self();
 	LIST_INIT(&d->fd_watches);
+	if (args && !(d->backend_args = strdup(args))) {
+		snprintf(why, whylen, "out of memory");
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
 	ret = uring_setup_ring(d, entries ? entries : q->limits.nr_requests, why, whylen);
 	if (!ret && backend) {
 		ret = uring_open_stack(d, NULL, 0, NULL, NULL, why, whylen);
@@ -656,6 +702,7 @@ struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned 
 			io_uring_queue_exit(&d->ring);
 	}
 	if (ret) {
+		free(d->backend_args);
 		free(d);
 		errno = -ret;
 		return NULL;
@@ -685,30 +732,14 @@ int uring_driver_set_stack(struct uring_driver *d, const char *const *filters, u
 }
 
 int uring_driver_set_filters(struct uring_driver *d, const char *const *filters, unsigned int nr,
-			     sector_t capacity, const char *image, char *why, size_t whylen)
+			     sector_t capacity, char *why, size_t whylen)
 {
-	return uring_driver_set_stack(d, filters, nr, NULL, image, capacity, why, whylen);
+	return uring_driver_set_stack(d, filters, nr, NULL, NULL, capacity, why, whylen);
 }
 
 const struct dev_stack *uring_driver_stack(const struct uring_driver *d)
 {
 	return &d->stack;
-}
-
-int uring_driver_fd(const struct uring_driver *d)
-{
-	return d->fd;
-}
-
-struct uring_driver_stats *uring_driver_stats_of(struct uring_driver *d)
-{
-	return &d->stats;
-}
-
-void uring_driver_set_kick(struct uring_driver *d, void (*kick)(void *arg), void *arg)
-{
-	d->kick = kick;
-	d->kick_arg = arg;
 }
 
 void uring_driver_abort(struct uring_driver *d)
@@ -734,6 +765,7 @@ int uring_driver_free(struct uring_driver *d)
 		d->q->queuedata = NULL;
 		d->q->request_fn = NULL;
 	}
+	free(d->backend_args);
 	free(d);
 	return ret;
 }

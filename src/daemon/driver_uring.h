@@ -29,37 +29,42 @@ struct request_queue; /* the driver's queue: the backends on the loop see only t
  */
 #define URING_DRIVER_SYSLOG (1u << 2)
 
+/* How the file backend opens the image (dev_stack.read_only, .direct). */
+#define URING_DRIVER_READ_ONLY (1u << 3)
+#define URING_DRIVER_DIRECT (1u << 4)
+
 /*
  * Drive q with a ring of entries SQEs (0: one per request the queue lets
- * out at once) over a stack of backend alone, opened with no args: the
- * file backend on fd, or the null one (backend_uring.h), as the caller
- * chose.  It is also the backend the driver goes back to when
- * uring_driver_set_stack() fails, and the one uring_driver_set_filters()
- * puts filters over.  NULL: no stack until uring_driver_set_stack() gives
- * one (a backend that needs its args to open), and none again after it
- * fails.  A request leaves the elevator only when the stack can take it.
- * q->limits must be final.  Sets q->queuedata and q->request_fn.  Returns
- * NULL with errno set and a one-line reason in why (errno ENOSYS or EPERM:
- * this kernel or this process has no io_uring).
+ * out at once) over a stack of backend alone, opened with args (the file
+ * backend's: the image's path).  It is also the backend the driver goes
+ * back to when uring_driver_set_stack() fails, and the one
+ * uring_driver_set_filters() puts filters over.  NULL: no stack until
+ * uring_driver_set_stack() gives one, and none again after it fails.  A
+ * request leaves the elevator only when the stack can take it.  q->limits
+ * must be final but for what the stack raises.  Sets q->queuedata and
+ * q->request_fn.  Returns NULL with errno set and a
+ * one-line reason in why (errno ENOSYS or EPERM: this kernel or this
+ * process has no io_uring).
  */
-struct uring_driver *uring_driver_new(struct request_queue *q, int fd, unsigned int entries,
-				      unsigned int flags, const struct dev_ops *backend, char *why,
-				      size_t whylen);
+struct uring_driver *uring_driver_new(struct request_queue *q, unsigned int entries,
+				      unsigned int flags, const struct dev_ops *backend,
+				      const char *args, char *why, size_t whylen);
 
 /*
- * Put filters, "NAME[:ARGS]" top first, over the backend, on a disk of
- * capacity sectors; image names the file for device/stack (or NULL).
- * Before the loop runs, with no request made yet.  On an error (why says
- * it) the backend is left alone.
+ * Put filters, "NAME[:ARGS]" top first, over the driver's own backend, on
+ * a disk of capacity sectors (0: the size the backend finds).  Before the
+ * loop runs, with no request made yet.  On an error (why says it) the
+ * backend is left alone.
  */
 int uring_driver_set_filters(struct uring_driver *d, const char *const *filters, unsigned int nr,
-			     sector_t capacity, const char *image, char *why, size_t whylen);
+			     sector_t capacity, char *why, size_t whylen);
 
 /*
- * The same over another backend (NULL: the driver's own), opened with
- * args: a backend that is not io_uring-native polls its fd or eventfd
- * through the stack's host_ops (watch_fd), and its callbacks run on the
- * loop's thread.
+ * The same over another backend (NULL: the driver's own, with its args),
+ * opened with args: the file and null backends submit their I/O to the
+ * loop through the stack's host_ops (submit_io); one that is not
+ * io_uring-native polls its fd or eventfd there (watch_fd), and its
+ * callbacks run on the loop's thread.
  */
 int uring_driver_set_stack(struct uring_driver *d, const char *const *filters, unsigned int nr,
 			   const struct dev_ops *backend, const char *args, sector_t capacity,
@@ -67,24 +72,6 @@ int uring_driver_set_stack(struct uring_driver *d, const char *const *filters, u
 
 /* The stack, for the control tree's device/stack. */
 const struct dev_stack *uring_driver_stack(const struct uring_driver *d);
-
-/*
- * What a backend on the loop uses, in the loop's thread with the lock
- * held.  Each SQE carries a struct uring_op (4-aligned), whose done runs
- * with the CQE's result.
- */
-struct uring_op {
-	void (*done)(struct uring_op *op, int res);
-};
-
-bool uring_driver_sq_room(struct uring_driver *d, unsigned int need);
-/* An SQE, after uring_driver_sq_room() said there is room. */
-struct io_uring_sqe *uring_driver_get_sqe(struct uring_driver *d);
-void uring_op_set(struct io_uring_sqe *sqe, struct uring_op *op);
-int uring_driver_fd(const struct uring_driver *d);
-/* kick(arg) runs after each batch of completions, before the queue runs. */
-void uring_driver_set_kick(struct uring_driver *d, void (*kick)(void *arg), void *arg);
-struct uring_driver_stats *uring_driver_stats_of(struct uring_driver *d);
 
 /*
  * The daemon's event loop, run in the thread that made the driver: one wait
@@ -140,7 +127,6 @@ struct uring_driver_stats {
 	unsigned long idle_poll_hits;     /* of those, ended by a completion */
 	unsigned long idle_poll_timeouts; /* ended because the poll time was up */
 	unsigned long sleeps;             /* waits on the ring with nothing to reap */
-	unsigned long zero_writes;        /* write-zeroes done by writing zeros: no ZERO_RANGE */
 };
 
 void uring_driver_get_stats(const struct uring_driver *d, struct uring_driver_stats *st);

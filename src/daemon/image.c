@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * image.c - the image: which backend serves it (the registry, by its
- * scheme), and, for a file here, made if asked, checked and opened; for an
- * image on a server, its size and mode as the backend found them.
+ * scheme) and with what args; a file here made if asked (--create), its
+ * time the disk's; and the disk's size and mode as the backend found them
+ * (the backend opens the image itself).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,60 +40,18 @@ static int create_image(struct rqdisk_state *s)
 	return 0;
 }
 
-static int check_image_size(struct rqdisk_state *s, const struct stat *st)
-{
-	unsigned int lbs = s->opt.limits.logical_block_size;
-
-	if (!S_ISREG(st->st_mode)) {
-		die_msg("image %s is not a regular file", s->opt.image);
-		return -1;
-	}
-	if (!st->st_size || st->st_size % lbs) {
-		die_msg("image %s: size %lld is not a non-zero multiple of the logical block size %u",
-			s->opt.image, (long long)st->st_size, lbs);
-		return -1;
-	}
-	s->disk.size = (uint64_t)st->st_size;
-	return 0;
-}
-
 /*
- * O_DIRECT on the image takes I/O only at the offsets and from the memory
- * the file system there allows (statx's dio alignment, Linux 6.1).  Offsets
- * are the queue's logical blocks: a coarser need is refused, as a 512-byte
- * disk cannot sit on a 4096-byte device.  Memory is the queue's dma
- * alignment: raised to what the file needs, as a driver declares it, so
- * that the core bounces anything less aligned.
+ * --create on an image that is there: used as it is when it has the size
+ * asked for; another size is refused, not served silently.
  */
-static int check_direct_alignment(struct rqdisk_state *s)
+static int check_create_size(const struct rqdisk_state *s, const struct stat *st)
 {
-	struct queue_limits *lim = &s->opt.limits;
-	struct statx stx;
-
-	if (!s->opt.direct || statx(s->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) ||
-	    !(stx.stx_mask & STATX_DIOALIGN))
-		return 0; /* not told: the first I/O says, with EINVAL */
-	if (!stx.stx_dio_offset_align) {
-		die_msg("image %s: --direct: the file system there takes no O_DIRECT I/O",
-			s->opt.image);
-		return -1;
-	}
-	if (stx.stx_dio_offset_align > lim->logical_block_size) {
-		die_msg("image %s: --direct: O_DIRECT there needs I/O in blocks of %u bytes, "
-			"above the logical block size %u (try --logical-block-size %u)",
-			s->opt.image, stx.stx_dio_offset_align, lim->logical_block_size,
-			stx.stx_dio_offset_align);
-		return -1;
-	}
-	if (stx.stx_dio_mem_align > BLK_PAGE_SIZE) {
-		die_msg("image %s: --direct: O_DIRECT there needs memory aligned to %u bytes, "
-			"above a page",
-			s->opt.image, stx.stx_dio_mem_align);
-		return -1;
-	}
-	if (stx.stx_dio_mem_align > lim->dma_alignment + 1)
-		lim->dma_alignment = stx.stx_dio_mem_align - 1;
-	return 0;
+	if (!s->opt.create_size || !S_ISREG(st->st_mode) ||
+	    (uint64_t)st->st_size == s->opt.create_size)
+		return 0;
+	die_msg("image %s exists with %lld bytes: --create %llu would not make it that size",
+		s->opt.image, (long long)st->st_size, (unsigned long long)s->opt.create_size);
+	return -1;
 }
 
 /* Whether the registry gave the image to the backend of that scheme. */
@@ -141,11 +100,10 @@ void remote_request_size(struct rqdisk_state *s)
 	lim->max_segment_size = REMOTE_MAX_SECTORS << SECTOR_SHIFT;
 }
 
+/* A file here: made if asked and missing; its time is the disk's.  The backend opens it. */
 int open_image(struct rqdisk_state *s)
 {
 	struct stat st;
-	/* --null never writes the image: it only gives the disk its size */
-	int flags = (s->opt.read_only || s->opt.null ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 
 	if (image_is_remote(s)) {
 		clock_gettime(CLOCK_REALTIME, &s->disk.mtime);
@@ -159,17 +117,10 @@ int open_image(struct rqdisk_state *s)
 		if (create_image(s) || stat(s->opt.image, &st))
 			return -1;
 	}
-	if (check_image_size(s, &st))
+	if (check_create_size(s, &st))
 		return -1;
-	s->fd = open(s->opt.image, flags | (s->opt.direct ? O_DIRECT : 0));
-	if (s->fd < 0) {
-		die_msg("image %s: %s%s", s->opt.image,
-			s->opt.direct && errno == EINVAL ? "O_DIRECT is not supported there: " : "",
-			strerror(errno));
-		return -1;
-	}
 	s->disk.mtime = st.st_mtim;
-	return check_direct_alignment(s);
+	return 0;
 }
 
 /* The image's backend's ops: built in, or (nbd, rbd) loaded from its module only now. */
@@ -183,7 +134,7 @@ int backend_of(const struct rqdisk_state *s, const struct dev_ops **ops)
 	return *ops ? 0 : -1;
 }
 
-/* The export's size and whether it takes writes, as the backend found them. */
+/* The disk's size and whether it takes writes, as the backend found them. */
 void take_export(struct rqdisk_state *s)
 {
 	const struct dev_limits *lim = &s->disk.stack->limits;

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The daemon, rqdisk: the FUSE front end, the control tree, the io_uring
 # loop.  librqdaemon is what of it the unit tests reach too: the io_uring
-# driver, the buffer pool, the range lock, the I/O priority cache.  (The
-# backends on the loop and the registry join from src/backend/local.mk.)
+# driver, the buffer pool, the range lock, the I/O priority cache.  The
+# backends and their registry are src/backend's library.
 noinst_LTLIBRARIES += src/daemon/librqdaemon.la
 src_daemon_librqdaemon_la_SOURCES = \
 	src/daemon/bufpool.c \
@@ -27,6 +27,7 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/control_impl.h \
 	src/daemon/control_inode.c \
 	src/daemon/daemon.h \
+	src/daemon/daemon_util.c \
 	src/daemon/daemonize.c \
 	src/daemon/disk_files.c \
 	src/daemon/disk_files.h \
@@ -48,11 +49,10 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/registry_help.h \
 	src/daemon/rqdisk.c \
 	$(NULL)
-src_daemon_rqdisk_CPPFLAGS = $(AM_CPPFLAGS) -DRQDISK_PKGLIBDIR='"$(pkglibdir)"'
 src_daemon_rqdisk_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS) $(URING_CFLAGS)
 src_daemon_rqdisk_LDADD = src/common/libcommon.la src/daemon/librqdaemon.la \
-	src/device/libdevice.la src/block/libblock.la $(FUSE_LIBS) $(URING_LIBS) $(PTHREAD_LIBS) \
-	$(SAN_RQDISK_LIBS)
+	src/backend/libbackend.la src/device/libdevice.la src/block/libblock.la \
+	$(FUSE_LIBS) $(URING_LIBS) $(PTHREAD_LIBS) $(SAN_RQDISK_LIBS)
 # What elevator and backend modules call back into.
 src_daemon_rqdisk_LDFLAGS = $(AM_LDFLAGS) $(ELV_EXPORTS) \
 	-Wl,--dynamic-list=$(top_srcdir)/src/backend/backend.syms

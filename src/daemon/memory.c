@@ -91,13 +91,26 @@ void lock_memory(struct rqdisk_state *s)
 			"too low): I/O buffers may be reclaimed; see MEMORY PRESSURE in rqdisk(8)\n");
 }
 
-/* Our own reclaim must not wait on the writeback of a loop device on this disk. */
+/*
+ * Our own reclaim must not wait on the writeback of a loop device on this
+ * disk.  Refused, it is said once, with what to do: the service unit puts
+ * the daemon in a cgroup of its own (safe without the flag) and grants the
+ * capability; or the capability given to the program.
+ */
 void set_io_flusher(void)
 {
-	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
+	if (!prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
+		return;
+	if (errno == EPERM)
 		fprintf(stderr,
-			"rqdisk: warning: PR_SET_IO_FLUSHER: %s (needs CAP_SYS_RESOURCE); a loop "
-			"device on this disk may deadlock it under memory pressure; see MEMORY "
-			"PRESSURE in rqdisk(8)\n",
+			"rqdisk: warning: PR_SET_IO_FLUSHER needs CAP_SYS_RESOURCE: without it a loop "
+			"device on this disk may hang under memory pressure; run rqdisk as the "
+			"rqdisk@.service unit (contrib/systemd), or grant it: setcap "
+			"cap_sys_resource,cap_ipc_lock+ep rqdisk (MEMORY PRESSURE in rqdisk(8))\n");
+	else
+		fprintf(stderr,
+			"rqdisk: warning: PR_SET_IO_FLUSHER: %s (Linux 5.6 or later): a loop device "
+			"on this disk may hang under memory pressure; run rqdisk as the "
+			"rqdisk@.service unit (contrib/systemd) (MEMORY PRESSURE in rqdisk(8))\n",
 			strerror(errno));
 }

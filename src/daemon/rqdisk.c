@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,17 +35,6 @@
  * Measured 4k QD32, direct: random writes 55k -> 73k IOPS, reads 78k -> 85k.
  */
 #define SERVE_BATCH 16
-
-void die_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rqdisk: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static int check_fuse_device(void)
 {
@@ -115,14 +103,15 @@ static int check_fuse_uring(struct rqdisk_state *s)
 static unsigned int driver_flags(const struct rqdisk_options *o)
 {
 	return (o->fuse_uring != FUSE_URING_OFF ? URING_DRIVER_SQE128 : 0) |
-	       (o->foreground ? 0 : URING_DRIVER_SYSLOG);
+	       (o->foreground ? 0 : URING_DRIVER_SYSLOG) |
+	       (o->read_only ? URING_DRIVER_READ_ONLY : 0) | (o->direct ? URING_DRIVER_DIRECT : 0);
 }
 
 static int setup_queue(struct rqdisk_state *s)
 {
 	struct request_queue *q = blk_init_queue(NULL, NULL, NULL);
 	const struct dev_ops *backend;
-	char why[160];
+	char why[PATH_MAX + 256]; /* a message may name the image twice */
 	int ret;
 
 	if (!q) {
@@ -148,38 +137,23 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("elevator %s: %s", s->opt.elevator, strerror(-ret));
 		return -1;
 	}
-	/* a local image's backend (file, null) opens on the fd; a remote one, below, with its args */
-	s->driver = uring_driver_new(q, s->fd, 0, driver_flags(&s->opt),
-				     image_is_remote(s) ? NULL : s->backend->ops, why, sizeof(why));
+	s->driver = uring_driver_new(q, 0, driver_flags(&s->opt), NULL, NULL, why, sizeof(why));
 	if (!s->driver) {
 		die_msg("%s", why);
 		return -1;
 	}
+	/* the backend opens the image from its args, and finds the disk's size */
 	if (backend_of(s, &backend))
 		return -1;
 	if (uring_driver_set_stack(s->driver, s->opt.filters, s->opt.nr_filters, backend,
-				   s->image_path, s->disk.size >> SECTOR_SHIFT, why, sizeof(why))) {
+				   s->image_path, 0, why, sizeof(why))) {
 		die_msg("%s", why);
 		return -1;
 	}
 	s->disk.stack = uring_driver_stack(s->driver);
 	s->disk.lbs = q->limits.logical_block_size; /* the device may need larger blocks */
-	if (image_is_remote(s))
-		take_export(s);
+	take_export(s);
 	return 0;
-}
-
-
-/* NAME from the working directory at start: the daemon leaves it for /. */
-char *absolute_path(const char *name)
-{
-	char cwd[PATH_MAX], *path;
-
-	if (name[0] == '/')
-		return strdup(name);
-	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&path, "%s/%s", cwd, name) < 0)
-		return NULL;
-	return path;
 }
 
 /* --trace: from before the first I/O; trace/name shows the NAME. */
@@ -294,8 +268,6 @@ static int teardown(struct rqdisk_state *s, bool failed)
 	free(s->image_path);
 	blk_cleanup_queue(s->disk.q);
 	fe_buffers_free(&s->disk);
-	if (s->fd >= 0)
-		close(s->fd);
 	teardown_power(s);
 	if (failed && s->created)
 		unlink(s->opt.image);
@@ -399,18 +371,14 @@ static int serve(struct rqdisk_state *s)
 	return s->serve_error < 0 ? -1 : 0;
 }
 
-/* The loop has ended what was queued: close the trace and make the image durable. */
+/*
+ * The loop has ended what was queued: close the trace.  The stack's close
+ * (teardown) makes the image durable, and fails the exit if it cannot.
+ */
 static int sync_image(struct rqdisk_state *s)
 {
-	int ret;
-
 	assert(blk_queue_idle(s->disk.q)); /* the loop returns only once the queue is */
-	ret = finish_trace(s);
-	if (!s->opt.read_only && s->fd >= 0 && fdatasync(s->fd)) {
-		die_msg("image %s: fdatasync: %s", s->opt.image, strerror(errno));
-		return -1;
-	}
-	return ret;
+	return finish_trace(s);
 }
 
 static int start(struct rqdisk_state *s)
@@ -437,7 +405,7 @@ static int start(struct rqdisk_state *s)
 
 int main(int argc, char **argv)
 {
-	struct rqdisk_state s = { .fd = -1, .ready_fd = -1, .power_fd = -1 };
+	struct rqdisk_state s = { .ready_fd = -1, .power_fd = -1 };
 	int ret;
 
 	if (drop_privilege())

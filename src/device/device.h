@@ -45,6 +45,11 @@
  *  - nbd, rbd backends: an async library; dev_host_ops.watch_fd polls its
  *    fd or eventfd in the host's loop and calls back on the loop's thread,
  *    where the backend ends requests: no hand-off per I/O.
+ *  - file, null backends: each request becomes I/O on the image that the
+ *    host's loop carries out (dev_host_ops.submit_io, struct dev_io), its
+ *    completion called back on the loop's thread; the file backend opens
+ *    the image itself, from its args (the path), as the stack's
+ *    read_only and direct say.
  */
 #ifndef RQDISK_DEVICE_H
 #define RQDISK_DEVICE_H
@@ -121,6 +126,8 @@ struct dev_limits {
 	const char *image_file;
 	/* The timing model nearest the queue (the model filter's), for queue/model; NULL: none. */
 	const struct disk_model *model;
+	/* The alignment an I/O's memory needs, a mask (511: 512 bytes), raised into the queue's. */
+	unsigned int dma_alignment;
 };
 
 /*
@@ -237,6 +244,31 @@ struct blk_dev {
 	uint64_t losses;       /* times it lost writes it had ended (dev_lost_writes, _dropped_write) */
 };
 
+/*
+ * One I/O a backend has its host carry out (dev_host_ops.submit_io): what
+ * the system call of that name would do, its result (bytes moved, 0, or
+ * -errno) given to done.
+ */
+enum dev_io_op {
+	DEV_IO_NOP,       /* nothing: done(io, 0) from the loop (the null backend) */
+	DEV_IO_READV,     /* preadv(fd, iov, nr_iov, offset) */
+	DEV_IO_WRITEV,    /* pwritev2(fd, iov, nr_iov, offset, flags): RWF_DSYNC for FUA */
+	DEV_IO_FDATASYNC, /* fdatasync(fd) */
+	DEV_IO_FALLOCATE, /* fallocate(fd, flags (the mode), offset, len) */
+};
+
+struct dev_io {
+	/* The result, on the host's thread with the queue lock held.  Required. */
+	void (*done)(struct dev_io *io, int res);
+	enum dev_io_op op;
+	int fd;
+	int flags; /* pwritev2's for a write, fallocate's mode */
+	unsigned int nr_iov;
+	const struct iovec *iov;
+	uint64_t offset; /* bytes */
+	uint64_t len;    /* fallocate's */
+};
+
 /* What the stack runs on. */
 struct dev_host_ops {
 	/* Poll fd for input in the host's loop; ready(arg) runs on its thread, lock held. */
@@ -258,6 +290,21 @@ struct dev_host_ops {
 	 * it (the system log).  NULL: stderr alone says it.
 	 */
 	void (*lost_writes)(void *host, const char *msg);
+	/*
+	 * I/O on a file of the backend's own, carried out by the host's loop
+	 * (the daemon's io_uring ring) as the file and null backends do: the
+	 * backend keeps a struct dev_io per I/O in flight (in its slot or its
+	 * pdu), so nothing is allocated or handed to another thread per I/O.
+	 * io_room says whether need more may go now (a full batch goes out to
+	 * make room); submit_io, after io_room said yes, sends io, whose done
+	 * runs later on the loop's thread, lock held.  set_io_kick has kick(arg)
+	 * run after each batch of completions, before the queue runs again
+	 * (NULL: none): I/O that waits for room goes out before new requests.
+	 * NULL in a host that has no such loop.
+	 */
+	bool (*io_room)(void *host, unsigned int need);
+	void (*submit_io)(void *host, struct dev_io *io);
+	void (*set_io_kick)(void *host, void (*kick)(void *arg), void *arg);
 };
 
 /*
@@ -334,6 +381,13 @@ struct dev_stack {
 	 * log that stopped) goes to syslog too (LOG_DAEMON).
 	 */
 	bool syslog;
+	/*
+	 * Set by the host before the stack opens: how a backend that opens a
+	 * file here (the file backend) opens it.  read_only: the disk takes
+	 * no writes; direct: with O_DIRECT, around the host's page cache.
+	 */
+	bool read_only;
+	bool direct;
 };
 
 /*
@@ -353,11 +407,11 @@ const struct dev_ops *const *dev_filter_list(void);
 /*
  * Build a stack: the filters from specs "NAME[:ARGS]", top first, over the
  * backend the host chose, opened with backend_args.  lim comes in with what
- * the host knows (capacity: the image's size) and leaves with what the
- * stack imposes, which the host then makes its queue's limits follow
- * (blk_queue_stack_limits()).  s->host, s->host_ops, s->queue and
- * s->queue_ops are the caller's, set before (a layer finds its host and
- * the queue above there).  0, or -errno with a one-line reason in why
+ * the host knows (capacity: the image's size, or 0 for the backend to find)
+ * and leaves with what the stack imposes, which the host then makes its
+ * queue's limits follow (blk_queue_stack_limits()).  s->host, s->host_ops,
+ * s->queue, s->queue_ops, s->syslog, s->read_only and s->direct are the
+ * caller's, set before (a layer finds its host and the queue above there).  0, or -errno with a one-line reason in why
  * (nothing kept).
  */
 int dev_stack_open(struct dev_stack *s, const char *const *specs, unsigned int nr,

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The device below the queue: the stack (device.c), and a folder per filter
-# with its helpers, as nbdkit's filters/NAME/; no liburing either.  (The
-# simulated backend joins from src/backend/local.mk.)
+# with its helpers, as nbdkit's filters/NAME/; no liburing either.
 noinst_LTLIBRARIES += src/device/libdevice.la
 src_device_libdevice_la_SOURCES = \
 	src/device/device.c \

@@ -16,7 +16,8 @@ src_tools_libreplay_la_SOURCES = \
 bin_PROGRAMS += src/tools/rqdisk-replay
 src_tools_rqdisk_replay_SOURCES = src/tools/replay_main.c
 src_tools_rqdisk_replay_LDADD = src/common/libcommon.la src/tools/libreplay.la \
-	src/tools/libtraceread.la src/device/libdevice.la src/block/libblock.la $(PTHREAD_LIBS)
+	src/tools/libtraceread.la src/backend/libbackend.la src/device/libdevice.la \
+	src/block/libblock.la $(PTHREAD_LIBS)
 src_tools_rqdisk_replay_LDFLAGS = $(AM_LDFLAGS) $(ELV_EXPORTS)
 EXTRA_src_tools_rqdisk_replay_DEPENDENCIES = src/block/elevator.syms
 

@@ -16,7 +16,7 @@ FUZZ_TARGETS = \
 	tests/fuzz/fuzz-differential \
 	$(NULL)
 FUZZ_LIBS = src/common/libcommon.la src/tools/libreplay.la src/tools/libtraceread.la \
-	src/device/libdevice.la src/block/libblock.la $(PTHREAD_LIBS)
+	src/backend/libbackend.la src/device/libdevice.la src/block/libblock.la $(PTHREAD_LIBS)
 if FUZZING
 noinst_PROGRAMS += $(FUZZ_TARGETS)
 FUZZ_MAIN =

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "queue_limits.h" /* BLK_PAGE_SIZE */
 #include "wcache_map.h"
 
 static int wc_cmp(const struct wc_extent *a, const struct wc_extent *b)
