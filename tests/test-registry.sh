@@ -91,7 +91,8 @@ copies()
 		BEGIN { n = split(names, nm, " ") }
 		FNR == 1 { delete buf }
 		{
-			buf[FNR % 4] = $0
+			# a comment describes, as the documentation does: not a list
+			buf[FNR % 4] = $0 ~ /^[ \t]*(\/\*|\*|\/\/|#( |$))/ ? "" : $0
 			text = " " buf[0] " " buf[1] " " buf[2] " " buf[3] " "
 			c = 0
 			for (j = 1; j <= n; j++)
