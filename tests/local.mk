@@ -48,6 +48,7 @@ UNIT_TESTS = \
 	tests/check_uring_errors \
 	tests/check_uring_timers \
 	tests/check_uring_backend \
+	tests/check_null_backend \
 	tests/check_uring_loop \
 	tests/check_switch \
 	tests/check_loader \
@@ -200,6 +201,7 @@ INTEGRATION_TESTS = \
 	tests/test-checkorder-elevators.sh \
 	tests/test-model.sh \
 	tests/test-null.sh \
+	tests/test-null-irqmode.sh \
 	tests/test-filter.sh \
 	tests/test-filter-control.sh \
 	tests/test-fault.sh \

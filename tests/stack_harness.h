@@ -32,6 +32,12 @@ struct stack_harness {
 	unsigned int max_bios, nr_bios, nr_ended;
 	unsigned int max_below; /* requests in flight below the queue at once, at most */
 	bool in_submit;         /* inside dev_submit: no request may end there */
+	bool may_end_in_submit; /* unless the test says so (null's irqmode=none) */
+	unsigned int ended_in_submit; /* bios that ended there */
+	/* I/O a layer gave the host (dev_host_ops.submit_io), carried out at its next turn */
+#define SH_MAX_IO 64
+	struct dev_io *io[SH_MAX_IO];
+	unsigned int nr_io;
 	int watched_fd;         /* what a layer watches in the host's loop, or -1 */
 	void (*watched_ready)(void *arg);
 	void *watched_arg;
@@ -56,6 +62,10 @@ int sh_stack_open(struct dev_stack *s, struct request_queue *q, const char *cons
 int sh_open(struct stack_harness *h, const char *const *specs, unsigned int nr,
 	    const struct dev_ops *backend, sector_t capacity, unsigned int max_bios, char *why,
 	    size_t whylen);
+/* sh_open with the backend opened from args. */
+int sh_open_args(struct stack_harness *h, const char *const *specs, unsigned int nr,
+		 const struct dev_ops *backend, const char *args, sector_t capacity,
+		 unsigned int max_bios, char *why, size_t whylen);
 /* sh_open, which must succeed; then the queue's pdu and the noop elevator. */
 void sh_setup(struct stack_harness *h, const char *const *specs, unsigned int nr,
 	      const struct dev_ops *backend, sector_t capacity, unsigned int max_bios);
@@ -65,6 +75,14 @@ void sh_close(struct stack_harness *h);
 void sh_free(struct stack_harness *h);
 /* sh_close and sh_free. */
 void sh_teardown(struct stack_harness *h);
+/* After a failed sh_open: the queue and the bios. */
+void sh_open_failed(struct stack_harness *h);
+
+/*
+ * The host's next turn of its loop: the I/O given to it since the last
+ * (only NOPs: done with 0), then the queue.  sh_run takes turns too.
+ */
+void sh_host_turn(struct stack_harness *h);
 
 /* Every timer due by now, and the queue after each. */
 void sh_kick(struct stack_harness *h);

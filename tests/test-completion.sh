@@ -92,6 +92,12 @@ expect _rqdisk "rqdisk --filter model:hdd:rp" rpm=
 expect _rqdisk "rqdisk --model ssd:read_us=100,ch" 100,channels=
 expect _rqdisk_replay "rqdisk-replay --filter delay:m" ms=
 
+say "the null backend's keys after --null=, as --help-backend null lists them"
+expect _rqdisk "rqdisk --null=" irqmode= completion_nsec=
+expect _rqdisk "rqdisk --null=irqmode=t" timer
+expect _rqdisk "rqdisk --null=irqmode=timer,comp" timer,completion_nsec=
+expect _rqdisk "rqdisk --null " complete.sh # the IMAGE, not a key
+
 # The tag lines of a man page section (the line after .TP), fonts undone.
 tags()
 {

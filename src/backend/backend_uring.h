@@ -23,6 +23,12 @@ extern const struct dev_ops dev_null_ops;
 int file_image_size(const char *path, struct dev_limits *lim, struct stat *st, char *why,
 		    size_t whylen);
 
+/*
+ * The null backend's keys, "KEY=VALUE,..." as --null= gives them, checked
+ * as its open checks them: 0, or -EINVAL with a one-line reason in why.
+ */
+int null_check_keys(const char *keys, char *why, size_t whylen);
+
 /* Write-zeroes the file backend dev did by writing zeros (its file system zeroes no range). */
 unsigned long file_backend_zero_writes(const struct blk_dev *dev);
 

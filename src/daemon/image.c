@@ -72,6 +72,19 @@ static char *nbd_backend_args(const struct rqdisk_options *o)
 	return args;
 }
 
+/* The null backend's keys, then the image's absolute path, as it opens them. */
+static char *null_backend_args(const struct rqdisk_options *o)
+{
+	char *path = absolute_path(o->image), *args = NULL;
+
+	if (!path || !o->null_keys)
+		return path;
+	if (asprintf(&args, "%s %s", o->null_keys, path) < 0)
+		args = NULL;
+	free(path);
+	return args;
+}
+
 /*
  * An image on a server (an NBD export, an RBD image), not a file here:
  * its size and mode come from the backend.
@@ -156,6 +169,8 @@ int choose_backend(struct rqdisk_state *s)
 		s->image_path = strdup(s->opt.image + strlen(RBD_SPEC_PREFIX));
 	else if (backend_is(s, "nbd"))
 		s->image_path = nbd_backend_args(&s->opt);
+	else if (backend_is(s, "null"))
+		s->image_path = null_backend_args(&s->opt);
 	else
 		s->image_path = absolute_path(s->opt.image);
 	if (!s->image_path) {

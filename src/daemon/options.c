@@ -8,6 +8,7 @@
 #include <sys/auxv.h>
 
 #include "backend_nbd.h"
+#include "backend_uring.h"
 #include "blkdev.h"
 #include "cli.h"
 #include "device.h"
@@ -49,7 +50,7 @@ static const struct option long_options[] = {
 	{ "nr-requests", required_argument, NULL, OPT_NR_REQUESTS },
 	{ "direct", no_argument, NULL, OPT_DIRECT },
 	{ "fuse-uring", optional_argument, NULL, OPT_FUSE_URING },
-	{ "null", no_argument, NULL, OPT_NULL },
+	{ "null", optional_argument, NULL, OPT_NULL },
 	{ "idle-poll", required_argument, NULL, OPT_IDLE_POLL },
 	{ "read-only", no_argument, NULL, 'r' },
 	{ "create", required_argument, NULL, OPT_CREATE },
@@ -101,8 +102,10 @@ static void usage(FILE *f)
 		"                               module enable_uring=Y): auto (the default)\n"
 		"                               where the kernel offers it, on (the bare\n"
 		"                               option) or refuse to start, off never\n"
-		"      --null                   no I/O on IMAGE: each request ends at once, as\n"
-		"                               on null_blk (reads undefined, writes dropped)\n"
+		"      --null[=KEY=VALUE,...]   no I/O on IMAGE: each request ends at once, as\n"
+		"                               on null_blk (reads undefined, writes dropped);\n"
+		"                               keys irqmode=none|softirq|timer and\n"
+		"                               completion_nsec=N (rqdisk --help-backend null)\n"
 		"      --idle-poll USEC         with no I/O in flight, poll for the next\n"
 		"                               request this long before sleeping (default\n"
 		"                               50; 0: never)\n"
@@ -259,6 +262,19 @@ static int parse_nbd_number(const char *name, const char *arg, unsigned long max
 }
 
 /* No argument is "on", as the option was before it took one. */
+/* --null=KEYS: the null backend's, checked now as it will open them. */
+static int parse_null_keys(const char *arg, const char **keys)
+{
+	char why[DEV_SPEC_MAX + 64];
+
+	if (arg && *arg && null_check_keys(arg, why, sizeof(why))) {
+		fprintf(stderr, "rqdisk: --%s\n", why);
+		return -EINVAL;
+	}
+	*keys = arg && *arg ? arg : NULL;
+	return 0;
+}
+
 static int parse_fuse_uring(const char *arg, enum fuse_uring_mode *mode)
 {
 	if (!arg || !strcmp(arg, "on"))
@@ -287,7 +303,7 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		return parse_fuse_uring(arg, &o->fuse_uring);
 	case OPT_NULL:
 		o->null = true;
-		return 0;
+		return parse_null_keys(arg, &o->null_keys);
 	case OPT_IDLE_POLL:
 		return parse_idle_poll(arg, &o->idle_poll_us);
 	case 'r':

@@ -32,6 +32,7 @@ struct rqdisk_options {
 	bool foreground;
 	enum fuse_uring_mode fuse_uring;
 	bool null;       /* no I/O on the image: null_blk's instant device */
+	const char *null_keys; /* --null=KEYS: the null backend's, or NULL */
 	unsigned int idle_poll_us; /* poll for input this long before sleeping idle */
 	uint64_t create_size; /* 0: the image must exist */
 	const char *trace;    /* NULL, or blktrace to NAME.blktrace.0 from the start */
