@@ -45,11 +45,15 @@
  *  - nbd, rbd backends: an async library; dev_host_ops.watch_fd polls its
  *    fd or eventfd in the host's loop and calls back on the loop's thread,
  *    where the backend ends requests: no hand-off per I/O.
- *  - file, null backends: each request becomes I/O on the image that the
- *    host's loop carries out (dev_host_ops.submit_io, struct dev_io), its
- *    completion called back on the loop's thread; the file backend opens
- *    the image itself, from its args (the path), as the stack's
- *    read_only and direct say.
+ *  - file backend: each request becomes I/O on the image that the host's
+ *    loop carries out (dev_host_ops.submit_io, struct dev_io), its
+ *    completion called back on the loop's thread; it opens the image
+ *    itself, from its args (the path), as the stack's read_only and
+ *    direct say.
+ *  - null backend: null_blk's completion modes: a NOP through the host's
+ *    loop (softirq, the default), its own timer (timer), or, to measure
+ *    the core alone, the end inside submit (none), which the queue's
+ *    dispatch tolerates.
  */
 #ifndef RQDISK_DEVICE_H
 #define RQDISK_DEVICE_H
