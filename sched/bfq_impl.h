@@ -35,6 +35,19 @@
 #define BFQ_RATE_MIN_SAMPLES 32
 #define BFQ_RATE_REF_INTERVAL_NS 1000000000ull
 
+/*
+ * Think time and seekiness (bfq_update_io_thinktime, bfq_update_io_seektime):
+ * a request further than BFQQ_SEEK_THR sectors from the queue's last one is
+ * a seek, and a queue with more than BFQQ_SEEKY_COUNT seeks in its last 32
+ * requests is seeky; it is idled for no longer than BFQ_MIN_TT_MS.  The
+ * think time is a moving average over samples weighted 7/8 each, meaningful
+ * once their weight passes BFQ_TTIME_VALID_SAMPLES (bfq_sample_valid).
+ */
+#define BFQQ_SEEK_THR 800
+#define BFQQ_SEEKY_COUNT 19
+#define BFQ_MIN_TT_MS 2
+#define BFQ_TTIME_VALID_SAMPLES 80
+
 /* The largest max_budget: four times it still fits an int, as budgets are ints. */
 #define BFQ_MAX_BUDGET_LIMIT (INT_MAX / 8)
 
@@ -74,6 +87,12 @@ struct bfq_queue {
 	uint64_t last_wr_start_finish, wr_cur_max_time;
 	uint64_t soft_rt_next_start, last_idle_bklogged;
 	uint64_t service_from_backlogged, service_from_wr;
+	uint64_t ttime_last_end; /* ns: its last request completed then; UINT64_MAX: none yet */
+	uint64_t ttime_total, ttime_mean; /* ns, fixed point as Linux's bfq_ttime */
+	unsigned int ttime_samples;
+	bool has_short_ttime;	/* its think time is at most slice_idle / 2 */
+	uint32_t seek_history;	/* bit 0: the latest request was a seek, bit 1 the one before */
+	sector_t last_request_pos; /* the end of its latest request */
 };
 
 LIST_HEAD(bfq_hash_head, bfq_queue);
@@ -116,6 +135,12 @@ struct bfq_data {
 	int strict_guarantees;
 	int low_latency;
 };
+
+/* More than BFQQ_SEEKY_COUNT of the last 32 requests were seeks (BFQQ_SEEKY). */
+static inline bool bfq_seeky(const struct bfq_queue *bfqq)
+{
+	return __builtin_popcount(bfqq->seek_history) > BFQQ_SEEKY_COUNT;
+}
 
 static inline struct bfq_queue *rq_bfqq(const struct request *rq)
 {

@@ -134,16 +134,17 @@ static bool bfq_asymmetric_scenario(const struct bfq_data *bfqd)
 /*
  * Would idling for bfqq's next request be worth it (bfq_better_to_idle)?
  * For the disk's throughput (idling_boosts_thr_without_issues) on a disk
- * that does not queue, where the next nearby request is worth the wait;
- * or for service guarantees (idling_needed_for_service_guarantees): a
- * raised queue among others, an asymmetric scenario, or bfqq alone.
- * Every sync queue is taken for sequential and I/O bound (no think-time
- * or seek detection here), and a disk not yet known to queue for one that
- * does not: the models' rotating disk takes one request at a time.
- * Linux also stops idling for throughput while any queue is raised, to
- * serve the raised one sooner; without Linux's injection and preemption
- * details that made a start-up under sequential readers 2.4 times slower
- * here (test_startup_latency_under_sequential_readers), so rqdisk keeps it.
+ * that does not queue, where the next nearby request is worth the wait,
+ * but only for a process whose think time is short: one that thinks
+ * longer than slice_idle / 2 would leave the disk idle for nothing.  Or
+ * for service guarantees (idling_needed_for_service_guarantees): a raised
+ * queue among others, an asymmetric scenario, or bfqq alone.  A disk not
+ * yet known to queue is taken for one that does not: the models' rotating
+ * disk takes one request at a time.  Linux also stops idling for
+ * throughput while any queue is raised, to serve the raised one sooner;
+ * without Linux's injection and preemption details that made a start-up
+ * under sequential readers 2.4 times slower here
+ * (test_startup_latency_under_sequential_readers), so rqdisk keeps it.
  */
 static bool bfq_better_to_idle(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)
 {
@@ -153,7 +154,7 @@ static bool bfq_better_to_idle(const struct bfq_data *bfqd, const struct bfq_que
 		return true;
 	if (!bfqd->slice_idle || !bfqq->sync || bfqq->class == BFQ_CLASS_IDLE)
 		return false;
-	boosts_thr = bfqd->hw_tag != 1;
+	boosts_thr = bfqd->hw_tag != 1 && bfqq->has_short_ttime;
 	needed_for_guarantees =
 		(bfqq->wr_coeff > 1 && (bfqd->wr_busy_queues < bfqd->busy_queues ||
 					bfqd->rq_in_driver >= bfqq->dispatched + 4)) ||
@@ -322,7 +323,11 @@ static void bfq_arm_slice_timer(struct bfq_data *bfqd, struct bfq_queue *bfqq, u
 {
 	uint64_t sl = bfqd->slice_idle;
 
-	if (bfqq->wr_coeff > 1 && sl < BFQ_WR_MIN_IDLE_SLICE_MS * NSEC_PER_MSEC)
+	/* a seeky queue's next request is as far as another's: wait only a little for it */
+	if (bfq_seeky(bfqq) && bfqq->wr_coeff == 1 && !bfq_asymmetric_scenario(bfqd) &&
+	    sl > BFQ_MIN_TT_MS * NSEC_PER_MSEC)
+		sl = BFQ_MIN_TT_MS * NSEC_PER_MSEC;
+	else if (bfqq->wr_coeff > 1 && sl < BFQ_WR_MIN_IDLE_SLICE_MS * NSEC_PER_MSEC)
 		sl = BFQ_WR_MIN_IDLE_SLICE_MS * NSEC_PER_MSEC;
 	bfqq->wait_request = true;
 	bfqd->last_idling_start = now;
@@ -521,6 +526,7 @@ void bfq_completed(struct elevator_queue *e, struct request *rq)
 	bfq_update_hw_tag(bfqd);
 	bfqq->dispatched--;
 	bfqd->rq_in_driver--;
+	bfqq->ttime_last_end = now;
 	bfq_update_peak_rate(bfqd, rq, now);
 	if (bfqq->softrt_update && !bfqq->dispatched && !bfqq->queued) {
 		bfqq->soft_rt_next_start = bfq_softrt_next_start(bfqd, bfqq, now);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "elv_harness.h"
+#include "elv_sim.h"
 #include "model.h"
 #include "tunable_test.h"
 
@@ -964,6 +965,111 @@ START_TEST(test_startup_latency_under_sequential_readers)
 }
 END_TEST
 
+/* ---- think time and seekiness ---- */
+
+#define TT_READER 500
+#define TT_THINKER 600
+#define TT_RUN_NS (4000 * MS)
+
+/*
+ * A sequential reader (four 64 KiB reads out at a time) beside a process
+ * that reads 4 KiB, thinks 20 ms, and reads the next 4 KiB: the reader's
+ * sectors in TT_RUN_NS under bfq with slice_idle (ms), low_latency off so
+ * that no raising idles for the thinker.  The thinker's reads done in *thinker.
+ */
+static uint64_t reader_beside_thinker(const char *model, const char *slice_idle,
+				      uint64_t *thinker_reads)
+{
+	struct elv_sim *s = elv_sim_new("bfq", model);
+	struct elv_sim_proc *reader, *thinker;
+	uint64_t sectors;
+
+	tunable_store_ok(s->fd, "low_latency", "0");
+	tunable_store_ok(s->fd, "slice_idle", slice_idle);
+	reader = elv_sim_add(s, TT_READER, 0, 128, 4, 0, 0);
+	thinker = elv_sim_add(s, TT_THINKER, 4000000, 8, 1, 20 * MS, 0);
+	elv_sim_run(s, TT_RUN_NS);
+	sectors = reader->sectors_done;
+	*thinker_reads = thinker->reads_done;
+	elv_sim_free(s);
+	return sectors;
+}
+
+/*
+ * bfq_update_io_thinktime, bfq_update_has_short_ttime: the thinker's
+ * think time (20 ms, capped at 2 * slice_idle) is long past slice_idle / 2
+ * after three samples, so its queue is no longer idled for once its read
+ * is done, and the sequential reader gets at least what it gets with
+ * slice_idle=0, within 3%.  On the hdd model it gets more: with
+ * slice_idle=0 no queue is worth idling for, so each of the thinker's
+ * reads takes the disk from the reader at once (bfq_bfqq_handle_idle_busy_
+ * switch); idling 8 ms for each of them instead would cost the reader half
+ * of what it gets.  On the ssd model, which queues, nothing is idled for
+ * throughput, and the two are the same within 3%.
+ */
+static void check_long_thinker(const char *model, bool queues)
+{
+	uint64_t t_idle, t_none;
+	uint64_t idle = reader_beside_thinker(model, "8", &t_idle);
+	uint64_t none = reader_beside_thinker(model, "0", &t_none);
+
+	fprintf(stderr, "%s: reader %llu sectors beside a thinker (%llu reads), %llu (%llu) %s\n",
+		model, (unsigned long long)idle, (unsigned long long)t_idle,
+		(unsigned long long)none, (unsigned long long)t_none, "with slice_idle=0");
+	ck_assert_uint_gt(t_idle, 50);
+	ck_assert_uint_gt(t_none, 50);
+	ck_assert_msg(idle * 100 >= none * 97 && (!queues || idle * 100 <= none * 103),
+		      "%s: reader %llu sectors, %llu with slice_idle=0", model,
+		      (unsigned long long)idle, (unsigned long long)none);
+}
+
+START_TEST(test_long_thinker_not_idled_hdd)
+{
+	check_long_thinker("hdd", false);
+}
+END_TEST
+
+START_TEST(test_long_thinker_not_idled_ssd)
+{
+	check_long_thinker("ssd", true);
+}
+END_TEST
+
+/*
+ * A reads from n places 10000 sectors apart, all queued at once, B once,
+ * and bfq idles for A's next when A's last completes (bfq_arm_slice_timer): a
+ * queue with more than 19 seeks in its last 32 requests (BFQQ_SEEKY) waits
+ * only BFQ_MIN_TT (2 ms), one with 19 the whole slice_idle (8 ms).
+ */
+static uint64_t idle_after_seeks(unsigned int n)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[33];
+	uint64_t wait;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	for (unsigned int i = 0; i < n; i++)
+		read_at(fd, &tb[i], PID_A, 10000 * (i + 1));
+	read_at(fd, &tb[n], PID_B, 4000000);
+	elv_start_serial(fd);
+	for (unsigned int i = 0; i < n; i++) {
+		ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_A);
+		elv_complete_one_after(fd, 1);
+	}
+	ck_assert_uint_eq(fd->nr_dispatched, 0);
+	ck_assert_uint_ne(fd->q->dispatch_at, 0);
+	wait = fd->q->dispatch_at - elv_now(fd);
+	finish(fd, tb, n + 1);
+	return wait;
+}
+
+START_TEST(test_seeky_queue_idles_briefly)
+{
+	ck_assert_uint_eq(idle_after_seeks(19), 8 * MS);
+	ck_assert_uint_eq(idle_after_seeks(20), 2 * MS);
+}
+END_TEST
+
 #define NR_TUNABLES 10
 
 static const struct tunable_case tunables[NR_TUNABLES] = {
@@ -1005,6 +1111,7 @@ static Suite *bfq_suite(void)
 	tcase_add_test(idle, test_fifo_expiry_once_a_budget);
 	tcase_add_test(idle, test_back_seek_penalty_and_max);
 	tcase_add_test(idle, test_async_charged_more);
+	tcase_add_test(idle, test_seeky_queue_idles_briefly);
 	suite_add_tcase(s, idle);
 	tcase_add_test(class, test_rt_then_be_then_idle);
 	tcase_add_test(class, test_rt_preempts_be);
@@ -1014,6 +1121,8 @@ static Suite *bfq_suite(void)
 	suite_add_tcase(s, weights);
 	tcase_set_timeout(latency, 120);
 	tcase_add_test(latency, test_startup_latency_under_sequential_readers);
+	tcase_add_test(latency, test_long_thinker_not_idled_hdd);
+	tcase_add_test(latency, test_long_thinker_not_idled_ssd);
 	suite_add_tcase(s, latency);
 	suite_add_tcase(s, tunable_tests("bfq", tunables, NR_TUNABLES));
 	return s;
