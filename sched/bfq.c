@@ -28,8 +28,11 @@
  * queue, long thinker or not; rqdisk does not, as such idling only costs
  * the others (test_long_thinker_not_idled_hdd).
  *
- * Left out: queue merging of cooperating processes, burst detection,
- * request injection while idling, the I/O-bound flag and the rotational
+ * Sync queues made together form a burst (bfq_burst.c): from the eighth
+ * within 180 ms of each other on, they are neither raised nor idled for.
+ *
+ * Left out: queue merging of cooperating processes, request injection
+ * while idling, the I/O-bound flag and the rotational
  * flag (the elevator does not see queue/rotational: a disk that does not
  * queue is taken for a rotating one, one that does for flash), cgroup
  * groups and depth limits.  rqdisk-elevators(7) bfq lists every difference.
@@ -99,6 +102,7 @@ static void bfq_free_queue(struct bfq_data *bfqd, struct bfq_queue *bfqq)
 {
 	assert(!bfqq->queued && !bfqq->dispatched && !bfqq->busy && bfqq != bfqd->in_service);
 	bfq_forget_entity(&bfqq->entity);
+	bfq_burst_forget(bfqd, bfqq);
 	if (bfqq->on_lru) {
 		TAILQ_REMOVE(&bfqd->lru, bfqq, lru);
 		bfqd->nr_lru--;
@@ -323,6 +327,9 @@ static void bfq_add_request(struct elevator_queue *e, struct request *rq)
 	bfq_update_has_short_ttime(bfqd, bfqq);
 	bfq_update_io_seektime(bfqq, rq);
 	bfqq->last_request_pos = blk_rq_end_sector(rq);
+	/* a new sync queue may be one of many started together (bfq_init_rq) */
+	if (bfqq->just_created && bfqq->sync && (bfqd->burst_size || !bfqd->busy_queues))
+		bfq_handle_burst(bfqd, bfqq, now);
 	elv_rb_add(&bfqq->sort_list, rq);
 	rq->fifo_time = now + bfqd->fifo_expire[rq_is_sync(rq)];
 	TAILQ_INSERT_TAIL(&bfqq->fifo, rq, queuelist);

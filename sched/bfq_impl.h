@@ -48,6 +48,16 @@
 #define BFQ_MIN_TT_MS 2
 #define BFQ_TTIME_VALID_SAMPLES 80
 
+/*
+ * Bursts (bfq_handle_burst): sync queues created within BFQ_BURST_INTERVAL_MS
+ * of the last one join a burst; the BFQ_LARGE_BURST_THRESH-th makes it large,
+ * and its queues, and every later one while the burst goes on, are neither
+ * raised nor idled for the throughput.  Processes started together (a make
+ * -j, a service start-up) are not the interactive ones raising is for.
+ */
+#define BFQ_BURST_INTERVAL_MS 180
+#define BFQ_LARGE_BURST_THRESH 8
+
 /* The largest max_budget: four times it still fits an int, as budgets are ints. */
 #define BFQ_MAX_BUDGET_LIMIT (INT_MAX / 8)
 
@@ -93,6 +103,8 @@ struct bfq_queue {
 	bool has_short_ttime;	/* its think time is at most slice_idle / 2 */
 	uint32_t seek_history;	/* bit 0: the latest request was a seek, bit 1 the one before */
 	sector_t last_request_pos; /* the end of its latest request */
+	bool in_large_burst;	   /* created in a large burst */
+	bool in_burst_list;	   /* in bfqd->burst_list, the current burst not yet large */
 };
 
 LIST_HEAD(bfq_hash_head, bfq_queue);
@@ -124,6 +136,11 @@ struct bfq_data {
 	unsigned int rate_samples;
 	struct bfq_weight *weights;
 	unsigned int nr_weights;
+	/* the current burst: its queues until it is large, when the last joined */
+	struct bfq_queue *burst_list[BFQ_LARGE_BURST_THRESH];
+	unsigned int burst_size;
+	bool large_burst;
+	uint64_t last_ins_in_burst;
 
 	/* tunables */
 	uint64_t fifo_expire[2]; /* ns */
@@ -167,6 +184,10 @@ static inline int bfq_level_of(unsigned short ioprio)
 /* bfq.c: the queues */
 void bfq_put_if_unused(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
 void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now);
+
+/* bfq_burst.c: processes started together */
+void bfq_handle_burst(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+void bfq_burst_forget(struct bfq_data *bfqd, struct bfq_queue *bfqq);
 
 /* bfq_service.c: which queue has the disk, and for how long */
 int bfq_max_budget(const struct bfq_data *bfqd);

@@ -154,7 +154,7 @@ static bool bfq_better_to_idle(const struct bfq_data *bfqd, const struct bfq_que
 		return true;
 	if (!bfqd->slice_idle || !bfqq->sync || bfqq->class == BFQ_CLASS_IDLE)
 		return false;
-	boosts_thr = bfqd->hw_tag != 1 && bfqq->has_short_ttime;
+	boosts_thr = bfqd->hw_tag != 1 && bfqq->has_short_ttime && !bfqq->in_large_burst;
 	needed_for_guarantees =
 		(bfqq->wr_coeff > 1 && (bfqd->wr_busy_queues < bfqd->busy_queues ||
 					bfqd->rq_in_driver >= bfqq->dispatched + 4)) ||
@@ -464,9 +464,10 @@ bool bfq_has_work(const struct elevator_queue *e)
 void bfq_idle_busy_switch(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now)
 {
 	struct bfq_queue *in = bfqd->in_service;
-	bool interactive = bfqq->just_created ||
-			   now > bfqq->budget_timeout + BFQ_WR_MIN_IDLE_TIME_MS * NSEC_PER_MSEC;
-	bool soft_rt = !interactive && !bfqq->dispatched &&
+	bool interactive = !bfqq->in_large_burst &&
+			   (bfqq->just_created ||
+			    now > bfqq->budget_timeout + BFQ_WR_MIN_IDLE_TIME_MS * NSEC_PER_MSEC);
+	bool soft_rt = !interactive && !bfqq->in_large_burst && !bfqq->dispatched &&
 		       bfqq->soft_rt_next_start != UINT64_MAX && now >= bfqq->soft_rt_next_start;
 	int charge = bfq_serv_to_charge(bfqq->next_rq, bfqq);
 

@@ -7,6 +7,7 @@ src_block_libblock_la_SOURCES += \
 	sched/as.c \
 	sched/cfq.c \
 	sched/bfq.c \
+	sched/bfq_burst.c \
 	sched/bfq.h \
 	sched/bfq_impl.h \
 	sched/bfq_service.c \
