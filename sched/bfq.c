@@ -31,11 +31,16 @@
  * Sync queues made together form a burst (bfq_burst.c): from the eighth
  * within 180 ms of each other on, they are neither raised nor idled for.
  *
- * Left out: queue merging of cooperating processes, request injection
- * while idling, the I/O-bound flag and the rotational
- * flag (the elevator does not see queue/rotational: a disk that does not
- * queue is taken for a rotating one, one that does for flash), cgroup
- * groups and depth limits.  rqdisk-elevators(7) bfq lists every difference.
+ * While the disk idles for a queue's share, other queues' requests are
+ * injected within a limit learnt from that queue's service times
+ * (bfq_inject.c).
+ *
+ * Left out: queue merging of cooperating processes, the I/O-bound flag,
+ * the rotational flag (the elevator does not see queue/rotational: a disk
+ * that does not queue is taken for a rotating one, one that does for
+ * flash), injecting a process's own async requests or the queues it wakes
+ * first, cgroup groups and depth limits.  rqdisk-elevators(7) bfq lists
+ * every difference.
  */
 #include <assert.h>
 #include <errno.h>
@@ -103,6 +108,7 @@ static void bfq_free_queue(struct bfq_data *bfqd, struct bfq_queue *bfqq)
 	assert(!bfqq->queued && !bfqq->dispatched && !bfqq->busy && bfqq != bfqd->in_service);
 	bfq_forget_entity(&bfqq->entity);
 	bfq_burst_forget(bfqd, bfqq);
+	bfq_waker_forget(bfqd, bfqq);
 	if (bfqq->on_lru) {
 		TAILQ_REMOVE(&bfqd->lru, bfqq, lru);
 		bfqd->nr_lru--;
@@ -297,12 +303,19 @@ static void bfq_update_io_thinktime(const struct bfq_data *bfqd, struct bfq_queu
  * otherwise, a sync queue is taken to think no longer than slice_idle / 2,
  * the time idling for it may wait and still pay.
  */
-static void bfq_update_has_short_ttime(const struct bfq_data *bfqd, struct bfq_queue *bfqq)
+static void bfq_update_has_short_ttime(struct bfq_data *bfqd, struct bfq_queue *bfqq,
+				       uint64_t now)
 {
+	bool was = bfqq->has_short_ttime;
+
 	if (!bfqq->sync || bfqq->class == BFQ_CLASS_IDLE || !bfqd->slice_idle)
 		return;
 	bfqq->has_short_ttime = bfqq->ttime_samples <= BFQ_TTIME_VALID_SAMPLES ||
 				bfqq->ttime_mean <= bfqd->slice_idle / 2;
+	/* with no base yet, the limit's start follows the think time */
+	if (was != bfqq->has_short_ttime && !bfqq->last_serv_time_ns &&
+	    (now >= bfqq->decrease_time + 100 * NSEC_PER_MSEC || !bfqq->has_short_ttime))
+		bfq_reset_inject_limit(bfqd, bfqq, now);
 }
 
 /* Whether rq jumped more than BFQQ_SEEK_THR from the queue's last request (BFQ_RQ_SEEKY). */
@@ -319,12 +332,14 @@ static void bfq_add_request(struct elevator_queue *e, struct request *rq)
 	struct bfq_data *bfqd = e->elevator_data;
 	uint64_t now = blk_clock_now(e->clock);
 	struct bfq_queue *bfqq;
+	bool was_empty;
 
 	bfq_reap_unused(bfqd, now);
 	bfqq = bfq_get_queue(bfqd, rq);
 	rq->elv_priv[0] = bfqq;
+	was_empty = !bfqq->busy && !bfqq->dispatched;
 	bfq_update_io_thinktime(bfqd, bfqq, now);
-	bfq_update_has_short_ttime(bfqd, bfqq);
+	bfq_update_has_short_ttime(bfqd, bfqq, now);
 	bfq_update_io_seektime(bfqq, rq);
 	bfqq->last_request_pos = blk_rq_end_sector(rq);
 	/* a new sync queue may be one of many started together (bfq_init_rq) */
@@ -336,6 +351,7 @@ static void bfq_add_request(struct elevator_queue *e, struct request *rq)
 	bfqq->next_rq = bfq_choose_req(bfqd, bfqq->next_rq, rq);
 	bfqq->queued++;
 	bfqd->queued++;
+	bfq_inject_on_add(bfqd, bfqq, was_empty, now);
 	if (!bfqq->busy)
 		bfq_idle_busy_switch(bfqd, bfqq, now);
 	else if (bfqq == bfqd->in_service && bfqq->wait_request &&

@@ -58,6 +58,18 @@
 #define BFQ_BURST_INTERVAL_MS 180
 #define BFQ_LARGE_BURST_THRESH 8
 
+/*
+ * Injection (bfq_inject.c): the service time of the in-service queue's
+ * request is sampled at most every BFQ_INJECT_SAMPLE_MS after the limit
+ * last fell; the limit is forgotten every BFQ_INJECT_RESET_MS.  A queue
+ * that got a request within BFQ_WAKER_WINDOW_MS of another's completion
+ * BFQ_WAKER_DETECTIONS times in a row has that one as its waker.
+ */
+#define BFQ_INJECT_SAMPLE_MS 10
+#define BFQ_INJECT_RESET_MS 1000
+#define BFQ_WAKER_WINDOW_MS 4
+#define BFQ_WAKER_DETECTIONS 3
+
 /* The largest max_budget: four times it still fits an int, as budgets are ints. */
 #define BFQ_MAX_BUDGET_LIMIT (INT_MAX / 8)
 
@@ -105,6 +117,13 @@ struct bfq_queue {
 	sector_t last_request_pos; /* the end of its latest request */
 	bool in_large_burst;	   /* created in a large burst */
 	bool in_burst_list;	   /* in bfqd->burst_list, the current burst not yet large */
+	unsigned int inject_limit; /* others' requests out at once while it is idled for */
+	uint64_t last_serv_time_ns; /* base: a request's service on an empty disk; 0: none */
+	uint64_t decrease_time;	    /* ns: the limit last fell or was reset */
+	struct bfq_queue *waker;    /* its I/O waits for that queue's */
+	struct bfq_queue *tentative_waker;
+	unsigned int num_waker_detections;
+	uint64_t waker_detection_started;
 };
 
 LIST_HEAD(bfq_hash_head, bfq_queue);
@@ -141,6 +160,13 @@ struct bfq_data {
 	unsigned int burst_size;
 	bool large_burst;
 	uint64_t last_ins_in_burst;
+	/* injection: the in-service queue's request whose service time is sampled */
+	struct request *waited_rq;
+	bool wait_dispatch; /* the next request it dispatches is waited_rq */
+	bool rqs_injected;  /* others' requests went out while it was sampled */
+	uint64_t last_empty_occupied_ns;
+	struct bfq_queue *last_completed_rq_bfqq;
+	uint64_t last_completion;
 
 	/* tunables */
 	uint64_t fifo_expire[2]; /* ns */
@@ -189,8 +215,18 @@ void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now)
 void bfq_handle_burst(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
 void bfq_burst_forget(struct bfq_data *bfqd, struct bfq_queue *bfqq);
 
+/* bfq_inject.c: others' requests while idling */
+void bfq_reset_inject_limit(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+void bfq_inject_on_add(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool was_empty,
+		       uint64_t now);
+void bfq_update_inject_limit(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+struct bfq_queue *bfq_inject_queue(struct bfq_data *bfqd, struct bfq_queue *in, uint64_t now);
+void bfq_waker_forget(struct bfq_data *bfqd, const struct bfq_queue *gone);
+
 /* bfq_service.c: which queue has the disk, and for how long */
 int bfq_max_budget(const struct bfq_data *bfqd);
+int bfq_serv_to_charge(const struct request *rq, const struct bfq_queue *bfqq);
+bool bfq_idling_boosts_thr(const struct bfq_data *bfqd, const struct bfq_queue *bfqq);
 void bfq_del_bfqq_busy(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool expiration);
 bool bfq_budget_timeout(const struct bfq_queue *bfqq, uint64_t now);
 void bfq_expire(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool compensate,

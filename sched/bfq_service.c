@@ -26,7 +26,7 @@ static int bfq_min_budget(const struct bfq_data *bfqd)
 }
 
 /* Async requests cost more than they take (bfq_serv_to_charge), unless raised. */
-static int bfq_serv_to_charge(const struct request *rq, const struct bfq_queue *bfqq)
+int bfq_serv_to_charge(const struct request *rq, const struct bfq_queue *bfqq)
 {
 	int sectors = (int)blk_rq_sectors(rq);
 
@@ -146,6 +146,11 @@ static bool bfq_asymmetric_scenario(const struct bfq_data *bfqd)
  * under sequential readers 2.4 times slower here
  * (test_startup_latency_under_sequential_readers), so rqdisk keeps it.
  */
+bool bfq_idling_boosts_thr(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)
+{
+	return bfqd->hw_tag != 1 && bfqq->has_short_ttime && !bfqq->in_large_burst;
+}
+
 static bool bfq_better_to_idle(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)
 {
 	bool boosts_thr, needed_for_guarantees;
@@ -154,7 +159,7 @@ static bool bfq_better_to_idle(const struct bfq_data *bfqd, const struct bfq_que
 		return true;
 	if (!bfqd->slice_idle || !bfqq->sync || bfqq->class == BFQ_CLASS_IDLE)
 		return false;
-	boosts_thr = bfqd->hw_tag != 1 && bfqq->has_short_ttime && !bfqq->in_large_burst;
+	boosts_thr = bfq_idling_boosts_thr(bfqd, bfqq);
 	needed_for_guarantees =
 		(bfqq->wr_coeff > 1 && (bfqd->wr_busy_queues < bfqd->busy_queues ||
 					bfqd->rq_in_driver >= bfqq->dispatched + 4)) ||
@@ -364,8 +369,9 @@ check_queue:
 		bfqd->idle_until = 0;
 		return bfqq;
 	}
+	/* idling for it, or for its requests out: another queue's may go meanwhile */
 	if (bfqq->wait_request || (bfqq->dispatched && bfq_better_to_idle(bfqd, bfqq)))
-		return NULL;
+		return bfq_inject_queue(bfqd, bfqq, now);
 	reason = BFQQE_NO_MORE_REQUESTS;
 expire:
 	bfq_expire(bfqd, bfqq, compensate, reason, now);
@@ -393,10 +399,22 @@ static struct request *bfq_dispatch_rq_from_bfqq(struct bfq_data *bfqd, struct b
 
 	bfq_served(bfqq, bfq_serv_to_charge(rq, bfqq));
 	bfqd->last_position = blk_rq_end_sector(rq);
+	if (bfqq == bfqd->in_service && bfqd->wait_dispatch) {
+		bfqd->wait_dispatch = false;
+		bfqd->waited_rq = rq;
+	}
 	bfq_remove_request(bfqd, rq, now);
 	bfqq->dispatched++;
 	if (!bfqd->rq_in_driver++)
 		bfqd->rate_last = now;
+	if (bfqq != bfqd->in_service) {
+		/* injected: an emptied queue leaves, its budget and service void */
+		if (!bfqq->queued) {
+			bfq_del_bfqq_busy(bfqd, bfqq, false);
+			bfqq->entity.budget = bfqq->entity.service = 0;
+		}
+		return rq;
+	}
 	bfq_update_wr_data(bfqd, bfqq, now);
 	/* the idle class gets one request at a time while others wait */
 	if (bfqd->busy_queues > 1 && bfqq->class == BFQ_CLASS_IDLE)
@@ -525,6 +543,10 @@ void bfq_completed(struct elevator_queue *e, struct request *rq)
 
 	assert(bfqq->dispatched && bfqd->rq_in_driver);
 	bfq_update_hw_tag(bfqd);
+	if (rq == bfqd->waited_rq)
+		bfq_update_inject_limit(bfqd, bfqq, now);
+	bfqd->last_completed_rq_bfqq = bfqq;
+	bfqd->last_completion = now;
 	bfqq->dispatched--;
 	bfqd->rq_in_driver--;
 	bfqq->ttime_last_end = now;

@@ -10,6 +10,7 @@ src_block_libblock_la_SOURCES += \
 	sched/bfq_burst.c \
 	sched/bfq.h \
 	sched/bfq_impl.h \
+	sched/bfq_inject.c \
 	sched/bfq_service.c \
 	sched/bfq_weight.c \
 	sched/bfq_wf2q.c \

@@ -1198,6 +1198,184 @@ START_TEST(test_burst_not_raised_ssd)
 }
 END_TEST
 
+/* ---- injection ---- */
+
+#define INJ_THINKER 700
+#define INJ_READER 800
+#define INJ_RUN_NS (3000 * MS)
+
+struct inj_result {
+	uint64_t reader_sectors;
+	uint64_t thinker_reads, thinker_lat_ns; /* its mean read latency */
+};
+
+/*
+ * A process that reads 4 KiB, thinks think_ms, and reads the next, at
+ * weight 300 (so the scenario is asymmetric, and bfq idles for it to keep
+ * its share), beside a sequential reader at the default weight with four
+ * 64 KiB reads out (or alone), for INJ_RUN_NS on model, low_latency off,
+ * slice_idle (ms) as given.
+ */
+static struct inj_result thinker_and_reader(const char *model, uint64_t think_ms, bool reader,
+					    const char *slice_idle)
+{
+	struct elv_sim *s = elv_sim_new("bfq", model);
+	struct elv_sim_proc *t, *r = NULL;
+	struct inj_result res = { 0 };
+	char w[32];
+
+	tunable_store_ok(s->fd, "low_latency", "0");
+	tunable_store_ok(s->fd, "slice_idle", slice_idle);
+	snprintf(w, sizeof(w), "%d 300", INJ_THINKER);
+	tunable_store_ok(s->fd, "weights", w);
+	t = elv_sim_add(s, INJ_THINKER, 6000000, 8, 1, think_ms * MS, 0);
+	if (reader)
+		r = elv_sim_add(s, INJ_READER, 0, 128, 4, 0, 0);
+	elv_sim_run(s, INJ_RUN_NS);
+	res.reader_sectors = r ? r->sectors_done : 0;
+	res.thinker_reads = t->reads_done;
+	res.thinker_lat_ns = t->reads_done ? t->lat_sum_ns / t->reads_done : 0;
+	elv_sim_free(s);
+	return res;
+}
+
+/*
+ * bfq_update_inject_limit, bfq_reset_inject_limit, bfq_check_waker, on a
+ * queue's state as bfq keeps it: a request that took 1.5 times the base
+ * with injected ones out lowers the limit, one that took less raises it,
+ * but not past one more than the disk held; a request alone on the disk
+ * with no base gives the base and a limit of 1; a second after the limit
+ * last fell it starts again, from 0 for a short thinker and 1 for a long
+ * one; a queue whose requests come within 4 ms of another's completions
+ * three times running has it as its waker, whose request then goes while
+ * the disk idles for it, whatever the limit.
+ */
+START_TEST(test_inject_limit_rules)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct bfq_data *bfqd = fd->q->elevator->elevator_data;
+	struct test_bio tb[2];
+	struct bfq_queue *a, *b;
+	uint64_t now;
+
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	a = (struct bfq_queue *)sync_queue_of(fd, PID_A);
+	b = (struct bfq_queue *)sync_queue_of(fd, PID_B);
+	now = elv_now(fd);
+	bfqd->max_rq_in_driver = 3;
+
+	a->last_serv_time_ns = 2 * MS;
+	a->inject_limit = 2;
+	bfqd->rqs_injected = true;
+	bfqd->rq_in_driver = 2;
+	bfqd->last_empty_occupied_ns = now - 3 * MS; /* 1.5 times the base */
+	bfq_update_inject_limit(bfqd, a, now);
+	ck_assert_uint_eq(a->inject_limit, 1);
+	ck_assert_uint_eq(a->decrease_time, now);
+	ck_assert(!bfqd->rqs_injected);
+	for (unsigned int limit = 1; limit <= 5; limit++) {
+		bfqd->rqs_injected = true;
+		bfqd->last_empty_occupied_ns = now - 3 * MS + 1;
+		bfq_update_inject_limit(bfqd, a, now);
+	}
+	ck_assert_uint_eq(a->inject_limit, 4); /* max_rq_in_driver + 1 */
+	ck_assert_uint_eq(a->last_serv_time_ns, 2 * MS);
+
+	a->last_serv_time_ns = 0;
+	a->inject_limit = 0;
+	bfqd->rq_in_driver = 1;
+	bfqd->last_empty_occupied_ns = now - MS / 2;
+	bfq_update_inject_limit(bfqd, a, now);
+	ck_assert_uint_eq(a->last_serv_time_ns, MS / 2);
+	ck_assert_uint_eq(a->inject_limit, 1);
+	bfqd->rq_in_driver = 0;
+
+	a->decrease_time = now;
+	a->has_short_ttime = true;
+	bfq_inject_on_add(bfqd, a, false, now + 999 * MS);
+	ck_assert_uint_eq(a->inject_limit, 1);
+	bfq_inject_on_add(bfqd, a, false, now + 1000 * MS);
+	ck_assert_uint_eq(a->inject_limit, 0);
+	ck_assert_uint_eq(a->last_serv_time_ns, 0);
+	a->has_short_ttime = false;
+	bfq_inject_on_add(bfqd, a, false, now + 2000 * MS);
+	ck_assert_uint_eq(a->inject_limit, 1);
+
+	b->has_short_ttime = false;
+	for (unsigned int i = 0; i < 3; i++) {
+		ck_assert_ptr_null(b->waker);
+		bfqd->last_completed_rq_bfqq = a;
+		bfqd->last_completion = now + 3000 * MS + i * 10 * MS;
+		bfq_inject_on_add(bfqd, b, true,
+				  bfqd->last_completion + (i == 2 ? 4 * MS - 1 : MS));
+	}
+	ck_assert_ptr_eq(b->waker, a);
+	b->waker = NULL;
+	b->tentative_waker = a;
+	b->num_waker_detections = 1;
+	for (unsigned int i = 0; i < 3; i++) { /* 4 ms after: no wake-up */
+		bfqd->last_completion += 10 * MS;
+		bfq_inject_on_add(bfqd, b, true, bfqd->last_completion + 4 * MS);
+	}
+	ck_assert_uint_eq(b->num_waker_detections, 1);
+	ck_assert_ptr_null(b->waker);
+	b->waker = a;
+	a->inject_limit = 0;
+	ck_assert_ptr_eq(bfq_inject_queue(bfqd, b, now), a);
+	b->waker = NULL;
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/*
+ * bfq_choose_bfqq_for_injection, bfq_update_inject_limit: while bfq idles
+ * for the thinker (for its share, not the throughput: on the ssd model the
+ * disk queues; on the hdd model its think time is long), the reader's
+ * requests go to the disk within the learnt limit.  The reader gets at
+ * least 90% of what it gets when nothing is idled for (slice_idle=0);
+ * without injection it got 4% of it on the ssd model (thinking 1 ms) and
+ * half on the hdd model.  The thinker's mean read latency stays within 1.5
+ * times its base: on the ssd model its latency alone; on the hdd model,
+ * where every read of the reader between two of its own costs it a seek
+ * whoever chose it, its latency with slice_idle=0.
+ */
+static void check_injection(const char *model, uint64_t think_ms, bool base_alone)
+{
+	struct inj_result alone = thinker_and_reader(model, think_ms, false, "8");
+	struct inj_result none = thinker_and_reader(model, think_ms, true, "0");
+	struct inj_result both = thinker_and_reader(model, think_ms, true, "8");
+	uint64_t base = base_alone ? alone.thinker_lat_ns : none.thinker_lat_ns;
+
+	fprintf(stderr,
+		"%s: thinker (%llu ms) %.3f ms a read, alone %.3f, no idling %.3f; "
+		"reader %llu sectors, no idling %llu\n",
+		model, (unsigned long long)think_ms, (double)both.thinker_lat_ns / MS,
+		(double)alone.thinker_lat_ns / MS, (double)none.thinker_lat_ns / MS,
+		(unsigned long long)both.reader_sectors, (unsigned long long)none.reader_sectors);
+	ck_assert_uint_gt(alone.thinker_reads, 50);
+	ck_assert_uint_gt(both.thinker_reads, 50);
+	ck_assert_msg(both.reader_sectors * 10 >= none.reader_sectors * 9,
+		      "%s: reader %llu sectors, %llu with no idling", model,
+		      (unsigned long long)both.reader_sectors,
+		      (unsigned long long)none.reader_sectors);
+	ck_assert_msg(both.thinker_lat_ns * 2 <= base * 3, "%s: thinker %llu ns a read, base %llu",
+		      model, (unsigned long long)both.thinker_lat_ns, (unsigned long long)base);
+}
+
+START_TEST(test_injection_ssd)
+{
+	check_injection("ssd", 1, true);
+	check_injection("ssd", 10, true);
+}
+END_TEST
+
+START_TEST(test_injection_hdd)
+{
+	check_injection("hdd", 30, false);
+}
+END_TEST
+
 #define NR_TUNABLES 10
 
 static const struct tunable_case tunables[NR_TUNABLES] = {
@@ -1251,6 +1429,9 @@ static Suite *bfq_suite(void)
 	tcase_add_test(latency, test_startup_latency_under_sequential_readers);
 	tcase_add_test(latency, test_long_thinker_not_idled_hdd);
 	tcase_add_test(latency, test_long_thinker_not_idled_ssd);
+	tcase_add_test(latency, test_inject_limit_rules);
+	tcase_add_test(latency, test_injection_ssd);
+	tcase_add_test(latency, test_injection_hdd);
 	tcase_add_test(latency, test_burst_threshold_and_interval);
 	tcase_add_test(latency, test_burst_not_raised_hdd);
 	tcase_add_test(latency, test_burst_not_raised_ssd);
