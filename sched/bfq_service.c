@@ -142,8 +142,8 @@ static bool bfq_asymmetric_scenario(const struct bfq_data *bfqd)
  * yet known to queue is taken for one that does not: the models' rotating
  * disk takes one request at a time.  Linux also stops idling for
  * throughput while any queue is raised, to serve the raised one sooner;
- * without Linux's injection and preemption details that made a start-up
- * under sequential readers 2.4 times slower here
+ * here that makes a start-up under sequential readers 3.4 times slower,
+ * injection (bfq_inject.c) or not, than alone
  * (test_startup_latency_under_sequential_readers), so rqdisk keeps it.
  */
 bool bfq_idling_boosts_thr(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)
