@@ -17,11 +17,30 @@
  * for a short time.  The queue in service, its budget and its idling are
  * bfq_service.c's; the weights and their raising bfq_weight.c's.
  *
- * Left out, as rqdisk has neither the process history nor the hardware
- * queueing they serve: queue merging of cooperating processes, burst
- * detection, request injection while idling, seeky/think-time detection
- * (every sync queue idles, as cfq.c's do), hw_tag detection and depth
- * limits.  rqdisk(7) bfq lists every difference.
+ * Each queue keeps its process's think time (a 7/8 moving average of the
+ * time from its last completion to its next request, capped at twice
+ * slice_idle) and its seek history (which of its last 32 requests jumped
+ * more than 800 sectors), as Linux's bfq_update_io_thinktime and
+ * bfq_update_io_seektime do: a queue whose think time is longer than
+ * slice_idle / 2 is not idled for to boost the throughput, and a seeky
+ * one is idled for no longer than 2 ms unless raised or its share needs
+ * it.  Linux idles for any sync queue on a rotational disk that does not
+ * queue, long thinker or not; rqdisk does not, as such idling only costs
+ * the others (test_long_thinker_not_idled_hdd).
+ *
+ * Sync queues made together form a burst (bfq_burst.c): from the eighth
+ * within 180 ms of each other on, they are neither raised nor idled for.
+ *
+ * While the disk idles for a queue's share, other queues' requests are
+ * injected within a limit learnt from that queue's service times
+ * (bfq_inject.c).
+ *
+ * Left out: queue merging of cooperating processes, the I/O-bound flag,
+ * the rotational flag (the elevator does not see queue/rotational: a disk
+ * that does not queue is taken for a rotating one, one that does for
+ * flash), injecting a process's own async requests or the queues it wakes
+ * first, cgroup groups and depth limits.  rqdisk-elevators(7) bfq lists
+ * every difference.
  */
 #include <assert.h>
 #include <errno.h>
@@ -62,6 +81,8 @@ static void bfq_queue_init(struct bfq_data *bfqd, struct bfq_queue *bfqq, pid_t 
 	bfqq->max_budget = 2 * bfq_max_budget(bfqd) / 3;
 	bfqq->entity.budget = bfqq->max_budget;
 	bfqq->entity.weight = bfq_orig_weight(bfqd, bfqq);
+	bfqq->ttime_last_end = UINT64_MAX; /* its first request counts as a long think */
+	bfqq->has_short_ttime = sync && bfqq->class != BFQ_CLASS_IDLE;
 }
 
 static struct bfq_queue **bfq_async_slot(struct bfq_data *bfqd, unsigned short ioprio)
@@ -86,6 +107,8 @@ static void bfq_free_queue(struct bfq_data *bfqd, struct bfq_queue *bfqq)
 {
 	assert(!bfqq->queued && !bfqq->dispatched && !bfqq->busy && bfqq != bfqd->in_service);
 	bfq_forget_entity(&bfqq->entity);
+	bfq_burst_forget(bfqd, bfqq);
+	bfq_waker_forget(bfqd, bfqq);
 	if (bfqq->on_lru) {
 		TAILQ_REMOVE(&bfqd->lru, bfqq, lru);
 		bfqd->nr_lru--;
@@ -251,21 +274,84 @@ void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now)
 	bfqd->queued--;
 }
 
+/* ---- think time and seekiness ---- */
+
+/*
+ * How long the process took to ask again once nothing of its was queued or
+ * out (bfq_update_io_thinktime), capped at 2 * slice_idle: a 7/8 moving
+ * average.  Requests that join a queue with others still there or out say
+ * nothing about the process's thinking, so they are no sample.
+ */
+static void bfq_update_io_thinktime(const struct bfq_data *bfqd, struct bfq_queue *bfqq,
+				    uint64_t now)
+{
+	uint64_t cap = 2 * bfqd->slice_idle;
+	uint64_t last = bfqq->ttime_last_end;
+	uint64_t elapsed = last != UINT64_MAX && now >= last ? now - last : cap;
+
+	if (bfqq->dispatched || bfqq->busy)
+		return;
+	if (elapsed > cap)
+		elapsed = cap;
+	bfqq->ttime_samples = (7 * bfqq->ttime_samples + 256) / 8;
+	bfqq->ttime_total = (7 * bfqq->ttime_total + 256 * elapsed) / 8;
+	bfqq->ttime_mean = (bfqq->ttime_total + 128) / bfqq->ttime_samples;
+}
+
+/*
+ * Short think time (bfq_update_has_short_ttime): until enough samples say
+ * otherwise, a sync queue is taken to think no longer than slice_idle / 2,
+ * the time idling for it may wait and still pay.
+ */
+static void bfq_update_has_short_ttime(struct bfq_data *bfqd, struct bfq_queue *bfqq,
+				       uint64_t now)
+{
+	bool was = bfqq->has_short_ttime;
+
+	if (!bfqq->sync || bfqq->class == BFQ_CLASS_IDLE || !bfqd->slice_idle)
+		return;
+	bfqq->has_short_ttime = bfqq->ttime_samples <= BFQ_TTIME_VALID_SAMPLES ||
+				bfqq->ttime_mean <= bfqd->slice_idle / 2;
+	/* with no base yet, the limit's start follows the think time */
+	if (was != bfqq->has_short_ttime && !bfqq->last_serv_time_ns &&
+	    (now >= bfqq->decrease_time + 100 * NSEC_PER_MSEC || !bfqq->has_short_ttime))
+		bfq_reset_inject_limit(bfqd, bfqq, now);
+}
+
+/* Whether rq jumped more than BFQQ_SEEK_THR from the queue's last request (BFQ_RQ_SEEKY). */
+static void bfq_update_io_seektime(struct bfq_queue *bfqq, const struct request *rq)
+{
+	sector_t pos = blk_rq_pos(rq), last = bfqq->last_request_pos;
+	sector_t dist = pos > last ? pos - last : last - pos;
+
+	bfqq->seek_history = bfqq->seek_history << 1 | (dist > BFQQ_SEEK_THR);
+}
+
 static void bfq_add_request(struct elevator_queue *e, struct request *rq)
 {
 	struct bfq_data *bfqd = e->elevator_data;
 	uint64_t now = blk_clock_now(e->clock);
 	struct bfq_queue *bfqq;
+	bool was_empty;
 
 	bfq_reap_unused(bfqd, now);
 	bfqq = bfq_get_queue(bfqd, rq);
 	rq->elv_priv[0] = bfqq;
+	was_empty = !bfqq->busy && !bfqq->dispatched;
+	bfq_update_io_thinktime(bfqd, bfqq, now);
+	bfq_update_has_short_ttime(bfqd, bfqq, now);
+	bfq_update_io_seektime(bfqq, rq);
+	bfqq->last_request_pos = blk_rq_end_sector(rq);
+	/* a new sync queue may be one of many started together (bfq_init_rq) */
+	if (bfqq->just_created && bfqq->sync && (bfqd->burst_size || !bfqd->busy_queues))
+		bfq_handle_burst(bfqd, bfqq, now);
 	elv_rb_add(&bfqq->sort_list, rq);
 	rq->fifo_time = now + bfqd->fifo_expire[rq_is_sync(rq)];
 	TAILQ_INSERT_TAIL(&bfqq->fifo, rq, queuelist);
 	bfqq->next_rq = bfq_choose_req(bfqd, bfqq->next_rq, rq);
 	bfqq->queued++;
 	bfqd->queued++;
+	bfq_inject_on_add(bfqd, bfqq, was_empty, now);
 	if (!bfqq->busy)
 		bfq_idle_busy_switch(bfqd, bfqq, now);
 	else if (bfqq == bfqd->in_service && bfqq->wait_request &&

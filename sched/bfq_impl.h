@@ -35,6 +35,41 @@
 #define BFQ_RATE_MIN_SAMPLES 32
 #define BFQ_RATE_REF_INTERVAL_NS 1000000000ull
 
+/*
+ * Think time and seekiness (bfq_update_io_thinktime, bfq_update_io_seektime):
+ * a request further than BFQQ_SEEK_THR sectors from the queue's last one is
+ * a seek, and a queue with more than BFQQ_SEEKY_COUNT seeks in its last 32
+ * requests is seeky; it is idled for no longer than BFQ_MIN_TT_MS.  The
+ * think time is a moving average over samples weighted 7/8 each, meaningful
+ * once their weight passes BFQ_TTIME_VALID_SAMPLES (bfq_sample_valid).
+ */
+#define BFQQ_SEEK_THR 800
+#define BFQQ_SEEKY_COUNT 19
+#define BFQ_MIN_TT_MS 2
+#define BFQ_TTIME_VALID_SAMPLES 80
+
+/*
+ * Bursts (bfq_handle_burst): sync queues created within BFQ_BURST_INTERVAL_MS
+ * of the last one join a burst; the BFQ_LARGE_BURST_THRESH-th makes it large,
+ * and its queues, and every later one while the burst goes on, are neither
+ * raised nor idled for the throughput.  Processes started together (a make
+ * -j, a service start-up) are not the interactive ones raising is for.
+ */
+#define BFQ_BURST_INTERVAL_MS 180
+#define BFQ_LARGE_BURST_THRESH 8
+
+/*
+ * Injection (bfq_inject.c): the service time of the in-service queue's
+ * request is sampled at most every BFQ_INJECT_SAMPLE_MS after the limit
+ * last fell; the limit is forgotten every BFQ_INJECT_RESET_MS.  A queue
+ * that got a request within BFQ_WAKER_WINDOW_MS of another's completion
+ * BFQ_WAKER_DETECTIONS times in a row has that one as its waker.
+ */
+#define BFQ_INJECT_SAMPLE_MS 10
+#define BFQ_INJECT_RESET_MS 1000
+#define BFQ_WAKER_WINDOW_MS 4
+#define BFQ_WAKER_DETECTIONS 3
+
 /* The largest max_budget: four times it still fits an int, as budgets are ints. */
 #define BFQ_MAX_BUDGET_LIMIT (INT_MAX / 8)
 
@@ -74,6 +109,21 @@ struct bfq_queue {
 	uint64_t last_wr_start_finish, wr_cur_max_time;
 	uint64_t soft_rt_next_start, last_idle_bklogged;
 	uint64_t service_from_backlogged, service_from_wr;
+	uint64_t ttime_last_end; /* ns: its last request completed then; UINT64_MAX: none yet */
+	uint64_t ttime_total, ttime_mean; /* ns, fixed point as Linux's bfq_ttime */
+	unsigned int ttime_samples;
+	bool has_short_ttime;	/* its think time is at most slice_idle / 2 */
+	uint32_t seek_history;	/* bit 0: the latest request was a seek, bit 1 the one before */
+	sector_t last_request_pos; /* the end of its latest request */
+	bool in_large_burst;	   /* created in a large burst */
+	bool in_burst_list;	   /* in bfqd->burst_list, the current burst not yet large */
+	unsigned int inject_limit; /* others' requests out at once while it is idled for */
+	uint64_t last_serv_time_ns; /* base: a request's service on an empty disk; 0: none */
+	uint64_t decrease_time;	    /* ns: the limit last fell or was reset */
+	struct bfq_queue *waker;    /* its I/O waits for that queue's */
+	struct bfq_queue *tentative_waker;
+	unsigned int num_waker_detections;
+	uint64_t waker_detection_started;
 };
 
 LIST_HEAD(bfq_hash_head, bfq_queue);
@@ -105,6 +155,18 @@ struct bfq_data {
 	unsigned int rate_samples;
 	struct bfq_weight *weights;
 	unsigned int nr_weights;
+	/* the current burst: its queues until it is large, when the last joined */
+	struct bfq_queue *burst_list[BFQ_LARGE_BURST_THRESH];
+	unsigned int burst_size;
+	bool large_burst;
+	uint64_t last_ins_in_burst;
+	/* injection: the in-service queue's request whose service time is sampled */
+	struct request *waited_rq;
+	bool wait_dispatch; /* the next request it dispatches is waited_rq */
+	bool rqs_injected;  /* others' requests went out while it was sampled */
+	uint64_t last_empty_occupied_ns;
+	struct bfq_queue *last_completed_rq_bfqq;
+	uint64_t last_completion;
 
 	/* tunables */
 	uint64_t fifo_expire[2]; /* ns */
@@ -116,6 +178,12 @@ struct bfq_data {
 	int strict_guarantees;
 	int low_latency;
 };
+
+/* More than BFQQ_SEEKY_COUNT of the last 32 requests were seeks (BFQQ_SEEKY). */
+static inline bool bfq_seeky(const struct bfq_queue *bfqq)
+{
+	return __builtin_popcount(bfqq->seek_history) > BFQQ_SEEKY_COUNT;
+}
 
 static inline struct bfq_queue *rq_bfqq(const struct request *rq)
 {
@@ -143,8 +211,22 @@ static inline int bfq_level_of(unsigned short ioprio)
 void bfq_put_if_unused(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
 void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now);
 
+/* bfq_burst.c: processes started together */
+void bfq_handle_burst(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+void bfq_burst_forget(struct bfq_data *bfqd, struct bfq_queue *bfqq);
+
+/* bfq_inject.c: others' requests while idling */
+void bfq_reset_inject_limit(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+void bfq_inject_on_add(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool was_empty,
+		       uint64_t now);
+void bfq_update_inject_limit(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+struct bfq_queue *bfq_inject_queue(struct bfq_data *bfqd, struct bfq_queue *in, uint64_t now);
+void bfq_waker_forget(struct bfq_data *bfqd, const struct bfq_queue *gone);
+
 /* bfq_service.c: which queue has the disk, and for how long */
 int bfq_max_budget(const struct bfq_data *bfqd);
+int bfq_serv_to_charge(const struct request *rq, const struct bfq_queue *bfqq);
+bool bfq_idling_boosts_thr(const struct bfq_data *bfqd, const struct bfq_queue *bfqq);
 void bfq_del_bfqq_busy(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool expiration);
 bool bfq_budget_timeout(const struct bfq_queue *bfqq, uint64_t now);
 void bfq_expire(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool compensate,

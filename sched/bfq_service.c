@@ -26,7 +26,7 @@ static int bfq_min_budget(const struct bfq_data *bfqd)
 }
 
 /* Async requests cost more than they take (bfq_serv_to_charge), unless raised. */
-static int bfq_serv_to_charge(const struct request *rq, const struct bfq_queue *bfqq)
+int bfq_serv_to_charge(const struct request *rq, const struct bfq_queue *bfqq)
 {
 	int sectors = (int)blk_rq_sectors(rq);
 
@@ -134,17 +134,23 @@ static bool bfq_asymmetric_scenario(const struct bfq_data *bfqd)
 /*
  * Would idling for bfqq's next request be worth it (bfq_better_to_idle)?
  * For the disk's throughput (idling_boosts_thr_without_issues) on a disk
- * that does not queue, where the next nearby request is worth the wait;
- * or for service guarantees (idling_needed_for_service_guarantees): a
- * raised queue among others, an asymmetric scenario, or bfqq alone.
- * Every sync queue is taken for sequential and I/O bound (no think-time
- * or seek detection here), and a disk not yet known to queue for one that
- * does not: the models' rotating disk takes one request at a time.
- * Linux also stops idling for throughput while any queue is raised, to
- * serve the raised one sooner; without Linux's injection and preemption
- * details that made a start-up under sequential readers 2.4 times slower
- * here (test_startup_latency_under_sequential_readers), so rqdisk keeps it.
+ * that does not queue, where the next nearby request is worth the wait,
+ * but only for a process whose think time is short: one that thinks
+ * longer than slice_idle / 2 would leave the disk idle for nothing.  Or
+ * for service guarantees (idling_needed_for_service_guarantees): a raised
+ * queue among others, an asymmetric scenario, or bfqq alone.  A disk not
+ * yet known to queue is taken for one that does not: the models' rotating
+ * disk takes one request at a time.  Linux also stops idling for
+ * throughput while any queue is raised, to serve the raised one sooner;
+ * here that makes a start-up under sequential readers 3.4 times slower,
+ * injection (bfq_inject.c) or not, than alone
+ * (test_startup_latency_under_sequential_readers), so rqdisk keeps it.
  */
+bool bfq_idling_boosts_thr(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)
+{
+	return bfqd->hw_tag != 1 && bfqq->has_short_ttime && !bfqq->in_large_burst;
+}
+
 static bool bfq_better_to_idle(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)
 {
 	bool boosts_thr, needed_for_guarantees;
@@ -153,7 +159,7 @@ static bool bfq_better_to_idle(const struct bfq_data *bfqd, const struct bfq_que
 		return true;
 	if (!bfqd->slice_idle || !bfqq->sync || bfqq->class == BFQ_CLASS_IDLE)
 		return false;
-	boosts_thr = bfqd->hw_tag != 1;
+	boosts_thr = bfq_idling_boosts_thr(bfqd, bfqq);
 	needed_for_guarantees =
 		(bfqq->wr_coeff > 1 && (bfqd->wr_busy_queues < bfqd->busy_queues ||
 					bfqd->rq_in_driver >= bfqq->dispatched + 4)) ||
@@ -322,7 +328,11 @@ static void bfq_arm_slice_timer(struct bfq_data *bfqd, struct bfq_queue *bfqq, u
 {
 	uint64_t sl = bfqd->slice_idle;
 
-	if (bfqq->wr_coeff > 1 && sl < BFQ_WR_MIN_IDLE_SLICE_MS * NSEC_PER_MSEC)
+	/* a seeky queue's next request is as far as another's: wait only a little for it */
+	if (bfq_seeky(bfqq) && bfqq->wr_coeff == 1 && !bfq_asymmetric_scenario(bfqd) &&
+	    sl > BFQ_MIN_TT_MS * NSEC_PER_MSEC)
+		sl = BFQ_MIN_TT_MS * NSEC_PER_MSEC;
+	else if (bfqq->wr_coeff > 1 && sl < BFQ_WR_MIN_IDLE_SLICE_MS * NSEC_PER_MSEC)
 		sl = BFQ_WR_MIN_IDLE_SLICE_MS * NSEC_PER_MSEC;
 	bfqq->wait_request = true;
 	bfqd->last_idling_start = now;
@@ -359,8 +369,9 @@ check_queue:
 		bfqd->idle_until = 0;
 		return bfqq;
 	}
+	/* idling for it, or for its requests out: another queue's may go meanwhile */
 	if (bfqq->wait_request || (bfqq->dispatched && bfq_better_to_idle(bfqd, bfqq)))
-		return NULL;
+		return bfq_inject_queue(bfqd, bfqq, now);
 	reason = BFQQE_NO_MORE_REQUESTS;
 expire:
 	bfq_expire(bfqd, bfqq, compensate, reason, now);
@@ -388,10 +399,22 @@ static struct request *bfq_dispatch_rq_from_bfqq(struct bfq_data *bfqd, struct b
 
 	bfq_served(bfqq, bfq_serv_to_charge(rq, bfqq));
 	bfqd->last_position = blk_rq_end_sector(rq);
+	if (bfqq == bfqd->in_service && bfqd->wait_dispatch) {
+		bfqd->wait_dispatch = false;
+		bfqd->waited_rq = rq;
+	}
 	bfq_remove_request(bfqd, rq, now);
 	bfqq->dispatched++;
 	if (!bfqd->rq_in_driver++)
 		bfqd->rate_last = now;
+	if (bfqq != bfqd->in_service) {
+		/* injected: an emptied queue leaves, its budget and service void */
+		if (!bfqq->queued) {
+			bfq_del_bfqq_busy(bfqd, bfqq, false);
+			bfqq->entity.budget = bfqq->entity.service = 0;
+		}
+		return rq;
+	}
 	bfq_update_wr_data(bfqd, bfqq, now);
 	/* the idle class gets one request at a time while others wait */
 	if (bfqd->busy_queues > 1 && bfqq->class == BFQ_CLASS_IDLE)
@@ -459,9 +482,10 @@ bool bfq_has_work(const struct elevator_queue *e)
 void bfq_idle_busy_switch(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now)
 {
 	struct bfq_queue *in = bfqd->in_service;
-	bool interactive = bfqq->just_created ||
-			   now > bfqq->budget_timeout + BFQ_WR_MIN_IDLE_TIME_MS * NSEC_PER_MSEC;
-	bool soft_rt = !interactive && !bfqq->dispatched &&
+	bool interactive = !bfqq->in_large_burst &&
+			   (bfqq->just_created ||
+			    now > bfqq->budget_timeout + BFQ_WR_MIN_IDLE_TIME_MS * NSEC_PER_MSEC);
+	bool soft_rt = !interactive && !bfqq->in_large_burst && !bfqq->dispatched &&
 		       bfqq->soft_rt_next_start != UINT64_MAX && now >= bfqq->soft_rt_next_start;
 	int charge = bfq_serv_to_charge(bfqq->next_rq, bfqq);
 
@@ -519,8 +543,13 @@ void bfq_completed(struct elevator_queue *e, struct request *rq)
 
 	assert(bfqq->dispatched && bfqd->rq_in_driver);
 	bfq_update_hw_tag(bfqd);
+	if (rq == bfqd->waited_rq)
+		bfq_update_inject_limit(bfqd, bfqq, now);
+	bfqd->last_completed_rq_bfqq = bfqq;
+	bfqd->last_completion = now;
 	bfqq->dispatched--;
 	bfqd->rq_in_driver--;
+	bfqq->ttime_last_end = now;
 	bfq_update_peak_rate(bfqd, rq, now);
 	if (bfqq->softrt_update && !bfqq->dispatched && !bfqq->queued) {
 		bfqq->soft_rt_next_start = bfq_softrt_next_start(bfqd, bfqq, now);

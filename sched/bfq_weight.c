@@ -64,7 +64,8 @@ void bfq_update_wr_data(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t 
 
 	if (bfqq->wr_coeff == 1)
 		return;
-	if (now > bfqq->last_wr_start_finish + bfqq->wr_cur_max_time ||
+	/* raised before its burst was seen to be large: no longer */
+	if (bfqq->in_large_burst || now > bfqq->last_wr_start_finish + bfqq->wr_cur_max_time ||
 	    (!rt && bfqq->service_from_wr > BFQ_MAX_SERVICE_FROM_WR))
 		bfq_end_wr(bfqd, bfqq, now);
 }

@@ -31,9 +31,12 @@
  *  - Async queues are per class and level (2.6.24 on); 2.6.23 keyed them
  *    by level alone, so a real-time and a best-effort process at one level
  *    shared one.
- *  - Every sync queue but the idle class's idles: there is no process
- *    history here for 2.6's think-time and seek heuristics to turn idling
- *    off with.
+ *  - The idle window follows 2.6.23's think time (a process thinking
+ *    longer than slice_idle is not idled for) and later kernels' seek
+ *    history (CFQQ_SEEKY: more than 4 jumps over 800 sectors in the last
+ *    32 requests, and not deep), kept per process past its queue as the
+ *    io context was.  Without later kernels' service trees a seeky queue
+ *    is never idled for, where they idle for the last one of a group.
  *  - The FIFO is checked at each dispatch until one expired request has
  *    been served out of order in the slice (2.6.20; 2.6.23 looked once).
  *  - The async request budget counts the whole slice (2.6.20; 2.6.23
@@ -72,6 +75,39 @@
 #define CFQ_IDLE_MAX_OUT_ALONE 4     /* an idle queue's requests out when it is alone */
 
 #define CFQ_HASH_BITS 6
+
+/*
+ * A process's history (2.6's cfq_io_context): its think time, a moving
+ * average of the time from its last completion to its next sync request,
+ * each sample weighing 1/8, capped at 2 * slice_idle and meaningful once
+ * the samples weigh more than CFQ_TTIME_VALID_SAMPLES; and which of its
+ * last 32 requests jumped more than CFQQ_SEEK_THR sectors.  More than
+ * CFQQ_SEEKY_COUNT such seeks make it seeky, and a seeky process with
+ * fewer than CFQQ_DEEP_QUEUED requests queued at once is not idled for;
+ * neither is one whose think time is longer than slice_idle.  The history
+ * outlives the queue, as the io context did; at most CFQ_MAX_CIC are kept.
+ */
+#define CFQ_TTIME_VALID_SAMPLES 80
+#define CFQQ_SEEK_THR 800
+#define CFQQ_SEEKY_COUNT 4 /* 32 / 8 */
+#define CFQQ_DEEP_QUEUED 4
+#define CFQ_MAX_CIC 1024
+
+struct cfq_io_context {
+	LIST_ENTRY(cfq_io_context) hash;
+	TAILQ_ENTRY(cfq_io_context) lru; /* least recently used first */
+	pid_t pid;
+	uint64_t last_end_request; /* ns */
+	uint64_t ttime_total, ttime_mean;
+	unsigned int ttime_samples;
+	uint32_t seek_history; /* bit 0: the latest request was a seek */
+	sector_t last_request_pos;
+	bool idle_window; /* its queue is idled for when it runs dry */
+	bool deep;	  /* it had CFQQ_DEEP_QUEUED queued: seeks or not, worth idling */
+};
+
+LIST_HEAD(cfq_cic_head, cfq_io_context);
+TAILQ_HEAD(cfq_cic_lru, cfq_io_context);
 
 enum { CFQ_ASYNC, CFQ_SYNC };
 
@@ -118,6 +154,10 @@ struct cfq_data {
 	uint64_t slice[2]; /* ns */
 	int slice_async_rq;
 	uint64_t slice_idle; /* ns */
+
+	struct cfq_cic_head cic_hash[1 << CFQ_HASH_BITS];
+	struct cfq_cic_lru cic_lru;
+	unsigned int nr_cic;
 };
 
 static struct cfq_queue *rq_cfqq(const struct request *rq)
@@ -227,6 +267,111 @@ static void cfq_put_if_unused(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 	cfq_free_queue(cfqd, cfqq);
 }
 
+/* ---- a process's history ---- */
+
+static struct cfq_io_context *cfq_find_cic(const struct cfq_data *cfqd, pid_t pid)
+{
+	struct cfq_io_context *cic;
+
+	LIST_FOREACH(cic, &cfqd->cic_hash[cfq_hash_key(pid)], hash)
+		if (cic->pid == pid)
+			return cic;
+	return NULL;
+}
+
+static void cfq_free_cic(struct cfq_data *cfqd, struct cfq_io_context *cic)
+{
+	LIST_REMOVE(cic, hash);
+	TAILQ_REMOVE(&cfqd->cic_lru, cic, lru);
+	cfqd->nr_cic--;
+	free(cic);
+}
+
+/* pid's history, made on demand (NULL without memory: its queue idles as before). */
+static struct cfq_io_context *cfq_get_cic(struct cfq_data *cfqd, pid_t pid, uint64_t now)
+{
+	struct cfq_io_context *cic = cfq_find_cic(cfqd, pid);
+
+	if (cic) {
+		TAILQ_REMOVE(&cfqd->cic_lru, cic, lru);
+		TAILQ_INSERT_TAIL(&cfqd->cic_lru, cic, lru);
+		return cic;
+	}
+	if (cfqd->nr_cic >= CFQ_MAX_CIC)
+		cfq_free_cic(cfqd, TAILQ_FIRST(&cfqd->cic_lru));
+	cic = calloc(1, sizeof(*cic));
+	if (!cic)
+		return NULL;
+	cic->pid = pid;
+	cic->last_end_request = now; /* 2.6's cfq_alloc_io_context */
+	cic->idle_window = true;
+	LIST_INSERT_HEAD(&cfqd->cic_hash[cfq_hash_key(pid)], cic, hash);
+	TAILQ_INSERT_TAIL(&cfqd->cic_lru, cic, lru);
+	cfqd->nr_cic++;
+	return cic;
+}
+
+/* How long the process thought before this request (cfq_update_io_thinktime). */
+static void cfq_update_io_thinktime(const struct cfq_data *cfqd, struct cfq_io_context *cic,
+				    uint64_t now)
+{
+	uint64_t elapsed = now > cic->last_end_request ? now - cic->last_end_request : 0;
+
+	if (elapsed > 2 * cfqd->slice_idle)
+		elapsed = 2 * cfqd->slice_idle;
+	cic->ttime_samples = (7 * cic->ttime_samples + 256) / 8;
+	cic->ttime_total = (7 * cic->ttime_total + 256 * elapsed) / 8;
+	cic->ttime_mean = (cic->ttime_total + 128) / cic->ttime_samples;
+}
+
+/* Whether rq jumped more than CFQQ_SEEK_THR from the last (cfq_update_io_seektime). */
+static void cfq_update_io_seektime(struct cfq_io_context *cic, const struct request *rq)
+{
+	sector_t pos = blk_rq_pos(rq), last = cic->last_request_pos;
+	sector_t dist = !last ? 0 : pos > last ? pos - last : last - pos;
+
+	cic->seek_history = cic->seek_history << 1 | (dist > CFQQ_SEEK_THR);
+}
+
+static bool cfq_cic_seeky(const struct cfq_io_context *cic)
+{
+	return __builtin_popcount(cic->seek_history) > CFQQ_SEEKY_COUNT;
+}
+
+/*
+ * Whether idling for the process's next request pays (cfq_update_idle_window):
+ * not for a seeky one with few requests queued at once, whose next is as
+ * far as anyone's; not for one that thinks longer than slice_idle.
+ */
+static void cfq_update_idle_window(const struct cfq_data *cfqd, const struct cfq_queue *cfqq,
+				   struct cfq_io_context *cic)
+{
+	if (cfqq->queued >= CFQQ_DEEP_QUEUED)
+		cic->deep = true;
+	if (!cfqd->slice_idle || (!cic->deep && cfq_cic_seeky(cic)))
+		cic->idle_window = false;
+	else if (cic->ttime_samples > CFQ_TTIME_VALID_SAMPLES)
+		cic->idle_window = cic->ttime_mean <= cfqd->slice_idle;
+}
+
+/* A sync request arrives: what it says of its process (2.6's cfq_rq_enqueued). */
+static void cfq_update_history(struct cfq_data *cfqd, struct cfq_queue *cfqq,
+			       const struct request *rq, uint64_t now)
+{
+	struct cfq_io_context *cic;
+
+	if (!cfqq->sync || cfqq == &cfqd->oom_queue)
+		return;
+	cic = cfq_get_cic(cfqd, cfqq->pid, now);
+	if (!cic)
+		return;
+	cfq_update_io_thinktime(cfqd, cic, now);
+	cfq_update_io_seektime(cic, rq);
+	if (!cfq_class_idle(cfqq))
+		cfq_update_idle_window(cfqd, cfqq, cic);
+	cic->last_request_pos = blk_rq_end_sector(rq);
+}
+
 static int cfq_init_queue(struct elevator_queue *e)
 {
 	struct cfq_data *cfqd = calloc(1, sizeof(*cfqd));
@@ -246,6 +391,9 @@ static int cfq_init_queue(struct elevator_queue *e)
 	cfqd->slice[CFQ_ASYNC] = CFQ_SLICE_ASYNC_MS * NSEC_PER_MSEC;
 	cfqd->slice_async_rq = CFQ_SLICE_ASYNC_RQ;
 	cfqd->slice_idle = CFQ_SLICE_IDLE_MS * NSEC_PER_MSEC;
+	for (int i = 0; i < 1 << CFQ_HASH_BITS; i++)
+		LIST_INIT(&cfqd->cic_hash[i]);
+	TAILQ_INIT(&cfqd->cic_lru);
 	e->elevator_data = cfqd;
 	return 0;
 }
@@ -264,6 +412,8 @@ static void cfq_exit_queue(struct elevator_queue *e)
 		for (int l = 0; l < IOPRIO_NR_LEVELS; l++)
 			if (cfqd->async_queue[c][l])
 				cfq_free_queue(cfqd, cfqd->async_queue[c][l]);
+	while (!TAILQ_EMPTY(&cfqd->cic_lru))
+		cfq_free_cic(cfqd, TAILQ_FIRST(&cfqd->cic_lru));
 	free(cfqd);
 }
 
@@ -458,13 +608,22 @@ static void cfq_add_request(struct elevator_queue *e, struct request *rq)
 	if (!cfqq->queued++)
 		cfq_add_rr(cfqd, cfqq);
 	cfqq->next_rq = cfq_choose_req(cfqd, cfqq->next_rq, rq);
+	cfq_update_history(cfqd, cfqq, rq, now);
 	cfq_rq_enqueued(cfqd, cfqq, rq, now);
 }
 
-/* Sync queues idle (2.6's idle window) unless slice_idle is 0; the idle class never does. */
+/*
+ * Sync queues idle unless slice_idle is 0 or their process's idle window
+ * is closed (cfq_update_idle_window); the idle class never does.
+ */
 static bool cfq_may_idle(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
 {
-	return cfqq->sync && cfqd->slice_idle && !cfq_class_idle(cfqq);
+	const struct cfq_io_context *cic;
+
+	if (!cfqq->sync || !cfqd->slice_idle || cfq_class_idle(cfqq))
+		return false;
+	cic = cfq_find_cic(cfqd, cfqq->pid);
+	return !cic || cic->idle_window;
 }
 
 /*
@@ -488,6 +647,15 @@ static unsigned long long cfq_prio_to_maxrq(const struct cfq_data *cfqd,
 	return 2 * (base + base * (IOPRIO_NR_LEVELS - 1 - cfqq->ioprio));
 }
 
+/* The idling ran out with no request: the queue is no longer deep (cfq_idle_slice_timer). */
+static void cfq_idle_failed(struct cfq_data *cfqd, const struct cfq_queue *cfqq)
+{
+	struct cfq_io_context *cic = cfqq->sync ? cfq_find_cic(cfqd, cfqq->pid) : NULL;
+
+	if (cic)
+		cic->deep = false;
+}
+
 /*
  * The queue to dispatch from: the active one while its slice lasts and it
  * has requests; NULL while it idles or waits for its requests in the
@@ -504,6 +672,8 @@ static struct cfq_queue *cfq_select_queue(struct cfq_data *cfqd, uint64_t now)
 		}
 		if (cfqd->idle_until > now)
 			return NULL;
+		if (cfqd->idle_until)
+			cfq_idle_failed(cfqd, cfqq);
 		if (!cfqd->idle_until && cfqq->dispatched && cfq_may_idle(cfqd, cfqq))
 			return NULL;
 	}
@@ -656,6 +826,12 @@ static void cfq_completed(struct elevator_queue *e, struct request *rq)
 	cfqq->dispatched--;
 	cfqd->rq_in_driver--;
 	cfqd->sync_flight -= cfqq->sync;
+	if (cfqq->sync && cfqq != &cfqd->oom_queue) {
+		struct cfq_io_context *cic = cfq_find_cic(cfqd, cfqq->pid);
+
+		if (cic)
+			cic->last_end_request = now;
+	}
 	/* the disk is busy for others: the idle class waits (2.6's last_end_request) */
 	if (!cfq_class_idle(cfqq))
 		cfqd->idle_class_after = now + CFQ_IDLE_GRACE_MS * NSEC_PER_MSEC;

@@ -7,8 +7,10 @@ src_block_libblock_la_SOURCES += \
 	sched/as.c \
 	sched/cfq.c \
 	sched/bfq.c \
+	sched/bfq_burst.c \
 	sched/bfq.h \
 	sched/bfq_impl.h \
+	sched/bfq_inject.c \
 	sched/bfq_service.c \
 	sched/bfq_weight.c \
 	sched/bfq_wf2q.c \

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "elv_harness.h"
+#include "elv_sim.h"
 #include "model.h"
 #include "tunable_test.h"
+#include "../sched/bfq_impl.h"
 
 #define PID_A 100
 #define PID_B 200
@@ -964,6 +966,416 @@ START_TEST(test_startup_latency_under_sequential_readers)
 }
 END_TEST
 
+/* ---- think time and seekiness ---- */
+
+#define TT_READER 500
+#define TT_THINKER 600
+#define TT_RUN_NS (4000 * MS)
+
+/*
+ * A sequential reader (four 64 KiB reads out at a time) beside a process
+ * that reads 4 KiB, thinks 20 ms, and reads the next 4 KiB: the reader's
+ * sectors in TT_RUN_NS under bfq with slice_idle (ms), low_latency off so
+ * that no raising idles for the thinker.  The thinker's reads done in *thinker.
+ */
+static uint64_t reader_beside_thinker(const char *model, const char *slice_idle,
+				      uint64_t *thinker_reads)
+{
+	struct elv_sim *s = elv_sim_new("bfq", model);
+	struct elv_sim_proc *reader, *thinker;
+	uint64_t sectors;
+
+	tunable_store_ok(s->fd, "low_latency", "0");
+	tunable_store_ok(s->fd, "slice_idle", slice_idle);
+	reader = elv_sim_add(s, TT_READER, 0, 128, 4, 0, 0);
+	thinker = elv_sim_add(s, TT_THINKER, 4000000, 8, 1, 20 * MS, 0);
+	elv_sim_run(s, TT_RUN_NS);
+	sectors = reader->sectors_done;
+	*thinker_reads = thinker->reads_done;
+	elv_sim_free(s);
+	return sectors;
+}
+
+/*
+ * bfq_update_io_thinktime, bfq_update_has_short_ttime: the thinker's
+ * think time (20 ms, capped at 2 * slice_idle) is long past slice_idle / 2
+ * after three samples, so its queue is no longer idled for once its read
+ * is done, and the sequential reader gets at least what it gets with
+ * slice_idle=0, within 3%.  On the hdd model it gets more: with
+ * slice_idle=0 no queue is worth idling for, so each of the thinker's
+ * reads takes the disk from the reader at once (bfq_bfqq_handle_idle_busy_
+ * switch); idling 8 ms for each of them instead would cost the reader half
+ * of what it gets.  On the ssd model, which queues, nothing is idled for
+ * throughput, and the two are the same within 3%.
+ */
+static void check_long_thinker(const char *model, bool queues)
+{
+	uint64_t t_idle, t_none;
+	uint64_t idle = reader_beside_thinker(model, "8", &t_idle);
+	uint64_t none = reader_beside_thinker(model, "0", &t_none);
+
+	fprintf(stderr, "%s: reader %llu sectors beside a thinker (%llu reads), %llu (%llu) %s\n",
+		model, (unsigned long long)idle, (unsigned long long)t_idle,
+		(unsigned long long)none, (unsigned long long)t_none, "with slice_idle=0");
+	ck_assert_uint_gt(t_idle, 50);
+	ck_assert_uint_gt(t_none, 50);
+	ck_assert_msg(idle * 100 >= none * 97 && (!queues || idle * 100 <= none * 103),
+		      "%s: reader %llu sectors, %llu with slice_idle=0", model,
+		      (unsigned long long)idle, (unsigned long long)none);
+}
+
+START_TEST(test_long_thinker_not_idled_hdd)
+{
+	check_long_thinker("hdd", false);
+}
+END_TEST
+
+START_TEST(test_long_thinker_not_idled_ssd)
+{
+	check_long_thinker("ssd", true);
+}
+END_TEST
+
+/*
+ * A reads from n places 10000 sectors apart, all queued at once, B once,
+ * and bfq idles for A's next when A's last completes (bfq_arm_slice_timer): a
+ * queue with more than 19 seeks in its last 32 requests (BFQQ_SEEKY) waits
+ * only BFQ_MIN_TT (2 ms), one with 19 the whole slice_idle (8 ms).
+ */
+static uint64_t idle_after_seeks(unsigned int n)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[33];
+	uint64_t wait;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	for (unsigned int i = 0; i < n; i++)
+		read_at(fd, &tb[i], PID_A, 10000 * (i + 1));
+	read_at(fd, &tb[n], PID_B, 4000000);
+	elv_start_serial(fd);
+	for (unsigned int i = 0; i < n; i++) {
+		ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_A);
+		elv_complete_one_after(fd, 1);
+	}
+	ck_assert_uint_eq(fd->nr_dispatched, 0);
+	ck_assert_uint_ne(fd->q->dispatch_at, 0);
+	wait = fd->q->dispatch_at - elv_now(fd);
+	finish(fd, tb, n + 1);
+	return wait;
+}
+
+START_TEST(test_seeky_queue_idles_briefly)
+{
+	ck_assert_uint_eq(idle_after_seeks(19), 8 * MS);
+	ck_assert_uint_eq(idle_after_seeks(20), 2 * MS);
+}
+END_TEST
+
+/* ---- bursts ---- */
+
+#define BURST_READERS 16
+#define BURST_READS 64 /* of 64 KiB: 4 MiB each */
+
+/* pid's sync queue in the bfq under fd, or NULL. */
+static const struct bfq_queue *sync_queue_of(const struct fake_disk *fd, pid_t pid)
+{
+	const struct bfq_data *bfqd = fd->q->elevator->elevator_data;
+
+	for (int i = 0; i < 1 << BFQ_HASH_BITS; i++) {
+		const struct bfq_queue *bfqq;
+
+		LIST_FOREACH(bfqq, &bfqd->hash[i], hash)
+			if (bfqq->pid == pid)
+				return bfqq;
+	}
+	return NULL;
+}
+
+/*
+ * n processes each send one read, gap_ms apart but for one gap of
+ * long_gap_ms after the fourth, onto a stopped disk: how many of their
+ * queues are in a large burst.
+ */
+static unsigned int in_large_burst(unsigned int n, uint64_t gap_ms, uint64_t long_gap_ms)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[16];
+	unsigned int marked = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		fd->clock.virtual_ns += (i == 4 ? long_gap_ms : gap_ms) * MS;
+		read_at(fd, &tb[i], 3000 + i, 100000 * (i + 1));
+	}
+	for (unsigned int i = 0; i < n; i++)
+		marked += sync_queue_of(fd, 3000 + i)->in_large_burst;
+	finish(fd, tb, n);
+	return marked;
+}
+
+/*
+ * bfq_handle_burst: 7 queues made 1 ms apart are a burst, not a large one;
+ * the 8th (bfq_large_burst_thresh) makes it large and marks all; 16 made
+ * 179 ms apart are one large burst; a gap of 181 ms (past bfq_burst_interval,
+ * 180 ms) with queues busy ends the burst, and no new one starts until
+ * nothing is busy.
+ */
+START_TEST(test_burst_threshold_and_interval)
+{
+	ck_assert_uint_eq(in_large_burst(7, 1, 1), 0);
+	ck_assert_uint_eq(in_large_burst(8, 1, 1), 8);
+	ck_assert_uint_eq(in_large_burst(16, 179, 179), 16);
+	ck_assert_uint_eq(in_large_burst(16, 1, 181), 0);
+}
+END_TEST
+
+/*
+ * BURST_READERS sequential readers started 1 ms apart, each reading
+ * BURST_READS * 64 KiB, two reads out at a time, 400000 sectors apart, on
+ * model under elevator: when the last one is done, in ns from the start.
+ * Under bfq, how many of their queues were still raised, or not in a large
+ * burst, when all were done (*unlike).
+ */
+static uint64_t burst_finish(const char *elevator, const char *model, unsigned int *unlike)
+{
+	struct elv_sim *s = elv_sim_new(elevator, model);
+	struct elv_sim_proc *p[BURST_READERS];
+	uint64_t last = 0;
+
+	*unlike = 0;
+	for (unsigned int i = 0; i < BURST_READERS; i++) {
+		p[i] = elv_sim_add(s, 2000 + i, (sector_t)i * 400000, 128, 2, 0, i * MS);
+		p[i]->limit = BURST_READS;
+	}
+	elv_sim_run(s, 600000 * MS);
+	for (unsigned int i = 0; i < BURST_READERS; i++) {
+		const struct bfq_queue *bfqq =
+			strcmp(elevator, "bfq") ? NULL : sync_queue_of(s->fd, 2000 + i);
+
+		ck_assert_uint_eq(p[i]->reads_done, BURST_READS);
+		if (p[i]->end_ns - s->t0 > last)
+			last = p[i]->end_ns - s->t0;
+		*unlike += bfqq && (bfqq->wr_coeff > 1 || !bfqq->in_large_burst);
+	}
+	elv_sim_free(s);
+	return last;
+}
+
+/*
+ * bfq_handle_burst, bfq_add_to_burst: the eighth of the readers created
+ * within 180 ms of each other makes the burst large, so all sixteen are
+ * marked, none is raised once it has been served again (the first seven
+ * were raised on arrival, before the burst was known to be large), and,
+ * served in full budgets with no idling for the throughput, they are all
+ * done no later than under deadline on the hdd model, and within 5% of it
+ * on the ssd model (3% later: a queue that is the only one with requests
+ * queued is still waited for while its reads are out, as Linux's
+ * idling_needed_for_service_guarantees has it for a queue alone).  Without
+ * burst detection all sixteen are raised, in small budgets: 4.5 s on the
+ * hdd, 878 ms on the ssd, against 0.9 s and 151 ms.
+ */
+static void check_burst(const char *model, uint64_t margin)
+{
+	unsigned int unlike, none;
+	uint64_t bfq = burst_finish("bfq", model, &unlike);
+	uint64_t deadline = burst_finish("deadline", model, &none);
+
+	fprintf(stderr, "%s: 16 readers done in %.1f ms under bfq (%u unlike), %.1f under deadline\n",
+		model, (double)bfq / MS, unlike, (double)deadline / MS);
+	ck_assert_uint_eq(unlike, 0);
+	ck_assert_msg(bfq * 100 <= deadline * margin, "%s: bfq %llu ms, deadline %llu ms", model,
+		      (unsigned long long)(bfq / MS), (unsigned long long)(deadline / MS));
+}
+
+START_TEST(test_burst_not_raised_hdd)
+{
+	check_burst("hdd", 100);
+}
+END_TEST
+
+START_TEST(test_burst_not_raised_ssd)
+{
+	check_burst("ssd", 105);
+}
+END_TEST
+
+/* ---- injection ---- */
+
+#define INJ_THINKER 700
+#define INJ_READER 800
+#define INJ_RUN_NS (3000 * MS)
+
+struct inj_result {
+	uint64_t reader_sectors;
+	uint64_t thinker_reads, thinker_lat_ns; /* its mean read latency */
+};
+
+/*
+ * A process that reads 4 KiB, thinks think_ms, and reads the next, at
+ * weight 300 (so the scenario is asymmetric, and bfq idles for it to keep
+ * its share), beside a sequential reader at the default weight with four
+ * 64 KiB reads out (or alone), for INJ_RUN_NS on model, low_latency off,
+ * slice_idle (ms) as given.
+ */
+static struct inj_result thinker_and_reader(const char *model, uint64_t think_ms, bool reader,
+					    const char *slice_idle)
+{
+	struct elv_sim *s = elv_sim_new("bfq", model);
+	struct elv_sim_proc *t, *r = NULL;
+	struct inj_result res = { 0 };
+	char w[32];
+
+	tunable_store_ok(s->fd, "low_latency", "0");
+	tunable_store_ok(s->fd, "slice_idle", slice_idle);
+	snprintf(w, sizeof(w), "%d 300", INJ_THINKER);
+	tunable_store_ok(s->fd, "weights", w);
+	t = elv_sim_add(s, INJ_THINKER, 6000000, 8, 1, think_ms * MS, 0);
+	if (reader)
+		r = elv_sim_add(s, INJ_READER, 0, 128, 4, 0, 0);
+	elv_sim_run(s, INJ_RUN_NS);
+	res.reader_sectors = r ? r->sectors_done : 0;
+	res.thinker_reads = t->reads_done;
+	res.thinker_lat_ns = t->reads_done ? t->lat_sum_ns / t->reads_done : 0;
+	elv_sim_free(s);
+	return res;
+}
+
+/*
+ * bfq_update_inject_limit, bfq_reset_inject_limit, bfq_check_waker, on a
+ * queue's state as bfq keeps it: a request that took 1.5 times the base
+ * with injected ones out lowers the limit, one that took less raises it,
+ * but not past one more than the disk held; a request alone on the disk
+ * with no base gives the base and a limit of 1; a second after the limit
+ * last fell it starts again, from 0 for a short thinker and 1 for a long
+ * one; a queue whose requests come within 4 ms of another's completions
+ * three times running has it as its waker, whose request then goes while
+ * the disk idles for it, whatever the limit.
+ */
+START_TEST(test_inject_limit_rules)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct bfq_data *bfqd = fd->q->elevator->elevator_data;
+	struct test_bio tb[2];
+	struct bfq_queue *a, *b;
+	uint64_t now;
+
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	a = (struct bfq_queue *)sync_queue_of(fd, PID_A);
+	b = (struct bfq_queue *)sync_queue_of(fd, PID_B);
+	now = elv_now(fd);
+	bfqd->max_rq_in_driver = 3;
+
+	a->last_serv_time_ns = 2 * MS;
+	a->inject_limit = 2;
+	bfqd->rqs_injected = true;
+	bfqd->rq_in_driver = 2;
+	bfqd->last_empty_occupied_ns = now - 3 * MS; /* 1.5 times the base */
+	bfq_update_inject_limit(bfqd, a, now);
+	ck_assert_uint_eq(a->inject_limit, 1);
+	ck_assert_uint_eq(a->decrease_time, now);
+	ck_assert(!bfqd->rqs_injected);
+	for (unsigned int limit = 1; limit <= 5; limit++) {
+		bfqd->rqs_injected = true;
+		bfqd->last_empty_occupied_ns = now - 3 * MS + 1;
+		bfq_update_inject_limit(bfqd, a, now);
+	}
+	ck_assert_uint_eq(a->inject_limit, 4); /* max_rq_in_driver + 1 */
+	ck_assert_uint_eq(a->last_serv_time_ns, 2 * MS);
+
+	a->last_serv_time_ns = 0;
+	a->inject_limit = 0;
+	bfqd->rq_in_driver = 1;
+	bfqd->last_empty_occupied_ns = now - MS / 2;
+	bfq_update_inject_limit(bfqd, a, now);
+	ck_assert_uint_eq(a->last_serv_time_ns, MS / 2);
+	ck_assert_uint_eq(a->inject_limit, 1);
+	bfqd->rq_in_driver = 0;
+
+	a->decrease_time = now;
+	a->has_short_ttime = true;
+	bfq_inject_on_add(bfqd, a, false, now + 999 * MS);
+	ck_assert_uint_eq(a->inject_limit, 1);
+	bfq_inject_on_add(bfqd, a, false, now + 1000 * MS);
+	ck_assert_uint_eq(a->inject_limit, 0);
+	ck_assert_uint_eq(a->last_serv_time_ns, 0);
+	a->has_short_ttime = false;
+	bfq_inject_on_add(bfqd, a, false, now + 2000 * MS);
+	ck_assert_uint_eq(a->inject_limit, 1);
+
+	b->has_short_ttime = false;
+	for (unsigned int i = 0; i < 3; i++) {
+		ck_assert_ptr_null(b->waker);
+		bfqd->last_completed_rq_bfqq = a;
+		bfqd->last_completion = now + 3000 * MS + i * 10 * MS;
+		bfq_inject_on_add(bfqd, b, true,
+				  bfqd->last_completion + (i == 2 ? 4 * MS - 1 : MS));
+	}
+	ck_assert_ptr_eq(b->waker, a);
+	b->waker = NULL;
+	b->tentative_waker = a;
+	b->num_waker_detections = 1;
+	for (unsigned int i = 0; i < 3; i++) { /* 4 ms after: no wake-up */
+		bfqd->last_completion += 10 * MS;
+		bfq_inject_on_add(bfqd, b, true, bfqd->last_completion + 4 * MS);
+	}
+	ck_assert_uint_eq(b->num_waker_detections, 1);
+	ck_assert_ptr_null(b->waker);
+	b->waker = a;
+	a->inject_limit = 0;
+	ck_assert_ptr_eq(bfq_inject_queue(bfqd, b, now), a);
+	b->waker = NULL;
+	finish(fd, tb, 2);
+}
+END_TEST
+
+/*
+ * bfq_choose_bfqq_for_injection, bfq_update_inject_limit: while bfq idles
+ * for the thinker (for its share, not the throughput: on the ssd model the
+ * disk queues; on the hdd model its think time is long), the reader's
+ * requests go to the disk within the learnt limit.  The reader gets at
+ * least 90% of what it gets when nothing is idled for (slice_idle=0);
+ * without injection it got 4% of it on the ssd model (thinking 1 ms) and
+ * half on the hdd model.  The thinker's mean read latency stays within 1.5
+ * times its base: on the ssd model its latency alone; on the hdd model,
+ * where every read of the reader between two of its own costs it a seek
+ * whoever chose it, its latency with slice_idle=0.
+ */
+static void check_injection(const char *model, uint64_t think_ms, bool base_alone)
+{
+	struct inj_result alone = thinker_and_reader(model, think_ms, false, "8");
+	struct inj_result none = thinker_and_reader(model, think_ms, true, "0");
+	struct inj_result both = thinker_and_reader(model, think_ms, true, "8");
+	uint64_t base = base_alone ? alone.thinker_lat_ns : none.thinker_lat_ns;
+
+	fprintf(stderr,
+		"%s: thinker (%llu ms) %.3f ms a read, alone %.3f, no idling %.3f; "
+		"reader %llu sectors, no idling %llu\n",
+		model, (unsigned long long)think_ms, (double)both.thinker_lat_ns / MS,
+		(double)alone.thinker_lat_ns / MS, (double)none.thinker_lat_ns / MS,
+		(unsigned long long)both.reader_sectors, (unsigned long long)none.reader_sectors);
+	ck_assert_uint_gt(alone.thinker_reads, 50);
+	ck_assert_uint_gt(both.thinker_reads, 50);
+	ck_assert_msg(both.reader_sectors * 10 >= none.reader_sectors * 9,
+		      "%s: reader %llu sectors, %llu with no idling", model,
+		      (unsigned long long)both.reader_sectors,
+		      (unsigned long long)none.reader_sectors);
+	ck_assert_msg(both.thinker_lat_ns * 2 <= base * 3, "%s: thinker %llu ns a read, base %llu",
+		      model, (unsigned long long)both.thinker_lat_ns, (unsigned long long)base);
+}
+
+START_TEST(test_injection_ssd)
+{
+	check_injection("ssd", 1, true);
+	check_injection("ssd", 10, true);
+}
+END_TEST
+
+START_TEST(test_injection_hdd)
+{
+	check_injection("hdd", 30, false);
+}
+END_TEST
+
 #define NR_TUNABLES 10
 
 static const struct tunable_case tunables[NR_TUNABLES] = {
@@ -1005,6 +1417,7 @@ static Suite *bfq_suite(void)
 	tcase_add_test(idle, test_fifo_expiry_once_a_budget);
 	tcase_add_test(idle, test_back_seek_penalty_and_max);
 	tcase_add_test(idle, test_async_charged_more);
+	tcase_add_test(idle, test_seeky_queue_idles_briefly);
 	suite_add_tcase(s, idle);
 	tcase_add_test(class, test_rt_then_be_then_idle);
 	tcase_add_test(class, test_rt_preempts_be);
@@ -1014,6 +1427,14 @@ static Suite *bfq_suite(void)
 	suite_add_tcase(s, weights);
 	tcase_set_timeout(latency, 120);
 	tcase_add_test(latency, test_startup_latency_under_sequential_readers);
+	tcase_add_test(latency, test_long_thinker_not_idled_hdd);
+	tcase_add_test(latency, test_long_thinker_not_idled_ssd);
+	tcase_add_test(latency, test_inject_limit_rules);
+	tcase_add_test(latency, test_injection_ssd);
+	tcase_add_test(latency, test_injection_hdd);
+	tcase_add_test(latency, test_burst_threshold_and_interval);
+	tcase_add_test(latency, test_burst_not_raised_hdd);
+	tcase_add_test(latency, test_burst_not_raised_ssd);
 	suite_add_tcase(s, latency);
 	suite_add_tcase(s, tunable_tests("bfq", tunables, NR_TUNABLES));
 	return s;

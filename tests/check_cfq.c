@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "elv_harness.h"
+#include "elv_sim.h"
 #include "tunable_test.h"
 
 #define ELEVATOR "cfq"
@@ -946,6 +947,127 @@ START_TEST(test_async_queue_per_class_level)
 }
 END_TEST
 
+/* ---- think time and seekiness (scenarios on the models, in virtual time) ---- */
+
+#define SC_READER 500
+#define SC_OTHER 600
+#define SC_RUN_NS (4000 * MS)
+
+/*
+ * A sequential reader (four 64 KiB reads out at a time) beside another
+ * process that reads 4 KiB at a time, one out, thinking think_ns after
+ * each, stride sectors apart: the reader's sectors in SC_RUN_NS under cfq
+ * with slice_idle (ms) on model, the other's reads in *other_reads.
+ */
+static uint64_t reader_beside(const char *model, const char *slice_idle, uint64_t think_ns,
+			      uint64_t stride, uint64_t *other_reads)
+{
+	struct elv_sim *s = elv_sim_new(ELEVATOR, model);
+	struct elv_sim_proc *reader, *other;
+	uint64_t sectors;
+
+	tunable_store_ok(s->fd, "slice_idle", slice_idle);
+	reader = elv_sim_add(s, SC_READER, 0, 128, 4, 0, 0);
+	other = elv_sim_add(s, SC_OTHER, 4000000, 8, 1, think_ns, 0);
+	other->stride = stride;
+	elv_sim_run(s, SC_RUN_NS);
+	sectors = reader->sectors_done;
+	*other_reads = other->reads_done;
+	elv_sim_free(s);
+	return sectors;
+}
+
+/* The reader gets what it gets with slice_idle=0, within 3%, and the other is served. */
+static void check_not_idled_for(const char *model, uint64_t think_ns, uint64_t stride)
+{
+	uint64_t o_idle, o_none;
+	uint64_t idle = reader_beside(model, "8", think_ns, stride, &o_idle);
+	uint64_t none = reader_beside(model, "0", think_ns, stride, &o_none);
+
+	fprintf(stderr, "cfq %s: reader %llu sectors beside %llu reads, %llu beside %llu %s\n",
+		model, (unsigned long long)idle, (unsigned long long)o_idle,
+		(unsigned long long)none, (unsigned long long)o_none, "with slice_idle=0");
+	ck_assert_uint_ge(o_idle, 20);
+	ck_assert_uint_ge(o_none, 20);
+	ck_assert_msg(idle * 100 >= none * 97 && idle * 100 <= none * 103,
+		      "%s: reader %llu sectors, %llu with slice_idle=0", model,
+		      (unsigned long long)idle, (unsigned long long)none);
+}
+
+/*
+ * cfq_update_io_thinktime, cfq_update_idle_window: a process that reads
+ * 4 KiB and thinks 20 ms (capped at 2 * slice_idle, past slice_idle once
+ * three samples are in) has its idle window closed, so its queue's slice
+ * ends when its read is done instead of idling 8 ms for the next, and the
+ * sequential reader beside it gets what it gets with slice_idle=0.
+ */
+START_TEST(test_long_thinker_not_idled_hdd)
+{
+	check_not_idled_for("hdd", 20 * MS, 8);
+}
+END_TEST
+
+START_TEST(test_long_thinker_not_idled_ssd)
+{
+	check_not_idled_for("ssd", 20 * MS, 8);
+}
+END_TEST
+
+/*
+ * cfq_update_io_seektime, CFQQ_SEEKY: a process reading 4 KiB at random
+ * places, one at a time with no think time, has more than 4 seeks in its
+ * last 32 requests and never 4 requests queued (not deep), so its idle
+ * window closes: it no longer keeps the disk for its whole slice doing
+ * seeks, and the sequential reader gets what it gets with slice_idle=0.
+ */
+START_TEST(test_seeky_not_idled_hdd)
+{
+	check_not_idled_for("hdd", 0, 1000003);
+}
+END_TEST
+
+START_TEST(test_seeky_not_idled_ssd)
+{
+	check_not_idled_for("ssd", 0, 1000003);
+}
+END_TEST
+
+/*
+ * The seek rule's bounds: A reads eight times, one at a time, the first
+ * (no seek: nothing came before) at sector 1000, then n reads jumping more
+ * than 800 sectors and the rest next to the last, and then B waits while
+ * A's last read completes: with 4 seeks in A's last 32 requests the disk
+ * idles slice_idle for A, with 5 B goes at once.
+ */
+static bool idles_after_seeks(unsigned int seeks)
+{
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
+	struct test_bio tb[10], b;
+	sector_t pos = 1000;
+	bool idled;
+
+	elv_start_serial(fd);
+	for (unsigned int i = 0; i < 8; i++) {
+		if (i)
+			pos += i <= seeks ? 10000 : 8;
+		submit(fd, &tb[i], REQ_OP_READ, PID_A, pos, 8);
+		if (i == 7)
+			read_at(fd, &b, PID_B, 4000000);
+		elv_complete_one_after(fd, 1);
+	}
+	idled = fd->nr_dispatched == 0;
+	elv_finish_drained(fd, tb, 8);
+	elv_assert_ended(&b, 1);
+	return idled;
+}
+
+START_TEST(test_seeky_bounds)
+{
+	ck_assert(idles_after_seeks(4));
+	ck_assert(!idles_after_seeks(5));
+}
+END_TEST
+
 static const struct tunable_case tunables[] = {
 	{ "quantum", 8, 1, INT_MAX },
 	{ "slice_sync", 100, 1, INT_MAX },
@@ -992,6 +1114,12 @@ static Suite *cfq_suite(void)
 	tcase_add_test(idle, test_slice_idle_tunable);
 	tcase_add_test(idle, test_no_idle_with_requests_in_driver);
 	tcase_add_test(idle, test_async_request_ends_idle);
+	tcase_add_test(idle, test_seeky_bounds);
+	tcase_set_timeout(idle, 120);
+	tcase_add_test(idle, test_long_thinker_not_idled_hdd);
+	tcase_add_test(idle, test_long_thinker_not_idled_ssd);
+	tcase_add_test(idle, test_seeky_not_idled_hdd);
+	tcase_add_test(idle, test_seeky_not_idled_ssd);
 	suite_add_tcase(s, idle);
 
 	tcase_add_test(merge, test_front_merge_own_queue);

@@ -9,6 +9,8 @@ check_LTLIBRARIES += tests/libtestharness.la
 tests_libtestharness_la_SOURCES = \
 	tests/elv_harness.c \
 	tests/elv_harness.h \
+	tests/elv_sim.c \
+	tests/elv_sim.h \
 	tests/fake_driver.c \
 	tests/fake_driver.h \
 	tests/fake_mq.c \
