@@ -11,8 +11,11 @@ src_device_libdevice_la_SOURCES = \
 	src/device/fault/fault_rules.c \
 	src/device/fault/filter_fault.c \
 	src/device/log-writes/filter_log_writes.c \
+	src/device/log-writes/log_writes_attrs.c \
+	src/device/log-writes/log_writes_entries.c \
 	src/device/log-writes/log_writes_files.c \
 	src/device/log-writes/log_writes_impl.h \
+	src/device/log-writes/log_writes_io.c \
 	src/device/log-writes/log_writes_writer.c \
 	src/device/model/filter_model.c \
 	src/device/model/model.c \
