@@ -24,7 +24,11 @@ src_device_libdevice_la_SOURCES = \
 	src/device/model/model_impl.h \
 	src/device/model/model_ssd.c \
 	src/device/write-cache/filter_write_cache.c \
+	src/device/write-cache/wcache_impl.h \
+	src/device/write-cache/wcache_io.c \
 	src/device/write-cache/wcache_map.c \
 	src/device/write-cache/wcache_map.h \
+	src/device/write-cache/wcache_power.c \
+	src/device/write-cache/wcache_writeback.c \
 	$(NULL)
 src_device_libdevice_la_LIBADD = src/common/libcommon.la -lm $(PTHREAD_LIBS)
