@@ -8,7 +8,10 @@ src_device_libdevice_la_SOURCES = \
 	src/device/delay/filter_delay.c \
 	src/device/fault/fault.h \
 	src/device/fault/fault_badblocks.c \
+	src/device/fault/fault_impl.h \
+	src/device/fault/fault_io.c \
 	src/device/fault/fault_rules.c \
+	src/device/fault/fault_watch.c \
 	src/device/fault/filter_fault.c \
 	src/device/log-writes/filter_log_writes.c \
 	src/device/log-writes/log_writes_attrs.c \
