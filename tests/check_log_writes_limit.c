@@ -74,7 +74,10 @@ static int recorded_fdatasync(int fd)
 #include "blkdev.h" /* the queue the test builds around the filter */
 #include "log_writes_writer.c"
 #include "log_writes_files.c"
+#include "log_writes_entries.c"
 #include "filter_log_writes.c"
+#include "log_writes_io.c"
+#include "log_writes_attrs.c"
 #include "stack_harness.h"
 #undef pwrite
 #undef fdatasync

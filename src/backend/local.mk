@@ -22,6 +22,7 @@ src_backend_libbackend_la_SOURCES = \
 	src/backend/backend_uring.h \
 	src/backend/nbd_conn.h \
 	src/backend/nbd_export.h \
+	src/backend/nbd_impl.h \
 	src/backend/nbd_lost.h \
 	src/backend/rbd_spec.c \
 	src/backend/rbd_spec.h \
@@ -30,7 +31,8 @@ src_backend_libbackend_la_CPPFLAGS = $(AM_CPPFLAGS) -DRQDISK_PKGLIBDIR='"$(pkgli
 src_backend_libbackend_la_LIBADD = -ldl
 
 BACKEND_MODULE_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared
-NBD_BACKEND_SOURCES = src/backend/backend_nbd.c src/backend/nbd_conn.c src/backend/nbd_export.c
+NBD_BACKEND_SOURCES = src/backend/backend_nbd.c src/backend/nbd_conn.c src/backend/nbd_export.c \
+	src/backend/nbd_reconnect.c src/backend/nbd_request.c
 if HAVE_LIBNBD
 pkglib_LTLIBRARIES += src/backend/backend-nbd.la
 src_backend_backend_nbd_la_SOURCES = $(NBD_BACKEND_SOURCES)

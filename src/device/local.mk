@@ -8,11 +8,17 @@ src_device_libdevice_la_SOURCES = \
 	src/device/delay/filter_delay.c \
 	src/device/fault/fault.h \
 	src/device/fault/fault_badblocks.c \
+	src/device/fault/fault_impl.h \
+	src/device/fault/fault_io.c \
 	src/device/fault/fault_rules.c \
+	src/device/fault/fault_watch.c \
 	src/device/fault/filter_fault.c \
 	src/device/log-writes/filter_log_writes.c \
+	src/device/log-writes/log_writes_attrs.c \
+	src/device/log-writes/log_writes_entries.c \
 	src/device/log-writes/log_writes_files.c \
 	src/device/log-writes/log_writes_impl.h \
+	src/device/log-writes/log_writes_io.c \
 	src/device/log-writes/log_writes_writer.c \
 	src/device/model/filter_model.c \
 	src/device/model/model.c \
@@ -21,7 +27,11 @@ src_device_libdevice_la_SOURCES = \
 	src/device/model/model_impl.h \
 	src/device/model/model_ssd.c \
 	src/device/write-cache/filter_write_cache.c \
+	src/device/write-cache/wcache_impl.h \
+	src/device/write-cache/wcache_io.c \
 	src/device/write-cache/wcache_map.c \
 	src/device/write-cache/wcache_map.h \
+	src/device/write-cache/wcache_power.c \
+	src/device/write-cache/wcache_writeback.c \
 	$(NULL)
 src_device_libdevice_la_LIBADD = src/common/libcommon.la -lm $(PTHREAD_LIBS)

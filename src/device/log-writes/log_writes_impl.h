@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log_writes_impl.h - what the log-writes filter's files share: its state,
- * its requests' and its log's blocks, and the calls between the filter
- * (filter_log_writes.c), its writer (log_writes_writer.c) and the files
- * it makes (log_writes_files.c).
+ * its requests' and its log's blocks, and the calls between the filter's
+ * open and close (filter_log_writes.c), its entries (log_writes_entries.c),
+ * its I/O (log_writes_io.c), its control-tree files (log_writes_attrs.c),
+ * its writer (log_writes_writer.c) and the files it makes
+ * (log_writes_files.c).
  */
 #ifndef RQDISK_LOG_WRITES_IMPL_H
 #define RQDISK_LOG_WRITES_IMPL_H
@@ -97,6 +99,28 @@ struct lw_filter {
 	bool quit;
 	int error; /* errno of the first failed write, 0 */
 };
+
+/* log_writes_entries.c: the log's entries, made and put in order, and its super block. */
+struct lw_block *lw_block_new(struct lw_filter *lw, uint64_t sector, uint64_t nr, uint64_t flags,
+			      uint64_t data_len, uint64_t nr_blocks);
+uint64_t lw_flags(const struct lw_block *b);
+uint64_t lw_losses_below(const struct blk_dev *dev);
+void lw_out_of_memory(struct lw_filter *lw);
+void lw_log_super(struct lw_filter *lw);
+void lw_log(struct lw_filter *lw, struct lw_block *b);
+int lw_log_mark(struct lw_filter *lw, const char *name);
+void lw_log_held_before(struct lw_filter *lw, uint64_t seq);
+void lw_log_released(struct lw_filter *lw);
+void lw_log_pending(struct lw_filter *lw);
+
+/* log_writes_io.c: what each request logs, and when. */
+bool lw_can_take(struct blk_dev *dev);
+void lw_submit(struct blk_dev *dev, struct request *rq);
+void lw_end(struct blk_dev *dev, struct request *rq, int error, unsigned int nr_sectors);
+
+/* log_writes_attrs.c: the control-tree files, device/log-writes/ and log/. */
+int lw_describe(const struct blk_dev *dev, char *buf, size_t len);
+extern const struct dev_attr lw_attrs[];
 
 /* log_writes_writer.c: the thread that writes the log, in the order it is handed blocks. */
 void lw_say(const struct lw_filter *lw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
