@@ -1675,6 +1675,13 @@ START_TEST(aimed_runs_name_what_a_state_lost)
 	free(text);
 	ck_assert_ptr_null(crash_aim_lost(&aim, &log, "flush:2"));
 	crash_aim_free(&aim);
+	ck_assert_int_eq(crash_aim_add(&aim, false, "@/dev/null", why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "--only @/dev/null: no sector ranges in it");
+	ck_assert_int_eq(crash_aim_add(&aim, false, "4-5", why, sizeof(why)), 0);
+	text = crash_aim_lost(&aim, &log, "flush:2+torn:1@512/2");
+	ck_assert_str_eq(text, "torn in 4-5: entry 1 (sectors 4-7)");
+	free(text);
+	crash_aim_free(&aim);
 	ck_assert_int_eq(crash_aim_add(&aim, true, "0-3/8-63", why, sizeof(why)), 0);
 	text = crash_aim_lost(&aim, &log, "flush:2+drop:1,4+torn:1@512/2");
 	ck_assert_str_eq(text, "lost in what --except leaves of 0-3/8-63: entry 1 (sectors 4-7); "

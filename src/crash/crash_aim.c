@@ -182,7 +182,8 @@ char *crash_aim_lost(const struct crash_aim *a, const struct crash_log *log, con
 		aimed += id.drop[i] < log->nr && crash_entry_aimed(&log->e[id.drop[i]], &a->may_lose);
 	if (!aimed && !(id.torn && id.torn_e < log->nr))
 		goto out;
-	ok = say(&s, &len, "lost in %s%s:", a->except ? "what --except leaves of " : "", a->label);
+	ok = say(&s, &len, "%s in %s%s:", aimed ? "lost" : "torn",
+		 a->except ? "what --except leaves of " : "", a->label);
 	for (size_t i = 0; ok && i < id.nr_drop; i++) {
 		if (id.drop[i] >= log->nr || !crash_entry_aimed(&log->e[id.drop[i]], &a->may_lose))
 			continue;
@@ -193,10 +194,9 @@ char *crash_aim_lost(const struct crash_aim *a, const struct crash_log *log, con
 		ok = say(&s, &len, "%s", listed++ ? ", " : " ") &&
 		     say_entry(&s, &len, log, id.drop[i]);
 	}
-	if (ok && !aimed)
-		ok = say(&s, &len, " none dropped");
 	if (ok && id.torn && id.torn_e < log->nr)
-		ok = say(&s, &len, "; torn: ") && say_entry(&s, &len, log, id.torn_e);
+		ok = say(&s, &len, "%s", aimed ? "; torn: " : " ") &&
+		     say_entry(&s, &len, log, id.torn_e);
 out:
 	crash_id_free(&id);
 	return ok ? s : NULL;

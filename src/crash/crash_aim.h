@@ -37,7 +37,8 @@ int crash_aim_check(const struct crash_aim *a, uint64_t sectors, char *why, size
 /*
  * The writes the state id loses or tears in the aimed sectors, for the
  * report: "lost in FILE: entry 12 (sectors 2048-2055); torn: entry 17
- * (sectors 4096-4103)", malloc'd; NULL when it loses none, or out of memory.
+ * (sectors 4096-4103)" ("torn in FILE: entry 17 (...)" when it drops none),
+ * malloc'd; NULL when it loses none, or out of memory.
  */
 char *crash_aim_lost(const struct crash_aim *a, const struct crash_log *log, const char *id);
 
