@@ -1685,7 +1685,17 @@ START_TEST(aimed_runs_name_what_a_state_lost)
 	ck_assert_int_eq(crash_aim_add(&aim, true, "0-3/8-63", why, sizeof(why)), 0);
 	text = crash_aim_lost(&aim, &log, "flush:2+drop:1,4+torn:1@512/2");
 	ck_assert_str_eq(text, "lost in what --except leaves of 0-3/8-63: entry 1 (sectors 4-7); "
-			       "torn: entry 1 (sectors 4-7)");
+			       "torn in what --except leaves of 0-3/8-63: entry 1 (sectors 4-7)");
+	free(text);
+	crash_aim_free(&aim);
+	/* several --only: each lost write named by the one it touches */
+	ck_assert_int_eq(crash_aim_add(&aim, false, "8", why, sizeof(why)), 0);
+	ck_assert_int_eq(crash_aim_add(&aim, false, "0", why, sizeof(why)), 0);
+	text = crash_aim_lost(&aim, &log, "flush:2+drop:4,7");
+	ck_assert_str_eq(text, "lost in 8: entry 4 (sectors 8-8); lost in 0: entry 7 (sectors 0-0)");
+	free(text);
+	text = crash_aim_lost(&aim, &log, "flush:2+drop:7");
+	ck_assert_str_eq(text, "lost in 0: entry 7 (sectors 0-0)");
 	free(text);
 	crash_aim_free(&aim);
 	crash_log_free(&log);

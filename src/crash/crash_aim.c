@@ -66,56 +66,81 @@ static ssize_t read_ranges_file(const char *path, char **buf)
 	return (ssize_t)len;
 }
 
-static int add_label(struct crash_aim *a, const char *arg)
+/* arg's ranges, RANGES or @FILE, into one: 0, or -EINVAL with the reason in why, -ENOMEM. */
+static int read_arg(const char *opt, const char *arg, struct sector_ranges *one, char *why,
+		    size_t whylen)
+{
+	char inner[256], *buf = NULL;
+	ssize_t len;
+	int ret;
+
+	if (arg[0] == '@') {
+		len = read_ranges_file(arg + 1, &buf);
+		if (len < 0)
+			return aim_refuse(why, whylen, "%s %.200s: %s", opt, arg,
+					  len == -EFBIG ? "larger than 64 MiB" : strerror((int)-len));
+		ret = sector_ranges_parse(one, buf, (size_t)len, inner, sizeof(inner));
+		free(buf);
+	} else {
+		ret = sector_ranges_parse(one, arg, strlen(arg), inner, sizeof(inner));
+	}
+	if (ret == -EINVAL)
+		return aim_refuse(why, whylen, "%s %.200s: %s", opt, arg, inner);
+	/* an empty set would aim at nothing: surely a wrong file, not a wish */
+	if (!ret && !one->nr)
+		return aim_refuse(why, whylen, "%s %.200s: no sector ranges in it", opt, arg);
+	return ret;
+}
+
+/* Keeps one as a source named after arg, and its label in the joined one. */
+static int add_source(struct crash_aim *a, const char *arg, struct sector_ranges *one)
 {
 	const char *text = arg[0] == '@' ? arg + 1 : arg;
 	size_t old = a->label ? strlen(a->label) : 0;
-	char *l = realloc(a->label, old + strlen(text) + 2);
+	struct crash_aim_source *src = realloc(a->src, (a->nr_src + 1) * sizeof(*src));
+	char *l, *label = strdup(text);
 
-	if (!l)
+	if (src)
+		a->src = src;
+	l = realloc(a->label, old + strlen(text) + 2);
+	if (l)
+		a->label = l;
+	if (!src || !l || !label) {
+		free(label);
 		return -ENOMEM;
-	/* several --only: "FILE1 FILE2" */
+	}
 	snprintf(l + old, strlen(text) + 2, "%s%s", old ? " " : "", text);
-	a->label = l;
+	src[a->nr_src].label = label;
+	src[a->nr_src++].r = *one;
+	*one = (struct sector_ranges){ 0 };
 	return 0;
 }
 
 int crash_aim_add(struct crash_aim *a, bool except, const char *arg, char *why, size_t whylen)
 {
 	const char *opt = except ? "--except" : "--only";
-	char inner[256], *buf = NULL;
-	size_t before = a->given.nr;
-	ssize_t len;
+	struct sector_ranges one = { 0 };
 	int ret;
 
 	if (a->given.nr && a->except != except)
 		return aim_refuse(why, whylen, "--only and --except do not go together");
-	if (arg[0] == '@') {
-		len = read_ranges_file(arg + 1, &buf);
-		if (len < 0)
-			return aim_refuse(why, whylen, "%s %s: %s", opt, arg,
-					  len == -EFBIG ? "larger than 64 MiB" : strerror((int)-len));
-		ret = sector_ranges_parse(&a->given, buf, (size_t)len, inner, sizeof(inner));
-		free(buf);
-	} else {
-		ret = sector_ranges_parse(&a->given, arg, strlen(arg), inner, sizeof(inner));
-	}
-	if (ret == -EINVAL)
-		return aim_refuse(why, whylen, "%s %.200s: %s", opt, arg, inner);
+	ret = read_arg(opt, arg, &one, why, whylen);
+	for (size_t i = 0; !ret && i < one.nr; i++)
+		ret = sector_ranges_add(&a->given, one.r[i].start, one.r[i].end);
+	if (!ret)
+		ret = add_source(a, arg, &one);
+	sector_ranges_free(&one);
 	if (ret)
-		return ret;
-	/* an empty set would aim at nothing: surely a wrong file, not a wish */
-	if (a->given.nr == before && !a->given.nr)
-		return aim_refuse(why, whylen, "%s %.200s: no sector ranges in it", opt, arg);
+		goto out;
 	a->except = except;
-	ret = add_label(a, arg);
-	if (!ret && except)
+	if (except) {
 		ret = sector_ranges_complement(&a->given, SECTOR_RANGES_LIMIT, &a->may_lose);
-	else if (!ret) {
+	} else {
 		sector_ranges_free(&a->may_lose);
 		for (size_t i = 0; !ret && i < a->given.nr; i++)
 			ret = sector_ranges_add(&a->may_lose, a->given.r[i].start, a->given.r[i].end);
 	}
+out:
 	return ret == -ENOSPC ? aim_refuse(why, whylen, "%s: too many ranges", opt) : ret;
 }
 
@@ -169,36 +194,55 @@ static bool say_entry(char **s, size_t *len, const struct crash_log *log, uint64
 		   (unsigned long long)((e->off + e->len + 511) / 512 - 1));
 }
 
+/* "lost in LABEL: entry ..., ..." for the dropped entries of id touching r, and "torn in". */
+static bool say_source(char **s, size_t *len, const char *label, const struct sector_ranges *r,
+		       const struct crash_log *log, const struct crash_id *id)
+{
+	size_t listed = 0, touching = 0;
+	bool ok = true;
+
+	for (size_t i = 0; i < id->nr_drop; i++)
+		touching += id->drop[i] < log->nr && crash_entry_aimed(&log->e[id->drop[i]], r);
+	for (size_t i = 0; ok && touching && i < id->nr_drop; i++) {
+		if (id->drop[i] >= log->nr || !crash_entry_aimed(&log->e[id->drop[i]], r))
+			continue;
+		if (listed == AIM_LIST_MAX) {
+			ok = say(s, len, " and %zu more", touching - listed);
+			break;
+		}
+		ok = say(s, len, "%s", listed ? ", " : *len ? "; lost in " : "lost in ") &&
+		     (listed || say(s, len, "%s: ", label)) && say_entry(s, len, log, id->drop[i]);
+		listed++;
+	}
+	if (ok && id->torn && id->torn_e < log->nr && crash_entry_aimed(&log->e[id->torn_e], r))
+		ok = say(s, len, "%storn in %s: ", *len ? "; " : "", label) &&
+		     say_entry(s, len, log, id->torn_e);
+	return ok;
+}
+
 char *crash_aim_lost(const struct crash_aim *a, const struct crash_log *log, const char *text)
 {
 	struct crash_id id;
-	char why[256], *s = NULL;
-	size_t len = 0, listed = 0, aimed = 0;
+	char why[256], *s = NULL, *except = NULL;
+	size_t len = 0;
 	bool ok = true;
 
 	if (!a->given.nr || crash_id_parse(text, &id, why, sizeof(why)))
 		return NULL;
-	for (size_t i = 0; i < id.nr_drop; i++)
-		aimed += id.drop[i] < log->nr && crash_entry_aimed(&log->e[id.drop[i]], &a->may_lose);
-	if (!aimed && !(id.torn && id.torn_e < log->nr))
-		goto out;
-	ok = say(&s, &len, "%s in %s%s:", aimed ? "lost" : "torn",
-		 a->except ? "what --except leaves of " : "", a->label);
-	for (size_t i = 0; ok && i < id.nr_drop; i++) {
-		if (id.drop[i] >= log->nr || !crash_entry_aimed(&log->e[id.drop[i]], &a->may_lose))
-			continue;
-		if (listed == AIM_LIST_MAX) {
-			ok = say(&s, &len, " and %zu more", aimed - listed);
-			break;
+	if (a->except) {
+		/* the writes lost are outside the ranges: one source, what they leave */
+		if (asprintf(&except, "what --except leaves of %s", a->label) < 0) {
+			except = NULL;
+			ok = false;
 		}
-		ok = say(&s, &len, "%s", listed++ ? ", " : " ") &&
-		     say_entry(&s, &len, log, id.drop[i]);
+		ok = ok && say_source(&s, &len, except, &a->may_lose, log, &id);
+		free(except);
 	}
-	if (ok && id.torn && id.torn_e < log->nr)
-		ok = say(&s, &len, "%s", aimed ? "; torn: " : " ") &&
-		     say_entry(&s, &len, log, id.torn_e);
-out:
+	for (size_t i = 0; ok && !a->except && i < a->nr_src; i++)
+		ok = say_source(&s, &len, a->src[i].label, &a->src[i].r, log, &id);
 	crash_id_free(&id);
+	if (!ok)
+		free(s);
 	return ok ? s : NULL;
 }
 
@@ -206,6 +250,11 @@ void crash_aim_free(struct crash_aim *a)
 {
 	sector_ranges_free(&a->given);
 	sector_ranges_free(&a->may_lose);
+	for (size_t i = 0; i < a->nr_src; i++) {
+		free(a->src[i].label);
+		sector_ranges_free(&a->src[i].r);
+	}
+	free(a->src);
 	free(a->label);
 	*a = (struct crash_aim){ 0 };
 }

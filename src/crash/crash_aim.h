@@ -17,11 +17,19 @@
 /* A file of ranges larger than this is refused: rqdisk-extents writes far less. */
 #define AIM_FILE_MAX (64u << 20)
 
+/* One --only or --except: what names it in the report (FILE, or the RANGES text), its sectors. */
+struct crash_aim_source {
+	char *label;
+	struct sector_ranges r;
+};
+
 struct crash_aim {
 	bool except;                  /* --except: given names the sectors kept */
 	struct sector_ranges given;   /* the ranges as given (all --only's, or --except's) */
 	struct sector_ranges may_lose; /* given, or its complement: the generator's aim */
-	char *label;                  /* what names them in the report: FILE, or the RANGES text */
+	char *label;                  /* all the sources' labels, space-separated */
+	struct crash_aim_source *src; /* each option's, in the order given */
+	size_t nr_src;
 };
 
 /*
@@ -36,8 +44,9 @@ int crash_aim_check(const struct crash_aim *a, uint64_t sectors, char *why, size
 
 /*
  * The writes the state id loses or tears in the aimed sectors, for the
- * report: "lost in FILE: entry 12 (sectors 2048-2055); torn: entry 17
- * (sectors 4096-4103)" ("torn in FILE: entry 17 (...)" when it drops none),
+ * report, by the --only they touch: "lost in FILE: entry 12 (sectors
+ * 2048-2055); torn in FILE: entry 17 (sectors 4096-4103); lost in FILE2:
+ * ..."; with --except, "lost in what --except leaves of FILE: ...".
  * malloc'd; NULL when it loses none, or out of memory.
  */
 char *crash_aim_lost(const struct crash_aim *a, const struct crash_log *log, const char *id);
