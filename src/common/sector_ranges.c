@@ -56,14 +56,14 @@ int sector_ranges_add(struct sector_ranges *s, uint64_t start, uint64_t end)
 			end = s->r[j - 1].end;
 		memmove(&s->r[i + 1], &s->r[j], (s->nr - j) * sizeof(*s->r));
 		s->nr -= j - i - 1;
-		s->r[i] = (struct sector_range){ start, end };
+		s->r[i] = (struct sector_range){start, end};
 		return 0;
 	}
 	ret = grow(s);
 	if (ret)
 		return ret;
 	memmove(&s->r[i + 1], &s->r[i], (s->nr - i) * sizeof(*s->r));
-	s->r[i] = (struct sector_range){ start, end };
+	s->r[i] = (struct sector_range){start, end};
 	s->nr++;
 	return 0;
 }
@@ -76,7 +76,7 @@ bool sector_ranges_touch(const struct sector_ranges *s, uint64_t start, uint64_t
 }
 
 static int refuse(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int refuse(char *why, size_t whylen, const char *fmt, ...)
 {
@@ -124,7 +124,8 @@ static int one_range(const char *p, size_t n, uint64_t *start, uint64_t *end, ch
 	if (number(p, a, &s) || (dash && number(dash + 1, n - a - 1, &e)))
 		return refuse(why, whylen,
 			      "'%.*s%s' is not a sector range: S-E or S, decimal sectors below "
-			      "2^54", show, p, (size_t)show < n ? "..." : "");
+			      "2^54",
+			      show, p, (size_t)show < n ? "..." : "");
 	if (!dash)
 		e = s;
 	if (e < s)
@@ -137,7 +138,7 @@ static int one_range(const char *p, size_t n, uint64_t *start, uint64_t *end, ch
 int sector_ranges_parse(struct sector_ranges *s, const char *text, size_t len, char *why,
 			size_t whylen)
 {
-	struct sector_ranges tmp = { 0 };
+	struct sector_ranges tmp = {0};
 	size_t i = 0, n;
 	int ret = 0;
 
@@ -150,8 +151,8 @@ int sector_ranges_parse(struct sector_ranges *s, const char *text, size_t len, c
 		}
 		if (is_sep(text[i])) {
 			/* a '/' joins two ranges: none before or after it is a range missing */
-			if (text[i] == '/' && (!i || i + 1 == len || is_sep(text[i + 1]) ||
-					       is_sep(text[i - 1])))
+			if (text[i] == '/' &&
+			    (!i || i + 1 == len || is_sep(text[i + 1]) || is_sep(text[i - 1])))
 				ret = refuse(why, whylen, "an empty range beside a '/'");
 			i++;
 			continue;
@@ -171,8 +172,7 @@ int sector_ranges_parse(struct sector_ranges *s, const char *text, size_t len, c
 	return ret;
 }
 
-int sector_ranges_complement(const struct sector_ranges *s, uint64_t end,
-			     struct sector_ranges *out)
+int sector_ranges_complement(const struct sector_ranges *s, uint64_t end, struct sector_ranges *out)
 {
 	uint64_t at = 0;
 	int ret = 0;
@@ -203,5 +203,5 @@ int sector_ranges_print(const struct sector_ranges *s, FILE *f)
 void sector_ranges_free(struct sector_ranges *s)
 {
 	free(s->r);
-	*s = (struct sector_ranges){ 0 };
+	*s = (struct sector_ranges){0};
 }

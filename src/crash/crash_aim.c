@@ -16,7 +16,7 @@
 #define AIM_LIST_MAX 8
 
 static int aim_refuse(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int aim_refuse(char *why, size_t whylen, const char *fmt, ...)
 {
@@ -78,7 +78,8 @@ static int read_arg(const char *opt, const char *arg, struct sector_ranges *one,
 		len = read_ranges_file(arg + 1, &buf);
 		if (len < 0)
 			return aim_refuse(why, whylen, "%s %.200s: %s", opt, arg,
-					  len == -EFBIG ? "larger than 64 MiB" : strerror((int)-len));
+					  len == -EFBIG ? "larger than 64 MiB"
+							: strerror((int)-len));
 		ret = sector_ranges_parse(one, buf, (size_t)len, inner, sizeof(inner));
 		free(buf);
 	} else {
@@ -112,14 +113,14 @@ static int add_source(struct crash_aim *a, const char *arg, struct sector_ranges
 	snprintf(l + old, strlen(text) + 2, "%s%s", old ? " " : "", text);
 	src[a->nr_src].label = label;
 	src[a->nr_src++].r = *one;
-	*one = (struct sector_ranges){ 0 };
+	*one = (struct sector_ranges){0};
 	return 0;
 }
 
 int crash_aim_add(struct crash_aim *a, bool except, const char *arg, char *why, size_t whylen)
 {
 	const char *opt = except ? "--except" : "--only";
-	struct sector_ranges one = { 0 };
+	struct sector_ranges one = {0};
 	int ret;
 
 	if (a->given.nr && a->except != except)
@@ -138,7 +139,8 @@ int crash_aim_add(struct crash_aim *a, bool except, const char *arg, char *why, 
 	} else {
 		sector_ranges_free(&a->may_lose);
 		for (size_t i = 0; !ret && i < a->given.nr; i++)
-			ret = sector_ranges_add(&a->may_lose, a->given.r[i].start, a->given.r[i].end);
+			ret =
+			    sector_ranges_add(&a->may_lose, a->given.r[i].start, a->given.r[i].end);
 	}
 out:
 	return ret == -ENOSPC ? aim_refuse(why, whylen, "%s: too many ranges", opt) : ret;
@@ -155,7 +157,8 @@ int crash_aim_check(const struct crash_aim *a, uint64_t sectors, char *why, size
 		return 0;
 	return aim_refuse(why, whylen,
 			  "%s %.200s: sector %llu is past the disk's end (%llu sectors): "
-			  "ranges of another disk?", a->except ? "--except" : "--only", a->label,
+			  "ranges of another disk?",
+			  a->except ? "--except" : "--only", a->label,
 			  (unsigned long long)last->end - 1, (unsigned long long)sectors);
 }
 
@@ -210,7 +213,10 @@ static bool say_source(char **s, size_t *len, const char *label, const struct se
 			ok = say(s, len, " and %zu more", touching - listed);
 			break;
 		}
-		ok = say(s, len, "%s", listed ? ", " : *len ? "; lost in " : "lost in ") &&
+		ok = say(s, len, "%s",
+			 listed ? ", "
+			 : *len ? "; lost in "
+				: "lost in ") &&
 		     (listed || say(s, len, "%s: ", label)) && say_entry(s, len, log, id->drop[i]);
 		listed++;
 	}
@@ -256,5 +262,5 @@ void crash_aim_free(struct crash_aim *a)
 	}
 	free(a->src);
 	free(a->label);
-	*a = (struct crash_aim){ 0 };
+	*a = (struct crash_aim){0};
 }

@@ -24,11 +24,11 @@ struct crash_aim_source {
 };
 
 struct crash_aim {
-	bool except;                  /* --except: given names the sectors kept */
-	struct sector_ranges given;   /* the ranges as given (all --only's, or --except's) */
+	bool except;		       /* --except: given names the sectors kept */
+	struct sector_ranges given;    /* the ranges as given (all --only's, or --except's) */
 	struct sector_ranges may_lose; /* given, or its complement: the generator's aim */
-	char *label;                  /* all the sources' labels, space-separated */
-	struct crash_aim_source *src; /* each option's, in the order given */
+	char *label;		       /* all the sources' labels, space-separated */
+	struct crash_aim_source *src;  /* each option's, in the order given */
 	size_t nr_src;
 };
 

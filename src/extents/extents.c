@@ -33,26 +33,25 @@
 /* The disk below a file system: the loop device's backing file, where the file system starts. */
 struct disk {
 	dev_t dev;
-	char loop[32];           /* "loop3" */
-	char backing[PATH_MAX];  /* the rqdisk disk */
-	uint64_t offset;         /* bytes of the disk before the loop device's first */
-	uint64_t sectors;        /* of the disk */
+	char loop[32];		/* "loop3" */
+	char backing[PATH_MAX]; /* the rqdisk disk */
+	uint64_t offset;	/* bytes of the disk before the loop device's first */
+	uint64_t sectors;	/* of the disk */
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: " PROG " [--metadata] FILE...\n"
-		"Print the sectors (512 bytes, of the disk a loop device shows) that FILEs\n"
-		"hold, as S-E/S-E/S (inclusive): what the fault filter's badblocks= and\n"
-		"rqdisk-crash's --only take.  The file system must be mounted from a loop\n"
-		"device; its offset into the disk is counted.  FILEs are synced first.\n"
-		"\n"
-		"  --metadata     the sectors of the disk that are no FILE's data instead\n"
-		"  -h, --help     show this help\n"
-		"  -V, --version  show the version\n"
-		"\n"
-		"Exit status: 0 printed, 1 a FILE cannot be mapped, 2 bad usage.\n");
+	fprintf(f, "Usage: " PROG " [--metadata] FILE...\n"
+		   "Print the sectors (512 bytes, of the disk a loop device shows) that FILEs\n"
+		   "hold, as S-E/S-E/S (inclusive): what the fault filter's badblocks= and\n"
+		   "rqdisk-crash's --only take.  The file system must be mounted from a loop\n"
+		   "device; its offset into the disk is counted.  FILEs are synced first.\n"
+		   "\n"
+		   "  --metadata     the sectors of the disk that are no FILE's data instead\n"
+		   "  -h, --help     show this help\n"
+		   "  -V, --version  show the version\n"
+		   "\n"
+		   "Exit status: 0 printed, 1 a FILE cannot be mapped, 2 bad usage.\n");
 }
 
 /* A line of a sysfs file, its newline cut: 0, -errno. */
@@ -91,8 +90,10 @@ static int find_loop(const char *file, dev_t dev, struct disk *d)
 	snprintf(path, sizeof(path), "/sys/block/%.31s/loop/backing_file", name);
 	if (strncmp(name, "loop", 4) || strlen(name) >= sizeof(d->loop) ||
 	    read_sys(path, d->backing, sizeof(d->backing))) {
-		fprintf(stderr, PROG ": %s: on /dev/%s, which is not an attached loop device: "
-			"its sectors are no disk file's\n", file, name);
+		fprintf(stderr,
+			PROG ": %s: on /dev/%s, which is not an attached loop device: "
+			     "its sectors are no disk file's\n",
+			file, name);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/sys/block/%.31s/loop/offset", name);
@@ -101,8 +102,10 @@ static int find_loop(const char *file, dev_t dev, struct disk *d)
 		return -1;
 	}
 	if (d->offset % 512) {
-		fprintf(stderr, PROG ": %s: /dev/%s starts at byte %" PRIu64 " of %s, not at a "
-			"sector\n", file, name, d->offset, d->backing);
+		fprintf(stderr,
+			PROG ": %s: /dev/%s starts at byte %" PRIu64 " of %s, not at a "
+			     "sector\n",
+			file, name, d->offset, d->backing);
 		return -1;
 	}
 	snprintf(d->loop, sizeof(d->loop), "%.31s", name);
@@ -181,11 +184,14 @@ static int map_file(const char *file, int fd, const struct disk *d, struct secto
 
 			if (e->fe_flags & EXTENT_UNPLACED) {
 				fprintf(stderr, PROG ": %s: the extent at byte %llu is %s\n", file,
-					(unsigned long long)e->fe_logical, unplaced_why(e->fe_flags));
+					(unsigned long long)e->fe_logical,
+					unplaced_why(e->fe_flags));
 				ret = -1;
 			} else if (b / 512 >= SECTOR_RANGES_LIMIT || b < a) {
-				fprintf(stderr, PROG ": %s: the extent at byte %llu lies past 2^54 "
-					"sectors\n", file, (unsigned long long)e->fe_logical);
+				fprintf(stderr,
+					PROG ": %s: the extent at byte %llu lies past 2^54 "
+					     "sectors\n",
+					file, (unsigned long long)e->fe_logical);
 				ret = -1;
 			} else if (sector_ranges_add(s, a / 512, (b + 511) / 512)) {
 				fprintf(stderr, PROG ": %s: too many extents\n", file);
@@ -231,13 +237,13 @@ static int add_file(const char *file, struct disk *d, struct sector_ranges *s)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "metadata", no_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	    {"metadata", no_argument, NULL, 'm'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct sector_ranges s = { 0 }, out = { 0 };
-	struct disk d = { 0 };
+	struct sector_ranges s = {0}, out = {0};
+	struct disk d = {0};
 	bool metadata = false;
 	int opt, status = 1;
 
@@ -256,8 +262,7 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		if (add_file(argv[i], &d, &s))
 			goto out;
-	if (metadata && (disk_size(&d) ||
-			 sector_ranges_complement(&s, d.sectors, &out))) {
+	if (metadata && (disk_size(&d) || sector_ranges_complement(&s, d.sectors, &out))) {
 		if (d.sectors)
 			fprintf(stderr, PROG ": out of memory\n");
 		goto out;
@@ -267,8 +272,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!(metadata ? out : s).nr)
-		fprintf(stderr, PROG ": %s\n", metadata ? "the FILEs hold the whole disk" :
-			"the FILEs hold no sectors (empty, or all inline)");
+		fprintf(stderr, PROG ": %s\n",
+			metadata ? "the FILEs hold the whole disk"
+				 : "the FILEs hold no sectors (empty, or all inline)");
 	status = 0;
 out:
 	sector_ranges_free(&s);

@@ -30,7 +30,7 @@ static bool same(const struct sector_ranges *x, const struct sector_ranges *y)
 
 static void check_taken(const struct sector_ranges *s)
 {
-	struct sector_ranges back = { 0 }, c = { 0 }, cc = { 0 };
+	struct sector_ranges back = {0}, c = {0}, cc = {0};
 	char why[256], *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -47,7 +47,7 @@ static void check_taken(const struct sector_ranges *s)
 	FUZZ_ASSERT(same(&cc, s));
 	/* probes at and beside each edge */
 	for (size_t i = 0; i < s->nr && i < 64; i++) {
-		uint64_t edges[2] = { s->r[i].start, s->r[i].end };
+		uint64_t edges[2] = {s->r[i].start, s->r[i].end};
 
 		for (int e = 0; e < 2; e++)
 			for (uint64_t a = edges[e] ? edges[e] - 1 : 0; a <= edges[e] + 1; a++)
@@ -63,7 +63,7 @@ static void check_taken(const struct sector_ranges *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sector_ranges s = { 0 };
+	struct sector_ranges s = {0};
 	char why[256] = "";
 	size_t n = size < TEXT_MAX ? size : TEXT_MAX;
 	int ret = sector_ranges_parse(&s, (const char *)data, n, why, sizeof(why));
