@@ -33,7 +33,7 @@ EXTRA_DIST += \
 # names link to, where bash-completion looks (its completionsdir under this
 # prefix), else the usual place.  tests/test-completion.sh tries it.
 BASH_COMPLETION_FILE = contrib/bash-completion/rqdisk
-BASH_COMPLETION_LINKS = rqdisk-checkorder rqdisk-crash rqdisk-replay
+BASH_COMPLETION_LINKS = rqdisk-checkorder rqdisk-crash rqdisk-extents rqdisk-replay
 bashcompletiondir = `$(PKG_CONFIG) --define-variable=prefix='$(prefix)' \
 	--define-variable=datadir='$(datadir)' --variable=completionsdir bash-completion \
 	2>/dev/null | grep . || echo '$(datadir)/bash-completion/completions'`

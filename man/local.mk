@@ -6,6 +6,7 @@ dist_man_MANS += \
 	man/rqdisk.8 \
 	man/rqdisk-checkorder.1 \
 	man/rqdisk-crash.1 \
+	man/rqdisk-extents.1 \
 	man/rqdisk-replay.1 \
 	man/rqdisk-elevator.3 \
 	man/rqdisk-elevators.7 \

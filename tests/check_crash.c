@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fake_driver.h"
+#include "crash_aim.h"
 #include "crash_dedup.h"
 #include "crash_log.h"
 #include "crash_overlay.h"
@@ -1409,11 +1410,12 @@ static bool verdict_of(const struct crash_log *log, const struct crash_id *id, i
 
 /* The verdict of each state a pick reports, "ID=V" in its order; a folded one takes its class's. */
 static size_t verdicts(const struct crash_log *log, bool dedup, unsigned long k, unsigned long n,
-		       int fd, unsigned int salt, char **out, size_t *nr_folded)
+		       int fd, unsigned int salt, char **out, size_t *nr_folded,
+		       const struct sector_ranges *aim)
 {
 	static char *at_marks[] = { "a", "c d" };
 	static size_t at_lens[] = { 1, 3 };
-	struct crash_gen_opts o = { .drop = 2, .torn = true, .atomic = 512 };
+	struct crash_gen_opts o = { .drop = 2, .torn = true, .atomic = 512, .aim = aim };
 	struct crash_at at = { .kinds = AT_FLUSH | AT_FUA, .every = 3, .marks = at_marks,
 			       .mark_lens = at_lens, .nr_marks = 2 };
 	struct crash_dedup d;
@@ -1481,11 +1483,12 @@ START_TEST(folded_states_get_the_verdict_they_deserve)
 			base[i] = (uint8_t)rand();
 		fd = memfd_of(base, sizeof(base));
 		ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
-		nw = verdicts(&log, false, 0, 0, fd, seed, whole, &ignored);
-		nf = verdicts(&log, true, 0, 0, fd, seed, folded, &nr_folded);
+		nw = verdicts(&log, false, 0, 0, fd, seed, whole, &ignored, NULL);
+		nf = verdicts(&log, true, 0, 0, fd, seed, folded, &nr_folded, NULL);
 		ck_assert_uint_eq(nf, nw);
 		for (unsigned long k = 1; k <= 3; k++)
-			ns += verdicts(&log, true, k, 3, fd, seed, shards + ns, &nr_folded_in_shards);
+			ns += verdicts(&log, true, k, 3, fd, seed, shards + ns, &nr_folded_in_shards,
+				      NULL);
 		ck_assert_uint_eq(ns, nw);
 		/* the same order with and without dedup: state by state */
 		for (size_t i = 0; i < nw; i++)
@@ -1510,6 +1513,329 @@ START_TEST(folded_states_get_the_verdict_they_deserve)
 	ck_assert_uint_gt(nr_states, 1000);
 	ck_assert_uint_gt(nr_folded, nr_states / 10);
 	ck_assert_uint_eq(nr_folded_in_shards, nr_folded);
+}
+END_TEST
+
+/* ------------------------------------------------------------ aimed runs: --only, --except */
+
+/* Whether entry i of log touches a sector of [lo, hi) or [lo2, hi2), by hand; or, out, one outside. */
+struct test_ranges {
+	uint64_t lo, hi, lo2, hi2;
+};
+
+static bool by_hand_touches(const struct crash_log *log, uint64_t i, const struct test_ranges *r,
+			    bool outside)
+{
+	const struct crash_entry *e = &log->e[i];
+
+	for (uint64_t x = e->off / 512; x < (e->off + e->len + 511) / 512; x++) {
+		bool in = (x >= r->lo && x < r->hi) || (x >= r->lo2 && x < r->hi2);
+
+		if (in != outside)
+			return true;
+	}
+	return false;
+}
+
+/* Whether the state text loses or tears only entries that touch r (or, outside, its complement). */
+static bool loses_only(const struct crash_log *log, const char *text, const struct test_ranges *r,
+		       bool outside)
+{
+	struct crash_id id;
+	char why[256];
+	bool ok = true;
+
+	ck_assert_int_eq(crash_id_parse(text, &id, why, sizeof(why)), 0);
+	for (size_t i = 0; i < id.nr_drop; i++)
+		ok = ok && by_hand_touches(log, id.drop[i], r, outside);
+	if (id.torn)
+		ok = ok && by_hand_touches(log, id.torn_e, r, outside);
+	crash_id_free(&id);
+	return ok;
+}
+
+static bool has_id(char **ids, size_t nr, const char *text)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(ids[i], text))
+			return true;
+	return false;
+}
+
+/* The states of an aimed run, checked against the unaimed run's, for one side of the ranges. */
+static size_t check_aimed(const struct crash_log *log, const struct crash_at *at,
+			  const struct test_ranges *tr, bool except, unsigned int seed)
+{
+	struct crash_gen_opts o = { .drop = 2, .torn = true, .atomic = 512 };
+	struct crash_aim aim = { 0 };
+	char arg[96], why[512], **all, **aimed;
+	size_t nr_all, nr_aimed, wanted = 0;
+
+	snprintf(arg, sizeof(arg), "%llu-%llu/%llu-%llu", (unsigned long long)tr->lo,
+		 (unsigned long long)tr->hi - 1, (unsigned long long)tr->lo2,
+		 (unsigned long long)tr->hi2 - 1);
+	ck_assert_int_eq(crash_aim_add(&aim, except, arg, why, sizeof(why)), 0);
+	ids_of(log, at, &o, &all, &nr_all, NULL);
+	o.aim = &aim.may_lose;
+	ids_of(log, at, &o, &aimed, &nr_aimed, NULL);
+	/* no state loses or tears a write that touches none of the sectors aimed at */
+	for (size_t i = 0; i < nr_aimed; i++) {
+		ck_assert_msg(loses_only(log, aimed[i], tr, except), "seed %u: %s %s loses %s",
+			      seed, except ? "--except" : "--only", arg, aimed[i]);
+		ck_assert_msg(has_id(all, nr_all, aimed[i]), "seed %u: %s not in the unaimed run",
+			      seed, aimed[i]);
+	}
+	/* every state of the unaimed run that loses only such writes is still made */
+	for (size_t i = 0; i < nr_all; i++) {
+		if (!loses_only(log, all[i], tr, except))
+			continue;
+		wanted++;
+		ck_assert_msg(has_id(aimed, nr_aimed, all[i]), "seed %u: %s %s misses %s", seed,
+			      except ? "--except" : "--only", arg, all[i]);
+	}
+	ck_assert_uint_eq(wanted, nr_aimed);
+	free_ids(all, nr_all);
+	free_ids(aimed, nr_aimed);
+	crash_aim_free(&aim);
+	return nr_aimed;
+}
+
+/*
+ * With --only RANGES a run makes exactly the unaimed run's states whose
+ * lost and torn writes all touch RANGES; with --except RANGES, exactly
+ * those whose lost writes each touch a sector outside them.
+ */
+START_TEST(aimed_runs_lose_only_the_writes_aimed_at)
+{
+	struct crash_at at = { .kinds = AT_FLUSH, .every = 4 };
+	size_t fewer = 0, runs = 0;
+
+	for (unsigned int seed = 1; seed <= 60; seed++) {
+		struct test_ranges tr;
+		struct crash_log log;
+		struct tlog t;
+		char why[256];
+		size_t only, except, nr_all;
+		char **all;
+		struct crash_gen_opts o = { .drop = 2, .torn = true, .atomic = 512 };
+
+		random_log(&t, seed);
+		ck_assert_int_eq(parse(&t, IMG_SECTORS * 512, &log, why), 0);
+		tr.lo = (uint64_t)(rand() % IMG_SECTORS);
+		tr.hi = tr.lo + 1 + (uint64_t)(rand() % 8);
+		tr.lo2 = tr.hi + (uint64_t)(rand() % 8);
+		tr.hi2 = tr.lo2 + 1 + (uint64_t)(rand() % 4);
+		only = check_aimed(&log, &at, &tr, false, seed);
+		except = check_aimed(&log, &at, &tr, true, seed);
+		ids_of(&log, &at, &o, &all, &nr_all, NULL);
+		fewer += only < nr_all;
+		runs++;
+		ck_assert_uint_le(only, nr_all);
+		ck_assert_uint_le(except, nr_all);
+		free_ids(all, nr_all);
+		crash_log_free(&log);
+		free(t.buf);
+	}
+	/* the ranges left some writes out, often: the aim was tried */
+	ck_assert_uint_gt(fewer, runs / 2);
+}
+END_TEST
+
+/*
+ * The sample log aimed at sector 8 (entry 4's): at flush 2, the one
+ * volatile write there is entry 4, and at the end none; the report names
+ * what a state lost in those sectors.
+ */
+START_TEST(aimed_runs_name_what_a_state_lost)
+{
+	struct crash_at at = { .kinds = AT_FLUSH };
+	struct crash_aim aim = { 0 };
+	struct crash_log log;
+	struct tlog t;
+	char why[512], *text;
+
+	tlog_sample(&t);
+	ck_assert_int_eq(parse(&t, 64 * 512, &log, why), 0);
+	ck_assert_int_eq(crash_aim_add(&aim, false, "8", why, sizeof(why)), 0);
+	{
+		struct crash_gen_opts o = { .drop = 3, .torn = true, .atomic = 512,
+					    .aim = &aim.may_lose };
+		char **ids, list[512] = "";
+		size_t nr;
+
+		ids_of(&log, &at, &o, &ids, &nr, NULL);
+		for (size_t i = 0; i < nr; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 i ? " " : "", ids[i]);
+		ck_assert_str_eq(list, "flush:1 flush:2 flush:2+drop:4 end");
+		free_ids(ids, nr);
+	}
+	text = crash_aim_lost(&aim, &log, "flush:2+drop:4");
+	ck_assert_str_eq(text, "lost in 8: entry 4 (sectors 8-8)");
+	free(text);
+	ck_assert_ptr_null(crash_aim_lost(&aim, &log, "flush:2"));
+	crash_aim_free(&aim);
+	ck_assert_int_eq(crash_aim_add(&aim, false, "@/dev/null", why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "--only @/dev/null: no sector ranges in it");
+	ck_assert_int_eq(crash_aim_add(&aim, false, "4-5", why, sizeof(why)), 0);
+	text = crash_aim_lost(&aim, &log, "flush:2+torn:1@512/2");
+	ck_assert_str_eq(text, "torn in 4-5: entry 1 (sectors 4-7)");
+	free(text);
+	crash_aim_free(&aim);
+	ck_assert_int_eq(crash_aim_add(&aim, true, "0-3/8-63", why, sizeof(why)), 0);
+	text = crash_aim_lost(&aim, &log, "flush:2+drop:1,4+torn:1@512/2");
+	ck_assert_str_eq(text, "lost in what --except leaves of 0-3/8-63: entry 1 (sectors 4-7); "
+			       "torn in what --except leaves of 0-3/8-63: entry 1 (sectors 4-7)");
+	free(text);
+	crash_aim_free(&aim);
+	/* several --only: each lost write named by the one it touches */
+	ck_assert_int_eq(crash_aim_add(&aim, false, "8", why, sizeof(why)), 0);
+	ck_assert_int_eq(crash_aim_add(&aim, false, "0", why, sizeof(why)), 0);
+	text = crash_aim_lost(&aim, &log, "flush:2+drop:4,7");
+	ck_assert_str_eq(text, "lost in 8: entry 4 (sectors 8-8); lost in 0: entry 7 (sectors 0-0)");
+	free(text);
+	text = crash_aim_lost(&aim, &log, "flush:2+drop:7");
+	ck_assert_str_eq(text, "lost in 0: entry 7 (sectors 0-0)");
+	free(text);
+	crash_aim_free(&aim);
+	crash_log_free(&log);
+	free(t.buf);
+}
+END_TEST
+
+/* The ranges of an aimed run fold and shard as the unaimed run's: each state, its verdict. */
+START_TEST(aimed_runs_fold_and_shard_as_the_unaimed_run)
+{
+	static char *whole[8192], *folded[8192], *shards[8192], *unaimed[8192];
+	uint8_t base[IMG_SECTORS * 512];
+	size_t nr_folded = 0, nr_in_shards = 0, ignored = 0, nr_states = 0;
+
+	for (unsigned int seed = 1; seed <= 20; seed++) {
+		struct sector_ranges aim = { 0 };
+		struct crash_log log;
+		struct tlog t;
+		size_t nw, nf, nu, ns = 0;
+		char why[256];
+		int fd;
+
+		random_marked_log(&t, seed, 14 + (int)(seed % 16));
+		for (size_t i = 0; i < sizeof(base); i++)
+			base[i] = (uint8_t)rand();
+		ck_assert_int_eq(sector_ranges_add(&aim, seed % 20, seed % 20 + 12), 0);
+		fd = memfd_of(base, sizeof(base));
+		ck_assert_int_eq(parse(&t, sizeof(base), &log, why), 0);
+		nu = verdicts(&log, false, 0, 0, fd, seed, unaimed, &ignored, NULL);
+		nw = verdicts(&log, false, 0, 0, fd, seed, whole, &ignored, &aim);
+		nf = verdicts(&log, true, 0, 0, fd, seed, folded, &nr_folded, &aim);
+		for (unsigned long k = 1; k <= 3; k++)
+			ns += verdicts(&log, true, k, 3, fd, seed, shards + ns, &nr_in_shards, &aim);
+		ck_assert_uint_eq(nf, nw);
+		ck_assert_uint_eq(ns, nw);
+		for (size_t i = 0; i < nw; i++) {
+			ck_assert_str_eq(whole[i], folded[i]);
+			/* an aimed state is the unaimed run's, with the verdict it has there */
+			ck_assert_msg(has_id(unaimed, nu, whole[i]), "seed %u: %s", seed, whole[i]);
+		}
+		qsort(whole, nw, sizeof(*whole), strp_cmp);
+		qsort(shards, ns, sizeof(*shards), strp_cmp);
+		for (size_t i = 0; i < nw; i++)
+			ck_assert_str_eq(whole[i], shards[i]);
+		for (size_t i = 0; i < nw; i++) {
+			free(whole[i]);
+			free(folded[i]);
+			free(shards[i]);
+		}
+		for (size_t i = 0; i < nu; i++)
+			free(unaimed[i]);
+		nr_states += nw;
+		sector_ranges_free(&aim);
+		crash_log_free(&log);
+		close(fd);
+		free(t.buf);
+	}
+	ck_assert_uint_gt(nr_states, 200);
+	ck_assert_uint_gt(nr_folded, 0);
+	ck_assert_uint_eq(nr_in_shards, nr_folded);
+}
+END_TEST
+
+static void ranges_read_as(const char *text, const char *want)
+{
+	struct sector_ranges s = { 0 };
+	char why[256], got[256] = "";
+	FILE *f = fmemopen(got, sizeof(got), "w");
+
+	ck_assert_msg(!sector_ranges_parse(&s, text, strlen(text), why, sizeof(why)), "%s: %s",
+		      text, why);
+	ck_assert_int_eq(sector_ranges_print(&s, f), 0);
+	fclose(f);
+	ck_assert_str_eq(got, want);
+	sector_ranges_free(&s);
+}
+
+static void ranges_refused(const char *text, size_t len, const char *why_want)
+{
+	struct sector_ranges s = { 0 };
+	char why[256];
+
+	ck_assert_int_eq(sector_ranges_parse(&s, text, len, why, sizeof(why)), -EINVAL);
+	ck_assert_uint_eq(s.nr, 0);
+	ck_assert_ptr_null(strchr(why, '\n'));
+	if (why_want)
+		ck_assert_str_eq(why, why_want);
+	sector_ranges_free(&s);
+}
+
+/* The badblocks syntax, joined by '/' or lines; anything else refused in one line. */
+START_TEST(ranges_are_read_strictly)
+{
+	struct crash_aim aim = { 0 };
+	char why[512];
+
+	ranges_read_as("1-3/5/7-9", "1-3/5/7-9\n");
+	ranges_read_as("7-9/1-3\n4\n", "1-4/7-9\n");
+	ranges_read_as("0-18014398509481983", "0-18014398509481983\n");
+	ranges_read_as("5-5", "5\n");
+	ranges_read_as("", "");
+	ranges_refused("1-", 2, "'1-' is not a sector range: S-E or S, decimal sectors below 2^54");
+	ranges_refused("-1", 2, NULL);
+	ranges_refused("3-1", 3, "'3-1' ends before it starts");
+	ranges_refused("1//2", 4, "an empty range beside a '/'");
+	ranges_refused("/1", 2, "an empty range beside a '/'");
+	ranges_refused("1/", 2, "an empty range beside a '/'");
+	ranges_refused("1/\n2", 4, "an empty range beside a '/'");
+	ranges_refused("1-2-3", 5, NULL);
+	ranges_refused("0x10", 4, NULL);
+	ranges_refused("+1", 2, NULL);
+	ranges_refused("18014398509481984", 17, NULL);
+	ranges_refused("99999999999999999999999", 23, NULL);
+	ranges_refused("1-2\0/3", 6, "a NUL byte where sector ranges were expected");
+	ranges_refused("1-2/x", 5, "'x' is not a sector range: S-E or S, decimal sectors below 2^54");
+
+	ck_assert_int_eq(crash_aim_add(&aim, false, "", why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "--only : no sector ranges in it");
+	ck_assert_int_eq(crash_aim_add(&aim, false, "4-9", why, sizeof(why)), 0);
+	ck_assert_int_eq(crash_aim_add(&aim, true, "4-9", why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "--only and --except do not go together");
+	ck_assert_int_eq(crash_aim_add(&aim, false, "1-x", why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "--only 1-x: '1-x' is not a sector range: S-E or S, decimal sectors "
+			      "below 2^54");
+	ck_assert_int_eq(crash_aim_check(&aim, 10, why, sizeof(why)), 0);
+	ck_assert_int_eq(crash_aim_check(&aim, 9, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "--only 4-9: sector 9 is past the disk's end (9 sectors): ranges of "
+			      "another disk?");
+	ck_assert_int_eq(crash_aim_add(&aim, false, "@/nonexistent/ranges", why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_str_eq(why, "--only @/nonexistent/ranges: No such file or directory");
+	crash_aim_free(&aim);
+	/* --except: the complement, to the limit */
+	ck_assert_int_eq(crash_aim_add(&aim, true, "0/4-9", why, sizeof(why)), 0);
+	ck_assert_uint_eq(aim.may_lose.nr, 2);
+	ck_assert_uint_eq(aim.may_lose.r[0].start, 1);
+	ck_assert_uint_eq(aim.may_lose.r[0].end, 4);
+	ck_assert_uint_eq(aim.may_lose.r[1].start, 10);
+	ck_assert_uint_eq(aim.may_lose.r[1].end, SECTOR_RANGES_LIMIT);
+	crash_aim_free(&aim);
 }
 END_TEST
 
@@ -1543,6 +1869,10 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, shards_split_the_run_exactly);
 	tcase_add_test(tc, marks_are_found_and_counted_by_name);
 	tcase_add_test(tc, folded_states_get_the_verdict_they_deserve);
+	tcase_add_test(tc, aimed_runs_lose_only_the_writes_aimed_at);
+	tcase_add_test(tc, aimed_runs_name_what_a_state_lost);
+	tcase_add_test(tc, aimed_runs_fold_and_shard_as_the_unaimed_run);
+	tcase_add_test(tc, ranges_are_read_strictly);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -211,6 +211,7 @@ INTEGRATION_TESTS = \
 	tests/test-write-cache.sh \
 	tests/test-crash-rename-cut.sh \
 	tests/test-crash-ext4.sh \
+	tests/test-crash-aim.sh \
 	tests/test-crash-rename.sh \
 	tests/test-log-writes.sh \
 	tests/test-log-writes-syslog.sh \

@@ -12,7 +12,7 @@ source "$(dirname "$0")/functions.sh"
 bash_completion=/usr/share/bash-completion/bash_completion
 [ -f "$bash_completion" ] || skip "no $bash_completion (Debian: bash-completion)"
 completion=$(realpath "$top_srcdir/contrib/bash-completion/rqdisk")
-tools=$(realpath "$top_builddir/src/tools"):$(realpath "$top_builddir/src/crash")
+tools=$(realpath "$top_builddir/src/tools"):$(realpath "$top_builddir/src/crash"):$(realpath "$top_builddir/src/extents")
 man=$top_srcdir/man
 make_tmpdir tmp
 
@@ -61,7 +61,8 @@ expect _rqdisk "rqdisk --fi" --filter
 expect _rqdisk "rqdisk -" --model --create --foreground --read-only --version
 expect _rqdisk_replay "rqdisk-replay --" --elevator --model --depth --latencies --csv
 expect _rqdisk_checkorder "rqdisk-checkorder --" --quiet --help --version
-expect _rqdisk_crash "rqdisk-crash --" --at --drop --state --output --via --loop
+expect _rqdisk_crash "rqdisk-crash --" --at --drop --state --output --via --loop --only --except
+expect _rqdisk_extents "rqdisk-extents --" --metadata --help --version
 expect _rqdisk_crash "rqdisk-crash --drop 1 base log --" --
 
 expect _rqdisk "rqdisk --" --list --help-filter --help-backend

@@ -24,7 +24,8 @@ mkdir -p "$work" "$tmp/bin" "$tmp/pkgconfig" "$tmp/blocks"
 ln -s "$(realpath "$top_srcdir/contrib")" "$work/contrib"
 
 # The build's programs, by the names the README uses.
-for p in src/daemon/rqdisk src/tools/rqdisk-replay src/tools/rqdisk-checkorder src/crash/rqdisk-crash; do
+for p in src/daemon/rqdisk src/tools/rqdisk-replay src/tools/rqdisk-checkorder src/crash/rqdisk-crash \
+	src/extents/rqdisk-extents; do
 	[ -x "$top_builddir/$p" ] || fail "$p is not built"
 	ln -s "$(realpath "$top_builddir/$p")" "$tmp/bin/${p##*/}"
 done

@@ -208,7 +208,20 @@ static int load_points(struct run *r)
 	if (r->o->at.flush_by_default && !r->log.nr_flushes)
 		fprintf(stderr, PROG ": LOG has no FLUSH entries: its end is the only point "
 			"(--at N for more)\n");
+	/* ranges past the disk's end are another disk's: nothing of this one would be aimed at */
+	if (crash_aim_check(&r->o->aim, r->size / 512, why, sizeof(why))) {
+		fprintf(stderr, PROG ": %s\n", why);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* The report's hook: the writes a failing state lost in the sectors aimed at. */
+static char *name_lost(void *ctx, const char *id)
+{
+	const struct run *r = ctx;
+
+	return crash_aim_lost(&r->o->aim, &r->log, id);
 }
 
 static int load(struct run *r)
@@ -273,6 +286,7 @@ static int start_pick(struct run *r, struct report *rep)
 
 	if (!r->o->atomic_set)
 		g.atomic = r->log.sectorsize;
+	g.aim = r->o->aim.given.nr ? &r->o->aim.may_lose : NULL;
 	if (crash_gen_init(&r->gen, &r->log, &r->o->at, &g)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return -ENOMEM;
@@ -292,6 +306,10 @@ static int start_pick(struct run *r, struct report *rep)
 	rep->on_checked_ctx = &r->dedup;
 	rep->shard_k = r->o->shard.k;
 	rep->shard_n = r->o->shard.n;
+	if (r->o->aim.given.nr) {
+		rep->name_lost = name_lost;
+		rep->name_lost_ctx = r;
+	}
 	rep->total = crash_gen_total(&r->gen);
 	if (r->o->shard.n) {
 		/* a shard's share is known once the run's states are: about a 1/N of them */
@@ -444,8 +462,12 @@ int main(int argc, char **argv)
 	int ret, sig = 0, status = EXIT_TROUBLE;
 
 	ret = parse_options(argc, argv, &o);
-	if (ret)
+	if (ret) {
+		crash_aim_free(&o.aim);
+		free(o.at.marks);
+		free(o.at.mark_lens);
 		return ret > 0 ? EXIT_CONSISTENT : EXIT_TROUBLE;
+	}
 	check_signals(&set);
 	signal(SIGCHLD, noop_handler);
 	if (load(&r) || (o.state && check_missing(&o)))
@@ -496,6 +518,7 @@ out:
 		close(r.base_fd);
 	free(o.at.marks);
 	free(o.at.mark_lens);
+	crash_aim_free(&o.aim);
 	if (sig) {
 		/* stopped by a signal: say so the way the shell expects, as the signal */
 		signal(sig, SIG_DFL);

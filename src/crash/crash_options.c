@@ -28,6 +28,8 @@ enum {
 	OPT_LIST,
 	OPT_SHARD,
 	OPT_NO_DEDUP,
+	OPT_ONLY,
+	OPT_EXCEPT,
 };
 
 static const struct option long_options[] = {
@@ -49,6 +51,8 @@ static const struct option long_options[] = {
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "shard", required_argument, NULL, OPT_SHARD },
 	{ "no-dedup", no_argument, NULL, OPT_NO_DEDUP },
+	{ "only", required_argument, NULL, OPT_ONLY },
+	{ "except", required_argument, NULL, OPT_EXCEPT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -74,6 +78,10 @@ static void usage(FILE *f)
 		"  --torn                also each volatile write torn after 1, n/2, n-1 units\n"
 		"  --atomic BYTES        the atomic unit of --torn (default: the log's sectorsize)\n"
 		"  --past-gaps           also the points past a gap in the log (logging was off)\n"
+		"  --only RANGES         only writes touching these sectors may be lost or torn:\n"
+		"                        S-E/S-E/S (512-byte sectors, inclusive), or @FILE of\n"
+		"                        them (what rqdisk-extents prints); repeatable\n"
+		"  --except RANGES       only writes touching other sectors may be lost or torn\n"
 		"  --state ID            that state alone; -o FILE writes it as a whole image\n"
 		"  -o, --output FILE     with --state: where the image goes\n"
 		"  --via fuse|copy|auto  states as files of a FUSE mount, or as copies (auto)\n"
@@ -142,6 +150,18 @@ static int parse_via(struct options *o, const char *s)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int parse_aim(struct options *o, bool except, const char *s)
+{
+	char why[512];
+	int ret = crash_aim_add(&o->aim, except, s, why, sizeof(why));
+
+	if (ret == -EINVAL)
+		fprintf(stderr, PROG ": %s\n", why);
+	else if (ret)
+		fprintf(stderr, PROG ": out of memory\n");
+	return ret;
 }
 
 static int parse_shard(struct options *o, const char *s)
@@ -223,6 +243,9 @@ static int parse_one(struct options *o, int opt, const char *arg)
 	case OPT_NO_DEDUP:
 		o->no_dedup = true;
 		break;
+	case OPT_ONLY:
+	case OPT_EXCEPT:
+		return parse_aim(o, opt == OPT_EXCEPT, arg);
 	case 'h':
 	case 'V':
 		return cli_help_version(PROG, opt, usage);
@@ -280,9 +303,11 @@ int parse_options(int argc, char **argv, struct options *o)
 	}
 	o->base = argv[optind];
 	o->log = argv[optind + 1];
-	if (o->state && (o->list || o->shard.n)) {
+	if (o->state && (o->list || o->shard.n || o->aim.given.nr)) {
 		cli_usage_error(PROG, o->list ? "--list does not go with --state" :
-				"--shard does not go with --state", NULL);
+				o->shard.n ? "--shard does not go with --state" :
+				"--only and --except do not go with --state (its ID says what is lost)",
+				NULL);
 		return -EINVAL;
 	}
 	/*

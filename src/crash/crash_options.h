@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "crash_aim.h"
 #include "crash_shard.h"
 #include "crash_state.h"
 
@@ -27,6 +28,7 @@ struct options {
 	bool loop;
 	bool list, no_dedup;
 	struct crash_shard shard;
+	struct crash_aim aim; /* --only, --except: none given, an empty set */
 	const char *base, *log;
 	char **check; /* NULL: none */
 };

@@ -68,6 +68,7 @@ void report_checked(struct report *r, const char *id, enum crash_class cls,
 			f->tail = strdup(tail ? tail : "");
 			f->result = result;
 			f->exit = exit;
+			f->lost = r->name_lost ? r->name_lost(r->name_lost_ctx, id) : NULL;
 		}
 	}
 	if (r->csv) {
@@ -160,6 +161,8 @@ int report_print(struct report *r, FILE *f, const char *via, unsigned int jobs)
 			fprintf(f, "failed: %s (timeout)\n", x->id);
 		else
 			fprintf(f, "failed: %s (exit %d)\n", x->id, x->exit);
+		if (x->lost)
+			fprintf(f, "  %s\n", x->lost);
 		print_tail(f, x->tail);
 	}
 	if (report_nr_failed(r) > r->nr_first)
@@ -190,6 +193,7 @@ void report_free(struct report *r)
 	for (size_t i = 0; i < r->nr_first; i++) {
 		free(r->first[i].id);
 		free(r->first[i].tail);
+		free(r->first[i].lost);
 	}
 	r->nr_first = 0;
 }

@@ -18,6 +18,7 @@ struct report_failure {
 	enum check_result result;
 	int exit;   /* the exit status, or 128 + the signal that ended the checker */
 	char *tail; /* the checker's last lines */
+	char *lost; /* the lost writes of the sectors aimed at (--only), or NULL */
 };
 
 struct report {
@@ -41,6 +42,9 @@ struct report {
 	/* told of each state checked, after its row: the states folded into it follow */
 	void (*on_checked)(void *ctx, const char *id, enum check_result result, int exit);
 	void *on_checked_ctx;
+	/* names the writes a failing state lost in the sectors aimed at, malloc'd; NULL: none */
+	char *(*name_lost)(void *ctx, const char *id);
+	void *name_lost_ctx;
 };
 
 uint64_t report_now_ns(void);

@@ -37,6 +37,24 @@ size_t crash_volatile(const struct crash_log *log, size_t pos, size_t *out)
 	return n;
 }
 
+bool crash_entry_aimed(const struct crash_entry *e, const struct sector_ranges *aim)
+{
+	return sector_ranges_touch(aim, e->off / 512, (e->off + e->len + 511) / 512);
+}
+
+/* The volatile writes at pos that the run may lose: all, or those aimed at. */
+static size_t gen_volatile(const struct crash_gen *g, size_t pos, size_t *out)
+{
+	size_t n = crash_volatile(g->log, pos, out), kept = 0;
+
+	if (!g->o.aim)
+		return n;
+	for (size_t i = 0; i < n; i++)
+		if (crash_entry_aimed(&g->log->e[out[i]], g->o.aim))
+			out[kept++] = out[i];
+	return kept;
+}
+
 static int mark_pos(const struct crash_log *log, const char *name, size_t len, uint64_t k,
 		    size_t *pos)
 {
@@ -417,7 +435,7 @@ static int start_point(struct crash_gen *g)
 {
 	size_t words;
 
-	g->nr_vol = crash_volatile(g->log, g->pts[g->pt].pos, g->vol);
+	g->nr_vol = gen_volatile(g, g->pts[g->pt].pos, g->vol);
 	g->comb_k = 0;
 	g->torn_w = 0;
 	g->torn_i = 0;
@@ -539,7 +557,7 @@ uint64_t crash_gen_total(const struct crash_gen *g)
 	if (!vol)
 		return UINT64_MAX;
 	for (size_t p = 0; p < g->nr_pts; p++) {
-		size_t nv = crash_volatile(g->log, g->pts[p].pos, vol);
+		size_t nv = gen_volatile(g, g->pts[p].pos, vol);
 
 		total = sat_add(total, 1);
 		for (size_t k = 1; k <= g->o.drop && k <= nv; k++)

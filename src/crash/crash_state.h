@@ -12,6 +12,7 @@
 
 #include "crash_id.h"
 #include "crash_log.h"
+#include "sector_ranges.h"
 
 /* A state's class, as the report counts them. */
 enum crash_class { CLASS_PREFIX, CLASS_DROP, CLASS_TORN, CLASS_SAMPLE, NR_CLASSES };
@@ -76,7 +77,18 @@ struct crash_gen_opts {
 	bool torn;
 	uint32_t atomic;       /* bytes */
 	bool past_gaps;        /* also the points past a gap in the log */
+	/*
+	 * --only (--except: its complement): only the volatile writes that
+	 * touch these sectors may be lost or torn, or NULL for any.  The
+	 * states are the unaimed run's whose lost and torn writes all touch
+	 * them, bar --sample's random draws, which are drawn among those
+	 * writes alone.
+	 */
+	const struct sector_ranges *aim;
 };
+
+/* Whether entry e writes or discards any sector of aim (512-byte sectors of the image). */
+bool crash_entry_aimed(const struct crash_entry *e, const struct sector_ranges *aim);
 
 /* The states of a log, one at a time. */
 struct crash_gen {

@@ -4,6 +4,8 @@
 # tests and the fuzz targets reach too.  It links libfuse, not liburing.
 noinst_LTLIBRARIES += src/crash/libcrash.la
 src_crash_libcrash_la_SOURCES = \
+	src/crash/crash_aim.c \
+	src/crash/crash_aim.h \
 	src/crash/crash_dedup.c \
 	src/crash/crash_dedup.h \
 	src/crash/crash_guard.c \

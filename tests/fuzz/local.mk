@@ -12,6 +12,7 @@ FUZZ_TARGETS = \
 	tests/fuzz/fuzz-control \
 	tests/fuzz/fuzz-crash-log \
 	tests/fuzz/fuzz-crash-id \
+	tests/fuzz/fuzz-ranges \
 	tests/fuzz/fuzz-rbd-spec \
 	tests/fuzz/fuzz-differential \
 	$(NULL)
@@ -54,6 +55,10 @@ tests_fuzz_fuzz_crash_log_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_crash_id_SOURCES = tests/fuzz/fuzz_crash_id.c tests/fuzz/fuzz.h $(FUZZ_MAIN)
 tests_fuzz_fuzz_crash_id_LDADD = src/crash/libcrash.la $(FUZZ_LIBS)
 tests_fuzz_fuzz_crash_id_LDFLAGS = $(FUZZ_LINK_FLAGS)
+# rqdisk-crash's --only ranges, as rqdisk-extents prints them.
+tests_fuzz_fuzz_ranges_SOURCES = tests/fuzz/fuzz_ranges.c tests/fuzz/fuzz.h $(FUZZ_MAIN)
+tests_fuzz_fuzz_ranges_LDADD = $(FUZZ_LIBS)
+tests_fuzz_fuzz_ranges_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_rbd_spec_SOURCES = tests/fuzz/fuzz_rbd_spec.c tests/fuzz/fuzz.h \
 	src/backend/rbd_spec.c $(FUZZ_MAIN)
 tests_fuzz_fuzz_rbd_spec_LDADD = $(FUZZ_LIBS)
