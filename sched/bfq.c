@@ -35,7 +35,14 @@
  * injected within a limit learnt from that queue's service times
  * (bfq_inject.c).
  *
- * Left out: queue merging of cooperating processes, the I/O-bound flag,
+ * Processes doing close I/O share a queue (bfq_coop.c): a young queue
+ * whose request lies near where the disk is, or near another busy
+ * queue's next request, is merged into that one, and split again when
+ * the shared queue turns seeky; queues made together are merged by
+ * stable merging.  A process's own queue then stays in the hash as the
+ * redirection (Linux keeps it in the bfq_io_cq).
+ *
+ * Left out: the I/O-bound flag,
  * the rotational flag (the elevator does not see queue/rotational: a disk
  * that does not queue is taken for a rotating one, one that does for
  * flash), injecting a process's own async requests or the queues it wakes
@@ -109,6 +116,8 @@ static void bfq_free_queue(struct bfq_data *bfqd, struct bfq_queue *bfqq)
 	bfq_forget_entity(&bfqq->entity);
 	bfq_burst_forget(bfqd, bfqq);
 	bfq_waker_forget(bfqd, bfqq);
+	if (bfqq->sync)
+		bfq_coop_forget(bfqd, bfqq);
 	if (bfqq->on_lru) {
 		TAILQ_REMOVE(&bfqd->lru, bfqq, lru);
 		bfqd->nr_lru--;
@@ -149,7 +158,8 @@ static void bfq_reap_unused(struct bfq_data *bfqd, uint64_t now)
 }
 
 /* The queue rq belongs in, made on demand. */
-static struct bfq_queue *bfq_get_queue(struct bfq_data *bfqd, const struct request *rq)
+static struct bfq_queue *bfq_get_queue(struct bfq_data *bfqd, const struct request *rq,
+				       uint64_t now)
 {
 	bool sync = rq_is_sync(rq);
 	struct bfq_queue *bfqq = bfq_find_queue(bfqd, rq->pid, sync, rq->ioprio);
@@ -168,10 +178,12 @@ static struct bfq_queue *bfq_get_queue(struct bfq_data *bfqd, const struct reque
 	if (!bfqq)
 		return &bfqd->oom_queue;
 	bfq_queue_init(bfqd, bfqq, sync ? rq->pid : 0, sync, rq->ioprio);
-	if (sync)
+	if (sync) {
 		LIST_INSERT_HEAD(&bfqd->hash[bfq_hash_key(rq->pid)], bfqq, hash);
-	else
+		bfq_coop_created(bfqd, bfqq, now);
+	} else {
 		*bfq_async_slot(bfqd, rq->ioprio) = bfqq;
+	}
 	return bfqq;
 }
 
@@ -331,20 +343,27 @@ static void bfq_add_request(struct elevator_queue *e, struct request *rq)
 {
 	struct bfq_data *bfqd = e->elevator_data;
 	uint64_t now = blk_clock_now(e->clock);
-	struct bfq_queue *bfqq;
+	struct bfq_queue *bfqq, *own;
 	bool was_empty;
 
 	bfq_reap_unused(bfqd, now);
-	bfqq = bfq_get_queue(bfqd, rq);
+	own = bfq_get_queue(bfqd, rq, now);
+	/* a new sync queue may be one of many started together (bfq_init_rq) */
+	if (own->just_created && own->sync && (bfqd->burst_size || !bfqd->busy_queues))
+		bfq_handle_burst(bfqd, own, now);
+	bfqq = bfq_coop_queue(bfqd, own, rq, now);
+	if (bfqq != own && !own->queued && !own->dispatched && !own->busy &&
+	    own != bfqd->in_service) {
+		/* a process's own queue, merged: kept while it sends, reaped when it stops */
+		own->budget_timeout = now;
+		bfq_put_if_unused(bfqd, own, now);
+	}
 	rq->elv_priv[0] = bfqq;
 	was_empty = !bfqq->busy && !bfqq->dispatched;
 	bfq_update_io_thinktime(bfqd, bfqq, now);
 	bfq_update_has_short_ttime(bfqd, bfqq, now);
 	bfq_update_io_seektime(bfqq, rq);
 	bfqq->last_request_pos = blk_rq_end_sector(rq);
-	/* a new sync queue may be one of many started together (bfq_init_rq) */
-	if (bfqq->just_created && bfqq->sync && (bfqd->burst_size || !bfqd->busy_queues))
-		bfq_handle_burst(bfqd, bfqq, now);
 	elv_rb_add(&bfqq->sort_list, rq);
 	rq->fifo_time = now + bfqd->fifo_expire[rq_is_sync(rq)];
 	TAILQ_INSERT_TAIL(&bfqq->fifo, rq, queuelist);
@@ -365,6 +384,9 @@ static enum elv_merge bfq_find_merge(struct elevator_queue *e, const struct bio 
 {
 	struct bfq_queue *bfqq =
 		bfq_find_queue(e->elevator_data, bio->bi_pid, bfq_bio_sync(bio), bio->bi_ioprio);
+
+	if (bfqq)
+		bfqq = bfq_coop_lookup(bfqq);
 
 	return rq_find_front_merge(bfqq ? &bfqq->sort_list : NULL, bio, rq);
 }

@@ -285,6 +285,7 @@ void bfq_expire(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool compensate,
 			bfqq->softrt_update = true;
 	}
 	bfq_recalc_budget(bfqd, bfqq, reason);
+	bfq_coop_expired(bfqq);
 
 	bfqd->in_service = NULL;
 	bfqd->idle_until = 0;

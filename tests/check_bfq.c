@@ -1077,12 +1077,12 @@ END_TEST
 #define BURST_READS 64 /* of 64 KiB: 4 MiB each */
 
 /* pid's sync queue in the bfq under fd, or NULL. */
-static const struct bfq_queue *sync_queue_of(const struct fake_disk *fd, pid_t pid)
+static struct bfq_queue *sync_queue_of(const struct fake_disk *fd, pid_t pid)
 {
 	const struct bfq_data *bfqd = fd->q->elevator->elevator_data;
 
 	for (int i = 0; i < 1 << BFQ_HASH_BITS; i++) {
-		const struct bfq_queue *bfqq;
+		struct bfq_queue *bfqq;
 
 		LIST_FOREACH(bfqq, &bfqd->hash[i], hash)
 			if (bfqq->pid == pid)
@@ -1148,8 +1148,9 @@ static uint64_t burst_finish(const char *elevator, const char *model, unsigned i
 	}
 	elv_sim_run(s, 600000 * MS);
 	for (unsigned int i = 0; i < BURST_READERS; i++) {
-		const struct bfq_queue *bfqq =
-			strcmp(elevator, "bfq") ? NULL : sync_queue_of(s->fd, 2000 + i);
+		struct bfq_queue *own = strcmp(elevator, "bfq") ? NULL : sync_queue_of(s->fd, 2000 + i);
+		/* the queue its requests go to: on flash stable merging may share one */
+		const struct bfq_queue *bfqq = own ? bfq_coop_lookup(own) : NULL;
 
 		ck_assert_uint_eq(p[i]->reads_done, BURST_READS);
 		if (p[i]->end_ns - s->t0 > last)
@@ -1378,6 +1379,177 @@ END_TEST
 
 #define NR_TUNABLES 10
 
+/* ---- cooperating queues ---- */
+
+#define COOP_CHUNK 128 /* sectors: 64 KiB */
+#define COOP_PROCS 3
+#define COOP_RUN_NS (3000 * MS)
+
+/*
+ * The S suite's interleaved_io on the hdd model: n processes read one
+ * file in turn, process k its chunks k, k + n, k + 2n, ..., one 64 KiB
+ * read out at a time and no think time.  Returns the sectors all of them
+ * read in COOP_RUN_NS (n = 1: one sequential reader).
+ */
+static uint64_t interleaved_sectors(const char *elevator, unsigned int n)
+{
+	struct elv_sim *s = elv_sim_new(elevator, "hdd");
+	struct elv_sim_proc *p[COOP_PROCS];
+	uint64_t sectors = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		p[k] = elv_sim_add(s, 3000 + k, (sector_t)k * COOP_CHUNK, COOP_CHUNK, 1, 0, 0);
+		p[k]->stride = (uint64_t)n * COOP_CHUNK;
+	}
+	elv_sim_run(s, COOP_RUN_NS);
+	for (unsigned int k = 0; k < n; k++)
+		sectors += p[k]->sectors_done;
+	elv_sim_free(s);
+	return sectors;
+}
+
+/*
+ * bfq_setup_cooperator, bfq_merge_bfqqs: each reader's next request lies
+ * within BFQQ_CLOSE_THR of where the disk is (the in-service queue's last
+ * request), in the queues' first 100 ms, so the three queues become one
+ * and the disk reads the file in order: together they get at least 80%
+ * of one sequential reader's sectors (they get all of it: the merges are
+ * done at the readers' first requests).  The margin is for a merge that
+ * comes a request late, leaving a hole the merged stream turns over once.
+ * Kept apart (no merging), each queue in service reads a chunk and then
+ * waits for the platter to bring its next one, two chunks on, round: they
+ * get 61% of it (432512 sectors against 705408).
+ */
+START_TEST(test_interleaved_io_merges_cooperators)
+{
+	uint64_t seq = interleaved_sectors("bfq", 1);
+	uint64_t coop = interleaved_sectors("bfq", COOP_PROCS);
+
+	fprintf(stderr, "interleaved_io: one reader %llu sectors, three interleaved %llu\n",
+		(unsigned long long)seq, (unsigned long long)coop);
+	ck_assert_uint_gt(seq, 0);
+	ck_assert_msg(coop * 100 >= seq * 80, "three interleaved readers %llu sectors, one %llu",
+		      (unsigned long long)coop, (unsigned long long)seq);
+}
+END_TEST
+
+/*
+ * A's queue has requests at 1000 and 1016 (its first I/O at 0); B's
+ * first request, at sector, comes delay_ms later.  Whether B's queue was
+ * merged into A's.
+ */
+static bool close_queues_merged(sector_t sector, uint64_t delay_ms)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[3];
+	bool merged;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_A, 1016);
+	fd->clock.virtual_ns += delay_ms * MS;
+	read_at(fd, &tb[2], PID_B, sector);
+	merged = sync_queue_of(fd, PID_B)->merged == sync_queue_of(fd, PID_A);
+	finish(fd, tb, 3);
+	return merged;
+}
+
+/*
+ * bfq_find_close_cooperator, bfq_too_late_for_merging: a request within
+ * BFQQ_CLOSE_THR of a busy queue's next one merges the two queues, but
+ * only while both are in their first 100 ms of I/O; beyond the threshold,
+ * or later, they stay apart.
+ */
+START_TEST(test_close_queues_merge_only_young)
+{
+	ck_assert(close_queues_merged(1032, 0));
+	ck_assert(close_queues_merged(1000 + BFQQ_CLOSE_THR, 0));
+	ck_assert(!close_queues_merged(1000 + BFQQ_CLOSE_THR + 1, 0));
+	ck_assert(close_queues_merged(1032, 100));
+	ck_assert(!close_queues_merged(1032, 101));
+}
+END_TEST
+
+/*
+ * On a disk seen to queue: A's first request, then, gap_ms later, B's
+ * first, far from A's; B weighing weight_b if not 0.  Whether B's queue
+ * was merged into A's for good (stably).
+ */
+static bool stably_merged_on_flash(uint64_t gap_ms, const char *weight_b)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio warm[64], tb[2];
+	struct bfq_queue *b;
+	bool merged;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	queue_deep(fd, warm, 64);
+	if (weight_b)
+		tunable_store_ok(fd, "weights", weight_b);
+	read_at(fd, &tb[0], PID_A, 1000);
+	fd->clock.virtual_ns += gap_ms * MS;
+	read_at(fd, &tb[1], PID_B, 900000);
+	b = sync_queue_of(fd, PID_B);
+	merged = b->merged == sync_queue_of(fd, PID_A) && b->stably_merged;
+	finish(fd, tb, 2);
+	return merged;
+}
+
+/*
+ * bfq_do_or_sched_stable_merge: on flash that queues, a sync queue made
+ * within the burst interval (180 ms) of the last one made, of the same
+ * class, level and group (weight), is merged into it at once, close I/O
+ * or not, and never split; later, or of another weight, it stays apart.
+ */
+START_TEST(test_stable_merge_on_flash)
+{
+	ck_assert(stably_merged_on_flash(0, NULL));
+	ck_assert(stably_merged_on_flash(180, NULL));
+	ck_assert(!stably_merged_on_flash(181, NULL));
+	ck_assert(!stably_merged_on_flash(0, "200 500"));
+}
+END_TEST
+
+/*
+ * bfq_bfqq_expire marking a shared seeky queue split_coop, bfq_split_bfqq:
+ * the three interleaved readers share one queue; once each of them jumps
+ * 100000 sectors a read, the shared queue turns seeky, and at their next
+ * requests they are back in their own queues, each served alone.
+ * low_latency off: no raised queue, so stable merging (which never
+ * splits) keeps away.
+ */
+START_TEST(test_seeky_cooperators_split)
+{
+	struct elv_sim *s = elv_sim_new("bfq", "hdd");
+	struct elv_sim_proc *p[COOP_PROCS];
+	struct bfq_queue *own[COOP_PROCS];
+	uint64_t before[COOP_PROCS];
+
+	tunable_store_ok(s->fd, "low_latency", "0");
+	for (unsigned int k = 0; k < COOP_PROCS; k++) {
+		p[k] = elv_sim_add(s, 3000 + k, (sector_t)k * COOP_CHUNK, COOP_CHUNK, 1, 0, 0);
+		p[k]->stride = COOP_PROCS * COOP_CHUNK;
+	}
+	elv_sim_run(s, 500 * MS);
+	for (unsigned int k = 0; k < COOP_PROCS; k++) {
+		own[k] = sync_queue_of(s->fd, 3000 + k);
+		ck_assert_ptr_nonnull(own[k]);
+		ck_assert_ptr_eq(bfq_coop_lookup(own[k]), bfq_coop_lookup(own[0]));
+		p[k]->stride = 100000 + k * 1000;
+		before[k] = p[k]->reads_done;
+	}
+	ck_assert(bfq_coop_lookup(own[0])->coop);
+	elv_sim_run(s, 1500 * MS);
+	for (unsigned int k = 0; k < COOP_PROCS; k++) {
+		ck_assert_ptr_null(own[k]->merged);
+		ck_assert_uint_eq(own[k]->nr_merged, 0);
+		ck_assert(!own[k]->coop);
+		ck_assert_uint_gt(p[k]->reads_done, before[k] + 10);
+	}
+	elv_sim_free(s);
+}
+END_TEST
+
 static const struct tunable_case tunables[NR_TUNABLES] = {
 	{ "fifo_expire_sync", 125, 1, INT_MAX },  { "fifo_expire_async", 250, 1, INT_MAX },
 	{ "back_seek_max", 16384, 0, INT_MAX },   { "back_seek_penalty", 2, 1, INT_MAX },
@@ -1435,6 +1607,10 @@ static Suite *bfq_suite(void)
 	tcase_add_test(latency, test_burst_threshold_and_interval);
 	tcase_add_test(latency, test_burst_not_raised_hdd);
 	tcase_add_test(latency, test_burst_not_raised_ssd);
+	tcase_add_test(latency, test_interleaved_io_merges_cooperators);
+	tcase_add_test(latency, test_seeky_cooperators_split);
+	tcase_add_test(latency, test_close_queues_merge_only_young);
+	tcase_add_test(latency, test_stable_merge_on_flash);
 	suite_add_tcase(s, latency);
 	suite_add_tcase(s, tunable_tests("bfq", tunables, NR_TUNABLES));
 	return s;
