@@ -2,7 +2,7 @@
 /* bfq.c - Budget Fair Queueing: the elevator, its per-process queues and its tunables. */
 
 /*
- * After Linux's block/bfq-iosched.c, without groups.  Each process
+ * After Linux's block/bfq-iosched.c.  Each process
  * (rq->pid) has a queue for its sync requests; async requests share one
  * queue per priority class and level, as Linux's async queues do.  The
  * queue in service owns the disk until its budget (in sectors) is used
@@ -10,7 +10,8 @@
  * its next request did not pay off; the budget it gets next is fed back
  * from why it stopped.  Which queue goes next is B-WF2Q+'s choice
  * (bfq_wf2q.c), by weight: from the ioprio level, or set per process
- * through the weights tunable as cgroup io.bfq.weight would.  With
+ * through the weights tunable; a process's queue is in its cgroup's group
+ * (bfq_group.c), and the groups share the disk by their io.bfq.weight.  With
  * low_latency a process that starts doing I/O, or comes back after two
  * seconds, is weight-raised for a while (interactive), and one whose
  * requests arrive no faster than a soft real-time rate is raised harder
@@ -46,7 +47,7 @@
  * the rotational flag (the elevator does not see queue/rotational: a disk
  * that does not queue is taken for a rotating one, one that does for
  * flash), injecting a process's own async requests or the queues it wakes
- * first, cgroup groups and depth limits.  rqdisk-elevators(7) bfq lists
+ * first, nested groups and depth limits.  rqdisk-elevators(7) bfq lists
  * every difference.
  */
 #include <assert.h>
@@ -88,6 +89,7 @@ static void bfq_queue_init(struct bfq_data *bfqd, struct bfq_queue *bfqq, pid_t 
 	bfqq->max_budget = 2 * bfq_max_budget(bfqd) / 3;
 	bfqq->entity.budget = bfqq->max_budget;
 	bfqq->entity.weight = bfq_orig_weight(bfqd, bfqq);
+	bfqq->entity.sched_data = &bfqd->sd;
 	bfqq->ttime_last_end = UINT64_MAX; /* its first request counts as a long think */
 	bfqq->has_short_ttime = sync && bfqq->class != BFQ_CLASS_IDLE;
 }
@@ -114,6 +116,7 @@ static void bfq_free_queue(struct bfq_data *bfqd, struct bfq_queue *bfqq)
 {
 	assert(!bfqq->queued && !bfqq->dispatched && !bfqq->busy && bfqq != bfqd->in_service);
 	bfq_forget_entity(&bfqq->entity);
+	bfq_group_detach(bfqd, bfqq);
 	bfq_burst_forget(bfqd, bfqq);
 	bfq_waker_forget(bfqd, bfqq);
 	if (bfqq->sync)
@@ -180,6 +183,7 @@ static struct bfq_queue *bfq_get_queue(struct bfq_data *bfqd, const struct reque
 	bfq_queue_init(bfqd, bfqq, sync ? rq->pid : 0, sync, rq->ioprio);
 	if (sync) {
 		LIST_INSERT_HEAD(&bfqd->hash[bfq_hash_key(rq->pid)], bfqq, hash);
+		bfq_group_attach(bfqd, bfqq, now);
 		bfq_coop_created(bfqd, bfqq, now);
 	} else {
 		*bfq_async_slot(bfqd, rq->ioprio) = bfqq;
@@ -196,6 +200,8 @@ static int bfq_init_queue(struct elevator_queue *e)
 	for (int i = 0; i < 1 << BFQ_HASH_BITS; i++)
 		LIST_INIT(&bfqd->hash[i]);
 	TAILQ_INIT(&bfqd->lru);
+	LIST_INIT(&bfqd->groups);
+	bfqd->cgroup = *bfq_cgroup_ops_for(e->clock);
 	bfq_sched_init(&bfqd->sd);
 	bfqd->sd.class_idle_last_service = blk_clock_now(e->clock);
 	bfqd->fifo_expire[BFQ_SYNC] = BFQ_FIFO_EXPIRE_SYNC_MS * NSEC_PER_MSEC;
@@ -220,7 +226,7 @@ static void bfq_exit_queue(struct elevator_queue *e)
 	if (bfqd->in_service) {
 		bfqq = bfqd->in_service;
 		bfqd->in_service = NULL;
-		bfq_deactivate_entity(&bfqd->sd, &bfqq->entity);
+		bfq_deactivate_leaf(&bfqq->entity);
 		bfqq->busy = false;
 	}
 	for (int i = 0; i < 1 << BFQ_HASH_BITS; i++)
@@ -230,6 +236,7 @@ static void bfq_exit_queue(struct elevator_queue *e)
 		for (int l = 0; l < IOPRIO_NR_LEVELS; l++)
 			if (bfqd->async[c][l])
 				bfq_free_queue(bfqd, bfqd->async[c][l]);
+	bfq_groups_exit(bfqd);
 	free(bfqd->weights);
 	free(bfqd);
 }
@@ -563,6 +570,7 @@ static const struct elv_tunable bfq_tunables[] = {
 	ELV_ATTR(bfq, strict_guarantees),
 	ELV_ATTR(bfq, low_latency),
 	ELV_TEXT_ATTR(bfq, weights),
+	ELV_TEXT_ATTR(bfq, group_weights),
 	{ 0 },
 };
 

@@ -36,13 +36,13 @@ static bool bfq_too_late_for_merging(const struct bfq_queue *bfqq, uint64_t now)
 }
 
 /*
- * Of one group: the same weight before raising.  Per-process weights
- * stand for cgroups here, and Linux merges only queues of one group.
+ * Of one group, and of the same weight before raising: Linux merges only
+ * queues of one group, and per-process weights stand for groups too.
  */
 static bool bfq_same_group(const struct bfq_data *bfqd, const struct bfq_queue *a,
 			   const struct bfq_queue *b)
 {
-	return bfq_orig_weight(bfqd, a) == bfq_orig_weight(bfqd, b);
+	return a->group == b->group && bfq_orig_weight(bfqd, a) == bfq_orig_weight(bfqd, b);
 }
 
 /* Sync queues of one class, not the idle one, both young (bfq_may_be_close_cooperator). */

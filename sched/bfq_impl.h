@@ -92,6 +92,42 @@
 #define BFQ_MAX_UNUSED 1024 /* sync queues kept for their history after their last request */
 #define BFQ_MAX_WEIGHTS 4096
 
+/*
+ * Groups (bfq_group.c): a process's cgroup (v2) path names its group,
+ * whose weight is the cgroup's io.bfq.weight ("default N"), or
+ * BFQ_GROUP_DEFAULT_WEIGHT, unless the group_weights tunable sets one.
+ */
+#define BFQ_GROUP_DEFAULT_WEIGHT 100
+#define BFQ_CGROUP_PATH_MAX 256
+#define BFQ_MAX_GROUP_WEIGHTS 256
+
+struct bfq_group {
+	struct bfq_entity entity; /* in the root's trees */
+	struct bfq_sched_data sd; /* its queues' */
+	LIST_ENTRY(bfq_group) link;
+	unsigned int nr_queues; /* queues in it; it goes with the last */
+	char path[BFQ_CGROUP_PATH_MAX];
+};
+
+LIST_HEAD(bfq_group_list, bfq_group);
+
+struct bfq_group_weight {
+	char path[BFQ_CGROUP_PATH_MAX];
+	unsigned int weight;
+};
+
+/*
+ * Where a process's group and a group's weight come from: /proc and
+ * /sys/fs/cgroup unless a test puts its own here.  cgroup_of fills path
+ * ("/" for the root) and returns 0, or returns -errno (the root then);
+ * cgroup_weight returns 1..1000, or 0 for none set.
+ */
+struct bfq_cgroup_ops {
+	int (*cgroup_of)(void *priv, pid_t pid, char *path, size_t len);
+	unsigned int (*cgroup_weight)(void *priv, const char *path);
+	void *priv;
+};
+
 enum bfqq_expiration {
 	BFQQE_TOO_IDLE,
 	BFQQE_BUDGET_TIMEOUT,
@@ -147,6 +183,7 @@ struct bfq_queue {
 	bool stably_merged;  /* merged by stable merging: never split */
 	struct bfq_queue *stable_merge_bfqq; /* a stable merge into that one is planned */
 	uint64_t creation_time, first_io_time, split_time; /* ns; first_io_time 0: none yet */
+	struct bfq_group *group; /* NULL: the root */
 };
 
 LIST_HEAD(bfq_hash_head, bfq_queue);
@@ -191,6 +228,10 @@ struct bfq_data {
 	struct bfq_queue *last_completed_rq_bfqq;
 	uint64_t last_completion;
 	struct bfq_queue *last_bfqq_created; /* for stable merging */
+	struct bfq_group_list groups;
+	struct bfq_cgroup_ops cgroup;
+	struct bfq_group_weight *group_weights; /* the group_weights tunable */
+	unsigned int nr_group_weights;
 
 	/* tunables */
 	uint64_t fifo_expire[2]; /* ns */
@@ -238,6 +279,28 @@ void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now)
 /* bfq_burst.c: processes started together */
 void bfq_handle_burst(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
 void bfq_burst_forget(struct bfq_data *bfqd, struct bfq_queue *bfqq);
+
+/* bfq_group.c: the processes' cgroups */
+void bfq_group_attach(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+void bfq_group_detach(struct bfq_data *bfqd, struct bfq_queue *bfqq);
+int bfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len);
+int bfq_group_weights_store(struct elevator_queue *e, const char *buf);
+void bfq_groups_exit(struct bfq_data *bfqd);
+const struct bfq_cgroup_ops *bfq_cgroup_ops_for(const struct blk_clock *clock);
+
+/* All the trees queues wait in: the root's, then each group's. */
+static inline struct bfq_sched_data *bfq_sd_next(struct bfq_data *bfqd, struct bfq_sched_data *sd)
+{
+	struct bfq_group *g;
+
+	if (!sd)
+		return &bfqd->sd;
+	if (sd == &bfqd->sd)
+		g = LIST_FIRST(&bfqd->groups);
+	else
+		g = LIST_NEXT((struct bfq_group *)((char *)sd - offsetof(struct bfq_group, sd)), link);
+	return g ? &g->sd : NULL;
+}
 
 /* bfq_coop.c: cooperating processes share a queue */
 void bfq_coop_created(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);

@@ -9,6 +9,7 @@ src_block_libblock_la_SOURCES += \
 	sched/bfq.c \
 	sched/bfq_burst.c \
 	sched/bfq_coop.c \
+	sched/bfq_group.c \
 	sched/bfq.h \
 	sched/bfq_impl.h \
 	sched/bfq_inject.c \

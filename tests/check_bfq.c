@@ -748,26 +748,64 @@ END_TEST
 
 /* ---- the weights tunable ---- */
 
-static const struct elv_tunable *weights_tunable(const struct fake_disk *fd)
+static const struct elv_tunable *text_tunable(const struct fake_disk *fd, const char *name)
 {
 	const struct elv_tunable *t = fd->q->elevator->type->tunables;
 
 	for (; t && t->name; t++)
-		if (!strcmp(t->name, "weights"))
+		if (!strcmp(t->name, name))
 			return t;
-	ck_abort_msg("bfq has no weights tunable");
+	ck_abort_msg("bfq has no %s tunable", name);
 	return NULL;
 }
 
-static void assert_weights(const struct fake_disk *fd, const char *want)
+static void assert_text(const struct fake_disk *fd, const char *name, const char *want)
 {
 	char text[256];
-	int n = elv_tunable_text(fd->q->elevator, weights_tunable(fd), text, sizeof(text));
+	int n = elv_tunable_text(fd->q->elevator, text_tunable(fd, name), text, sizeof(text));
 
 	ck_assert_int_ge(n, 0);
 	text[n] = '\0';
 	ck_assert_str_eq(text, want);
 }
+
+static void assert_weights(const struct fake_disk *fd, const char *want)
+{
+	char text[256];
+	int n = elv_tunable_text(fd->q->elevator, text_tunable(fd, "weights"), text, sizeof(text));
+
+	ck_assert_int_ge(n, 0);
+	text[n] = '\0';
+	ck_assert_str_eq(text, want);
+}
+
+/* A group's weight where its cgroup has no io.bfq.weight: set, change, remove; refuse the rest. */
+START_TEST(test_group_weights_parse_and_refuse)
+{
+	static const char *const bad[] = {
+		"",	     "\n",	   "/a",	"/a ",	     "a 10",	"/a 1001", "/a -1",
+		" /a 10",    "/a 10 20",  "/a 10x",	"/a defaultx", "/a 0x10", "/a 10\n\n",
+		"/a 100000000000000000000",
+	};
+	struct fake_disk *fd = bfq_disk();
+	struct elevator_queue *e = fd->q->elevator;
+
+	assert_text(fd, "group_weights", "");
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/a 500\n"), 0);
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/b/c\t1"), 0);
+	assert_text(fd, "group_weights", "/a 500\n/b/c 1\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(elv_tunable_store(e, "group_weights", bad[i]) == -EINVAL,
+			      "'%s' taken", bad[i]);
+		assert_text(fd, "group_weights", "/a 500\n/b/c 1\n");
+	}
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/a default"), 0);
+	assert_text(fd, "group_weights", "/b/c 1\n");
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/b/c 0\n"), 0);
+	assert_text(fd, "group_weights", "");
+	fake_disk_free(fd);
+}
+END_TEST
 
 /* Linux's cgroup io.bfq.weight per process: set, change, remove; refuse anything else. */
 START_TEST(test_weights_parse_and_refuse)
@@ -1550,6 +1588,96 @@ START_TEST(test_seeky_cooperators_split)
 }
 END_TEST
 
+/* ---- groups ---- */
+
+#define GROUP_RUN_NS (10000 * MS)
+
+/* The cgroups of the tests: pids 4000.. in /a, 4100.. in /b, the rest in the root. */
+static int test_cgroup_of(void *priv, pid_t pid, char *path, size_t len)
+{
+	(void)priv;
+	if (pid / 100 != 40 && pid / 100 != 41)
+		return -ENOENT;
+	snprintf(path, len, "%s", pid / 100 == 40 ? "/a" : "/b");
+	return 0;
+}
+
+/* /a's io.bfq.weight is 100, /b's 300. */
+static unsigned int test_cgroup_weight(void *priv, const char *path)
+{
+	(void)priv;
+	return !strcmp(path, "/b") ? 300 : 100;
+}
+
+/* No io.bfq.weight anywhere: the default, or the group_weights tunable. */
+static unsigned int test_no_cgroup_weight(void *priv, const char *path)
+{
+	(void)priv, (void)path;
+	return 0;
+}
+
+/*
+ * Two groups, each with two sequential readers (64 KiB, two out at a
+ * time) far apart, on model, for GROUP_RUN_NS, low_latency off: the
+ * sectors /b's readers got over /a's, times 1000.  weight_of: where the
+ * groups' weights come from; tunable: written to group_weights first.
+ */
+static uint64_t group_ratio(const char *model, unsigned int (*weight_of)(void *, const char *),
+			    const char *tunable)
+{
+	struct elv_sim *s = elv_sim_new("bfq", model);
+	struct bfq_data *bfqd = s->fd->q->elevator->elevator_data;
+	struct elv_sim_proc *p[4];
+	uint64_t a, b;
+
+	bfqd->cgroup.cgroup_of = test_cgroup_of;
+	bfqd->cgroup.cgroup_weight = weight_of;
+	tunable_store_ok(s->fd, "low_latency", "0");
+	if (tunable)
+		tunable_store_ok(s->fd, "group_weights", tunable);
+	for (unsigned int i = 0; i < 4; i++)
+		p[i] = elv_sim_add(s, (i < 2 ? 4000 : 4100) + i % 2, (sector_t)i * 1000000, 128, 2, 0,
+				   0);
+	elv_sim_run(s, GROUP_RUN_NS);
+	a = p[0]->sectors_done + p[1]->sectors_done;
+	b = p[2]->sectors_done + p[3]->sectors_done;
+	fprintf(stderr, "%s: group /a %llu sectors, /b %llu\n", model, (unsigned long long)a,
+		(unsigned long long)b);
+	ck_assert_uint_gt(a, 0);
+	elv_sim_free(s);
+	return b * 1000 / a;
+}
+
+/*
+ * bfq_group, B-WF2Q+ over groups (bfq_activate_requeue_entity and
+ * bfq_bfqq_served going up to the group's entity): groups weighing 100
+ * and 300 (io.bfq.weight, or the group_weights tunable where the cgroup
+ * has none) with the same workload get 1:3 of the disk, within 10%; the
+ * same readers all in one group each get the same.  Without groups the
+ * four readers' queues weigh the same, and the ratio is 1.
+ */
+START_TEST(test_groups_share_by_weight_hdd)
+{
+	uint64_t r = group_ratio("hdd", test_cgroup_weight, NULL);
+
+	ck_assert_msg(r >= 2700 && r <= 3300, "hdd: /b got %llu/1000 of /a's", (unsigned long long)r);
+	r = group_ratio("hdd", test_no_cgroup_weight, "/b 300");
+	ck_assert_msg(r >= 2700 && r <= 3300, "hdd, tunable: /b got %llu/1000 of /a's",
+		      (unsigned long long)r);
+	r = group_ratio("hdd", test_no_cgroup_weight, NULL);
+	ck_assert_msg(r >= 900 && r <= 1100, "hdd, same weights: /b got %llu/1000 of /a's",
+		      (unsigned long long)r);
+}
+END_TEST
+
+START_TEST(test_groups_share_by_weight_ssd)
+{
+	uint64_t r = group_ratio("ssd", test_cgroup_weight, NULL);
+
+	ck_assert_msg(r >= 2700 && r <= 3300, "ssd: /b got %llu/1000 of /a's", (unsigned long long)r);
+}
+END_TEST
+
 static const struct tunable_case tunables[NR_TUNABLES] = {
 	{ "fifo_expire_sync", 125, 1, INT_MAX },  { "fifo_expire_async", 250, 1, INT_MAX },
 	{ "back_seek_max", 16384, 0, INT_MAX },   { "back_seek_penalty", 2, 1, INT_MAX },
@@ -1596,6 +1724,7 @@ static Suite *bfq_suite(void)
 	tcase_add_test(class, test_idle_class_starvation_guard);
 	suite_add_tcase(s, class);
 	tcase_add_test(weights, test_weights_parse_and_refuse);
+	tcase_add_test(weights, test_group_weights_parse_and_refuse);
 	suite_add_tcase(s, weights);
 	tcase_set_timeout(latency, 120);
 	tcase_add_test(latency, test_startup_latency_under_sequential_readers);
@@ -1611,6 +1740,8 @@ static Suite *bfq_suite(void)
 	tcase_add_test(latency, test_seeky_cooperators_split);
 	tcase_add_test(latency, test_close_queues_merge_only_young);
 	tcase_add_test(latency, test_stable_merge_on_flash);
+	tcase_add_test(latency, test_groups_share_by_weight_hdd);
+	tcase_add_test(latency, test_groups_share_by_weight_ssd);
 	suite_add_tcase(s, latency);
 	suite_add_tcase(s, tunable_tests("bfq", tunables, NR_TUNABLES));
 	return s;
