@@ -201,7 +201,7 @@ static int bfq_init_queue(struct elevator_queue *e)
 		LIST_INIT(&bfqd->hash[i]);
 	TAILQ_INIT(&bfqd->lru);
 	LIST_INIT(&bfqd->groups);
-	bfqd->cgroup = *bfq_cgroup_ops_for(e->clock);
+	elv_cgroup_ops_init(&bfqd->cgroup, e->clock, "io.bfq.weight");
 	bfq_sched_init(&bfqd->sd);
 	bfqd->sd.class_idle_last_service = blk_clock_now(e->clock);
 	bfqd->fifo_expire[BFQ_SYNC] = BFQ_FIFO_EXPIRE_SYNC_MS * NSEC_PER_MSEC;

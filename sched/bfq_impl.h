@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "bfq.h"
+#include "elv_cgroup.h"
 
 /* Linux's defaults, milliseconds where it has jiffies or nanoseconds. */
 #define BFQ_FIFO_EXPIRE_SYNC_MS 125
@@ -98,35 +99,16 @@
  * BFQ_GROUP_DEFAULT_WEIGHT, unless the group_weights tunable sets one.
  */
 #define BFQ_GROUP_DEFAULT_WEIGHT 100
-#define BFQ_CGROUP_PATH_MAX 256
-#define BFQ_MAX_GROUP_WEIGHTS 256
 
 struct bfq_group {
 	struct bfq_entity entity; /* in the root's trees */
 	struct bfq_sched_data sd; /* its queues' */
 	LIST_ENTRY(bfq_group) link;
 	unsigned int nr_queues; /* queues in it; it goes with the last */
-	char path[BFQ_CGROUP_PATH_MAX];
+	char path[ELV_CGROUP_PATH_MAX];
 };
 
 LIST_HEAD(bfq_group_list, bfq_group);
-
-struct bfq_group_weight {
-	char path[BFQ_CGROUP_PATH_MAX];
-	unsigned int weight;
-};
-
-/*
- * Where a process's group and a group's weight come from: /proc and
- * /sys/fs/cgroup unless a test puts its own here.  cgroup_of fills path
- * ("/" for the root) and returns 0, or returns -errno (the root then);
- * cgroup_weight returns 1..1000, or 0 for none set.
- */
-struct bfq_cgroup_ops {
-	int (*cgroup_of)(void *priv, pid_t pid, char *path, size_t len);
-	unsigned int (*cgroup_weight)(void *priv, const char *path);
-	void *priv;
-};
 
 enum bfqq_expiration {
 	BFQQE_TOO_IDLE,
@@ -229,9 +211,8 @@ struct bfq_data {
 	uint64_t last_completion;
 	struct bfq_queue *last_bfqq_created; /* for stable merging */
 	struct bfq_group_list groups;
-	struct bfq_cgroup_ops cgroup;
-	struct bfq_group_weight *group_weights; /* the group_weights tunable */
-	unsigned int nr_group_weights;
+	struct elv_cgroup_ops cgroup;
+	struct elv_group_weights group_weights; /* the tunable */
 
 	/* tunables */
 	uint64_t fifo_expire[2]; /* ns */
@@ -286,7 +267,6 @@ void bfq_group_detach(struct bfq_data *bfqd, struct bfq_queue *bfqq);
 int bfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len);
 int bfq_group_weights_store(struct elevator_queue *e, const char *buf);
 void bfq_groups_exit(struct bfq_data *bfqd);
-const struct bfq_cgroup_ops *bfq_cgroup_ops_for(const struct blk_clock *clock);
 
 /* All the trees queues wait in: the root's, then each group's. */
 static inline struct bfq_sched_data *bfq_sd_next(struct bfq_data *bfqd, struct bfq_sched_data *sd)

@@ -4,6 +4,8 @@
 src_block_libblock_la_SOURCES += \
 	sched/noop.c \
 	sched/deadline.c \
+	sched/elv_cgroup.c \
+	sched/elv_cgroup.h \
 	sched/as.c \
 	sched/cfq.c \
 	sched/bfq.c \
