@@ -47,11 +47,11 @@ static bool bfq_same_group(const struct bfq_data *bfqd, const struct bfq_queue *
 
 /* Sync queues of one class, not the idle one, both young (bfq_may_be_close_cooperator). */
 static bool bfq_may_be_close_cooperator(const struct bfq_data *bfqd, const struct bfq_queue *bfqq,
-					const struct bfq_queue *new, uint64_t now)
+					const struct bfq_queue *coop, uint64_t now)
 {
-	return new != &bfqd->oom_queue && !bfq_too_late_for_merging(new, now) &&
-	       bfqq->class != BFQ_CLASS_IDLE && bfqq->class == new->class && bfqq->sync &&
-	       new->sync && bfq_same_group(bfqd, bfqq, new);
+	return coop != &bfqd->oom_queue && !bfq_too_late_for_merging(coop, now) &&
+	       bfqq->class != BFQ_CLASS_IDLE && bfqq->class == coop->class && bfqq->sync &&
+	       coop->sync && bfq_same_group(bfqd, bfqq, coop);
 }
 
 static sector_t bfq_dist(sector_t a, sector_t b)
@@ -81,13 +81,13 @@ static struct bfq_queue *bfq_find_close_cooperator(struct bfq_data *bfqd,
 	return best;
 }
 
-/* bfqq's processes send their requests to new from now on (bfq_merge_bfqqs). */
-static void bfq_merge_bfqqs(struct bfq_data *bfqd, struct bfq_queue *bfqq, struct bfq_queue *new,
-			    uint64_t now)
+/* bfqq's processes send their requests to coop from now on (bfq_merge_bfqqs). */
+static void bfq_merge_bfqqs(struct bfq_data *bfqd, struct bfq_queue *bfqq,
+			    struct bfq_queue *coop, uint64_t now)
 {
-	bfqq->merged = new;
-	new->nr_merged++;
-	new->coop = true;
+	bfqq->merged = coop;
+	coop->nr_merged++;
+	coop->coop = true;
 	bfqq->just_created = false;
 	/* waiting for the process's next request here would idle the disk for nothing */
 	if (bfqq == bfqd->in_service && bfqq->wait_request && !bfqq->queued)
@@ -119,7 +119,8 @@ static bool bfq_worth_keeping_apart(const struct bfq_data *bfqd, const struct bf
 }
 
 /* The planned stable merge of own, now it is old enough (bfq_setup_cooperator's first part). */
-static struct bfq_queue *bfq_stable_merge(struct bfq_data *bfqd, struct bfq_queue *own, uint64_t now)
+static struct bfq_queue *bfq_stable_merge(struct bfq_data *bfqd, struct bfq_queue *own,
+					  uint64_t now)
 {
 	struct bfq_queue *target = own->stable_merge_bfqq;
 
@@ -140,12 +141,12 @@ static struct bfq_queue *bfq_setup_cooperator(struct bfq_data *bfqd, struct bfq_
 					      struct bfq_queue *own, const struct request *rq,
 					      uint64_t now)
 {
-	struct bfq_queue *in = bfqd->in_service, *new;
+	struct bfq_queue *in = bfqd->in_service, *coop;
 
 	if (bfqd->hw_tag != 1 && bfqq == own) {
-		new = bfq_stable_merge(bfqd, own, now);
-		if (new)
-			return new;
+		coop = bfq_stable_merge(bfqd, own, now);
+		if (coop)
+			return coop;
 	}
 	/*
 	 * Flash that queues gains nothing from fewer, larger queues.  Nothing
@@ -161,9 +162,9 @@ static struct bfq_queue *bfq_setup_cooperator(struct bfq_data *bfqd, struct bfq_
 	    bfq_dist(blk_rq_pos(rq), bfqd->last_position) <= BFQQ_CLOSE_THR &&
 	    bfq_may_be_close_cooperator(bfqd, bfqq, in, now))
 		return in;
-	new = bfq_find_close_cooperator(bfqd, bfqq, blk_rq_pos(rq));
-	if (new && bfq_may_be_close_cooperator(bfqd, bfqq, new, now))
-		return new;
+	coop = bfq_find_close_cooperator(bfqd, bfqq, blk_rq_pos(rq));
+	if (coop && bfq_may_be_close_cooperator(bfqd, bfqq, coop, now))
+		return coop;
 	return NULL;
 }
 
@@ -175,7 +176,7 @@ static struct bfq_queue *bfq_setup_cooperator(struct bfq_data *bfqd, struct bfq_
 struct bfq_queue *bfq_coop_queue(struct bfq_data *bfqd, struct bfq_queue *own,
 				 const struct request *rq, uint64_t now)
 {
-	struct bfq_queue *bfqq, *new;
+	struct bfq_queue *bfqq, *coop;
 
 	if (own == &bfqd->oom_queue || !own->sync)
 		return own;
@@ -186,10 +187,10 @@ struct bfq_queue *bfq_coop_queue(struct bfq_data *bfqd, struct bfq_queue *own,
 		bfq_split_bfqq(own, now);
 		bfqq = own;
 	}
-	new = bfq_setup_cooperator(bfqd, bfqq, own, rq, now);
-	if (new) {
-		bfq_merge_bfqqs(bfqd, bfqq, new, now);
-		bfqq = new;
+	coop = bfq_setup_cooperator(bfqd, bfqq, own, rq, now);
+	if (coop) {
+		bfq_merge_bfqqs(bfqd, bfqq, coop, now);
+		bfqq = coop;
 	}
 	return bfqq;
 }
