@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elv_harness.h"
 #include "elv_sim.h"
@@ -1677,6 +1678,52 @@ static unsigned int test_no_cgroup_weight(void *priv, const char *path)
 	return 0;
 }
 
+/* The "0::PATH" line of /proc/self/cgroup, or "" on a system without cgroup v2. */
+static void own_cgroup(char *path, size_t len)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	path[0] = '\0';
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::/", 4)) {
+			size_t n = strcspn(line + 3, "\n");
+
+			ck_assert_uint_lt(n, len);
+			memcpy(path, line + 3, n);
+			path[n] = '\0';
+		}
+	fclose(f);
+}
+
+/*
+ * On the real clock a process's cgroup is read from /proc/PID/cgroup
+ * (this test's own), and a cgroup without the weight file has none; on a
+ * virtual clock nothing is read and every process is in the root.
+ */
+START_TEST(test_cgroup_lookup_real_clock_only)
+{
+	struct elv_cgroup_ops ops;
+	struct blk_clock vclock;
+	char want[ELV_CGROUP_PATH_MAX], got[ELV_CGROUP_PATH_MAX];
+
+	own_cgroup(want, sizeof(want));
+	elv_cgroup_ops_init(&ops, &blk_real_clock, "io.bfq.weight");
+	if (want[0]) {
+		ck_assert_int_eq(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
+		ck_assert_str_eq(got, want);
+	} else {
+		ck_assert_int_lt(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
+	}
+	ck_assert_int_lt(ops.cgroup_of(ops.priv, -1, got, sizeof(got)), 0);
+	ck_assert_uint_eq(ops.cgroup_weight(ops.priv, "/no-such-cgroup-here"), 0);
+	blk_virtual_clock_init(&vclock, 0);
+	elv_cgroup_ops_init(&ops, &vclock, "io.bfq.weight");
+	ck_assert_int_lt(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
+}
+END_TEST
+
 /*
  * Two groups, each with two sequential readers (64 KiB, two out at a
  * time) far apart, on model, for GROUP_RUN_NS, low_latency off: the
@@ -1786,6 +1833,7 @@ static Suite *bfq_suite(void)
 	suite_add_tcase(s, class);
 	tcase_add_test(weights, test_weights_parse_and_refuse);
 	tcase_add_test(weights, test_group_weights_parse_and_refuse);
+	tcase_add_test(weights, test_cgroup_lookup_real_clock_only);
 	suite_add_tcase(s, weights);
 	tcase_set_timeout(latency, 120);
 	tcase_add_test(latency, test_startup_latency_under_sequential_readers);
