@@ -2,7 +2,7 @@
 /* bfq.c - Budget Fair Queueing: the elevator, its per-process queues and its tunables. */
 
 /*
- * After Linux's block/bfq-iosched.c, without groups.  Each process
+ * After Linux's block/bfq-iosched.c.  Each process
  * (rq->pid) has a queue for its sync requests; async requests share one
  * queue per priority class and level, as Linux's async queues do.  The
  * queue in service owns the disk until its budget (in sectors) is used
@@ -10,7 +10,8 @@
  * its next request did not pay off; the budget it gets next is fed back
  * from why it stopped.  Which queue goes next is B-WF2Q+'s choice
  * (bfq_wf2q.c), by weight: from the ioprio level, or set per process
- * through the weights tunable as cgroup io.bfq.weight would.  With
+ * through the weights tunable; a process's queue is in its cgroup's group
+ * (bfq_group.c), and the groups share the disk by their io.bfq.weight.  With
  * low_latency a process that starts doing I/O, or comes back after two
  * seconds, is weight-raised for a while (interactive), and one whose
  * requests arrive no faster than a soft real-time rate is raised harder
@@ -35,11 +36,18 @@
  * injected within a limit learnt from that queue's service times
  * (bfq_inject.c).
  *
- * Left out: queue merging of cooperating processes, the I/O-bound flag,
+ * Processes doing close I/O share a queue (bfq_coop.c): a young queue
+ * whose request lies near where the disk is, or near another busy
+ * queue's next request, is merged into that one, and split again when
+ * the shared queue turns seeky; queues made together are merged by
+ * stable merging.  A process's own queue then stays in the hash as the
+ * redirection (Linux keeps it in the bfq_io_cq).
+ *
+ * Left out: the I/O-bound flag,
  * the rotational flag (the elevator does not see queue/rotational: a disk
  * that does not queue is taken for a rotating one, one that does for
  * flash), injecting a process's own async requests or the queues it wakes
- * first, cgroup groups and depth limits.  rqdisk-elevators(7) bfq lists
+ * first, nested groups and depth limits.  rqdisk-elevators(7) bfq lists
  * every difference.
  */
 #include <assert.h>
@@ -81,6 +89,7 @@ static void bfq_queue_init(struct bfq_data *bfqd, struct bfq_queue *bfqq, pid_t 
 	bfqq->max_budget = 2 * bfq_max_budget(bfqd) / 3;
 	bfqq->entity.budget = bfqq->max_budget;
 	bfqq->entity.weight = bfq_orig_weight(bfqd, bfqq);
+	bfqq->entity.sched_data = &bfqd->sd;
 	bfqq->ttime_last_end = UINT64_MAX; /* its first request counts as a long think */
 	bfqq->has_short_ttime = sync && bfqq->class != BFQ_CLASS_IDLE;
 }
@@ -107,8 +116,11 @@ static void bfq_free_queue(struct bfq_data *bfqd, struct bfq_queue *bfqq)
 {
 	assert(!bfqq->queued && !bfqq->dispatched && !bfqq->busy && bfqq != bfqd->in_service);
 	bfq_forget_entity(&bfqq->entity);
+	bfq_group_detach(bfqd, bfqq);
 	bfq_burst_forget(bfqd, bfqq);
 	bfq_waker_forget(bfqd, bfqq);
+	if (bfqq->sync)
+		bfq_coop_forget(bfqd, bfqq);
 	if (bfqq->on_lru) {
 		TAILQ_REMOVE(&bfqd->lru, bfqq, lru);
 		bfqd->nr_lru--;
@@ -149,7 +161,8 @@ static void bfq_reap_unused(struct bfq_data *bfqd, uint64_t now)
 }
 
 /* The queue rq belongs in, made on demand. */
-static struct bfq_queue *bfq_get_queue(struct bfq_data *bfqd, const struct request *rq)
+static struct bfq_queue *bfq_get_queue(struct bfq_data *bfqd, const struct request *rq,
+				       uint64_t now)
 {
 	bool sync = rq_is_sync(rq);
 	struct bfq_queue *bfqq = bfq_find_queue(bfqd, rq->pid, sync, rq->ioprio);
@@ -168,10 +181,13 @@ static struct bfq_queue *bfq_get_queue(struct bfq_data *bfqd, const struct reque
 	if (!bfqq)
 		return &bfqd->oom_queue;
 	bfq_queue_init(bfqd, bfqq, sync ? rq->pid : 0, sync, rq->ioprio);
-	if (sync)
+	if (sync) {
 		LIST_INSERT_HEAD(&bfqd->hash[bfq_hash_key(rq->pid)], bfqq, hash);
-	else
+		bfq_group_attach(bfqd, bfqq, now);
+		bfq_coop_created(bfqd, bfqq, now);
+	} else {
 		*bfq_async_slot(bfqd, rq->ioprio) = bfqq;
+	}
 	return bfqq;
 }
 
@@ -184,6 +200,8 @@ static int bfq_init_queue(struct elevator_queue *e)
 	for (int i = 0; i < 1 << BFQ_HASH_BITS; i++)
 		LIST_INIT(&bfqd->hash[i]);
 	TAILQ_INIT(&bfqd->lru);
+	LIST_INIT(&bfqd->groups);
+	elv_cgroup_ops_init(&bfqd->cgroup, e->clock, "io.bfq.weight");
 	bfq_sched_init(&bfqd->sd);
 	bfqd->sd.class_idle_last_service = blk_clock_now(e->clock);
 	bfqd->fifo_expire[BFQ_SYNC] = BFQ_FIFO_EXPIRE_SYNC_MS * NSEC_PER_MSEC;
@@ -208,7 +226,7 @@ static void bfq_exit_queue(struct elevator_queue *e)
 	if (bfqd->in_service) {
 		bfqq = bfqd->in_service;
 		bfqd->in_service = NULL;
-		bfq_deactivate_entity(&bfqd->sd, &bfqq->entity);
+		bfq_deactivate_leaf(&bfqq->entity);
 		bfqq->busy = false;
 	}
 	for (int i = 0; i < 1 << BFQ_HASH_BITS; i++)
@@ -218,6 +236,7 @@ static void bfq_exit_queue(struct elevator_queue *e)
 		for (int l = 0; l < IOPRIO_NR_LEVELS; l++)
 			if (bfqd->async[c][l])
 				bfq_free_queue(bfqd, bfqd->async[c][l]);
+	bfq_groups_exit(bfqd);
 	free(bfqd->weights);
 	free(bfqd);
 }
@@ -331,20 +350,27 @@ static void bfq_add_request(struct elevator_queue *e, struct request *rq)
 {
 	struct bfq_data *bfqd = e->elevator_data;
 	uint64_t now = blk_clock_now(e->clock);
-	struct bfq_queue *bfqq;
+	struct bfq_queue *bfqq, *own;
 	bool was_empty;
 
 	bfq_reap_unused(bfqd, now);
-	bfqq = bfq_get_queue(bfqd, rq);
+	own = bfq_get_queue(bfqd, rq, now);
+	/* a new sync queue may be one of many started together (bfq_init_rq) */
+	if (own->just_created && own->sync && (bfqd->burst_size || !bfqd->busy_queues))
+		bfq_handle_burst(bfqd, own, now);
+	bfqq = bfq_coop_queue(bfqd, own, rq, now);
+	if (bfqq != own && !own->queued && !own->dispatched && !own->busy &&
+	    own != bfqd->in_service) {
+		/* a process's own queue, merged: kept while it sends, reaped when it stops */
+		own->budget_timeout = now;
+		bfq_put_if_unused(bfqd, own, now);
+	}
 	rq->elv_priv[0] = bfqq;
 	was_empty = !bfqq->busy && !bfqq->dispatched;
 	bfq_update_io_thinktime(bfqd, bfqq, now);
 	bfq_update_has_short_ttime(bfqd, bfqq, now);
 	bfq_update_io_seektime(bfqq, rq);
 	bfqq->last_request_pos = blk_rq_end_sector(rq);
-	/* a new sync queue may be one of many started together (bfq_init_rq) */
-	if (bfqq->just_created && bfqq->sync && (bfqd->burst_size || !bfqd->busy_queues))
-		bfq_handle_burst(bfqd, bfqq, now);
 	elv_rb_add(&bfqq->sort_list, rq);
 	rq->fifo_time = now + bfqd->fifo_expire[rq_is_sync(rq)];
 	TAILQ_INSERT_TAIL(&bfqq->fifo, rq, queuelist);
@@ -365,6 +391,9 @@ static enum elv_merge bfq_find_merge(struct elevator_queue *e, const struct bio 
 {
 	struct bfq_queue *bfqq =
 		bfq_find_queue(e->elevator_data, bio->bi_pid, bfq_bio_sync(bio), bio->bi_ioprio);
+
+	if (bfqq)
+		bfqq = bfq_coop_lookup(bfqq);
 
 	return rq_find_front_merge(bfqq ? &bfqq->sort_list : NULL, bio, rq);
 }
@@ -541,6 +570,7 @@ static const struct elv_tunable bfq_tunables[] = {
 	ELV_ATTR(bfq, strict_guarantees),
 	ELV_ATTR(bfq, low_latency),
 	ELV_TEXT_ATTR(bfq, weights),
+	ELV_TEXT_ATTR(bfq, group_weights),
 	{ 0 },
 };
 

@@ -1,5 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* bfq.h - Budget Fair Queueing: the queues, the B-WF2Q+ entities and what both halves share. */
+/* bfq.h - Budget Fair Queueing: the B-WF2Q+ entities (queues and groups) and their scheduler. */
+
+/*
+ * Two levels, as Linux's with one level of cgroups: the root's service
+ * trees hold the queues of processes in no group (the root cgroup) and
+ * one entity per group with busy queues; each group's trees hold its
+ * queues.  A group entity is served what its queues are served, so
+ * B-WF2Q+ shares the disk between groups by their weights, and within a
+ * group between its queues by theirs.
+ */
 #ifndef RQDISK_BFQ_H
 #define RQDISK_BFQ_H
 
@@ -17,7 +26,7 @@ enum { BFQ_CLASS_RT, BFQ_CLASS_BE, BFQ_CLASS_IDLE, BFQ_NR_CLASSES };
 #define BFQ_CL_IDLE_TIMEOUT_NS (200 * NSEC_PER_MSEC)
 
 /*
- * One schedulable thing: a queue.  Virtual times are fixed point, service
+ * One schedulable thing: a queue or a group.  Virtual times are fixed point, service
  * shifted left by BFQ_SERVICE_SHIFT before it is divided by a weight, so
  * a weight of 1000 still moves the clock for a one-sector request.
  */
@@ -34,6 +43,9 @@ struct bfq_entity {
 	unsigned int weight;          /* orig_weight times the raising coefficient */
 	bool on_active, on_idle, in_service;
 	bool in_wsum; /* its weight is in st->wsum: active, idle or in service */
+	struct bfq_entity *parent;	    /* its group's entity; NULL in the root */
+	struct bfq_sched_data *sched_data;  /* the trees it is scheduled in */
+	struct bfq_sched_data *my_sched_data; /* a group's: its queues' trees; NULL for a queue */
 };
 
 TAILQ_HEAD(bfq_entity_list, bfq_entity);
@@ -66,6 +78,12 @@ void bfq_forget_entity(struct bfq_entity *e);
 void bfq_entity_served(struct bfq_entity *e, int served);
 void bfq_entity_set_weight(struct bfq_entity *e, unsigned int weight);
 struct bfq_entity *bfq_get_next_entity(struct bfq_sched_data *sd, uint64_t now);
+/* ... and over the two levels: a queue's entity with its group's */
+void bfq_activate_leaf(struct bfq_entity *e, int class, bool non_blocking);
+void bfq_requeue_leaf(struct bfq_entity *e);
+void bfq_deactivate_leaf(struct bfq_entity *e);
+void bfq_leaf_served(struct bfq_entity *e, int served);
+struct bfq_entity *bfq_get_next_leaf(struct bfq_sched_data *root, uint64_t now);
 
 /* A weight as Linux's bfq_ioprio_to_weight gives it for a level 0..7. */
 static inline unsigned int bfq_ioprio_to_weight(int level)

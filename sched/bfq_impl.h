@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "bfq.h"
+#include "elv_cgroup.h"
 
 /* Linux's defaults, milliseconds where it has jiffies or nanoseconds. */
 #define BFQ_FIFO_EXPIRE_SYNC_MS 125
@@ -70,12 +71,44 @@
 #define BFQ_WAKER_WINDOW_MS 4
 #define BFQ_WAKER_DETECTIONS 3
 
+/*
+ * Cooperating queues (bfq_coop.c): a queue whose next request lies within
+ * BFQQ_CLOSE_THR sectors of where the disk is, or of another busy queue's
+ * next request, is merged into that queue, but only in the first
+ * BFQ_MERGE_TIME_LIMIT_MS of its I/O (bfq_too_late_for_merging).  A queue
+ * made within the burst interval of the one made before it is merged into
+ * that one once BFQ_LATE_STABLE_MERGING_MS have passed, if idling for it
+ * would not pay (stable merging); the one made before is the last made
+ * unless that is older than BFQ_ACTIVATION_STABLE_MERGING_MS.
+ */
+#define BFQQ_CLOSE_THR 8192
+#define BFQ_MERGE_TIME_LIMIT_MS 100
+#define BFQ_ACTIVATION_STABLE_MERGING_MS 600
+#define BFQ_LATE_STABLE_MERGING_MS 600
+
 /* The largest max_budget: four times it still fits an int, as budgets are ints. */
 #define BFQ_MAX_BUDGET_LIMIT (INT_MAX / 8)
 
 #define BFQ_HASH_BITS 6
 #define BFQ_MAX_UNUSED 1024 /* sync queues kept for their history after their last request */
 #define BFQ_MAX_WEIGHTS 4096
+
+/*
+ * Groups (bfq_group.c): a process's cgroup (v2) path names its group,
+ * whose weight is the cgroup's io.bfq.weight ("default N"), or
+ * BFQ_GROUP_DEFAULT_WEIGHT, unless the group_weights tunable sets one.
+ */
+#define BFQ_GROUP_DEFAULT_WEIGHT 100
+
+struct bfq_group {
+	struct bfq_entity entity; /* in the root's trees */
+	struct bfq_sched_data sd; /* its queues' */
+	LIST_ENTRY(bfq_group) link;
+	unsigned int nr_queues; /* queues in it; it goes with the last */
+	char path[ELV_CGROUP_PATH_MAX];
+};
+
+LIST_HEAD(bfq_group_list, bfq_group);
 
 enum bfqq_expiration {
 	BFQQE_TOO_IDLE,
@@ -124,6 +157,15 @@ struct bfq_queue {
 	struct bfq_queue *tentative_waker;
 	unsigned int num_waker_detections;
 	uint64_t waker_detection_started;
+	/* cooperation: the process's requests go to *merged, which serves nr_merged such */
+	struct bfq_queue *merged;
+	unsigned int nr_merged;
+	bool coop;	     /* shared: other processes' requests come here */
+	bool split_coop;     /* shared and seeky at its last expiry: split at the next request */
+	bool stably_merged;  /* merged by stable merging: never split */
+	struct bfq_queue *stable_merge_bfqq; /* a stable merge into that one is planned */
+	uint64_t creation_time, first_io_time, split_time; /* ns; first_io_time 0: none yet */
+	struct bfq_group *group; /* NULL: the root */
 };
 
 LIST_HEAD(bfq_hash_head, bfq_queue);
@@ -167,6 +209,10 @@ struct bfq_data {
 	uint64_t last_empty_occupied_ns;
 	struct bfq_queue *last_completed_rq_bfqq;
 	uint64_t last_completion;
+	struct bfq_queue *last_bfqq_created; /* for stable merging */
+	struct bfq_group_list groups;
+	struct elv_cgroup_ops cgroup;
+	struct elv_group_weights group_weights; /* the tunable */
 
 	/* tunables */
 	uint64_t fifo_expire[2]; /* ns */
@@ -214,6 +260,35 @@ void bfq_remove_request(struct bfq_data *bfqd, struct request *rq, uint64_t now)
 /* bfq_burst.c: processes started together */
 void bfq_handle_burst(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
 void bfq_burst_forget(struct bfq_data *bfqd, struct bfq_queue *bfqq);
+
+/* bfq_group.c: the processes' cgroups */
+void bfq_group_attach(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+void bfq_group_detach(struct bfq_data *bfqd, struct bfq_queue *bfqq);
+int bfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len);
+int bfq_group_weights_store(struct elevator_queue *e, const char *buf);
+void bfq_groups_exit(struct bfq_data *bfqd);
+
+/* All the trees queues wait in: the root's, then each group's. */
+static inline struct bfq_sched_data *bfq_sd_next(struct bfq_data *bfqd, struct bfq_sched_data *sd)
+{
+	struct bfq_group *g;
+
+	if (!sd)
+		return &bfqd->sd;
+	if (sd == &bfqd->sd)
+		g = LIST_FIRST(&bfqd->groups);
+	else
+		g = LIST_NEXT((struct bfq_group *)((char *)sd - offsetof(struct bfq_group, sd)), link);
+	return g ? &g->sd : NULL;
+}
+
+/* bfq_coop.c: cooperating processes share a queue */
+void bfq_coop_created(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+struct bfq_queue *bfq_coop_queue(struct bfq_data *bfqd, struct bfq_queue *own,
+				 const struct request *rq, uint64_t now);
+struct bfq_queue *bfq_coop_lookup(struct bfq_queue *own);
+void bfq_coop_expired(struct bfq_queue *bfqq);
+void bfq_coop_forget(struct bfq_data *bfqd, struct bfq_queue *gone);
 
 /* bfq_inject.c: others' requests while idling */
 void bfq_reset_inject_limit(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);

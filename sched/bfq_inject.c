@@ -125,6 +125,28 @@ static bool bfq_fits_budget(const struct bfq_queue *bfqq)
 		       bfqq->entity.budget - bfqq->entity.service;
 }
 
+/* A queue waiting in sd's trees, not a group, that may have a request injected. */
+static struct bfq_queue *bfq_injectable_in(struct bfq_data *bfqd, struct bfq_sched_data *sd,
+					   bool always)
+{
+	for (int c = 0; c < BFQ_NR_CLASSES; c++) {
+		struct bfq_entity *en;
+
+		TAILQ_FOREACH(en, &sd->st[c].active, link) {
+			struct bfq_queue *bfqq;
+
+			if (en->my_sched_data)
+				continue; /* a group: its queues are in its own trees */
+			bfqq = entity_bfqq(en);
+			if ((always || bfqq->wr_coeff > 1) && bfq_fits_budget(bfqq)) {
+				bfqd->rqs_injected = true;
+				return bfqq;
+			}
+		}
+	}
+	return NULL;
+}
+
 /* A queue whose request may go while the disk idles for in (bfq_choose_bfqq_for_injection). */
 static struct bfq_queue *bfq_choose_for_injection(struct bfq_data *bfqd, struct bfq_queue *in,
 						  uint64_t now)
@@ -138,17 +160,11 @@ static struct bfq_queue *bfq_choose_for_injection(struct bfq_data *bfqd, struct 
 		limit = 1;
 	if (bfqd->rq_in_driver >= limit)
 		return NULL;
-	for (int c = 0; c < BFQ_NR_CLASSES; c++) {
-		struct bfq_entity *en;
+	for (struct bfq_sched_data *sd = bfq_sd_next(bfqd, NULL); sd; sd = bfq_sd_next(bfqd, sd)) {
+		struct bfq_queue *bfqq = bfq_injectable_in(bfqd, sd, always);
 
-		TAILQ_FOREACH(en, &bfqd->sd.st[c].active, link) {
-			struct bfq_queue *bfqq = entity_bfqq(en);
-
-			if ((always || bfqq->wr_coeff > 1) && bfq_fits_budget(bfqq)) {
-				bfqd->rqs_injected = true;
-				return bfqq;
-			}
-		}
+		if (bfqq)
+			return bfqq;
 	}
 	return NULL;
 }

@@ -52,7 +52,7 @@ static void bfq_add_bfqq_busy(struct bfq_data *bfqd, struct bfq_queue *bfqq)
 	bfqq->busy = true;
 	bfqd->busy_queues++;
 	bfqd->wr_busy_queues += bfqq->wr_coeff > 1;
-	bfq_activate_entity(&bfqd->sd, &bfqq->entity, bfqq->class, bfqq->non_blocking_wait_rq);
+	bfq_activate_leaf(&bfqq->entity, bfqq->class, bfqq->non_blocking_wait_rq);
 	bfqq->non_blocking_wait_rq = false;
 }
 
@@ -61,7 +61,7 @@ void bfq_del_bfqq_busy(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool expir
 	bfqq->busy = false;
 	bfqd->busy_queues--;
 	bfqd->wr_busy_queues -= bfqq->wr_coeff > 1;
-	bfq_deactivate_entity(&bfqd->sd, &bfqq->entity);
+	bfq_deactivate_leaf(&bfqq->entity);
 	if (!expiration)
 		bfq_forget_entity(&bfqq->entity);
 }
@@ -95,40 +95,51 @@ static void bfq_update_hw_tag(struct bfq_data *bfqd)
 
 /*
  * bfq_asymmetric_scenario: busy queues of different weights (as set, not
- * raised) or of more than one class.  Only then does another queue's
- * service while bfqq's next request is on its way break bfqq's share.
+ * raised), of more than one class, or in more than one group (the root's
+ * counting as one).  Only then does another queue's service while
+ * bfqq's next request is on its way break bfqq's share.
  */
 static bool bfq_asymmetric_scenario(const struct bfq_data *bfqd)
 {
-	unsigned int weight = 0;
-	int classes = 0;
+	struct bfq_data *d = (struct bfq_data *)bfqd;
+	unsigned int weight = 0, groups = 0;
+	unsigned int classes = 0;
 
-	for (int c = 0; c < BFQ_NR_CLASSES; c++) {
-		const struct bfq_service_tree *st = &bfqd->sd.st[c];
-		const struct bfq_entity *en;
-		bool busy = false;
+	for (struct bfq_sched_data *sd = bfq_sd_next(d, NULL); sd; sd = bfq_sd_next(d, sd)) {
+		bool group_busy = false;
 
-		TAILQ_FOREACH(en, &st->active, link) {
-			const struct bfq_queue *q = entity_bfqq((struct bfq_entity *)en);
-			unsigned int w = en->weight / q->wr_coeff;
+		for (int c = 0; c < BFQ_NR_CLASSES; c++) {
+			const struct bfq_service_tree *st = &sd->st[c];
+			const struct bfq_entity *en;
 
-			if (weight && w != weight)
-				return true;
-			weight = w;
-			busy = true;
+			TAILQ_FOREACH(en, &st->active, link) {
+				const struct bfq_queue *q;
+				unsigned int w;
+
+				if (en->my_sched_data)
+					continue; /* a group: its queues are counted in its own trees */
+				q = entity_bfqq((struct bfq_entity *)en);
+				w = en->weight / q->wr_coeff;
+				if (weight && w != weight)
+					return true;
+				weight = w;
+				classes |= 1u << c;
+				group_busy = true;
+			}
+			if (bfqd->in_service && bfqd->in_service->entity.st == st) {
+				const struct bfq_queue *q = bfqd->in_service;
+				unsigned int w = q->entity.weight / q->wr_coeff;
+
+				if (weight && w != weight)
+					return true;
+				weight = w;
+				classes |= 1u << c;
+				group_busy = true;
+			}
 		}
-		if (bfqd->in_service && bfqd->in_service->entity.st == st) {
-			const struct bfq_queue *q = bfqd->in_service;
-			unsigned int w = q->entity.weight / q->wr_coeff;
-
-			if (weight && w != weight)
-				return true;
-			weight = w;
-			busy = true;
-		}
-		classes += busy;
+		groups += group_busy;
 	}
-	return classes > 1;
+	return groups > 1 || __builtin_popcount(classes) > 1;
 }
 
 /*
@@ -216,7 +227,7 @@ static void bfq_charge_time(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint6
 	if (total > e->budget)
 		e->budget = total;
 	if (total > e->service)
-		bfq_entity_served(e, total - e->service);
+		bfq_leaf_served(e, total - e->service);
 }
 
 /* The budget after this expiry, from why it expired (__bfq_bfqq_recalc_budget). */
@@ -285,6 +296,7 @@ void bfq_expire(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool compensate,
 			bfqq->softrt_update = true;
 	}
 	bfq_recalc_budget(bfqd, bfqq, reason);
+	bfq_coop_expired(bfqq);
 
 	bfqd->in_service = NULL;
 	bfqd->idle_until = 0;
@@ -296,7 +308,7 @@ void bfq_expire(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool compensate,
 		bfqq->non_blocking_wait_rq =
 			reason != BFQQE_BUDGET_TIMEOUT && reason != BFQQE_BUDGET_EXHAUSTED;
 	} else {
-		bfq_requeue_entity(&bfqd->sd, e);
+		bfq_requeue_leaf(e);
 	}
 	bfq_put_if_unused(bfqd, bfqq, now);
 }
@@ -304,7 +316,7 @@ void bfq_expire(struct bfq_data *bfqd, struct bfq_queue *bfqq, bool compensate,
 /* The next queue B-WF2Q+ picks gets the disk and a budget timeout (__bfq_set_in_service_queue). */
 static struct bfq_queue *bfq_set_in_service_queue(struct bfq_data *bfqd, uint64_t now)
 {
-	struct bfq_entity *e = bfq_get_next_entity(&bfqd->sd, now);
+	struct bfq_entity *e = bfq_get_next_leaf(&bfqd->sd, now);
 	struct bfq_queue *bfqq;
 	uint64_t coeff = 1;
 
@@ -385,7 +397,7 @@ new_queue:
 
 static void bfq_served(struct bfq_queue *bfqq, int charge)
 {
-	bfq_entity_served(&bfqq->entity, charge);
+	bfq_leaf_served(&bfqq->entity, charge);
 	bfqq->service_from_backlogged += (uint64_t)charge;
 	if (bfqq->wr_coeff > 1)
 		bfqq->service_from_wr += (uint64_t)charge;
@@ -426,14 +438,17 @@ static struct request *bfq_dispatch_rq_from_bfqq(struct bfq_data *bfqd, struct b
 static struct request *bfq_drain_request(struct bfq_data *bfqd, uint64_t now)
 {
 	struct bfq_queue *bfqq = bfqd->in_service;
-	struct bfq_service_tree *st;
+	struct bfq_entity *en;
 	struct request *rq;
 
-	for (int c = 0; (!bfqq || !bfqq->queued) && c < BFQ_NR_CLASSES; c++) {
-		st = &bfqd->sd.st[c];
-		if (!TAILQ_EMPTY(&st->active))
-			bfqq = entity_bfqq(TAILQ_FIRST(&st->active));
-	}
+	for (struct bfq_sched_data *sd = bfq_sd_next(bfqd, NULL); sd && (!bfqq || !bfqq->queued);
+	     sd = bfq_sd_next(bfqd, sd))
+		for (int c = 0; (!bfqq || !bfqq->queued) && c < BFQ_NR_CLASSES; c++)
+			TAILQ_FOREACH(en, &sd->st[c].active, link)
+				if (!en->my_sched_data) {
+					bfqq = entity_bfqq(en);
+					break;
+				}
 	if (!bfqq || !bfqq->queued)
 		return NULL;
 	rq = bfqq->next_rq;

@@ -2,7 +2,7 @@
 /* bfq_wf2q.c - B-WF2Q+, BFQ's scheduler over its queues: virtual times, eligibility, classes. */
 
 /*
- * After Linux's block/bfq-wf2q.c, flat (no groups).  Each class has its
+ * After Linux's block/bfq-wf2q.c, over two levels (bfq.h).  Each class has its
  * own virtual clock, advanced by the service given divided by the sum of
  * the weights it shares (wsum).  An entity that gets busy starts at the
  * clock, or at its old finish if that is still ahead (it does not gain by
@@ -234,5 +234,86 @@ struct bfq_entity *bfq_get_next_entity(struct bfq_sched_data *sd, uint64_t now)
 	e->in_service = true;
 	e->service = 0;
 	sd->in_service = e;
+	return e;
+}
+
+/* ---- two levels: a queue in its group, the group in the root ---- */
+
+static bool bfq_sd_busy(const struct bfq_sched_data *sd)
+{
+	if (sd->in_service)
+		return true;
+	for (int c = 0; c < BFQ_NR_CLASSES; c++)
+		if (!TAILQ_EMPTY(&sd->st[c].active))
+			return true;
+	return false;
+}
+
+/*
+ * A queue got busy in its group: the group, if it had nothing, gets busy
+ * in the root, with the queue's budget (bfq_activate_requeue_entity going
+ * up).  Groups are served in the best-effort class.
+ */
+void bfq_activate_leaf(struct bfq_entity *e, int class, bool non_blocking)
+{
+	struct bfq_entity *g = e->parent;
+
+	bfq_activate_entity(e->sched_data, e, class, non_blocking);
+	if (g && !g->on_active && !g->in_service) {
+		g->budget = e->budget;
+		bfq_activate_entity(g->sched_data, g, BFQ_CLASS_BE, false);
+	}
+}
+
+/*
+ * After one of its queues left service or the trees: a group in service
+ * with none of its queues in service goes back (requeued) if it still has
+ * busy ones, and leaves otherwise; one waiting with none busy leaves.
+ */
+static void bfq_settle_group(struct bfq_entity *g)
+{
+	if (!g || g->my_sched_data->in_service)
+		return;
+	if (g->in_service) {
+		if (bfq_sd_busy(g->my_sched_data))
+			bfq_requeue_entity(g->sched_data, g);
+		else
+			bfq_deactivate_entity(g->sched_data, g);
+	} else if (g->on_active && !bfq_sd_busy(g->my_sched_data)) {
+		bfq_deactivate_entity(g->sched_data, g);
+	}
+}
+
+void bfq_requeue_leaf(struct bfq_entity *e)
+{
+	bfq_requeue_entity(e->sched_data, e);
+	bfq_settle_group(e->parent);
+}
+
+void bfq_deactivate_leaf(struct bfq_entity *e)
+{
+	bfq_deactivate_entity(e->sched_data, e);
+	bfq_settle_group(e->parent);
+}
+
+/* Service goes to the queue and to its group (bfq_bfqq_served, for_each_entity). */
+void bfq_leaf_served(struct bfq_entity *e, int served)
+{
+	bfq_entity_served(e, served);
+	if (e->parent)
+		bfq_entity_served(e->parent, served);
+}
+
+/* The next queue: the root's choice, or, if that is a group, the group's (bfq_get_next_queue). */
+struct bfq_entity *bfq_get_next_leaf(struct bfq_sched_data *root, uint64_t now)
+{
+	struct bfq_entity *e = bfq_get_next_entity(root, now);
+
+	if (e && e->my_sched_data) {
+		struct bfq_entity *g = e;
+
+		e = bfq_get_next_entity(g->my_sched_data, now);
+		assert(e); /* a group is in the trees only while a queue of its is busy */
+	}
 	return e;
 }

@@ -51,12 +51,26 @@
  * the async queue, and idling starts only with nothing in the driver.
  * Draining for an elevator switch hands everything out at once, as 2.6's
  * forced dispatch did.
+ *
+ * Groups as 2.6.33 added them (blkio cgroups), one level deep: a process's
+ * sync queue is in the group of its cgroup (v2: /proc/PID/cgroup, read
+ * when the queue is made; elv_cgroup.c), async queues in the root group.
+ * The group with the least disk time used, each slice's time charged
+ * over the group's weight (cfq_group_served: vdisktime), has the next
+ * slice, for its first queue on the round robin; a group that gets busy
+ * starts no earlier than the last one chosen.  A group's weight is its
+ * cgroup's io.weight (v2's blkio.weight), or the group_weights tunable's,
+ * or 100.  Later kernels' group slices, group idling and service trees
+ * are not here: the share is kept slice by slice.
  */
 #include <assert.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "elevator.h"
+#include "elv_cgroup.h"
 #include "rq_merge.h"
 #include "rq_rbtree.h"
 
@@ -75,6 +89,8 @@
 #define CFQ_IDLE_MAX_OUT_ALONE 4     /* an idle queue's requests out when it is alone */
 
 #define CFQ_HASH_BITS 6
+#define CFQ_WEIGHT_DEFAULT 100 /* io.weight's: 1..10000 */
+#define CFQ_WEIGHT_MAX 10000
 
 /*
  * A process's history (2.6's cfq_io_context): its think time, a moving
@@ -111,6 +127,18 @@ TAILQ_HEAD(cfq_cic_lru, cfq_io_context);
 
 enum { CFQ_ASYNC, CFQ_SYNC };
 
+/* A cgroup's share of the disk (2.6.33's cfq_group). */
+struct cfq_group {
+	LIST_ENTRY(cfq_group) link;
+	char path[ELV_CGROUP_PATH_MAX];
+	unsigned int weight;
+	uint64_t vdisktime;	/* disk time it used, in ns times CFQ_WEIGHT_DEFAULT over weight */
+	unsigned int nr_queues; /* it goes with the last (the root never) */
+	unsigned int busy;	/* its queues on the round robin */
+};
+
+LIST_HEAD(cfq_group_list, cfq_group);
+
 struct cfq_queue {
 	LIST_ENTRY(cfq_queue) hash; /* sync queues, by pid */
 	TAILQ_ENTRY(cfq_queue) rr;  /* on the round robin while it has requests */
@@ -127,6 +155,7 @@ struct cfq_queue {
 	unsigned int queued;
 	unsigned int dispatched; /* in the driver */
 	uint64_t slice_end;
+	struct cfq_group *group;
 };
 
 LIST_HEAD(cfq_hash_head, cfq_queue);
@@ -158,6 +187,14 @@ struct cfq_data {
 	struct cfq_cic_head cic_hash[1 << CFQ_HASH_BITS];
 	struct cfq_cic_lru cic_lru;
 	unsigned int nr_cic;
+
+	const struct blk_clock *clock;
+	struct cfq_group root_group;
+	struct cfq_group_list groups;
+	uint64_t min_vdisktime; /* the last chosen group's */
+	uint64_t active_since;	/* ns: the active queue got the disk then */
+	struct elv_cgroup_ops cgroup;
+	struct elv_group_weights group_weights;
 };
 
 static struct cfq_queue *rq_cfqq(const struct request *rq)
@@ -230,6 +267,86 @@ static struct cfq_queue *cfq_find_queue(struct cfq_data *cfqd, pid_t pid, bool s
 }
 
 /* The queue rq belongs in, made on demand. */
+/* ---- groups ---- */
+
+/* The tunable's weight for the group, else its cgroup's io.weight, else the default. */
+static unsigned int cfq_group_weight(const struct cfq_data *cfqd, const char *path)
+{
+	unsigned int w = elv_group_weight_find(&cfqd->group_weights, path);
+
+	if (!w)
+		w = cfqd->cgroup.cgroup_weight(cfqd->cgroup.priv, path);
+	return w >= 1 && w <= CFQ_WEIGHT_MAX ? w : CFQ_WEIGHT_DEFAULT;
+}
+
+/* A new sync queue goes to its process's group, made on demand (cfq_find_alloc_cfqg). */
+static void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	char path[ELV_CGROUP_PATH_MAX];
+	struct cfq_group *g;
+
+	if (cfqd->cgroup.cgroup_of(cfqd->cgroup.priv, cfqq->pid, path, sizeof(path)) ||
+	    !strcmp(path, "/"))
+		return;
+	LIST_FOREACH(g, &cfqd->groups, link)
+		if (!strcmp(g->path, path))
+			break;
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g)
+			return; /* its process is served in the root group */
+		strcpy(g->path, path);
+		g->weight = cfq_group_weight(cfqd, path);
+		g->vdisktime = cfqd->min_vdisktime;
+		LIST_INSERT_HEAD(&cfqd->groups, g, link);
+	}
+	g->nr_queues++;
+	cfqq->group = g;
+}
+
+static void cfq_group_detach(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	struct cfq_group *g = cfqq->group;
+
+	if (!g || g == &cfqd->root_group || --g->nr_queues)
+		return;
+	LIST_REMOVE(g, link);
+	free(g);
+}
+
+/* The active queue's slice is over: its group is charged the time, over its weight. */
+static void cfq_group_served(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+{
+	uint64_t now = blk_clock_now(cfqd->clock);
+	uint64_t used = now > cfqd->active_since ? now - cfqd->active_since : 0;
+
+	cfqq->group->vdisktime += used * CFQ_WEIGHT_DEFAULT / cfqq->group->weight;
+}
+
+static int cfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len)
+{
+	const struct cfq_data *cfqd = e->elevator_data;
+
+	return elv_group_weights_show(&cfqd->group_weights, buf, len);
+}
+
+/* "PATH WEIGHT": WEIGHT 1..10000 sets, 0 or "default" removes; the group's weight follows. */
+static int cfq_group_weights_store(struct elevator_queue *e, const char *buf)
+{
+	struct cfq_data *cfqd = e->elevator_data;
+	char path[ELV_CGROUP_PATH_MAX];
+	struct cfq_group *g;
+
+	if (elv_group_weights_store(&cfqd->group_weights, buf, CFQ_WEIGHT_MAX, path))
+		return -EINVAL;
+	if (!strcmp(path, "/"))
+		cfqd->root_group.weight = cfq_group_weight(cfqd, path);
+	LIST_FOREACH(g, &cfqd->groups, link)
+		if (!strcmp(g->path, path))
+			g->weight = cfq_group_weight(cfqd, path);
+	return 0;
+}
+
 static struct cfq_queue *cfq_get_queue(struct cfq_data *cfqd, const struct request *rq)
 {
 	bool sync = rq_is_sync(rq);
@@ -241,10 +358,13 @@ static struct cfq_queue *cfq_get_queue(struct cfq_data *cfqd, const struct reque
 	if (!cfqq)
 		return &cfqd->oom_queue;
 	cfq_queue_init(cfqq, rq->pid, sync, rq->ioprio);
-	if (sync)
+	cfqq->group = &cfqd->root_group;
+	if (sync) {
 		LIST_INSERT_HEAD(&cfqd->hash[cfq_hash_key(rq->pid)], cfqq, hash);
-	else
+		cfq_group_attach(cfqd, cfqq);
+	} else {
 		*cfq_async_slot(cfqd, rq->ioprio) = cfqq;
+	}
 	return cfqq;
 }
 
@@ -252,6 +372,7 @@ static void cfq_free_queue(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
 	assert(elv_rb_empty(&cfqq->sort_list) && TAILQ_EMPTY(&cfqq->fifo));
 	assert(!cfqq->queued && !cfqq->dispatched && !cfqq->on_rr);
+	cfq_group_detach(cfqd, cfqq);
 	if (cfqq->sync)
 		LIST_REMOVE(cfqq, hash);
 	else
@@ -382,6 +503,12 @@ static int cfq_init_queue(struct elevator_queue *e)
 		LIST_INIT(&cfqd->hash[i]);
 	TAILQ_INIT(&cfqd->rr_list);
 	cfq_queue_init(&cfqd->oom_queue, 0, false, IOPRIO_DEFAULT);
+	cfqd->clock = e->clock;
+	strcpy(cfqd->root_group.path, "/");
+	cfqd->root_group.weight = CFQ_WEIGHT_DEFAULT;
+	cfqd->oom_queue.group = &cfqd->root_group;
+	LIST_INIT(&cfqd->groups);
+	elv_cgroup_ops_init(&cfqd->cgroup, e->clock, "io.weight");
 	cfqd->quantum = CFQ_QUANTUM;
 	cfqd->fifo_expire[CFQ_SYNC] = CFQ_FIFO_EXPIRE_SYNC_MS * NSEC_PER_MSEC;
 	cfqd->fifo_expire[CFQ_ASYNC] = CFQ_FIFO_EXPIRE_ASYNC_MS * NSEC_PER_MSEC;
@@ -414,6 +541,7 @@ static void cfq_exit_queue(struct elevator_queue *e)
 				cfq_free_queue(cfqd, cfqd->async_queue[c][l]);
 	while (!TAILQ_EMPTY(&cfqd->cic_lru))
 		cfq_free_cic(cfqd, TAILQ_FIRST(&cfqd->cic_lru));
+	elv_group_weights_free(&cfqd->group_weights);
 	free(cfqd);
 }
 
@@ -456,6 +584,12 @@ static void cfq_rr_insert(struct cfq_data *cfqd, struct cfq_queue *cfqq, bool fr
 
 static void cfq_add_rr(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
+	struct cfq_group *g = cfqq->group;
+
+	/* a group getting busy does not get back the time it was idle (cfq_group_service_tree_add) */
+	if (!g->busy++ && (!cfqd->active || cfqd->active->group != g) &&
+	    g->vdisktime < cfqd->min_vdisktime)
+		g->vdisktime = cfqd->min_vdisktime;
 	cfqq->on_rr = true;
 	cfqd->busy_queues++;
 	cfq_rr_insert(cfqd, cfqq, false);
@@ -464,6 +598,7 @@ static void cfq_add_rr(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 static void cfq_del_rr(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
 	cfqq->on_rr = false;
+	cfqq->group->busy--;
 	cfqd->busy_queues--;
 	TAILQ_REMOVE(&cfqd->rr_list, cfqq, rr);
 }
@@ -488,7 +623,14 @@ static void cfq_remove_request(struct cfq_data *cfqd, struct request *rq)
  */
 static struct cfq_queue *cfq_get_next_queue(struct cfq_data *cfqd, uint64_t now)
 {
-	struct cfq_queue *cfqq = TAILQ_FIRST(&cfqd->rr_list);
+	struct cfq_queue *cfqq = TAILQ_FIRST(&cfqd->rr_list), *pos;
+
+	/* the group that used least time for its weight first (cfq_get_next_cfqg) */
+	TAILQ_FOREACH(pos, &cfqd->rr_list, rr)
+		if (pos->group->vdisktime < cfqq->group->vdisktime)
+			cfqq = pos;
+	if (cfqq && cfqq->group->vdisktime > cfqd->min_vdisktime)
+		cfqd->min_vdisktime = cfqq->group->vdisktime;
 
 	if (cfqq && cfq_class_idle(cfqq) && now < cfqd->idle_class_after)
 		return NULL;
@@ -501,6 +643,7 @@ static struct cfq_queue *cfq_set_active_queue(struct cfq_data *cfqd, uint64_t no
 	struct cfq_queue *cfqq = cfq_get_next_queue(cfqd, now);
 
 	cfqd->active = cfqq;
+	cfqd->active_since = now;
 	cfqd->dispatch_slice = 0;
 	if (cfqq) {
 		cfqq->slice_new = true;
@@ -512,6 +655,7 @@ static struct cfq_queue *cfq_set_active_queue(struct cfq_data *cfqd, uint64_t no
 /* The active queue's slice is over: to the back of the round robin, or gone when idle. */
 static void cfq_slice_expired(struct cfq_data *cfqd, struct cfq_queue *cfqq)
 {
+	cfq_group_served(cfqd, cfqq);
 	cfqd->active = NULL;
 	cfqd->idle_until = 0;
 	if (cfqq->on_rr) {
@@ -896,6 +1040,7 @@ static const struct elv_tunable cfq_tunables[] = {
 	ELV_ATTR(cfq, slice_async),
 	ELV_ATTR(cfq, slice_async_rq),
 	ELV_ATTR(cfq, slice_idle),
+	ELV_TEXT_ATTR(cfq, group_weights),
 	{ 0 },
 };
 

@@ -4,10 +4,14 @@
 src_block_libblock_la_SOURCES += \
 	sched/noop.c \
 	sched/deadline.c \
+	sched/elv_cgroup.c \
+	sched/elv_cgroup.h \
 	sched/as.c \
 	sched/cfq.c \
 	sched/bfq.c \
 	sched/bfq_burst.c \
+	sched/bfq_coop.c \
+	sched/bfq_group.c \
 	sched/bfq.h \
 	sched/bfq_impl.h \
 	sched/bfq_inject.c \

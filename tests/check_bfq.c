@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elv_harness.h"
 #include "elv_sim.h"
@@ -748,26 +749,64 @@ END_TEST
 
 /* ---- the weights tunable ---- */
 
-static const struct elv_tunable *weights_tunable(const struct fake_disk *fd)
+static const struct elv_tunable *text_tunable(const struct fake_disk *fd, const char *name)
 {
 	const struct elv_tunable *t = fd->q->elevator->type->tunables;
 
 	for (; t && t->name; t++)
-		if (!strcmp(t->name, "weights"))
+		if (!strcmp(t->name, name))
 			return t;
-	ck_abort_msg("bfq has no weights tunable");
+	ck_abort_msg("bfq has no %s tunable", name);
 	return NULL;
 }
 
-static void assert_weights(const struct fake_disk *fd, const char *want)
+static void assert_text(const struct fake_disk *fd, const char *name, const char *want)
 {
 	char text[256];
-	int n = elv_tunable_text(fd->q->elevator, weights_tunable(fd), text, sizeof(text));
+	int n = elv_tunable_text(fd->q->elevator, text_tunable(fd, name), text, sizeof(text));
 
 	ck_assert_int_ge(n, 0);
 	text[n] = '\0';
 	ck_assert_str_eq(text, want);
 }
+
+static void assert_weights(const struct fake_disk *fd, const char *want)
+{
+	char text[256];
+	int n = elv_tunable_text(fd->q->elevator, text_tunable(fd, "weights"), text, sizeof(text));
+
+	ck_assert_int_ge(n, 0);
+	text[n] = '\0';
+	ck_assert_str_eq(text, want);
+}
+
+/* A group's weight where its cgroup has no io.bfq.weight: set, change, remove; refuse the rest. */
+START_TEST(test_group_weights_parse_and_refuse)
+{
+	static const char *const bad[] = {
+		"",	     "\n",	   "/a",	"/a ",	     "a 10",	"/a 1001", "/a -1",
+		" /a 10",    "/a 10 20",  "/a 10x",	"/a defaultx", "/a 0x10", "/a 10\n\n",
+		"/a 100000000000000000000",
+	};
+	struct fake_disk *fd = bfq_disk();
+	struct elevator_queue *e = fd->q->elevator;
+
+	assert_text(fd, "group_weights", "");
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/a 500\n"), 0);
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/b/c\t1"), 0);
+	assert_text(fd, "group_weights", "/a 500\n/b/c 1\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(elv_tunable_store(e, "group_weights", bad[i]) == -EINVAL,
+			      "'%s' taken", bad[i]);
+		assert_text(fd, "group_weights", "/a 500\n/b/c 1\n");
+	}
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/a default"), 0);
+	assert_text(fd, "group_weights", "/b/c 1\n");
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/b/c 0\n"), 0);
+	assert_text(fd, "group_weights", "");
+	fake_disk_free(fd);
+}
+END_TEST
 
 /* Linux's cgroup io.bfq.weight per process: set, change, remove; refuse anything else. */
 START_TEST(test_weights_parse_and_refuse)
@@ -966,6 +1005,67 @@ START_TEST(test_startup_latency_under_sequential_readers)
 }
 END_TEST
 
+/* ---- comm_startup_lat: ten sequential readers ---- */
+
+#define SU_READERS 10
+#define SU_READS 32
+#define SU_THINK_NS (2 * MS)
+#define SU_START_NS (3000 * MS)
+
+/*
+ * The S suite's comm_startup_lat on the hdd model: an application start-up
+ * (SU_READS dependent 4 KiB reads scattered over the disk, SU_THINK_NS of
+ * think time after each) begun SU_START_NS after SU_READERS sequential
+ * readers (64 KiB, four out each) were started together, or on an idle
+ * disk: how long the start-up takes, in ns.
+ */
+static uint64_t startup_under_readers(const char *elevator, unsigned int readers)
+{
+	struct elv_sim *s = elv_sim_new(elevator, "hdd");
+	struct elv_sim_proc *app;
+	uint64_t t;
+
+	for (unsigned int i = 0; i < readers; i++)
+		elv_sim_add(s, 5000 + i, (sector_t)i * 700000, 128, 4, 0, 0);
+	app = elv_sim_add(s, 5100, 7500000, 8, 1, SU_THINK_NS, SU_START_NS);
+	app->stride = 1234567; /* each read far from the last: a program's scattered files */
+	app->limit = SU_READS;
+	elv_sim_run(s, 600000 * MS);
+	ck_assert_uint_eq(app->reads_done, SU_READS);
+	t = app->end_ns - s->t0 - SU_START_NS;
+	elv_sim_free(s);
+	return t;
+}
+
+/*
+ * BFQ's published comm_startup_lat result, weight raising's reason to be:
+ * under ten sequential readers the start-up takes at most twice its time
+ * on an idle disk with bfq (the new queue is raised as interactive and
+ * preempts, bfq_bfqq_handle_idle_busy_switch; the readers, started
+ * together, are a large burst and not raised).  The other elevators' times
+ * are printed beside it, as the table in rqdisk-elevators(7).
+ */
+START_TEST(test_comm_startup_lat_ten_readers)
+{
+	static const char *const others[] = { "deadline", "cfq", "kyber", "noop" };
+	uint64_t idle = startup_under_readers("bfq", 0);
+	uint64_t bfq = startup_under_readers("bfq", SU_READERS);
+
+	fprintf(stderr, "comm_startup_lat, hdd, %d readers: idle disk %.1f ms\n", SU_READERS,
+		(double)idle / MS);
+	fprintf(stderr, "  %-9s %9.1f ms  %5.1fx\n", "bfq", (double)bfq / MS,
+		(double)bfq / (double)idle);
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		uint64_t t = startup_under_readers(others[i], SU_READERS);
+
+		fprintf(stderr, "  %-9s %9.1f ms  %5.1fx\n", others[i], (double)t / MS,
+			(double)t / (double)idle);
+	}
+	ck_assert_msg(bfq <= 2 * idle, "bfq: %llu ms, idle disk %llu ms",
+		      (unsigned long long)(bfq / MS), (unsigned long long)(idle / MS));
+}
+END_TEST
+
 /* ---- think time and seekiness ---- */
 
 #define TT_READER 500
@@ -1077,12 +1177,12 @@ END_TEST
 #define BURST_READS 64 /* of 64 KiB: 4 MiB each */
 
 /* pid's sync queue in the bfq under fd, or NULL. */
-static const struct bfq_queue *sync_queue_of(const struct fake_disk *fd, pid_t pid)
+static struct bfq_queue *sync_queue_of(const struct fake_disk *fd, pid_t pid)
 {
 	const struct bfq_data *bfqd = fd->q->elevator->elevator_data;
 
 	for (int i = 0; i < 1 << BFQ_HASH_BITS; i++) {
-		const struct bfq_queue *bfqq;
+		struct bfq_queue *bfqq;
 
 		LIST_FOREACH(bfqq, &bfqd->hash[i], hash)
 			if (bfqq->pid == pid)
@@ -1148,8 +1248,9 @@ static uint64_t burst_finish(const char *elevator, const char *model, unsigned i
 	}
 	elv_sim_run(s, 600000 * MS);
 	for (unsigned int i = 0; i < BURST_READERS; i++) {
-		const struct bfq_queue *bfqq =
-			strcmp(elevator, "bfq") ? NULL : sync_queue_of(s->fd, 2000 + i);
+		struct bfq_queue *own = strcmp(elevator, "bfq") ? NULL : sync_queue_of(s->fd, 2000 + i);
+		/* the queue its requests go to: on flash stable merging may share one */
+		const struct bfq_queue *bfqq = own ? bfq_coop_lookup(own) : NULL;
 
 		ck_assert_uint_eq(p[i]->reads_done, BURST_READS);
 		if (p[i]->end_ns - s->t0 > last)
@@ -1378,6 +1479,313 @@ END_TEST
 
 #define NR_TUNABLES 10
 
+/* ---- cooperating queues ---- */
+
+#define COOP_CHUNK 128 /* sectors: 64 KiB */
+#define COOP_PROCS 3
+#define COOP_RUN_NS (3000 * MS)
+
+/*
+ * The S suite's interleaved_io on the hdd model: n processes read one
+ * file in turn, process k its chunks k, k + n, k + 2n, ..., one 64 KiB
+ * read out at a time and no think time.  Returns the sectors all of them
+ * read in COOP_RUN_NS (n = 1: one sequential reader).
+ */
+static uint64_t interleaved_sectors(const char *elevator, unsigned int n)
+{
+	struct elv_sim *s = elv_sim_new(elevator, "hdd");
+	struct elv_sim_proc *p[COOP_PROCS];
+	uint64_t sectors = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		p[k] = elv_sim_add(s, 3000 + k, (sector_t)k * COOP_CHUNK, COOP_CHUNK, 1, 0, 0);
+		p[k]->stride = (uint64_t)n * COOP_CHUNK;
+	}
+	elv_sim_run(s, COOP_RUN_NS);
+	for (unsigned int k = 0; k < n; k++)
+		sectors += p[k]->sectors_done;
+	elv_sim_free(s);
+	return sectors;
+}
+
+/*
+ * bfq_setup_cooperator, bfq_merge_bfqqs: each reader's next request lies
+ * within BFQQ_CLOSE_THR of where the disk is (the in-service queue's last
+ * request), in the queues' first 100 ms, so the three queues become one
+ * and the disk reads the file in order: together they get at least 80%
+ * of one sequential reader's sectors (they get all of it: the merges are
+ * done at the readers' first requests).  The margin is for a merge that
+ * comes a request late, leaving a hole the merged stream turns over once.
+ * Kept apart (no merging), each queue in service reads a chunk and then
+ * waits for the platter to bring its next one, two chunks on, round: they
+ * get 61% of it (432512 sectors against 705408).
+ */
+START_TEST(test_interleaved_io_merges_cooperators)
+{
+	uint64_t seq = interleaved_sectors("bfq", 1);
+	uint64_t coop = interleaved_sectors("bfq", COOP_PROCS);
+
+	fprintf(stderr, "interleaved_io: one reader %llu sectors, three interleaved %llu\n",
+		(unsigned long long)seq, (unsigned long long)coop);
+	ck_assert_uint_gt(seq, 0);
+	ck_assert_msg(coop * 100 >= seq * 80, "three interleaved readers %llu sectors, one %llu",
+		      (unsigned long long)coop, (unsigned long long)seq);
+}
+END_TEST
+
+/*
+ * A's queue has requests at 1000 and 1016 (its first I/O at 0); B's
+ * first request, at sector, comes delay_ms later.  Whether B's queue was
+ * merged into A's.
+ */
+static bool close_queues_merged(sector_t sector, uint64_t delay_ms)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio tb[3];
+	bool merged;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_A, 1016);
+	fd->clock.virtual_ns += delay_ms * MS;
+	read_at(fd, &tb[2], PID_B, sector);
+	merged = sync_queue_of(fd, PID_B)->merged == sync_queue_of(fd, PID_A);
+	finish(fd, tb, 3);
+	return merged;
+}
+
+/*
+ * bfq_find_close_cooperator, bfq_too_late_for_merging: a request within
+ * BFQQ_CLOSE_THR of a busy queue's next one merges the two queues, but
+ * only while both are in their first 100 ms of I/O; beyond the threshold,
+ * or later, they stay apart.
+ */
+START_TEST(test_close_queues_merge_only_young)
+{
+	ck_assert(close_queues_merged(1032, 0));
+	ck_assert(close_queues_merged(1000 + BFQQ_CLOSE_THR, 0));
+	ck_assert(!close_queues_merged(1000 + BFQQ_CLOSE_THR + 1, 0));
+	ck_assert(close_queues_merged(1032, 100));
+	ck_assert(!close_queues_merged(1032, 101));
+}
+END_TEST
+
+/*
+ * On a disk seen to queue: A's first request, then, gap_ms later, B's
+ * first, far from A's; B weighing weight_b if not 0.  Whether B's queue
+ * was merged into A's for good (stably).
+ */
+static bool stably_merged_on_flash(uint64_t gap_ms, const char *weight_b)
+{
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio warm[64], tb[2];
+	struct bfq_queue *b;
+	bool merged;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	queue_deep(fd, warm, 64);
+	if (weight_b)
+		tunable_store_ok(fd, "weights", weight_b);
+	read_at(fd, &tb[0], PID_A, 1000);
+	fd->clock.virtual_ns += gap_ms * MS;
+	read_at(fd, &tb[1], PID_B, 900000);
+	b = sync_queue_of(fd, PID_B);
+	merged = b->merged == sync_queue_of(fd, PID_A) && b->stably_merged;
+	finish(fd, tb, 2);
+	return merged;
+}
+
+/*
+ * bfq_do_or_sched_stable_merge: on flash that queues, a sync queue made
+ * within the burst interval (180 ms) of the last one made, of the same
+ * class, level and group (weight), is merged into it at once, close I/O
+ * or not, and never split; later, or of another weight, it stays apart.
+ */
+START_TEST(test_stable_merge_on_flash)
+{
+	ck_assert(stably_merged_on_flash(0, NULL));
+	ck_assert(stably_merged_on_flash(180, NULL));
+	ck_assert(!stably_merged_on_flash(181, NULL));
+	ck_assert(!stably_merged_on_flash(0, "200 500"));
+}
+END_TEST
+
+/*
+ * bfq_bfqq_expire marking a shared seeky queue split_coop, bfq_split_bfqq:
+ * the three interleaved readers share one queue; once each of them jumps
+ * 100000 sectors a read, the shared queue turns seeky, and at their next
+ * requests they are back in their own queues, each served alone.
+ * low_latency off: no raised queue, so stable merging (which never
+ * splits) keeps away.
+ */
+START_TEST(test_seeky_cooperators_split)
+{
+	struct elv_sim *s = elv_sim_new("bfq", "hdd");
+	struct elv_sim_proc *p[COOP_PROCS];
+	struct bfq_queue *own[COOP_PROCS];
+	uint64_t before[COOP_PROCS];
+
+	tunable_store_ok(s->fd, "low_latency", "0");
+	for (unsigned int k = 0; k < COOP_PROCS; k++) {
+		p[k] = elv_sim_add(s, 3000 + k, (sector_t)k * COOP_CHUNK, COOP_CHUNK, 1, 0, 0);
+		p[k]->stride = COOP_PROCS * COOP_CHUNK;
+	}
+	elv_sim_run(s, 500 * MS);
+	for (unsigned int k = 0; k < COOP_PROCS; k++) {
+		own[k] = sync_queue_of(s->fd, 3000 + k);
+		ck_assert_ptr_nonnull(own[k]);
+		ck_assert_ptr_eq(bfq_coop_lookup(own[k]), bfq_coop_lookup(own[0]));
+		p[k]->stride = 100000 + k * 1000;
+		before[k] = p[k]->reads_done;
+	}
+	ck_assert(bfq_coop_lookup(own[0])->coop);
+	elv_sim_run(s, 1500 * MS);
+	for (unsigned int k = 0; k < COOP_PROCS; k++) {
+		ck_assert_ptr_null(own[k]->merged);
+		ck_assert_uint_eq(own[k]->nr_merged, 0);
+		ck_assert(!own[k]->coop);
+		ck_assert_uint_gt(p[k]->reads_done, before[k] + 10);
+	}
+	elv_sim_free(s);
+}
+END_TEST
+
+/* ---- groups ---- */
+
+#define GROUP_RUN_NS (10000 * MS)
+
+/* The cgroups of the tests: pids 4000.. in /a, 4100.. in /b, the rest in the root. */
+static int test_cgroup_of(void *priv, pid_t pid, char *path, size_t len)
+{
+	(void)priv;
+	if (pid / 100 != 40 && pid / 100 != 41)
+		return -ENOENT;
+	snprintf(path, len, "%s", pid / 100 == 40 ? "/a" : "/b");
+	return 0;
+}
+
+/* /a's io.bfq.weight is 100, /b's 300. */
+static unsigned int test_cgroup_weight(void *priv, const char *path)
+{
+	(void)priv;
+	return !strcmp(path, "/b") ? 300 : 100;
+}
+
+/* No io.bfq.weight anywhere: the default, or the group_weights tunable. */
+static unsigned int test_no_cgroup_weight(void *priv, const char *path)
+{
+	(void)priv, (void)path;
+	return 0;
+}
+
+/* The "0::PATH" line of /proc/self/cgroup, or "" on a system without cgroup v2. */
+static void own_cgroup(char *path, size_t len)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	path[0] = '\0';
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::/", 4)) {
+			size_t n = strcspn(line + 3, "\n");
+
+			ck_assert_uint_lt(n, len);
+			memcpy(path, line + 3, n);
+			path[n] = '\0';
+		}
+	fclose(f);
+}
+
+/*
+ * On the real clock a process's cgroup is read from /proc/PID/cgroup
+ * (this test's own), and a cgroup without the weight file has none; on a
+ * virtual clock nothing is read and every process is in the root.
+ */
+START_TEST(test_cgroup_lookup_real_clock_only)
+{
+	struct elv_cgroup_ops ops;
+	struct blk_clock vclock;
+	char want[ELV_CGROUP_PATH_MAX], got[ELV_CGROUP_PATH_MAX];
+
+	own_cgroup(want, sizeof(want));
+	elv_cgroup_ops_init(&ops, &blk_real_clock, "io.bfq.weight");
+	if (want[0]) {
+		ck_assert_int_eq(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
+		ck_assert_str_eq(got, want);
+	} else {
+		ck_assert_int_lt(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
+	}
+	ck_assert_int_lt(ops.cgroup_of(ops.priv, -1, got, sizeof(got)), 0);
+	ck_assert_uint_eq(ops.cgroup_weight(ops.priv, "/no-such-cgroup-here"), 0);
+	blk_virtual_clock_init(&vclock, 0);
+	elv_cgroup_ops_init(&ops, &vclock, "io.bfq.weight");
+	ck_assert_int_lt(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
+}
+END_TEST
+
+/*
+ * Two groups, each with two sequential readers (64 KiB, two out at a
+ * time) far apart, on model, for GROUP_RUN_NS, low_latency off: the
+ * sectors /b's readers got over /a's, times 1000.  weight_of: where the
+ * groups' weights come from; tunable: written to group_weights first.
+ */
+static uint64_t group_ratio(const char *model, unsigned int (*weight_of)(void *, const char *),
+			    const char *tunable)
+{
+	struct elv_sim *s = elv_sim_new("bfq", model);
+	struct bfq_data *bfqd = s->fd->q->elevator->elevator_data;
+	struct elv_sim_proc *p[4];
+	uint64_t a, b;
+
+	bfqd->cgroup.cgroup_of = test_cgroup_of;
+	bfqd->cgroup.cgroup_weight = weight_of;
+	tunable_store_ok(s->fd, "low_latency", "0");
+	if (tunable)
+		tunable_store_ok(s->fd, "group_weights", tunable);
+	for (unsigned int i = 0; i < 4; i++)
+		p[i] = elv_sim_add(s, (i < 2 ? 4000 : 4100) + i % 2, (sector_t)i * 1000000, 128, 2, 0,
+				   0);
+	elv_sim_run(s, GROUP_RUN_NS);
+	a = p[0]->sectors_done + p[1]->sectors_done;
+	b = p[2]->sectors_done + p[3]->sectors_done;
+	fprintf(stderr, "%s: group /a %llu sectors, /b %llu\n", model, (unsigned long long)a,
+		(unsigned long long)b);
+	ck_assert_uint_gt(a, 0);
+	elv_sim_free(s);
+	return b * 1000 / a;
+}
+
+/*
+ * bfq_group, B-WF2Q+ over groups (bfq_activate_requeue_entity and
+ * bfq_bfqq_served going up to the group's entity): groups weighing 100
+ * and 300 (io.bfq.weight, or the group_weights tunable where the cgroup
+ * has none) with the same workload get 1:3 of the disk, within 10%; the
+ * same readers all in one group each get the same.  Without groups the
+ * four readers' queues weigh the same, and the ratio is 1.
+ */
+START_TEST(test_groups_share_by_weight_hdd)
+{
+	uint64_t r = group_ratio("hdd", test_cgroup_weight, NULL);
+
+	ck_assert_msg(r >= 2700 && r <= 3300, "hdd: /b got %llu/1000 of /a's", (unsigned long long)r);
+	r = group_ratio("hdd", test_no_cgroup_weight, "/b 300");
+	ck_assert_msg(r >= 2700 && r <= 3300, "hdd, tunable: /b got %llu/1000 of /a's",
+		      (unsigned long long)r);
+	r = group_ratio("hdd", test_no_cgroup_weight, NULL);
+	ck_assert_msg(r >= 900 && r <= 1100, "hdd, same weights: /b got %llu/1000 of /a's",
+		      (unsigned long long)r);
+}
+END_TEST
+
+START_TEST(test_groups_share_by_weight_ssd)
+{
+	uint64_t r = group_ratio("ssd", test_cgroup_weight, NULL);
+
+	ck_assert_msg(r >= 2700 && r <= 3300, "ssd: /b got %llu/1000 of /a's", (unsigned long long)r);
+}
+END_TEST
+
 static const struct tunable_case tunables[NR_TUNABLES] = {
 	{ "fifo_expire_sync", 125, 1, INT_MAX },  { "fifo_expire_async", 250, 1, INT_MAX },
 	{ "back_seek_max", 16384, 0, INT_MAX },   { "back_seek_penalty", 2, 1, INT_MAX },
@@ -1424,9 +1832,12 @@ static Suite *bfq_suite(void)
 	tcase_add_test(class, test_idle_class_starvation_guard);
 	suite_add_tcase(s, class);
 	tcase_add_test(weights, test_weights_parse_and_refuse);
+	tcase_add_test(weights, test_group_weights_parse_and_refuse);
+	tcase_add_test(weights, test_cgroup_lookup_real_clock_only);
 	suite_add_tcase(s, weights);
 	tcase_set_timeout(latency, 120);
 	tcase_add_test(latency, test_startup_latency_under_sequential_readers);
+	tcase_add_test(latency, test_comm_startup_lat_ten_readers);
 	tcase_add_test(latency, test_long_thinker_not_idled_hdd);
 	tcase_add_test(latency, test_long_thinker_not_idled_ssd);
 	tcase_add_test(latency, test_inject_limit_rules);
@@ -1435,6 +1846,12 @@ static Suite *bfq_suite(void)
 	tcase_add_test(latency, test_burst_threshold_and_interval);
 	tcase_add_test(latency, test_burst_not_raised_hdd);
 	tcase_add_test(latency, test_burst_not_raised_ssd);
+	tcase_add_test(latency, test_interleaved_io_merges_cooperators);
+	tcase_add_test(latency, test_seeky_cooperators_split);
+	tcase_add_test(latency, test_close_queues_merge_only_young);
+	tcase_add_test(latency, test_stable_merge_on_flash);
+	tcase_add_test(latency, test_groups_share_by_weight_hdd);
+	tcase_add_test(latency, test_groups_share_by_weight_ssd);
 	suite_add_tcase(s, latency);
 	suite_add_tcase(s, tunable_tests("bfq", tunables, NR_TUNABLES));
 	return s;

@@ -5,10 +5,12 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "elv_harness.h"
 #include "elv_sim.h"
 #include "tunable_test.h"
+#include "../sched/elv_cgroup.h"
 
 #define ELEVATOR "cfq"
 
@@ -1068,6 +1070,112 @@ START_TEST(test_seeky_bounds)
 }
 END_TEST
 
+/* ---- groups ---- */
+
+#define MS_NS 1000000ull
+#define GROUP_RUN_NS (10000 * MS_NS)
+
+/* The cgroups of the tests: pids 4000.. in /a, 4100.. in /b, the rest in the root. */
+static int test_cgroup_of(void *priv, pid_t pid, char *path, size_t len)
+{
+	(void)priv;
+	if (pid / 100 != 40 && pid / 100 != 41)
+		return -ENOENT;
+	snprintf(path, len, "%s", pid / 100 == 40 ? "/a" : "/b");
+	return 0;
+}
+
+/* /a's io.weight is 100, /b's 300. */
+static unsigned int test_cgroup_weight(void *priv, const char *path)
+{
+	(void)priv;
+	return !strcmp(path, "/b") ? 300 : 100;
+}
+
+static unsigned int test_no_cgroup_weight(void *priv, const char *path)
+{
+	(void)priv, (void)path;
+	return 0;
+}
+
+/*
+ * Two groups, each with two sequential readers (64 KiB, two out at a
+ * time) far apart, on the hdd model for GROUP_RUN_NS: the sectors /b's
+ * readers got over /a's, times 1000.  weight_of: where the groups'
+ * weights come from; tunable: written to group_weights first.
+ */
+static uint64_t group_ratio(unsigned int (*weight_of)(void *, const char *), const char *tunable)
+{
+	const struct elv_cgroup_ops ops = { test_cgroup_of, weight_of, NULL };
+	struct elv_sim *s;
+	struct elv_sim_proc *p[4];
+	uint64_t a, b;
+
+	elv_cgroup_override(&ops);
+	s = elv_sim_new(ELEVATOR, "hdd");
+	elv_cgroup_override(NULL);
+	if (tunable)
+		ck_assert_int_eq(elv_tunable_store(s->fd->q->elevator, "group_weights", tunable), 0);
+	for (unsigned int i = 0; i < 4; i++)
+		p[i] = elv_sim_add(s, (i < 2 ? 4000 : 4100) + i % 2, (sector_t)i * 1000000, 128, 2, 0,
+				   0);
+	elv_sim_run(s, GROUP_RUN_NS);
+	a = p[0]->sectors_done + p[1]->sectors_done;
+	b = p[2]->sectors_done + p[3]->sectors_done;
+	fprintf(stderr, "cfq: group /a %llu sectors, /b %llu\n", (unsigned long long)a,
+		(unsigned long long)b);
+	ck_assert_uint_gt(a, 0);
+	elv_sim_free(s);
+	return b * 1000 / a;
+}
+
+/*
+ * cfq_group_served, cfq_get_next_cfqg: groups of io.weight 100 and 300
+ * (or the group_weights tunable) with the same readers get 1:3 of the
+ * disk within 10%, slice by slice; 1:1 with equal weights.  Without
+ * groups the four queues take slices in turn, 1:1.
+ */
+START_TEST(test_groups_share_by_weight)
+{
+	uint64_t r = group_ratio(test_cgroup_weight, NULL);
+
+	ck_assert_msg(r >= 2700 && r <= 3300, "/b got %llu/1000 of /a's", (unsigned long long)r);
+	r = group_ratio(test_no_cgroup_weight, "/b 300");
+	ck_assert_msg(r >= 2700 && r <= 3300, "tunable: /b got %llu/1000 of /a's",
+		      (unsigned long long)r);
+	r = group_ratio(test_no_cgroup_weight, NULL);
+	ck_assert_msg(r >= 900 && r <= 1100, "same weights: /b got %llu/1000 of /a's",
+		      (unsigned long long)r);
+}
+END_TEST
+
+/* The group_weights file: set, list, remove; refuse what is not "PATH WEIGHT" (1..10000). */
+START_TEST(test_group_weights_tunable)
+{
+	static const char *const bad[] = { "", "/a", "a 10", "/a 10001", "/a 10 20", "/a x" };
+	struct fake_disk *fd = elv_stopped_disk(ELEVATOR);
+	struct elevator_queue *e = fd->q->elevator;
+	const struct elv_tunable *t = e->type->tunables;
+	char text[256];
+	int n;
+
+	while (t->name && strcmp(t->name, "group_weights"))
+		t++;
+	ck_assert_ptr_nonnull(t->name);
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/a 10000\n"), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(elv_tunable_store(e, "group_weights", bad[i]), -EINVAL);
+	n = elv_tunable_text(e, t, text, sizeof(text));
+	ck_assert_int_ge(n, 0);
+	text[n] = '\0';
+	ck_assert_str_eq(text, "/a 10000\n");
+	ck_assert_int_eq(elv_tunable_store(e, "group_weights", "/a default"), 0);
+	n = elv_tunable_text(e, t, text, sizeof(text));
+	ck_assert_int_eq(n, 0);
+	fake_disk_free(fd);
+}
+END_TEST
+
 static const struct tunable_case tunables[] = {
 	{ "quantum", 8, 1, INT_MAX },
 	{ "slice_sync", 100, 1, INT_MAX },
@@ -1085,6 +1193,7 @@ static const struct tunable_case tunables[] = {
 static Suite *cfq_suite(void)
 {
 	Suite *s = suite_create("cfq");
+	TCase *groups = tcase_create("groups");
 	TCase *fair = tcase_create("fairness");
 	TCase *order = tcase_create("order");
 	TCase *idle = tcase_create("idling");
@@ -1146,6 +1255,10 @@ static Suite *cfq_suite(void)
 	suite_add_tcase(s, merge);
 	suite_add_tcase(s, prio);
 
+	tcase_set_timeout(groups, 120);
+	tcase_add_test(groups, test_groups_share_by_weight);
+	tcase_add_test(groups, test_group_weights_tunable);
+	suite_add_tcase(s, groups);
 	tune = tunable_tests("cfq", tunables, NR_TUNABLES);
 	suite_add_tcase(s, tune);
 	return s;

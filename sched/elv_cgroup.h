@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* elv_cgroup.h - what bfq's and cfq's groups share: a process's cgroup, a group's weight. */
+#ifndef RQDISK_ELV_CGROUP_H
+#define RQDISK_ELV_CGROUP_H
+
+#include "elevator.h"
+
+#define ELV_CGROUP_PATH_MAX 256
+#define ELV_MAX_GROUP_WEIGHTS 256
+
+/*
+ * Where a process's group and a group's weight come from: /proc and
+ * /sys/fs/cgroup unless a test puts its own here.  cgroup_of fills path
+ * ("/" for the root) and returns 0, or returns -errno (the root then);
+ * cgroup_weight returns the cgroup's weight, or 0 for none set.
+ */
+struct elv_cgroup_ops {
+	int (*cgroup_of)(void *priv, pid_t pid, char *path, size_t len);
+	unsigned int (*cgroup_weight)(void *priv, const char *path);
+	void *priv;
+};
+
+/*
+ * The lookups for a queue on clock, the weight read from weight_file
+ * ("default N") in the cgroup's directory, N in 1..max_weight.  On a
+ * virtual clock (a replay, a test) pids are not this system's: every
+ * process is in the root.
+ */
+void elv_cgroup_ops_init(struct elv_cgroup_ops *ops, const struct blk_clock *clock,
+			 const char *weight_file);
+
+/*
+ * For tests: elevators made from now on take their lookups from ops
+ * (copied), whatever their clock; NULL goes back to the rule above.
+ */
+void elv_cgroup_override(const struct elv_cgroup_ops *ops);
+
+/* The group_weights tunable: "PATH WEIGHT" lines, set in order. */
+struct elv_group_weight {
+	char path[ELV_CGROUP_PATH_MAX];
+	unsigned int weight;
+};
+
+struct elv_group_weights {
+	struct elv_group_weight *w;
+	unsigned int n;
+};
+
+unsigned int elv_group_weight_find(const struct elv_group_weights *gw, const char *path);
+int elv_group_weights_show(const struct elv_group_weights *gw, char *buf, size_t len);
+/* WEIGHT 1..max sets, 0 or "default" removes; the group's path in path. -EINVAL for the rest. */
+int elv_group_weights_store(struct elv_group_weights *gw, const char *buf, unsigned int max,
+			    char *path);
+void elv_group_weights_free(struct elv_group_weights *gw);
+
+#endif
