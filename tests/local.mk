@@ -178,8 +178,10 @@ INTEGRATION_TESTS = \
 	tests/test-mkfs-fsck-none.sh \
 	tests/test-mkfs-fsck-4k.sh \
 	tests/test-mkfs-fsck-uring.sh \
+	tests/test-mkfs-fsck-mq.sh \
 	tests/test-fio-verify.sh \
 	tests/test-fio-verify-uring.sh \
+	tests/test-mq.sh \
 	tests/test-rmw-concurrent.sh \
 	tests/test-sigterm.sh \
 	tests/test-sigterm-uring.sh \

@@ -19,6 +19,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "blk_mq.h"
 #include "blkdev.h"
 #include "driver_uring.h"
 #include "queue_stack.h"
@@ -88,6 +89,13 @@ struct uring_driver {
 	bool poll_armed;
 	struct uring_fd_watch_list fd_watches; /* a backend's fds (dev_host_ops.watch_fd) */
 	struct uring_driver_stats stats;
+	/*
+	 * A multi-queue queue's hardware queues that asked to run (bit N:
+	 * hardware queue N; blk_mq_ops.run_async, from any thread, even with
+	 * the queue lock held): the loop runs them once it holds no lock.
+	 */
+	uint64_t mq_pending;
+	void (*mq_request_fn)(struct request_queue *q); /* the core's, given back at the end */
 };
 
 static void uring_io_set(struct io_uring_sqe *sqe, struct dev_io *io)
@@ -242,6 +250,68 @@ static void uring_request_fn(struct request_queue *q)
 	if (!uring_deferred(d))
 		uring_submit(d);
 }
+
+/*
+ * A multi-queue queue's request_fn, lock held: the core runs it where the
+ * 2.6 queue would dispatch (a bio queued, a request ended, a layer's
+ * kick).  Every hardware queue is asked to run; the loop runs them once
+ * the lock is dropped, as blk_mq_run_hw_queue(hctx, true) defers to kblockd.
+ */
+static void uring_mq_request_fn(struct request_queue *q)
+{
+	struct uring_driver *d = q->queuedata;
+
+	unsigned int nr = q->mq->set->nr_hw_queues;
+
+	__atomic_fetch_or(&d->mq_pending, nr >= 64 ? ~0ull : (1ull << nr) - 1, __ATOMIC_RELAXED);
+}
+
+/* blk_mq_ops.run_async: any thread, any lock held or none. */
+static void uring_mq_run_async(struct blk_mq_hw_ctx *hctx)
+{
+	struct uring_driver *d = hctx->queue->queuedata;
+
+	__atomic_fetch_or(&d->mq_pending, 1ull << hctx->queue_num, __ATOMIC_RELAXED);
+}
+
+/*
+ * blk_mq_ops.queue_rq, no lock held: the stack takes rq under the queue
+ * lock, as on the 2.6 queue (its layers keep state), or it is busy and rq
+ * waits at the head of hctx's dispatch list until a request ends.
+ */
+static blk_status_t uring_mq_queue_rq(struct blk_mq_hw_ctx *hctx, struct request *rq)
+{
+	struct request_queue *q = hctx->queue;
+	struct uring_driver *d = q->queuedata;
+	blk_status_t ret = BLK_STS_OK;
+
+	blk_queue_lock(q);
+	if (dev_can_take(d->stack.top))
+		dev_submit(d->stack.top, rq);
+	else
+		ret = BLK_STS_RESOURCE;
+	blk_queue_unlock(q);
+	return ret;
+}
+
+/* No lock held: run every hardware queue that asked, until none asks again. */
+static void uring_mq_run(struct uring_driver *d)
+{
+	struct blk_mq_queue *mq = d->q->mq;
+	uint64_t pending;
+
+	if (!mq)
+		return;
+	while ((pending = __atomic_exchange_n(&d->mq_pending, 0, __ATOMIC_RELAXED)))
+		for (unsigned int i = 0; i < mq->set->nr_hw_queues; i++)
+			if (pending & (1ull << i))
+				blk_mq_run_hw_queue(&mq->hctxs[i]);
+}
+
+const struct blk_mq_ops uring_mq_ops = {
+	.queue_rq = uring_mq_queue_rq,
+	.run_async = uring_mq_run_async,
+};
 
 /* One CQE, lock held. */
 static void uring_handle(struct uring_driver *d, uint64_t ud, int res)
@@ -477,7 +547,10 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 		d->watch_input = st == URING_SERVE_MORE;
 		d->watch_ready |= d->watch_input;
 	}
+	uring_mq_run(d);
 	blk_queue_lock(d->q);
+	if (d->q->mq)
+		uring_arm_timer(d); /* what the hardware queues' runs set */
 	if (st == URING_SERVE_DRAINED)
 		uring_arm_poll(d, w->fd);
 	uring_arm_fd_watches(d);
@@ -497,6 +570,7 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 	blk_queue_lock(d->q);
 	uring_reap(d);
 	blk_queue_unlock(d->q);
+	uring_mq_run(d);
 	if (st == URING_SERVE_BLOCKED)
 		d->watch_ready = true; /* a CQE came: what it ended may have freed the way */
 	return st;
@@ -708,7 +782,8 @@ struct uring_driver *uring_driver_new(struct request_queue *q, unsigned int entr
 		return NULL;
 	}
 	q->queuedata = d;
-	q->request_fn = uring_request_fn;
+	d->mq_request_fn = q->request_fn;
+	q->request_fn = q->mq ? uring_mq_request_fn : uring_request_fn;
 	return d;
 }
 
@@ -763,7 +838,7 @@ int uring_driver_free(struct uring_driver *d)
 	io_uring_queue_exit(&d->ring); /* cancels an armed timer */
 	if (d->q->queuedata == d) {
 		d->q->queuedata = NULL;
-		d->q->request_fn = NULL;
+		d->q->request_fn = d->q->mq ? d->mq_request_fn : NULL;
 	}
 	free(d->backend_args);
 	free(d);
