@@ -182,9 +182,11 @@ INTEGRATION_TESTS = \
 	tests/test-fio-verify.sh \
 	tests/test-fio-verify-uring.sh \
 	tests/test-mq.sh \
+	tests/test-mq-barrier.sh \
 	tests/test-rmw-concurrent.sh \
 	tests/test-sigterm.sh \
 	tests/test-sigterm-uring.sh \
+	tests/test-sigterm-mq.sh \
 	tests/test-fuse-uring.sh \
 	tests/test-fuse-uring-auto.sh \
 	tests/test-bad-input.sh \

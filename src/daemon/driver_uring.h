@@ -72,10 +72,13 @@ int uring_driver_set_stack(struct uring_driver *d, const char *const *filters, u
 			   char *why, size_t whylen);
 
 /*
- * A multi-queue queue's driver (blk_mq_tag_set.ops): made with these ops
- * and then given to uring_driver_new(), it runs the hardware queues in the
- * loop's thread once no lock is held (run_async), and hands each request
- * to the stack under the queue lock (queue_rq).
+ * A multi-queue queue's driver (blk_mq_tag_set.ops): a queue made with
+ * these ops and given to uring_driver_new() gets a thread and an io_uring
+ * ring per hardware queue (made there, ended by uring_driver_free()).
+ * run_async wakes the queue's thread; queue_rq, on it, hands the request
+ * to the stack under the queue lock, and its I/O goes on that thread's
+ * ring, whose completions end it on the same thread.  The loop's thread
+ * keeps the timers (the stack's, an elevator's wake-up).
  */
 extern const struct blk_mq_ops uring_mq_ops;
 
