@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -86,6 +87,7 @@ struct uring_hwq {
 	struct io_uring ring; /* this thread's alone */
 	pthread_t thread;
 	bool started;
+	bool disabled; /* made disabled: its thread enables it, and is its one issuer */
 	int efd;
 	uint64_t efd_buf; /* what the eventfd's read brings */
 	bool efd_armed;   /* a read of it is out */
@@ -125,11 +127,6 @@ struct uring_driver {
 	bool poll_armed;
 	struct uring_fd_watch_list fd_watches; /* a backend's fds (dev_host_ops.watch_fd) */
 	struct uring_driver_stats stats;
-	/*
-	 * A multi-queue queue's hardware queues that asked to run (bit N:
-	 * hardware queue N; blk_mq_ops.run_async, from any thread, even with
-	 * the queue lock held): the loop runs them once it holds no lock.
-	 */
 	void (*mq_request_fn)(struct request_queue *q); /* the core's, given back at the end */
 	struct uring_hwq *hwqs; /* mq: a thread per hardware queue */
 	unsigned int nr_hwqs;
@@ -315,13 +312,23 @@ static void uring_request_fn(struct request_queue *q)
 
 /*
  * A multi-queue queue's request_fn, lock held: the core runs it where the
- * 2.6 queue would dispatch (a bio queued, a request ended, a layer's
- * kick).  Every hardware queue is asked to run, by its thread (run_async
+ * 2.6 queue would dispatch (a request ended, a layer's kick; a bio
+ * queued is its submitter's to kick).  Every hardware queue is asked to run, by its thread (run_async
  * only wakes it), as blk_mq_run_hw_queue(hctx, true) defers to kblockd.
  */
 static void uring_mq_request_fn(struct request_queue *q)
 {
+	/* a bio being submitted: its submitter kicks what it queued on (blk_mq_submit_bio) */
 	blk_mq_kick_hw_queues(q);
+}
+
+/* Write an eventfd: a count of 1 more. */
+static void uring_eventfd_kick(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd takes a write of 1 until its count is near 2^64 */
 }
 
 /*
@@ -332,12 +339,10 @@ static void uring_mq_request_fn(struct request_queue *q)
 static void uring_mq_run_async(struct blk_mq_hw_ctx *hctx)
 {
 	struct uring_hwq *h = hctx->driver_data;
-	uint64_t one = 1;
 
 	if (__atomic_exchange_n(&h->pending, true, __ATOMIC_ACQ_REL) || uring_self == h)
 		return;
-	if (write(h->efd, &one, sizeof(one)) != sizeof(one))
-		abort(); /* an eventfd takes a write of 1 until its count is near 2^64 */
+	uring_eventfd_kick(h->efd);
 }
 
 /*
@@ -699,15 +704,6 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	d->looping = false;
 }
 
-/* Write an eventfd: a count of 1 more. */
-static void uring_eventfd_kick(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) != sizeof(one))
-		abort(); /* an eventfd takes a write of 1 until its count is near 2^64 */
-}
-
 /*
  * Lock held, on a hardware queue's thread after it ran or reaped: wake the
  * loop if the stack's timers or an elevator's wake-up now want an earlier
@@ -783,6 +779,13 @@ static void *uring_hwq_main(void *arg)
 	int ret;
 
 	uring_self = h;
+	/* the installed liburing may lack io_uring_enable_rings(): the system call */
+	if (h->disabled && syscall(__NR_io_uring_register, h->ring.ring_fd,
+				   IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0) {
+		fprintf(stderr, "rqdisk: hardware queue %u: enabling its ring: %s\n",
+			h->hctx->queue_num, strerror(errno));
+		abort(); /* the kernel took the flags a moment ago */
+	}
 	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
 		if (__atomic_exchange_n(&h->pending, false, __ATOMIC_ACQ_REL))
 			blk_mq_run_hw_queue(h->hctx);
@@ -826,6 +829,24 @@ static void uring_hwqs_stop(struct uring_driver *d)
 	if (d->wake_fd >= 0)
 		close(d->wake_fd);
 	d->wake_fd = -1;
+}
+
+/*
+ * As the loop's ring (uring_queue_init): one issuer, completion work run
+ * when the thread waits.  Made disabled, so that the thread that enables
+ * it (uring_hwq_main) is its one issuer; kernels before 6.1 refuse the
+ * flags and get an ordinary ring.
+ */
+static int uring_hwq_ring_init(struct uring_hwq *h, unsigned int entries)
+{
+	unsigned int deferred = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+				IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
+	int ret = io_uring_queue_init(entries, &h->ring, deferred);
+
+	h->disabled = !ret;
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(entries, &h->ring, 0);
+	return ret;
 }
 
 /*
@@ -876,7 +897,7 @@ static int uring_hwqs_start(struct uring_driver *d, unsigned int entries, char *
 			snprintf(why, whylen, "hardware queue %u: eventfd: %s", i, strerror(errno));
 			return -errno;
 		}
-		ret = io_uring_queue_init(entries, &h->ring, 0);
+		ret = uring_hwq_ring_init(h, entries);
 		if (ret < 0) {
 			h->ring.ring_fd = -1; /* what a failed init left there */
 			snprintf(why, whylen, "hardware queue %u: io_uring_queue_init: %s", i,
