@@ -199,6 +199,7 @@ INTEGRATION_TESTS = \
 	tests/test-switch-fio-uring.sh \
 	tests/test-elevators.sh \
 	tests/test-plugin.sh \
+	tests/test-plugin-mq.sh \
 	tests/test-trace.sh \
 	tests/test-trace-model.sh \
 	tests/test-checkorder-elevators.sh \
