@@ -102,6 +102,9 @@ struct uring_hwq {
  */
 static __thread struct uring_hwq *uring_self;
 
+static void uring_hwqs_spawn(struct uring_driver *d);
+static void uring_hwqs_join(struct uring_driver *d);
+
 struct uring_driver {
 	struct io_uring ring; /* the loop thread's alone while it runs */
 	struct request_queue *q;
@@ -691,6 +694,7 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	enum uring_serve st = URING_SERVE_MORE;
 
 	assert(pthread_equal(pthread_self(), d->creator)); /* the ring's one issuer */
+	uring_hwqs_spawn(d);
 	d->looping = true;
 	d->watch = w;
 	d->watch_ready = true; /* input may be there before the first poll */
@@ -701,6 +705,7 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	blk_queue_lock(d->q);
 	uring_submit(d);
 	blk_queue_unlock(d->q);
+	uring_hwqs_join(d); /* the queue is idle: nothing of theirs is in flight */
 	d->looping = false;
 }
 
@@ -808,16 +813,28 @@ static void *uring_hwq_main(void *arg)
 	return NULL;
 }
 
-static void uring_hwqs_stop(struct uring_driver *d)
+/* The threads end; what they leave is the queue's, which is idle. */
+static void uring_hwqs_join(struct uring_driver *d)
 {
 	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
 		struct uring_hwq *h = &d->hwqs[i];
 
-		if (h->started) {
-			__atomic_store_n(&h->stop, true, __ATOMIC_RELEASE);
-			uring_eventfd_kick(h->efd);
-			pthread_join(h->thread, NULL);
-		}
+		if (!h->started)
+			continue;
+		__atomic_store_n(&h->stop, true, __ATOMIC_RELEASE);
+		uring_eventfd_kick(h->efd);
+		pthread_join(h->thread, NULL);
+		h->started = false;
+		h->stop = false;
+	}
+}
+
+static void uring_hwqs_stop(struct uring_driver *d)
+{
+	uring_hwqs_join(d);
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		struct uring_hwq *h = &d->hwqs[i];
+
 		if (h->ring.ring_fd >= 0)
 			io_uring_queue_exit(&h->ring);
 		if (h->efd >= 0)
@@ -866,8 +883,10 @@ static int uring_hwq_spawn(struct uring_hwq *h)
 }
 
 /*
- * mq: a ring, an eventfd and a thread per hardware queue, and the loop's
- * eventfd.  The rings are made here and entered only by their threads.
+ * mq: a ring and an eventfd per hardware queue, and the loop's eventfd.
+ * The rings are made here and entered only by their threads, which run
+ * only while the loop does (uring_driver_run): the stack is set up and
+ * closed by one thread.
  */
 static int uring_hwqs_start(struct uring_driver *d, unsigned int entries, char *why,
 			    size_t whylen)
@@ -904,14 +923,23 @@ static int uring_hwqs_start(struct uring_driver *d, unsigned int entries, char *
 				 strerror(-ret));
 			return ret;
 		}
-		ret = uring_hwq_spawn(h);
-		if (ret) {
-			snprintf(why, whylen, "hardware queue %u: thread: %s", i, strerror(ret));
-			return -ret;
-		}
-		h->started = true;
 	}
 	return 0;
+}
+
+/* A thread per hardware queue, for the loop's run. */
+static void uring_hwqs_spawn(struct uring_driver *d)
+{
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		int ret = uring_hwq_spawn(&d->hwqs[i]);
+
+		if (ret) {
+			/* the loop cannot go on without the queue's threads */
+			fprintf(stderr, "rqdisk: hardware queue %u: thread: %s\n", i, strerror(ret));
+			abort();
+		}
+		d->hwqs[i].started = true;
+	}
 }
 
 struct io_uring_sqe *uring_driver_watch_sqe(struct uring_driver *d, void *tag)

@@ -45,6 +45,8 @@ struct fe_io {
 	bool fua;            /* a write durable when answered: O_DSYNC, O_SYNC, RWF_DSYNC */
 	struct fe_file *file; /* an fsync's or FUA write's: told of losses as it ends */
 	struct range_waiter lock;
+	pid_t pid;                /* the caller's, which its bios carry */
+	unsigned short ioprio;    /* and its I/O priority, looked up as the request came */
 	struct bio bio, head, tail;
 	struct bio_vec vec, head_vec, tail_vec;
 };
@@ -60,6 +62,13 @@ static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
 	io->disk = d;
 	io->off = off;
 	io->len = len;
+	/*
+	 * Here, on the thread that reads FUSE requests: a bio made later, as
+	 * a range lock is granted, may be made on another thread (a hardware
+	 * queue's, --queue-mode=mq), and the priority cache is this thread's.
+	 */
+	io->pid = fuse_req_ctx(req)->pid;
+	io->ioprio = ioprio_cache_get(&d->ioprio, io->pid);
 	io->start = off / d->lbs * d->lbs;
 	io->end = (off + len + d->lbs - 1) / d->lbs * d->lbs;
 	return io;
@@ -112,8 +121,8 @@ static void fe_bio(struct fe_io *io, struct bio *bio, struct bio_vec *vec, enum 
 {
 	*vec = (struct bio_vec){ mem, size };
 	bio_init(bio, op, pos >> SECTOR_SHIFT, (unsigned int)size, vec, mem ? 1 : 0);
-	bio->bi_pid = fuse_req_ctx(io->req)->pid;
-	bio->bi_ioprio = ioprio_cache_get(&io->disk->ioprio, bio->bi_pid);
+	bio->bi_pid = io->pid;
+	bio->bi_ioprio = io->ioprio;
 	bio->bi_end_io = end_io;
 	bio->bi_private = io;
 }
