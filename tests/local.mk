@@ -181,11 +181,15 @@ INTEGRATION_TESTS = \
 	tests/test-mkfs-fsck-none.sh \
 	tests/test-mkfs-fsck-4k.sh \
 	tests/test-mkfs-fsck-uring.sh \
+	tests/test-mkfs-fsck-mq.sh \
 	tests/test-fio-verify.sh \
 	tests/test-fio-verify-uring.sh \
+	tests/test-mq.sh \
+	tests/test-mq-barrier.sh \
 	tests/test-rmw-concurrent.sh \
 	tests/test-sigterm.sh \
 	tests/test-sigterm-uring.sh \
+	tests/test-sigterm-mq.sh \
 	tests/test-fuse-uring.sh \
 	tests/test-fuse-uring-auto.sh \
 	tests/test-bad-input.sh \
@@ -198,6 +202,7 @@ INTEGRATION_TESTS = \
 	tests/test-switch-fio-uring.sh \
 	tests/test-elevators.sh \
 	tests/test-plugin.sh \
+	tests/test-plugin-mq.sh \
 	tests/test-trace.sh \
 	tests/test-trace-model.sh \
 	tests/test-checkorder-elevators.sh \

@@ -216,29 +216,41 @@ static uint64_t blk_mq_merges(const struct request_queue *q)
 }
 
 /*
- * Submit bio from cpu: the core's own submission (checks, barrier epochs,
- * bounce, split, merge, a request per piece, its epoch), then a kick of
- * the submitter's hardware queue (blk_mq_kick_hw_queue), and of every
- * other one when a barrier moved the epoch on.
+ * Queue lock held: bio from cpu made into requests (checks, barrier
+ * epochs, bounce, split, merge, a request per piece in cpu's software
+ * queue), with no kick of a hardware queue but the queue's request_fn
+ * (a driver whose run_async only wakes a thread may kick there).  True
+ * when a barrier moved the epoch on: every hardware queue has work.
  */
-void blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu)
+bool __blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu)
 {
 	struct blk_mq_queue *mq = q->mq;
 	struct blk_mq_ctx *ctx = &mq->ctxs[cpu % mq->nr_ctx];
-	uint64_t epoch, merges;
+	uint64_t epoch = q->active_epoch;
+	uint64_t merges = blk_mq_merges(q);
+
+	mq->submit_ctx = ctx;
+	__submit_bio(q, bio);
+	mq->submit_ctx = NULL;
+	merges = blk_mq_merges(q) - merges;
+	if (merges)
+		__atomic_fetch_add(&ctx->hctx->merged, (unsigned long)merges, __ATOMIC_RELAXED);
+	return epoch != q->active_epoch;
+}
+
+/*
+ * Submit bio from cpu (__blk_mq_submit_bio), then a kick of the
+ * submitter's hardware queue (blk_mq_kick_hw_queue), and of every other
+ * one when a barrier moved the epoch on.
+ */
+void blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu)
+{
+	struct blk_mq_ctx *ctx = &q->mq->ctxs[cpu % q->mq->nr_ctx];
 	bool moved;
 
 	blk_queue_lock(q);
-	mq->submit_ctx = ctx;
-	epoch = q->active_epoch;
-	merges = blk_mq_merges(q);
-	__submit_bio(q, bio);
-	mq->submit_ctx = NULL;
-	moved = epoch != q->active_epoch;
-	merges = blk_mq_merges(q) - merges;
+	moved = __blk_mq_submit_bio(q, bio, cpu);
 	blk_queue_unlock(q);
-	if (merges)
-		__atomic_fetch_add(&ctx->hctx->merged, (unsigned long)merges, __ATOMIC_RELAXED);
 	if (moved)
 		blk_mq_kick_hw_queues(q);
 	else

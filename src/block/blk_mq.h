@@ -132,6 +132,7 @@ struct request_queue *blk_mq_init_queue(struct blk_mq_tag_set *set,
 void blk_mq_free_queue(struct request_queue *q);
 void blk_mq_map_queues(struct blk_mq_queue *mq);
 void blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu);
+bool __blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu);
 bool blk_mq_end_request(struct request *rq, int error, unsigned int nr_sectors);
 void blk_mq_rq_init(struct request_queue *q, struct request *rq);
 void blk_mq_activate(struct request_queue *q, struct request *rq);

@@ -2,6 +2,7 @@
 /* queue_stack.c - the request queue as the host of a device stack: the layers' calls up. */
 #include <stdlib.h>
 
+#include "blk_mq.h"
 #include "blkdev.h"
 #include "blktrace.h"
 #include "queue_stack.h"
@@ -13,11 +14,16 @@ static uint64_t qs_now(void *queue)
 	return blk_clock_now(q->clock);
 }
 
+/* On a multi-queue queue, every hardware queue's driver tags may be out at once. */
 static unsigned int qs_depth(void *queue)
 {
 	struct request_queue *q = queue;
+	unsigned int tags;
 
-	return q->limits.nr_requests;
+	if (!queue_is_mq(q))
+		return q->limits.nr_requests;
+	tags = q->mq->set->nr_hw_queues * q->mq->set->queue_depth;
+	return tags > q->limits.nr_requests ? tags : q->limits.nr_requests;
 }
 
 static unsigned int qs_max_segments(void *queue)

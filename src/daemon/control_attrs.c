@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blk_mq.h"
 #include "blktrace.h"
 #include "control_impl.h"
 
@@ -61,8 +62,15 @@ static int show_scheduler(struct rqdisk *d, char *buf, size_t len)
 static int store_scheduler(struct rqdisk *d, const char *buf)
 {
 	char why[256];
+	int ret = elevator_switch(d->q, buf, why, sizeof(why));
 
-	return elevator_switch(d->q, buf, why, sizeof(why));
+	/*
+	 * The lock is held (ctl_write): blk_mq_elevator_switch's work, whose
+	 * kick of the hardware queues only asks the loop to run them.
+	 */
+	if (queue_is_mq(d->q))
+		blk_mq_kick_hw_queues(d->q);
+	return ret;
 }
 
 static int parse_ulong(const char *buf, unsigned long min, unsigned long max, unsigned long *v)
@@ -273,6 +281,18 @@ static int show_fuse_transport(struct rqdisk *d, char *buf, size_t len)
 	return snprintf(buf, len, "%s\n", d->fuse_on_ring ? "uring" : "dev");
 }
 
+/* Not in sysfs but as null_blk's queue_mode: "rq" (the 2.6 queue) or "mq". */
+static int show_queue_mode(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s\n", queue_is_mq(d->q) ? "mq" : "rq");
+}
+
+/* The hardware queues: one (request_fn) on the 2.6 queue. */
+static int show_nr_hw_queues(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", queue_is_mq(d->q) ? d->q->mq->set->nr_hw_queues : 1);
+}
+
 const struct ctl_node ctl_nodes[] = {
 	{ CTL_QUEUE, CTL_ROOT, "queue", NULL, NULL },
 	{ CTL_STAT, CTL_ROOT, "stat", show_stat, NULL },
@@ -299,6 +319,8 @@ const struct ctl_node ctl_nodes[] = {
 	{ CTL_ROTATIONAL, CTL_QUEUE, "rotational", show_rotational, NULL },
 	{ CTL_WRITE_CACHE, CTL_QUEUE, "write_cache", show_write_cache, NULL },
 	{ CTL_MODEL, CTL_QUEUE, "model", show_model, NULL },
+	{ CTL_QUEUE_MODE, CTL_QUEUE, "queue_mode", show_queue_mode, NULL },
+	{ CTL_NR_HW_QUEUES, CTL_QUEUE, "nr_hw_queues", show_nr_hw_queues, NULL },
 	{ CTL_TRACE, CTL_ROOT, "trace", NULL, NULL },
 	{ CTL_TRACE_NAME, CTL_TRACE, "name", show_trace_name, store_trace_name },
 	{ CTL_TRACE_ENABLE, CTL_TRACE, "enable", show_trace_enable, store_trace_enable },

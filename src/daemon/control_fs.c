@@ -56,9 +56,18 @@ int ctl_getattr(struct rqdisk *d, fuse_ino_t ino, struct stat *st)
 	struct blk_dev *dev;
 	int ret;
 
+	struct blk_mq_hw_ctx *hctx;
+	const char *mq_attr;
+
 	if (n) {
 		ctl_attr(ino, !n->show, n->store, d, st);
 		return 0;
+	}
+	if (ctl_is_mq_ino(ino)) {
+		ret = ctl_mq(d, ino, &hctx, &mq_attr);
+		if (!ret)
+			ctl_attr(ino, !mq_attr, false, d, st);
+		return ret;
 	}
 	if (!ctl_layer(d, ino, &dev, &a)) {
 		ctl_attr(ino, !a, a && a->store, d, st);
@@ -124,8 +133,13 @@ static int ctl_lookup_attr(struct rqdisk *d, fuse_ino_t parent, const char *name
 
 int ctl_lookup(struct rqdisk *d, fuse_ino_t parent, const char *name, struct stat *st)
 {
+	fuse_ino_t ino;
 	int top;
 
+	if (ctl_is_mq_ino(parent)) {
+		ino = ctl_mq_lookup(d, parent, name);
+		return ino ? ctl_getattr(d, ino, st) : -ENOENT;
+	}
 	if (parent == CTL_IOSCHED)
 		return ctl_lookup_tunable(d, name, st);
 	if (ctl_is_layer_ino(parent))
@@ -135,6 +149,8 @@ int ctl_lookup(struct rqdisk *d, fuse_ino_t parent, const char *name, struct sta
 			return ctl_getattr(d, ctl_nodes[i].ino, st);
 	if (parent == CTL_DEVICE)
 		return ctl_lookup_layer(d, name, st);
+	if (parent == CTL_ROOT && (ino = ctl_mq_lookup(d, parent, name)))
+		return ctl_getattr(d, ino, st);
 	if (parent == CTL_ROOT && (top = ctl_top_dir_layer(d, name)) >= 0)
 		return ctl_getattr(d, ctl_layer_ino((size_t)top, CTL_TOP_DIR_K), st);
 	return -ENOENT;
@@ -146,8 +162,12 @@ static int ctl_show(struct rqdisk *d, fuse_ino_t ino, char *buf, size_t len)
 	const struct elv_tunable *t;
 	const struct dev_attr *a;
 	struct blk_dev *dev;
+	struct blk_mq_hw_ctx *hctx;
+	const char *mq_attr;
 	int ret = -ENOENT;
 
+	if (!n && !ctl_mq(d, ino, &hctx, &mq_attr)) /* counters: atomics, read without the lock */
+		return mq_attr ? ctl_mq_show(hctx, mq_attr, buf, len) : -EISDIR;
 	blk_queue_lock(d->q);
 	if (n && n->show)
 		ret = n->show(d, buf, len);
@@ -166,13 +186,16 @@ int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi, bool o
 	const struct dev_attr *a = NULL;
 	struct blk_dev *dev;
 	bool layer = !n && !ctl_layer(d, ino, &dev, &a);
+	struct blk_mq_hw_ctx *hctx;
+	const char *mq_attr = NULL;
+	bool mq = !n && !ctl_mq(d, ino, &hctx, &mq_attr);
 	struct ctl_file *f;
 	int len;
 
-	if ((n && !n->show) || (layer && !a))
+	if ((n && !n->show) || (layer && !a) || (mq && !mq_attr))
 		return -EISDIR;
 	/* as kernfs: no opening for writing what cannot be written, even for root */
-	if (writing && ((n && !n->store) || (layer && !a->store) || !owner))
+	if (writing && ((n && !n->store) || (layer && !a->store) || mq || !owner))
 		return -EACCES;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -199,7 +222,7 @@ void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file
 	const struct elv_tunable *t;
 	int ret = 0;
 
-	if (!ctl_node(ino) && !ctl_is_layer_ino(ino)) {
+	if (!ctl_node(ino) && !ctl_is_layer_ino(ino) && !ctl_is_mq_ino(ino)) {
 		blk_queue_lock(d->q);
 		ret = ctl_tunable(d, ino, &t);
 		blk_queue_unlock(d->q);
@@ -220,7 +243,7 @@ static int ctl_store(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const cha
 	struct blk_dev *dev;
 	int ret;
 
-	if (n && !n->store)
+	if ((n && !n->store) || ctl_is_mq_ino(ino))
 		return -EACCES;
 	if (!n && !ctl_layer(d, ino, &dev, &a)) {
 		if (!a || !a->store)
@@ -317,9 +340,18 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 	struct blk_dev *dev = NULL;
 	bool layer = !node && !ctl_layer(d, ino, &dev, &a);
 	bool top = layer && (ino - CTL_INO_LAYER_BASE) % CTL_LAYER_INOS == CTL_TOP_DIR_K;
+	struct blk_mq_hw_ctx *hctx = NULL;
+	const char *mq_attr;
+	bool mq = !node && !ctl_mq(d, ino, &hctx, &mq_attr);
+	fuse_ino_t parent = node ? node->parent : layer && !top ? CTL_DEVICE : CTL_ROOT;
 	size_t used = 0, n;
 	char lname[64];
+	fuse_ino_t eino;
+	bool edir;
 	off_t i = 0;
+
+	if (mq && hctx)
+		parent = CTL_MQ_DIR;
 
 	if (ino == CTL_IOSCHED)
 		t = ctl_tunables(d);
@@ -333,7 +365,7 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 		}                                                                       \
 	} while (0)
 	EMIT(".", ino, true);
-	EMIT("..", node ? node->parent : layer && !top ? CTL_DEVICE : CTL_ROOT, true);
+	EMIT("..", parent, true);
 	if (ino == CTL_ROOT)
 		EMIT(RQDISK_DISK_NAME, CTL_DISK, false);
 	for (size_t k = 0; k < NR_CTL_NODES; k++)
@@ -354,6 +386,10 @@ static size_t ctl_list(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, char *b
 	for (size_t k = 1; layer && k < CTL_TOP_DIR_K && dev->ops->attrs[k - 1].name; k++)
 		EMIT(dev->ops->attrs[k - 1].name,
 		     ctl_layer_ino((size_t)(dev - d->stack->layers), k), false);
+	for (unsigned int k = 0;
+	     (ino == CTL_ROOT || mq) && (eino = ctl_mq_entry(d, ino, k, lname, sizeof(lname), &edir));
+	     k++)
+		EMIT(lname, eino, edir);
 #undef EMIT
 	return used;
 }
@@ -366,8 +402,13 @@ static bool ctl_is_dir(struct rqdisk *d, fuse_ino_t ino)
 
 	if (ino == CTL_ROOT)
 		return true;
+	struct blk_mq_hw_ctx *hctx;
+	const char *mq_attr;
+
 	if (node)
 		return !node->show;
+	if (!ctl_mq(d, ino, &hctx, &mq_attr))
+		return !mq_attr;
 	return !ctl_layer(d, ino, &dev, &a) && !a;
 }
 

@@ -4,6 +4,7 @@
 #define RQDISK_CONTROL_IMPL_H
 
 #include "control.h"
+#include "options.h" /* RQDISK_MAX_HW_QUEUES */
 
 enum ctl_ino {
 	CTL_ROOT = RQDISK_ROOT_INO,
@@ -38,6 +39,8 @@ enum ctl_ino {
 	CTL_DISCARD_MAX_BYTES,
 	CTL_WRITE_ZEROES_MAX_BYTES,
 	CTL_DEVICE_LOST_WRITES,
+	CTL_QUEUE_MODE,
+	CTL_NR_HW_QUEUES,
 	CTL_INO_END,
 };
 
@@ -73,5 +76,21 @@ int ctl_layer(struct rqdisk *d, fuse_ino_t ino, struct blk_dev **devp,
 	      const struct dev_attr **ap);
 int ctl_top_dir_layer(const struct rqdisk *d, const char *name);
 bool ctl_layer_has_top_dir(const struct rqdisk *d, size_t i);
+
+/*
+ * control_mq.c: mq/ on a multi-queue queue, from CTL_INO_MQ_BASE: mq/
+ * itself, then CTL_MQ_INOS for each hardware queue N (N/, then its files).
+ */
+#define CTL_INO_MQ_BASE 100
+#define CTL_MQ_DIR CTL_INO_MQ_BASE
+#define CTL_MQ_INOS 6
+struct blk_mq_hw_ctx;
+bool ctl_is_mq_ino(fuse_ino_t ino);
+int ctl_mq(const struct rqdisk *d, fuse_ino_t ino, struct blk_mq_hw_ctx **hctx,
+	   const char **attr);
+fuse_ino_t ctl_mq_lookup(const struct rqdisk *d, fuse_ino_t parent, const char *name);
+fuse_ino_t ctl_mq_entry(const struct rqdisk *d, fuse_ino_t ino, unsigned int i, char *buf,
+			size_t len, bool *dir);
+int ctl_mq_show(const struct blk_mq_hw_ctx *hctx, const char *attr, char *buf, size_t len);
 
 #endif

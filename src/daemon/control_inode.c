@@ -10,7 +10,7 @@
 
 #include "control_impl.h"
 
-_Static_assert(CTL_INO_END <= CTL_INO_LAYER_BASE, "fixed nodes run into the layers' inodes");
+_Static_assert(CTL_INO_END <= CTL_INO_MQ_BASE, "fixed nodes run into the mq/ inodes");
 _Static_assert(CTL_INO_LAYER_BASE + DEV_MAX_LAYERS * CTL_LAYER_INOS <= CTL_INO_IOSCHED_BASE,
 	       "the layers' inodes run into the tunables'");
 
@@ -107,7 +107,7 @@ int ctl_layer(struct rqdisk *d, fuse_ino_t ino, struct blk_dev **devp,
 
 bool ctl_is_node(fuse_ino_t ino)
 {
-	return (ino > CTL_DISK && ino < CTL_INO_END) || ctl_is_layer_ino(ino) ||
+	return (ino > CTL_DISK && ino < CTL_INO_END) || ctl_is_layer_ino(ino) || ctl_is_mq_ino(ino) ||
 	       ino >= CTL_INO_IOSCHED_BASE;
 }
 

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 
+#include "blk_mq.h"
 #include "frontend.h"
 #include "options.h"
 
@@ -27,6 +28,7 @@ struct rqdisk_state {
 	bool created; /* the image is ours to remove on failure */
 	char *image_path; /* absolute */
 	struct uring_driver *driver;
+	struct blk_mq_tag_set tag_set; /* --queue-mode=mq: the hardware queues */
 	struct fuse_session *se;
 	struct fuse_ring *ring; /* --fuse-uring, or NULL */
 	char *mountpoint; /* opt.mountpoint from /: the daemon unmounts it after chdir("/") */

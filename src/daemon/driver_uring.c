@@ -5,6 +5,14 @@
  * backends' SQEs), the timers (an elevator's wake-up, the stack's
  * filters), and the watched file (the FUSE device, or FUSE's own ring).
  * Every completion runs on the loop's thread.
+ *
+ * On a multi-queue queue each hardware queue has a thread and a ring of
+ * its own besides: the thread runs its queue, the stack's I/O of what it
+ * dispatched goes on its ring (the host ops pick the calling thread's
+ * ring), and the completions end the requests there, under the queue lock
+ * as everything of the stack.  The loop keeps the FUSE device, the
+ * backends' fds and the timers; a hardware queue's thread wakes it through
+ * an eventfd when a timer must be armed earlier.
  */
 #include <assert.h>
 #include <errno.h>
@@ -15,10 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "blk_mq.h"
 #include "blkdev.h"
 #include "driver_uring.h"
 #include "queue_stack.h"
@@ -36,6 +47,7 @@ enum {
 	UD_TIMER_UPDATE, /* moving that wake-up earlier; the answer does not matter */
 	UD_POLL,         /* the event loop's watched file has input */
 	UD_POLL_REMOVE,  /* a backend's fd unwatched; the poll's own CQE frees it */
+	UD_WAKE,         /* mq: the thread's eventfd was written (a hardware queue's, the loop's) */
 	UD_RESERVED_END,
 };
 
@@ -63,6 +75,36 @@ struct uring_fd_watch {
 
 LIST_HEAD(uring_fd_watch_list, uring_fd_watch);
 
+/*
+ * A hardware queue's thread on a multi-queue queue: its own ring carries
+ * the backend I/O of the requests it dispatches, and their completions end
+ * those requests on it.  It sleeps on the ring; run_async wakes it with
+ * its eventfd.
+ */
+struct uring_hwq {
+	struct uring_driver *d;
+	struct blk_mq_hw_ctx *hctx;
+	struct io_uring ring; /* this thread's alone */
+	pthread_t thread;
+	bool started;
+	bool disabled; /* made disabled: its thread enables it, and is its one issuer */
+	int efd;
+	uint64_t efd_buf; /* what the eventfd's read brings */
+	bool efd_armed;   /* a read of it is out */
+	bool pending;     /* atomic: asked to run (run_async) */
+	bool stop;        /* atomic: the driver is going */
+};
+
+/*
+ * The hardware queue whose thread this is, or NULL (the loop's thread):
+ * the host ops put a layer's I/O on the ring of the thread that runs the
+ * layer, with no hand-off per I/O.
+ */
+static __thread struct uring_hwq *uring_self;
+
+static void uring_hwqs_spawn(struct uring_driver *d);
+static void uring_hwqs_join(struct uring_driver *d);
+
 struct uring_driver {
 	struct io_uring ring; /* the loop thread's alone while it runs */
 	struct request_queue *q;
@@ -88,6 +130,21 @@ struct uring_driver {
 	bool poll_armed;
 	struct uring_fd_watch_list fd_watches; /* a backend's fds (dev_host_ops.watch_fd) */
 	struct uring_driver_stats stats;
+	void (*mq_request_fn)(struct request_queue *q); /* the core's, given back at the end */
+	struct uring_hwq *hwqs; /* mq: a thread per hardware queue */
+	unsigned int nr_hwqs;
+	/*
+	 * mq: the loop's own eventfd, written by a hardware queue's thread
+	 * when the loop must arm an earlier timer (timer_wake), or when
+	 * requests ended while the loop waits for one to (end_wake).  Under
+	 * the queue lock.
+	 */
+	int wake_fd;
+	uint64_t wake_buf;
+	bool wake_armed;
+	bool timer_wake;
+	bool end_wake;
+	bool timer_fired; /* the loop's timer fired this reap: the hardware queues run */
 };
 
 static void uring_io_set(struct io_uring_sqe *sqe, struct dev_io *io)
@@ -124,17 +181,30 @@ static bool uring_sq_room(struct uring_driver *d, unsigned int need)
 	return io_uring_sq_space_left(&d->ring) >= need;
 }
 
-/* dev_host_ops.io_room: lock held. */
+/* The same on a hardware queue's thread, whose ring it is. */
+static bool uring_hwq_room(struct uring_hwq *h, unsigned int need)
+{
+	int ret;
+
+	if (io_uring_sq_space_left(&h->ring) >= need)
+		return true;
+	ret = io_uring_submit(&h->ring);
+	if (ret < 0 && ret != -EAGAIN && ret != -EBUSY && ret != -EINTR)
+		fprintf(stderr, "rqdisk: io_uring_submit: %s\n", strerror(-ret));
+	return io_uring_sq_space_left(&h->ring) >= need;
+}
+
+/* dev_host_ops.io_room: lock held; the calling thread's ring. */
 static bool uring_io_room(void *host, unsigned int need)
 {
-	return uring_sq_room(host, need);
+	return uring_self ? uring_hwq_room(uring_self, need) : uring_sq_room(host, need);
 }
 
 /* dev_host_ops.submit_io: an SQE for what io describes, after uring_io_room() said yes. */
 static void uring_submit_io(void *host, struct dev_io *io)
 {
 	struct uring_driver *d = host;
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(uring_self ? &uring_self->ring : &d->ring);
 
 	assert(sqe); /* the backend looked for room first */
 	switch (io->op) {
@@ -243,12 +313,88 @@ static void uring_request_fn(struct request_queue *q)
 		uring_submit(d);
 }
 
+/*
+ * A multi-queue queue's request_fn, lock held: the core runs it where the
+ * 2.6 queue would dispatch (a request ended, a layer's kick; a bio
+ * queued is its submitter's to kick).  Every hardware queue is asked to run, by its thread (run_async
+ * only wakes it), as blk_mq_run_hw_queue(hctx, true) defers to kblockd.
+ */
+static void uring_mq_request_fn(struct request_queue *q)
+{
+	/* a bio being submitted: its submitter kicks what it queued on (blk_mq_submit_bio) */
+	blk_mq_kick_hw_queues(q);
+}
+
+/* Write an eventfd: a count of 1 more. */
+static void uring_eventfd_kick(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd takes a write of 1 until its count is near 2^64 */
+}
+
+/*
+ * blk_mq_ops.run_async: any thread, any lock held or none.  The thread's
+ * own asks are seen before it sleeps; another's writes its eventfd once
+ * until it has run.
+ */
+static void uring_mq_run_async(struct blk_mq_hw_ctx *hctx)
+{
+	struct uring_hwq *h = hctx->driver_data;
+
+	if (__atomic_exchange_n(&h->pending, true, __ATOMIC_ACQ_REL) || uring_self == h)
+		return;
+	uring_eventfd_kick(h->efd);
+}
+
+/*
+ * blk_mq_ops.queue_rq, on hctx's thread, no lock held: the stack takes rq
+ * under the queue lock, as on the 2.6 queue (its layers keep state), or
+ * it is busy and rq waits at the head of hctx's dispatch list until a
+ * request ends.  Its I/O goes on this thread's ring (uring_self).
+ */
+static blk_status_t uring_mq_queue_rq(struct blk_mq_hw_ctx *hctx, struct request *rq)
+{
+	struct request_queue *q = hctx->queue;
+	struct uring_driver *d = q->queuedata;
+	blk_status_t ret = BLK_STS_OK;
+
+	blk_queue_lock(q);
+	if (dev_can_take(d->stack.top))
+		dev_submit(d->stack.top, rq);
+	else
+		ret = BLK_STS_RESOURCE;
+	blk_queue_unlock(q);
+	return ret;
+}
+
+/* blk_mq_ops.commit_rqs: the batch's SQEs go out in one submission. */
+static void uring_mq_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct uring_hwq *h = hctx->driver_data;
+	int ret = io_uring_submit(&h->ring);
+
+	if (ret < 0 && ret != -EAGAIN && ret != -EBUSY && ret != -EINTR)
+		fprintf(stderr, "rqdisk: io_uring_submit: %s\n", strerror(-ret));
+}
+
+const struct blk_mq_ops uring_mq_ops = {
+	.queue_rq = uring_mq_queue_rq,
+	.commit_rqs = uring_mq_commit_rqs,
+	.run_async = uring_mq_run_async,
+};
+
 /* One CQE, lock held. */
 static void uring_handle(struct uring_driver *d, uint64_t ud, int res)
 {
 	switch (ud) {
 	case UD_TIMER:
 		d->timer_at = 0; /* fired (or cancelled): the queue runs after this batch */
+		d->timer_fired = true;
+		return;
+	case UD_WAKE:
+		d->wake_armed = false; /* the read took the count: the turn reads it again */
 		return;
 	case UD_TIMER_UPDATE:
 		return; /* ENOENT only means the timer fired first */
@@ -288,7 +434,10 @@ static void uring_reap(struct uring_driver *d)
 	/* no clock read a reap for a stack with no timer set (no filter: never) */
 	if (dev_stack_next_timer(&d->stack))
 		dev_stack_run_timers(&d->stack, blk_clock_now(d->q->clock));
-	__blk_run_queue(d->q);
+	/* mq: what ended kicked the hardware queues; an elevator's time needs a kick */
+	if (!d->q->mq || d->timer_fired)
+		__blk_run_queue(d->q);
+	d->timer_fired = false;
 }
 
 /* Lock held: wake the loop when the watched file has input (poll checks it at once). */
@@ -464,6 +613,40 @@ static void uring_poll_idle(struct uring_driver *d)
 		d->stats.idle_poll_timeouts++;
 }
 
+/*
+ * mq, lock held, in the loop's turn: the loop owns the timers (the stack's
+ * and an elevator's wake-up; the hardware queues' threads wake it through
+ * its eventfd when one must be armed earlier) and keeps a read of that
+ * eventfd out.  While it waits for requests to end (input blocked, or
+ * draining at the end), a thread that ends one wakes it too.
+ */
+static void uring_mq_turn(struct uring_driver *d, enum uring_serve st)
+{
+	struct io_uring_sqe *sqe;
+
+	uring_arm_timer(d);
+	d->timer_wake = false;
+	d->end_wake = st == URING_SERVE_BLOCKED || st == URING_SERVE_DONE;
+	if (d->wake_armed || !uring_sq_room(d, 1))
+		return;
+	sqe = io_uring_get_sqe(&d->ring);
+	io_uring_prep_read(sqe, d->wake_fd, &d->wake_buf, sizeof(d->wake_buf), 0);
+	io_uring_sqe_set_data64(sqe, UD_WAKE);
+	d->wake_armed = true;
+}
+
+/*
+ * How long the loop may wait: for ever, but a moment (1 ms) while it
+ * waits for requests to end on a multi-queue queue, should the end come
+ * between what serve saw and end_wake being set.
+ */
+static struct __kernel_timespec *uring_wait_limit(struct uring_driver *d)
+{
+	static __thread struct __kernel_timespec moment = { .tv_nsec = 1000000 };
+
+	return d->q->mq && d->end_wake ? &moment : NULL;
+}
+
 /* One turn: serve the watched file if it has input, submit, then wait or reap. */
 static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 {
@@ -478,6 +661,8 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 		d->watch_ready |= d->watch_input;
 	}
 	blk_queue_lock(d->q);
+	if (d->q->mq)
+		uring_mq_turn(d, st);
 	if (st == URING_SERVE_DRAINED)
 		uring_arm_poll(d, w->fd);
 	uring_arm_fd_watches(d);
@@ -488,7 +673,9 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 		uring_poll_idle(d);
 		if (!io_uring_cq_ready(&d->ring))
 			d->stats.sleeps++;
-		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, NULL, w->waitmask);
+		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, uring_wait_limit(d), w->waitmask);
+		if (ret == -ETIME)
+			ret = 0;
 	}
 	if (ret == -EINTR)
 		d->watch_ready = st != URING_SERVE_DONE; /* a signal: serve looks at the session */
@@ -507,6 +694,7 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	enum uring_serve st = URING_SERVE_MORE;
 
 	assert(pthread_equal(pthread_self(), d->creator)); /* the ring's one issuer */
+	uring_hwqs_spawn(d);
 	d->looping = true;
 	d->watch = w;
 	d->watch_ready = true; /* input may be there before the first poll */
@@ -517,7 +705,241 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	blk_queue_lock(d->q);
 	uring_submit(d);
 	blk_queue_unlock(d->q);
+	uring_hwqs_join(d); /* the queue is idle: nothing of theirs is in flight */
 	d->looping = false;
+}
+
+/*
+ * Lock held, on a hardware queue's thread after it ran or reaped: wake the
+ * loop if the stack's timers or an elevator's wake-up now want an earlier
+ * timer than the loop has armed, or if requests ended while the loop
+ * waits for one to.
+ */
+static void uring_hwq_notify(struct uring_hwq *h, uint64_t *ended)
+{
+	struct uring_driver *d = h->d;
+	uint64_t at;
+	bool wake = false;
+
+	if (!d->timer_wake) {
+		at = uring_wake_time(d);
+		if (at && (!d->timer_at || at < d->timer_at))
+			wake = d->timer_wake = true;
+	}
+	if (d->end_wake && d->stack.ended != *ended) {
+		d->end_wake = false;
+		wake = true;
+	}
+	*ended = d->stack.ended;
+	if (wake)
+		uring_eventfd_kick(d->wake_fd);
+}
+
+/* Lock held: the thread's CQEs, the backend's continuations. */
+static void uring_hwq_reap(struct uring_hwq *h)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+
+	io_uring_for_each_cqe(&h->ring, head, cqe) {
+		uint64_t ud = cqe->user_data;
+
+		seen++;
+		if (ud == UD_WAKE) {
+			h->efd_armed = false;
+			continue;
+		}
+		assert(ud >= UD_RESERVED_END && !(ud & 3));
+		((struct dev_io *)(uintptr_t)ud)->done((struct dev_io *)(uintptr_t)ud, cqe->res);
+	}
+	io_uring_cq_advance(&h->ring, seen);
+	if (seen && h->d->kick)
+		h->d->kick(h->d->kick_arg);
+}
+
+/* A read of the thread's eventfd out on its ring: run_async's wake-up. */
+static void uring_hwq_arm(struct uring_hwq *h)
+{
+	struct io_uring_sqe *sqe;
+
+	if (h->efd_armed || !(sqe = io_uring_get_sqe(&h->ring)))
+		return; /* a full SQ: its completions wake the thread */
+	io_uring_prep_read(sqe, h->efd, &h->efd_buf, sizeof(h->efd_buf), 0);
+	io_uring_sqe_set_data64(sqe, UD_WAKE);
+	h->efd_armed = true;
+}
+
+/*
+ * A hardware queue's thread: run the queue when asked (queue_rq under the
+ * queue lock puts each request's I/O on this ring), submit, sleep on the
+ * ring, end what completed under the queue lock.  No lock is held across
+ * the wait.
+ */
+static void *uring_hwq_main(void *arg)
+{
+	struct uring_hwq *h = arg;
+	struct request_queue *q = h->d->q;
+	struct io_uring_cqe *cqe;
+	uint64_t ended = 0;
+	int ret;
+
+	uring_self = h;
+	/* the installed liburing may lack io_uring_enable_rings(): the system call */
+	if (h->disabled && syscall(__NR_io_uring_register, h->ring.ring_fd,
+				   IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0) {
+		fprintf(stderr, "rqdisk: hardware queue %u: enabling its ring: %s\n",
+			h->hctx->queue_num, strerror(errno));
+		abort(); /* the kernel took the flags a moment ago */
+	}
+	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+		if (__atomic_exchange_n(&h->pending, false, __ATOMIC_ACQ_REL))
+			blk_mq_run_hw_queue(h->hctx);
+		uring_hwq_arm(h);
+		blk_queue_lock(q);
+		uring_hwq_notify(h, &ended);
+		blk_queue_unlock(q);
+		if (__atomic_load_n(&h->pending, __ATOMIC_ACQUIRE))
+			ret = io_uring_submit(&h->ring);
+		else
+			ret = io_uring_submit_and_wait(&h->ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+			fprintf(stderr, "rqdisk: io_uring_submit_and_wait: %s\n", strerror(-ret));
+		if (!io_uring_peek_cqe(&h->ring, &cqe)) {
+			blk_queue_lock(q);
+			uring_hwq_reap(h);
+			blk_queue_unlock(q);
+		}
+	}
+	return NULL;
+}
+
+/* The threads end; what they leave is the queue's, which is idle. */
+static void uring_hwqs_join(struct uring_driver *d)
+{
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		struct uring_hwq *h = &d->hwqs[i];
+
+		if (!h->started)
+			continue;
+		__atomic_store_n(&h->stop, true, __ATOMIC_RELEASE);
+		uring_eventfd_kick(h->efd);
+		pthread_join(h->thread, NULL);
+		h->started = false;
+		h->stop = false;
+	}
+}
+
+static void uring_hwqs_stop(struct uring_driver *d)
+{
+	uring_hwqs_join(d);
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		struct uring_hwq *h = &d->hwqs[i];
+
+		if (h->ring.ring_fd >= 0)
+			io_uring_queue_exit(&h->ring);
+		if (h->efd >= 0)
+			close(h->efd);
+	}
+	free(d->hwqs);
+	d->hwqs = NULL;
+	d->nr_hwqs = 0;
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
+	d->wake_fd = -1;
+}
+
+/*
+ * As the loop's ring (uring_queue_init): one issuer, completion work run
+ * when the thread waits.  Made disabled, so that the thread that enables
+ * it (uring_hwq_main) is its one issuer; kernels before 6.1 refuse the
+ * flags and get an ordinary ring.
+ */
+static int uring_hwq_ring_init(struct uring_hwq *h, unsigned int entries)
+{
+	unsigned int deferred = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+				IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
+	int ret = io_uring_queue_init(entries, &h->ring, deferred);
+
+	h->disabled = !ret;
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(entries, &h->ring, 0);
+	return ret;
+}
+
+/*
+ * The thread takes no signal: a termination signal must reach the loop's
+ * thread, which lets them in only while it sleeps (uring_watch.waitmask).
+ */
+static int uring_hwq_spawn(struct uring_hwq *h)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&h->thread, NULL, uring_hwq_main, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+/*
+ * mq: a ring and an eventfd per hardware queue, and the loop's eventfd.
+ * The rings are made here and entered only by their threads, which run
+ * only while the loop does (uring_driver_run): the stack is set up and
+ * closed by one thread.
+ */
+static int uring_hwqs_start(struct uring_driver *d, unsigned int entries, char *why,
+			    size_t whylen)
+{
+	struct blk_mq_queue *mq = d->q->mq;
+	int ret;
+
+	d->wake_fd = eventfd(0, EFD_CLOEXEC);
+	d->hwqs = calloc(mq->set->nr_hw_queues, sizeof(*d->hwqs));
+	if (d->wake_fd < 0 || !d->hwqs) {
+		snprintf(why, whylen, "hardware queues: %s", strerror(errno));
+		return -errno;
+	}
+	d->nr_hwqs = mq->set->nr_hw_queues;
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) { /* what uring_hwqs_stop must not close */
+		d->hwqs[i].efd = -1;
+		d->hwqs[i].ring.ring_fd = -1;
+	}
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		struct uring_hwq *h = &d->hwqs[i];
+
+		h->d = d;
+		h->hctx = &mq->hctxs[i];
+		h->hctx->driver_data = h;
+		h->efd = eventfd(0, EFD_CLOEXEC);
+		if (h->efd < 0) {
+			snprintf(why, whylen, "hardware queue %u: eventfd: %s", i, strerror(errno));
+			return -errno;
+		}
+		ret = uring_hwq_ring_init(h, entries);
+		if (ret < 0) {
+			h->ring.ring_fd = -1; /* what a failed init left there */
+			snprintf(why, whylen, "hardware queue %u: io_uring_queue_init: %s", i,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* A thread per hardware queue, for the loop's run. */
+static void uring_hwqs_spawn(struct uring_driver *d)
+{
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		int ret = uring_hwq_spawn(&d->hwqs[i]);
+
+		if (ret) {
+			/* the loop cannot go on without the queue's threads */
+			fprintf(stderr, "rqdisk: hardware queue %u: thread: %s\n", i, strerror(ret));
+			abort();
+		}
+		d->hwqs[i].started = true;
+	}
 }
 
 struct io_uring_sqe *uring_driver_watch_sqe(struct uring_driver *d, void *tag)
@@ -688,6 +1110,7 @@ struct uring_driver *uring_driver_new(struct request_queue *q, unsigned int entr
 	d->direct = flags & URING_DRIVER_DIRECT;
 	d->backend = backend;
 	d->creator = pthread_self();
+	d->wake_fd = -1;
 	LIST_INIT(&d->fd_watches);
 	if (args && !(d->backend_args = strdup(args))) {
 		snprintf(why, whylen, "out of memory");
@@ -695,11 +1118,19 @@ struct uring_driver *uring_driver_new(struct request_queue *q, unsigned int entr
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = uring_setup_ring(d, entries ? entries : q->limits.nr_requests, why, whylen);
+	if (!entries)
+		entries = q->limits.nr_requests;
+	ret = uring_setup_ring(d, entries, why, whylen);
+	if (!ret && q->mq && (ret = uring_hwqs_start(d, entries, why, whylen))) {
+		uring_hwqs_stop(d);
+		io_uring_queue_exit(&d->ring);
+	}
 	if (!ret && backend) {
 		ret = uring_open_stack(d, NULL, 0, NULL, NULL, why, whylen);
-		if (ret)
+		if (ret) {
+			uring_hwqs_stop(d);
 			io_uring_queue_exit(&d->ring);
+		}
 	}
 	if (ret) {
 		free(d->backend_args);
@@ -708,7 +1139,8 @@ struct uring_driver *uring_driver_new(struct request_queue *q, unsigned int entr
 		return NULL;
 	}
 	q->queuedata = d;
-	q->request_fn = uring_request_fn;
+	d->mq_request_fn = q->request_fn;
+	q->request_fn = q->mq ? uring_mq_request_fn : uring_request_fn;
 	return d;
 }
 
@@ -753,6 +1185,7 @@ int uring_driver_free(struct uring_driver *d)
 
 	if (!d)
 		return 0;
+	uring_hwqs_stop(d); /* the queue is idle: nothing of theirs is in flight */
 	ret = dev_stack_close(&d->stack);
 	while (!LIST_EMPTY(&d->fd_watches)) { /* the ring's exit cancels their polls */
 		struct uring_fd_watch *w = LIST_FIRST(&d->fd_watches);
@@ -763,7 +1196,7 @@ int uring_driver_free(struct uring_driver *d)
 	io_uring_queue_exit(&d->ring); /* cancels an armed timer */
 	if (d->q->queuedata == d) {
 		d->q->queuedata = NULL;
-		d->q->request_fn = NULL;
+		d->q->request_fn = d->q->mq ? d->mq_request_fn : NULL;
 	}
 	free(d->backend_args);
 	free(d);

@@ -10,6 +10,7 @@
 
 struct uring_driver;
 struct io_uring_sqe;
+struct blk_mq_ops;
 struct request_queue; /* the driver's queue: the backends on the loop see only the stack */
 
 /*
@@ -69,6 +70,17 @@ int uring_driver_set_filters(struct uring_driver *d, const char *const *filters,
 int uring_driver_set_stack(struct uring_driver *d, const char *const *filters, unsigned int nr,
 			   const struct dev_ops *backend, const char *args, sector_t capacity,
 			   char *why, size_t whylen);
+
+/*
+ * A multi-queue queue's driver (blk_mq_tag_set.ops): a queue made with
+ * these ops and given to uring_driver_new() gets a thread and an io_uring
+ * ring per hardware queue (made there, ended by uring_driver_free()).
+ * run_async wakes the queue's thread; queue_rq, on it, hands the request
+ * to the stack under the queue lock, and its I/O goes on that thread's
+ * ring, whose completions end it on the same thread.  The loop's thread
+ * keeps the timers (the stack's, an elevator's wake-up).
+ */
+extern const struct blk_mq_ops uring_mq_ops;
 
 /* The stack, for the control tree's device/stack. */
 const struct dev_stack *uring_driver_stack(const struct uring_driver *d);

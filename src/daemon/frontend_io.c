@@ -13,11 +13,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/falloc.h>
 #include <linux/fuse.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "blk_mq.h"
 #include "disk_files.h"
 #include "frontend_impl.h"
 
@@ -43,6 +45,8 @@ struct fe_io {
 	bool fua;            /* a write durable when answered: O_DSYNC, O_SYNC, RWF_DSYNC */
 	struct fe_file *file; /* an fsync's or FUA write's: told of losses as it ends */
 	struct range_waiter lock;
+	pid_t pid;                /* the caller's, which its bios carry */
+	unsigned short ioprio;    /* and its I/O priority, looked up as the request came */
 	struct bio bio, head, tail;
 	struct bio_vec vec, head_vec, tail_vec;
 };
@@ -58,9 +62,42 @@ static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
 	io->disk = d;
 	io->off = off;
 	io->len = len;
+	/*
+	 * Here, on the thread that reads FUSE requests: a bio made later, as
+	 * a range lock is granted, may be made on another thread (a hardware
+	 * queue's, --queue-mode=mq), and the priority cache is this thread's.
+	 */
+	io->pid = fuse_req_ctx(req)->pid;
+	io->ioprio = ioprio_cache_get(&d->ioprio, io->pid);
 	io->start = off / d->lbs * d->lbs;
 	io->end = (off + len + d->lbs - 1) / d->lbs * d->lbs;
 	return io;
+}
+
+/* The submitter's CPU: its software queue on a multi-queue queue. */
+static unsigned int fe_cpu(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu < 0 ? 0 : (unsigned int)cpu;
+}
+
+/* submit_bio, into the submitting CPU's software queue on a multi-queue queue. */
+static void fe_submit(struct request_queue *q, struct bio *bio)
+{
+	if (queue_is_mq(q))
+		blk_mq_submit_bio(q, bio, fe_cpu());
+	else
+		submit_bio(q, bio);
+}
+
+/* The same, queue lock held: the queue's request_fn kicks the hardware queues. */
+static void __fe_submit(struct request_queue *q, struct bio *bio)
+{
+	if (queue_is_mq(q))
+		__blk_mq_submit_bio(q, bio, fe_cpu());
+	else
+		__submit_bio(q, bio);
 }
 
 static void fe_io_free(struct fe_io *io)
@@ -84,8 +121,8 @@ static void fe_bio(struct fe_io *io, struct bio *bio, struct bio_vec *vec, enum 
 {
 	*vec = (struct bio_vec){ mem, size };
 	bio_init(bio, op, pos >> SECTOR_SHIFT, (unsigned int)size, vec, mem ? 1 : 0);
-	bio->bi_pid = fuse_req_ctx(io->req)->pid;
-	bio->bi_ioprio = ioprio_cache_get(&io->disk->ioprio, bio->bi_pid);
+	bio->bi_pid = io->pid;
+	bio->bi_ioprio = io->ioprio;
 	bio->bi_end_io = end_io;
 	bio->bi_private = io;
 }
@@ -156,7 +193,7 @@ void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 	fe_bio(io, &io->bio, &io->vec, REQ_OP_READ, io->start, io->end - io->start, io->buf,
 	       fe_read_done);
 	io->bio.bi_flags = REQ_SYNC;
-	submit_bio(d->q, &io->bio);
+	fe_submit(d->q, &io->bio);
 }
 
 /*
@@ -185,7 +222,7 @@ static void fe_write_submit(struct fe_io *io)
 	       fe_write_done);
 	if (io->fua)
 		io->bio.bi_flags = REQ_FUA | REQ_SYNC;
-	__submit_bio(io->disk->q, &io->bio);
+	__fe_submit(io->disk->q, &io->bio);
 }
 
 static bool fe_head_partial(const struct fe_io *io)
@@ -250,9 +287,9 @@ static void fe_write_granted(struct range_waiter *w)
 		fe_bio(io, &io->tail, &io->tail_vec, REQ_OP_READ, io->end - lbs, lbs,
 		       io->edge + lbs, fe_rmw_read_done);
 	if (head || !tail)
-		__submit_bio(io->disk->q, &io->head);
+		__fe_submit(io->disk->q, &io->head);
 	if (tail)
-		__submit_bio(io->disk->q, &io->tail);
+		__fe_submit(io->disk->q, &io->tail);
 }
 
 static void fe_write_start(struct fe_io *io)
@@ -443,7 +480,7 @@ void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_inf
 	io->file = (struct fe_file *)(uintptr_t)fi->fh;
 	fe_bio(io, &io->bio, &io->vec, REQ_OP_FLUSH, 0, 0, NULL, fe_flush_done);
 	io->bio.bi_flags = REQ_SYNC;
-	submit_bio(io->disk->q, &io->bio);
+	fe_submit(io->disk->q, &io->bio);
 }
 
 static void fe_range_chunk(struct fe_io *io);
@@ -468,7 +505,7 @@ static void fe_range_chunk(struct fe_io *io)
 
 	fe_bio(io, &io->bio, &io->vec, io->op, io->next, size, NULL, fe_range_done);
 	io->next += size;
-	__submit_bio(io->disk->q, &io->bio);
+	__fe_submit(io->disk->q, &io->bio);
 }
 
 static void fe_range_granted(struct range_waiter *w)

@@ -26,6 +26,7 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/control_fs.c \
 	src/daemon/control_impl.h \
 	src/daemon/control_inode.c \
+	src/daemon/control_mq.c \
 	src/daemon/daemon.h \
 	src/daemon/daemon_util.c \
 	src/daemon/daemonize.c \

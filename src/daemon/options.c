@@ -34,6 +34,9 @@ enum {
 	OPT_FILTER,
 	OPT_NBD_TIMEOUT,
 	OPT_CONNECTIONS,
+	OPT_QUEUE_MODE,
+	OPT_HW_QUEUES,
+	OPT_HW_QUEUE_DEPTH,
 	OPT_LIST,
 	OPT_HELP_FILTER,
 	OPT_HELP_BACKEND,
@@ -60,6 +63,9 @@ static const struct option long_options[] = {
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "nbd-timeout", required_argument, NULL, OPT_NBD_TIMEOUT },
 	{ "connections", required_argument, NULL, OPT_CONNECTIONS },
+	{ "queue-mode", required_argument, NULL, OPT_QUEUE_MODE },
+	{ "hw-queues", required_argument, NULL, OPT_HW_QUEUES },
+	{ "hw-queue-depth", required_argument, NULL, OPT_HW_QUEUE_DEPTH },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "list", required_argument, NULL, OPT_LIST },
@@ -109,6 +115,11 @@ static void usage(FILE *f)
 		"      --idle-poll USEC         with no I/O in flight, poll for the next\n"
 		"                               request this long before sleeping (default\n"
 		"                               50; 0: never)\n"
+		"      --queue-mode MODE        rq (default): the 2.6 request queue; mq:\n"
+		"                               software queues onto hardware queues\n"
+		"      --hw-queues N            mq: hardware queues, a thread each (default:\n"
+		"                               the CPUs online, at most 64)\n"
+		"      --hw-queue-depth N       mq: driver tags per hardware queue (default 64)\n"
 		"  -r, --read-only              refuse writes\n"
 		"      --create SIZE            create IMAGE of SIZE (K, M, G, T) if missing\n"
 		"      --allow-other            let other users read the disk and the tree\n"
@@ -261,6 +272,30 @@ static int parse_nbd_number(const char *name, const char *arg, unsigned long max
 	return ret;
 }
 
+static int parse_queue_mode(const char *arg, enum queue_mode *mode)
+{
+	if (!strcmp(arg, "rq"))
+		*mode = QUEUE_MODE_RQ;
+	else if (!strcmp(arg, "mq"))
+		*mode = QUEUE_MODE_MQ;
+	else {
+		fprintf(stderr, "rqdisk: --queue-mode: '%s' is not rq or mq\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --hw-queues and --hw-queue-depth: 1 to max. */
+static int parse_mq_number(const char *name, const char *arg, unsigned long max,
+			   unsigned int *out)
+{
+	unsigned long v;
+	int ret = cli_number("rqdisk", name, arg, 1, max, &v);
+
+	*out = (unsigned int)v;
+	return ret;
+}
+
 /* No argument is "on", as the option was before it took one. */
 /* --null=KEYS: the null backend's, checked now as it will open them. */
 static int parse_null_keys(const char *arg, const char **keys)
@@ -330,6 +365,13 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		return parse_nbd_number("--nbd-timeout", arg, NBD_MAX_TIMEOUT, &o->nbd_timeout);
 	case OPT_CONNECTIONS:
 		return parse_nbd_number("--connections", arg, NBD_MAX_CONNECTIONS, &o->connections);
+	case OPT_QUEUE_MODE:
+		return parse_queue_mode(arg, &o->queue_mode);
+	case OPT_HW_QUEUES:
+		return parse_mq_number("--hw-queues", arg, RQDISK_MAX_HW_QUEUES, &o->hw_queues);
+	case OPT_HW_QUEUE_DEPTH:
+		return parse_mq_number("--hw-queue-depth", arg, RQDISK_MAX_HW_QUEUE_DEPTH,
+				       &o->hw_queue_depth);
 	case OPT_CREATE:
 		if (parse_size(arg, &o->create_size) || !o->create_size) {
 			fprintf(stderr, "rqdisk: --create: '%s' is not a size (like 64M or 2G)\n", arg);
@@ -428,6 +470,30 @@ static int check_image(const struct rqdisk_options *o)
 	return -EINVAL;
 }
 
+/*
+ * The hardware-queue options shape the mq queue alone; the mq queue runs
+ * on the image file or --null (its threads carry out the file backend's
+ * I/O) and answers FUSE requests read from /dev/fuse.
+ */
+static int check_mq(const struct rqdisk_options *o)
+{
+	if (o->queue_mode == QUEUE_MODE_RQ && (o->hw_queues || o->hw_queue_depth)) {
+		fprintf(stderr, "rqdisk: %s is for --queue-mode=mq\n",
+			o->hw_queues ? "--hw-queues" : "--hw-queue-depth");
+		return -EINVAL;
+	}
+	if (o->queue_mode == QUEUE_MODE_MQ && o->fuse_uring == FUSE_URING_ON) {
+		fprintf(stderr, "rqdisk: --queue-mode=mq does not take --fuse-uring yet\n");
+		return -EINVAL;
+	}
+	if (o->queue_mode == QUEUE_MODE_MQ && (rbd_is_spec(o->image) || strstr(o->image, "://"))) {
+		fprintf(stderr, "rqdisk: IMAGE %s: --queue-mode=mq runs on an image file only\n",
+			o->image);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* What the options say together, once each is known. */
 static int check_together(const struct rqdisk_options *o)
 {
@@ -444,6 +510,8 @@ static int check_together(const struct rqdisk_options *o)
 			(unsigned long long)o->create_size, lbs);
 		return -EINVAL;
 	}
+	if (check_mq(o))
+		return -EINVAL;
 	return check_elevator(o->elevator);
 }
 

@@ -12,6 +12,17 @@
 #define RQDISK_IDLE_POLL_US 50
 #define RQDISK_IDLE_POLL_MAX_US 1000000
 #define RQDISK_MAX_FILTERS 7 /* DEV_MAX_LAYERS, less the backend */
+/* the control tree numbers mq/N/ within a fixed inode range (control.h) */
+#define RQDISK_MAX_HW_QUEUES 64
+/* --hw-queue-depth's default: null_blk's hw_queue_depth */
+#define RQDISK_HW_QUEUE_DEPTH 64
+#define RQDISK_MAX_HW_QUEUE_DEPTH 4096
+
+/* --queue-mode: the 2.6 request queue, or the multi-queue one beside it */
+enum queue_mode {
+	QUEUE_MODE_RQ, /* one queue, one lock, request_fn: the default */
+	QUEUE_MODE_MQ, /* software queues onto hardware queues with driver tags */
+};
 
 /* --fuse-uring[=WHEN]: FUSE requests on io_uring */
 enum fuse_uring_mode {
@@ -43,6 +54,9 @@ struct rqdisk_options {
 	int model_filter; /* where --model's filter is in filters, or -1 */
 	unsigned int nbd_timeout; /* seconds; 0: not given (the default) */
 	unsigned int connections; /* to an NBD server; 0: not given (one) */
+	enum queue_mode queue_mode;
+	unsigned int hw_queues;      /* --hw-queues; 0: not given (the CPUs online) */
+	unsigned int hw_queue_depth; /* --hw-queue-depth; 0: not given */
 };
 
 enum parse_result { PARSE_OK, PARSE_EXIT_OK, PARSE_ERROR };

@@ -88,6 +88,8 @@ static int check_fuse_uring(struct rqdisk_state *s)
 {
 	char why[160];
 
+	if (s->opt.queue_mode == QUEUE_MODE_MQ) /* its requests come from /dev/fuse alone */
+		s->opt.fuse_uring = FUSE_URING_OFF;
 	if (s->opt.fuse_uring == FUSE_URING_OFF || fuse_ring_available(why, sizeof(why)) ||
 	    test_fuse_uring())
 		return 0;
@@ -107,15 +109,73 @@ static unsigned int driver_flags(const struct rqdisk_options *o)
 	       (o->read_only ? URING_DRIVER_READ_ONLY : 0) | (o->direct ? URING_DRIVER_DIRECT : 0);
 }
 
-static int setup_queue(struct rqdisk_state *s)
+/* The CPUs online, the default number of hardware queues, as null_blk's submit_queues. */
+static unsigned int cpus_online(void)
 {
-	struct request_queue *q = blk_init_queue(NULL, NULL, NULL);
-	const struct dev_ops *backend;
-	char why[PATH_MAX + 256]; /* a message may name the image twice */
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > RQDISK_MAX_HW_QUEUES ? RQDISK_MAX_HW_QUEUES : (unsigned int)n;
+}
+
+/*
+ * The request queue of --queue-mode: the 2.6 one, or a multi-queue one
+ * whose tag set the io_uring driver serves.
+ */
+static struct request_queue *make_queue(struct rqdisk_state *s, char *why, size_t whylen)
+{
+	struct blk_mq_tag_set *set = &s->tag_set;
+	struct request_queue *q;
+
+	if (s->opt.queue_mode == QUEUE_MODE_RQ) {
+		q = blk_init_queue(NULL, NULL, NULL);
+		if (!q)
+			snprintf(why, whylen, "out of memory");
+		return q;
+	}
+	set->ops = &uring_mq_ops;
+	set->nr_hw_queues = s->opt.hw_queues ? s->opt.hw_queues : cpus_online();
+	set->queue_depth = s->opt.hw_queue_depth ? s->opt.hw_queue_depth : RQDISK_HW_QUEUE_DEPTH;
+	return blk_mq_init_queue(set, NULL, why, whylen);
+}
+
+static int init_elevator(struct rqdisk_state *s, char *why, size_t whylen)
+{
 	int ret;
 
+	if (queue_is_mq(s->disk.q)) {
+		ret = blk_mq_elevator_init(s->disk.q, s->opt.elevator, why, whylen);
+		if (ret)
+			die_msg("elevator %s: %s", s->opt.elevator, why);
+		return ret;
+	}
+	ret = elevator_init(s->disk.q, s->opt.elevator);
+	if (ret)
+		die_msg("elevator %s: %s", s->opt.elevator, strerror(-ret));
+	return ret;
+}
+
+/* Ring entries: one per request the queue lets out at once (mq: every driver tag). */
+static unsigned int ring_entries(const struct rqdisk_state *s)
+{
+	const struct request_queue *q = s->disk.q;
+	unsigned int tags;
+
+	if (!queue_is_mq(q))
+		return 0;
+	tags = s->tag_set.nr_hw_queues * s->tag_set.queue_depth;
+	return tags > q->limits.nr_requests ? tags : q->limits.nr_requests;
+}
+
+static int setup_queue(struct rqdisk_state *s)
+{
+	char why[PATH_MAX + 256]; /* a message may name the image twice */
+	struct request_queue *q = make_queue(s, why, sizeof(why));
+	const struct dev_ops *backend;
+
 	if (!q) {
-		die_msg("out of memory");
+		die_msg("%s", why);
 		return -1;
 	}
 	s->disk.q = q;
@@ -132,12 +192,9 @@ static int setup_queue(struct rqdisk_state *s)
 		die_msg("%s", why);
 		return -1;
 	}
-	ret = elevator_init(q, s->opt.elevator);
-	if (ret) {
-		die_msg("elevator %s: %s", s->opt.elevator, strerror(-ret));
+	if (init_elevator(s, why, sizeof(why)))
 		return -1;
-	}
-	s->driver = uring_driver_new(q, 0, driver_flags(&s->opt), NULL, NULL, why, sizeof(why));
+	s->driver = uring_driver_new(q, ring_entries(s), driver_flags(&s->opt), NULL, NULL, why, sizeof(why));
 	if (!s->driver) {
 		die_msg("%s", why);
 		return -1;
@@ -266,7 +323,10 @@ static int teardown(struct rqdisk_state *s, bool failed)
 	fuse_ring_free(s->ring);
 	free(s->mountpoint);
 	free(s->image_path);
-	blk_cleanup_queue(s->disk.q);
+	if (s->disk.q && queue_is_mq(s->disk.q))
+		blk_mq_free_queue(s->disk.q);
+	else
+		blk_cleanup_queue(s->disk.q);
 	fe_buffers_free(&s->disk);
 	teardown_power(s);
 	if (failed && s->created)

@@ -44,7 +44,8 @@ tests_fuzz_fuzz_replay_LDADD = $(FUZZ_LIBS)
 tests_fuzz_fuzz_replay_LDFLAGS = $(FUZZ_LINK_FLAGS)
 # The control tree's writes: its own files, their libfuse replies stubbed in the target.
 tests_fuzz_fuzz_control_SOURCES = tests/fuzz/fuzz_control.c tests/fuzz/fuzz.h \
-	src/daemon/control_attrs.c src/daemon/control_fs.c src/daemon/control_inode.c $(FUZZ_MAIN)
+	src/daemon/control_attrs.c src/daemon/control_fs.c src/daemon/control_inode.c \
+	src/daemon/control_mq.c $(FUZZ_MAIN)
 tests_fuzz_fuzz_control_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 tests_fuzz_fuzz_control_LDADD = $(FUZZ_LIBS)
 tests_fuzz_fuzz_control_LDFLAGS = $(FUZZ_LINK_FLAGS)

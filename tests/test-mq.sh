@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# test-mq.sh - the multi-queue mode (--queue-mode=mq): bad values of its
+# options are refused with one line and status 2; queue/queue_mode,
+# queue/nr_hw_queues and mq/N/ show the hardware queues, their tags, CPUs
+# and counts; fio's random writes with verify, two jobs at once, pass on
+# one and on two hardware queues under every elevator, switched through
+# queue/scheduler; and the 2.6 queue (the default) shows queue_mode rq and
+# no mq/.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires fio python3 timeout
+
+engines=$(fio --enghelp 2>/dev/null || :)
+grep -qw io_uring <<<"$engines" || skip "this fio has no io_uring engine"
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+size=$((32 * 1024 * 1024))
+truncate -s $size "$tmp/img"
+cleanup_fn _unmount "$tmp/mnt"
+
+# refused PATTERN ARGS...: rqdisk ARGS exits 2 with one line matching PATTERN, mounting nothing.
+refused()
+{
+	local pattern=$1 status=0
+
+	shift
+	timeout 15 "$RQDISK" -f "$@" "$tmp/img" "$tmp/mnt" >"$tmp/out" 2>"$tmp/err" || status=$?
+	echo "rqdisk $*: status $status: $(cat "$tmp/err")"
+	[ $status = 2 ] || fail "rqdisk $*: exit status $status, not 2"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "rqdisk $*: not one line on stderr"
+	[[ $(cat "$tmp/err") =~ ^rqdisk:\ .*$pattern ]] ||
+		fail "rqdisk $*: the message does not match '$pattern'"
+	[ ! -s "$tmp/out" ] || fail "rqdisk $*: wrote to stdout"
+	no_mount_under "$tmp" || fail "rqdisk $* left a mount"
+}
+
+say "bad values of the multi-queue options"
+refused "--queue-mode: 'blk' is not rq or mq" --queue-mode=blk
+refused "--queue-mode: '' is not rq or mq" --queue-mode=
+refused "--hw-queues: '0' is not a number from 1 to 64" --queue-mode=mq --hw-queues 0
+refused "--hw-queues: '65' is not a number from 1 to 64" --queue-mode=mq --hw-queues 65
+refused "--hw-queues: 'two' is not a number" --queue-mode=mq --hw-queues two
+refused "--hw-queue-depth: '0' is not a number from 1 to 4096" --queue-mode=mq --hw-queue-depth 0
+refused "--hw-queue-depth: '4097' is not a number" --queue-mode=mq --hw-queue-depth 4097
+refused "--hw-queues is for --queue-mode=mq" --hw-queues 2
+refused "--hw-queue-depth is for --queue-mode=mq" --queue-mode=rq --hw-queue-depth 8
+refused "--queue-mode=mq does not take --fuse-uring yet" --queue-mode=mq --fuse-uring
+
+say "the 2.6 queue: queue_mode rq, one hardware queue, no mq/"
+start_rqdisk "$tmp/img" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/queue/queue_mode")" = rq ] || fail "queue_mode is not rq by default"
+[ "$(cat "$tmp/mnt/queue/nr_hw_queues")" = 1 ] || fail "nr_hw_queues is not 1 on the 2.6 queue"
+[ ! -e "$tmp/mnt/mq" ] || fail "the 2.6 queue shows mq/"
+stop_rqdisk
+
+cpus=$(getconf _NPROCESSORS_CONF)
+online=$(getconf _NPROCESSORS_ONLN)
+[ "$online" -le 64 ] || online=64
+
+# expect_cpu_list N NR: the CPUs whose software queues feed hardware queue N of NR.
+expect_cpu_list()
+{
+	local c list=
+
+	for ((c = $1; c < cpus; c += $2)); do
+		list+="${list:+, }$c"
+	done
+	printf '%s\n' "$list"
+}
+
+say "the mq tree: the default hardware queues, their tags and CPUs"
+start_rqdisk --queue-mode=mq "$tmp/img" "$tmp/mnt"
+m=$tmp/mnt
+[ "$(cat "$m/queue/queue_mode")" = mq ] || fail "queue_mode is not mq"
+[ "$(cat "$m/queue/nr_hw_queues")" = "$online" ] ||
+	fail "nr_hw_queues is $(cat "$m/queue/nr_hw_queues"), not the $online CPUs online"
+[ "$(ls "$m/mq" | sort -n | tr '\n' ' ')" = "$(seq -s ' ' 0 $((online - 1))) " ] ||
+	fail "mq/ holds $(ls "$m/mq")"
+[ "$(ls "$m/mq/0" | tr '\n' ' ')" = "cpu_list dispatched merged nr_tags run " ] ||
+	fail "mq/0/ holds $(ls "$m/mq/0")"
+[ "$(cat "$m/mq/0/nr_tags")" = 64 ] || fail "nr_tags is not 64 by default"
+echo 1 >"$m/mq/0/run" 2>/dev/null && fail "mq/0/run could be written"
+echo 1 >"$m/queue/queue_mode" 2>/dev/null && fail "queue_mode could be written"
+stop_rqdisk
+
+# verify NR ELEVATOR: fio's random writes with verify through the disk, two jobs.
+verify()
+{
+	local nr=$1 e=$2 n dispatched=0 status=0
+
+	say "fio verify on $nr hardware queue(s) under $e"
+	truncate -s 0 "$tmp/img"
+	truncate -s $size "$tmp/img"
+	start_rqdisk --queue-mode=mq --hw-queues "$nr" --hw-queue-depth 16 "$tmp/img" "$tmp/mnt"
+	[ "$(cat "$m/queue/nr_hw_queues")" = "$nr" ] || fail "nr_hw_queues is not $nr"
+	echo "$e" >"$m/queue/scheduler" || fail "queue/scheduler took no $e"
+	[[ $(cat "$m/queue/scheduler") == *"[$e]"* ]] || fail "$e does not run"
+	for ((n = 0; n < nr; n++)); do
+		[ "$(cat "$m/mq/$n/nr_tags")" = 16 ] || fail "mq/$n/nr_tags is not 16"
+		[ "$(cat "$m/mq/$n/cpu_list")" = "$(expect_cpu_list "$n" "$nr")" ] ||
+			fail "mq/$n/cpu_list is '$(cat "$m/mq/$n/cpu_list")'"
+	done
+	(cd "$tmp" && fio --name="mq$nr-$e" --filename="$rqdisk_disk" --ioengine=io_uring \
+		--direct=1 --iodepth=16 --numjobs=2 --size=$((size / 2)) \
+		--offset_increment=$((size / 2)) --rw=randwrite --bs=4k --verify=crc32c \
+		--do_verify=1 --verify_fatal=1 --verify_state_save=0 --output-format=json \
+		--output="$tmp/fio.json") || status=$?
+	[ $status = 0 ] || { cat "$tmp/fio.json"; fail "fio failed (status $status)"; }
+	python3 - "$tmp/fio.json" $((size / 2)) <<'PY' || fail "fio's report says the run went wrong"
+import json, sys
+text = open(sys.argv[1]).read()
+for job in json.loads(text[text.index("{"):])["jobs"]:
+    print(job["jobname"], "error", job["error"], "wrote", job["write"]["io_bytes"],
+          "read", job["read"]["io_bytes"])
+    if job["error"] or job["write"]["io_bytes"] < int(sys.argv[2]) or \
+       job["read"]["io_bytes"] < int(sys.argv[2]):
+        sys.exit(1)
+PY
+	for ((n = 0; n < nr; n++)); do
+		dispatched=$((dispatched + $(cat "$m/mq/$n/dispatched")))
+		[ "$(cat "$m/mq/$n/run")" -gt 0 ] || fail "mq/$n/run is 0"
+	done
+	# the writes and the reads, each at least once (merges only lower it)
+	[ "$dispatched" -ge $((size / 4096 / 4)) ] ||
+		fail "the hardware queues dispatched only $dispatched requests"
+	stop_rqdisk
+}
+
+elevators=$(foreach_elevator)
+for nr in 1 2; do
+	for e in $elevators; do
+		verify "$nr" "$e"
+	done
+done
+echo "PASS: test-mq.sh"
