@@ -19,7 +19,9 @@
  * the queue above (its clock, depth, limits, a kick) are calls of this
  * file, which the host answers through the dev_queue_ops it gives; no
  * layer sees the queue's type.
- * Every op runs on the host's one thread with the queue lock held; none may
+ * Every op runs with the queue lock held, on the host's loop thread (or, in
+ * rqdisk's mq mode, on the thread of the hardware queue that dispatched
+ * the request: several threads, one at a time by the lock); none may
  * sleep.  A stack with no filter is the backend alone: nothing is paid for
  * a filter that is not there.
  *
