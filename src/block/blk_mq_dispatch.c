@@ -125,16 +125,7 @@ static bool blk_mq_start_request(struct request_queue *q, struct request *rq, ui
 {
 	int error;
 
-	rq->rq_flags |= RQF_STARTED;
-	rq->io_start_time_ns = now;
-	if (!rq->issue_nr_sectors) { /* not again after a requeue: a part may have ended */
-		rq->issue_sector = blk_rq_pos(rq);
-		rq->issue_nr_sectors = blk_rq_sectors(rq);
-	}
-	blk_add_trace_rq(q, rq, BLK_TA_ISSUE);
-	q->in_flight++;
-	blk_account_io_start(&q->stats, rq, now);
-	blk_rq_init_walk(rq);
+	blk_start_request(q, rq, now);
 	error = rq->errors;
 	if (error) {
 		end_that_request_first(rq, error, rq->hard_nr_sectors);

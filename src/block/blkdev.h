@@ -103,6 +103,8 @@ int elevator_init(struct request_queue *q, const char *name);
 void submit_bio(struct request_queue *q, struct bio *bio);
 void __submit_bio(struct request_queue *q, struct bio *bio);
 struct request *blk_fetch_request(struct request_queue *q);
+/* Lock held: rq goes to the driver now (issue trace, in flight, accounting). */
+void blk_start_request(struct request_queue *q, struct request *rq, uint64_t now);
 void blk_requeue_request(struct request_queue *q, struct request *rq);
 void blk_run_queue(struct request_queue *q);
 void __blk_run_queue(struct request_queue *q);

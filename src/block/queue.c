@@ -168,7 +168,7 @@ void submit_bio(struct request_queue *q, struct bio *bio)
 	blk_queue_unlock(q);
 }
 
-static void blk_start_request(struct request_queue *q, struct request *rq, uint64_t now)
+void blk_start_request(struct request_queue *q, struct request *rq, uint64_t now)
 {
 	rq->rq_flags |= RQF_STARTED;
 	rq->io_start_time_ns = now;
