@@ -221,18 +221,6 @@ void blk_mq_sched_insert(struct blk_mq_hw_ctx *hctx, struct request *rq)
 	e->type->mq_ops.insert_requests(e, hctx, &list, false);
 }
 
-/* Queue lock held: the elevator's choice is out of merge reach from now on. */
-static struct request *blk_mq_sched_taken(struct request_queue *q, struct request *rq)
-{
-	if (!rq)
-		return NULL;
-	rq->rq_flags &= ~RQF_ELVPRIV;
-	elv_rqhash_del(q, rq);
-	if (q->last_merge == rq)
-		q->last_merge = NULL;
-	return rq;
-}
-
 /* Queue lock held: the elevator's next request for hctx, or NULL. */
 struct request *blk_mq_sched_dispatch(struct blk_mq_hw_ctx *hctx, uint64_t now)
 {
@@ -245,7 +233,7 @@ struct request *blk_mq_sched_dispatch(struct blk_mq_hw_ctx *hctx, uint64_t now)
 		q->dispatch_at = 0;
 	if (!e->type->mq_ops.has_work(e, hctx))
 		return NULL;
-	return blk_mq_sched_taken(q, e->type->mq_ops.dispatch_request(e, hctx, now));
+	return elv_taken(q, e->type->mq_ops.dispatch_request(e, hctx, now));
 }
 
 /* Queue lock held: how many scheduler tags rq may find in use and still take one (0: all). */

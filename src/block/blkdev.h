@@ -168,6 +168,7 @@ struct elevator_queue *elevator_alloc(struct request_queue *q, const struct elev
 void elevator_exit(struct elevator_queue *e);
 void elv_rqhash_add(struct request_queue *q, struct request *rq);
 void elv_rqhash_del(struct request_queue *q, struct request *rq);
+struct request *elv_taken(struct request_queue *q, struct request *rq);
 void elv_rqhash_reposition(struct request_queue *q, struct request *rq);
 struct request *elv_rqhash_find_end(struct request_queue *q, sector_t end, uint64_t epoch);
 struct request *elv_rqhash_find_start(struct request_queue *q, sector_t start, uint64_t epoch);

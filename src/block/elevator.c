@@ -447,17 +447,9 @@ void elv_insert(struct request_queue *q, struct request *rq)
 	e->type->add_request(e, rq);
 }
 
-/* The elevator's choice, out of merge reach from now on. */
-struct request *elv_next_request(struct request_queue *q, uint64_t now)
+/* Lock held: rq, the elevator's choice (or NULL), out of merge reach from now on. */
+struct request *elv_taken(struct request_queue *q, struct request *rq)
 {
-	struct elevator_queue *e = q->elevator;
-	struct request *rq;
-
-	if (q->dispatch_at && now >= q->dispatch_at)
-		q->dispatch_at = 0;
-	if (!e->type->has_work(e))
-		return NULL;
-	rq = e->type->dispatch_request(e, now);
 	if (!rq)
 		return NULL;
 	rq->rq_flags &= ~RQF_ELVPRIV;
@@ -465,6 +457,18 @@ struct request *elv_next_request(struct request_queue *q, uint64_t now)
 	if (q->last_merge == rq)
 		q->last_merge = NULL;
 	return rq;
+}
+
+/* The elevator's choice, out of merge reach from now on. */
+struct request *elv_next_request(struct request_queue *q, uint64_t now)
+{
+	struct elevator_queue *e = q->elevator;
+
+	if (q->dispatch_at && now >= q->dispatch_at)
+		q->dispatch_at = 0;
+	if (!e->type->has_work(e))
+		return NULL;
+	return elv_taken(q, e->type->dispatch_request(e, now));
 }
 
 static const struct elv_tunable *elv_tunable_find(const struct elevator_queue *e,
