@@ -69,6 +69,7 @@ say "sectors_file through fault/rules: the aim moves to its ranges"
 printf '# the ranges of one file\n300-303\n\n400/402\n' >"$tmp/ranges"
 echo "sectors_file=$tmp/ranges" >"$ctl/rules" || fail "sectors_file refused"
 [ "$(cat "$ctl/sectors" | tr '\n' ' ')" = "300-303 400-400 402-402 " ] || fail "fault/sectors: $(cat "$ctl/sectors")"
+[ "$(cat "$ctl/rules")" = "error=write,sectors_file=$tmp/ranges" ] || fail "fault/rules: $(cat "$ctl/rules")"
 expected=ok expect dwrite $((107 * 512)) 512 # aimed at no longer
 expected=EIO expect dwrite $((302 * 512)) 512
 

@@ -54,11 +54,12 @@ void fault_rules_init(struct fault_rules *r)
 int fault_rules_copy(struct fault_rules *to, const struct fault_rules *from)
 {
 	*to = *from;
-	to->error_file = NULL;
+	to->error_file = to->sectors_file = NULL;
 	if (fault_bb_copy(&to->sectors, &from->sectors))
 		return -ENOMEM;
-	if (from->error_file && !(to->error_file = strdup(from->error_file))) {
-		fault_bb_free(&to->sectors);
+	if ((from->error_file && !(to->error_file = strdup(from->error_file))) ||
+	    (from->sectors_file && !(to->sectors_file = strdup(from->sectors_file)))) {
+		fault_rules_free(to);
 		return -ENOMEM;
 	}
 	return 0;
@@ -68,6 +69,8 @@ void fault_rules_free(struct fault_rules *r)
 {
 	free(r->error_file);
 	r->error_file = NULL;
+	free(r->sectors_file);
+	r->sectors_file = NULL;
 	fault_bb_free(&r->sectors);
 }
 
@@ -135,6 +138,8 @@ static int fault_parse_sectors(struct fault_rules *r, const char *v, size_t len,
 	}
 	fault_bb_free(&r->sectors);
 	r->sectors = got;
+	free(r->sectors_file);
+	r->sectors_file = NULL;
 	return 0;
 }
 
@@ -151,8 +156,13 @@ static int fault_parse_sectors_file(struct fault_rules *r, const char *v, size_t
 	if (!path)
 		return -ENOMEM;
 	ret = fault_bb_read_file(&r->sectors, path, cap, why, whylen);
-	free(path);
-	return ret;
+	if (ret) {
+		free(path);
+		return ret;
+	}
+	free(r->sectors_file);
+	r->sectors_file = path;
+	return 0;
 }
 
 enum fault_key_type {
@@ -462,7 +472,10 @@ int fault_rules_format(const struct fault_rules *r, char *buf, size_t len)
 		fault_put(&o, "start=%llu", ULL(r->start));
 	if (r->end)
 		fault_put(&o, "end=%llu", ULL(r->end));
-	for (unsigned int i = 0; i < r->sectors.nr; i++) {
+	/* a file's ranges, many as a fragmented file's extents, as they were given: its path */
+	if (r->sectors_file)
+		fault_put(&o, "sectors_file=%s", r->sectors_file);
+	for (unsigned int i = 0; !r->sectors_file && i < r->sectors.nr; i++) {
 		const struct fault_bad_range *a = &r->sectors.r[i];
 
 		if (i)
