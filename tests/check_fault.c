@@ -769,6 +769,52 @@ START_TEST(aimed_drop_writes_loses_only_the_aimed_writes)
 }
 END_TEST
 
+/*
+ * A write dropped in part while the backend takes nothing: its kept
+ * pieces wait, then go down as the write's own (FUA kept); a piece that
+ * fails fails the write as a whole.
+ */
+START_TEST(a_write_dropped_in_part_waits_for_room_and_fails_whole)
+{
+	struct stack_harness h;
+	unsigned int b;
+
+	/* delayed: held in the filter, due when the backend has stopped taking */
+	setup(&h, "fault:up=1,down=1000,drop_writes=1,sectors=64-71,delay_write=1");
+	sh_run_until(&h, START_NS + 2 * MS);
+	blk_queue_lock(h.q);
+	b = sh_queue_bio(&h, REQ_OP_WRITE, REQ_FUA, 56, 24, 0x33);
+	blk_queue_unlock(h.q);
+	sh_run_until(&h, h.clock.virtual_ns);
+	sh_mem->refuse = true;
+	sh_run_until(&h, h.clock.virtual_ns + 2 * MS);
+	ck_assert(!h.ended_at[b]);
+	ck_assert_uint_eq(sh_mem->nr_log, 0);
+	sh_mem->refuse = false;
+	sh_run_until(&h, h.clock.virtual_ns + MS);
+	ck_assert_msg(h.ended_at[b], "the write never ended");
+	ck_assert_int_eq(h.error[b], 0);
+	ck_assert_uint_eq(sh_mem->nr_log, 2);
+	ck_assert_uint_eq(sh_mem->log[0].sector, 56);
+	ck_assert_uint_eq(sh_mem->log[0].nr, 8);
+	ck_assert_uint_eq(sh_mem->log[1].sector, 72);
+	ck_assert_uint_eq(sh_mem->log[1].nr, 8);
+	ck_assert(sh_mem->log[0].flags & REQ_FUA);
+	ck_assert(sh_mem->log[1].flags & REQ_FUA);
+	ck_assert(medium_is(56, 8, 0x33));
+	ck_assert(medium_is(64, 8, -1));
+	ck_assert(medium_is(72, 8, 0x33));
+
+	ck_assert_int_eq(store(&h, "rules", "delay_write=0"), 0);
+	sh_run_until(&h, h.clock.virtual_ns + 2 * MS); /* down again */
+	sh_mem->fail_writes = true;
+	b = io(&h, REQ_OP_WRITE, 60, 16);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 0);
+	sh_teardown(&h);
+}
+END_TEST
+
 /* corrupt_bio_byte and random corruption aimed at sector 8: bytes elsewhere are never changed. */
 START_TEST(aimed_corruption_lands_only_in_the_aimed_sectors)
 {
@@ -883,11 +929,12 @@ START_TEST(bad_sectors_and_sectors_files_are_refused)
 	sh_assert_refused("fault:error=read,sectors=9-8", "fault: sectors must be START-END");
 	sh_assert_refused("fault:error=read,sectors=1/", "fault: sectors must be START-END");
 	sh_assert_refused("fault:error=read,sectors=x", "fault: sectors must be START-END");
-	sh_assert_refused("fault:error=flush,sectors=1", "error=flush with sectors= would never");
+	sh_assert_refused("fault:error=flush,sectors=1", "error=flush with sectors= never fails");
 	sh_assert_refused("fault:sectors_file=rel", "fault: sectors_file must be an absolute path");
 	sh_assert_refused("fault:sectors_file=/nonexistent/x",
 			  "fault: sectors_file /nonexistent/x: No such file");
-	sh_assert_refused("fault:sectors_file=/tmp", "fault: sectors_file /tmp: not a regular file");
+	sh_assert_refused("fault:sectors_file=/tmp",
+			  "fault: sectors_file /tmp: not a regular file");
 	sh_assert_refused("fault:sectors_file=/dev/null",
 			  "fault: sectors_file /dev/null: not a regular file");
 
@@ -938,6 +985,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, aimed_errors_touch_only_the_aimed_sectors);
 	tcase_add_test(tc, aimed_flakey_fails_only_there);
 	tcase_add_test(tc, aimed_drop_writes_loses_only_the_aimed_writes);
+	tcase_add_test(tc, a_write_dropped_in_part_waits_for_room_and_fails_whole);
 	tcase_add_test(tc, aimed_corruption_lands_only_in_the_aimed_sectors);
 	tcase_add_test(tc, aimed_delay_holds_only_the_aimed_requests);
 	tcase_add_test(tc, sectors_file_aims_at_its_ranges);

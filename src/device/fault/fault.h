@@ -61,7 +61,8 @@ struct fault_rules {
 	 * of them on; none: the whole disk.  Bad sectors are their own aim.
 	 */
 	struct fault_badblocks sectors;
-	char *sectors_file; /* where sectors came from, shown as the rules were written; NULL: sectors= */
+	char *sectors_file; /* where sectors came from, shown as the rules were written; NULL:
+			       sectors= */
 };
 
 /* The defaults: no rule, EIO, always, each request, enabled. */

@@ -289,8 +289,7 @@ int fault_bb_read_file(struct fault_badblocks *bb, const char *path, sector_t ca
 			ret = fault_bb_parse_line(&got, s, (size_t)(nl - s), capacity);
 	}
 	if (ret)
-		snprintf(why, whylen,
-			 "fault: sectors_file %s line %u: %s", path, line,
+		snprintf(why, whylen, "fault: sectors_file %s line %u: %s", path, line,
 			 ret == -ENOSPC	  ? "more than 65536 ranges"
 			 : ret == -ENOMEM ? "out of memory"
 					  : "must be START-END sector ranges inside the disk, "

@@ -40,8 +40,8 @@ struct fault_rq {
 	/* FA_PART: its pieces, and a piece's own state */
 	struct fault_rq *unsent; /* the parent's pieces not sent yet, chained by next */
 	struct fault_rq *next;
-	unsigned int pieces; /* the parent's pieces not ended yet */
-	int piece_err;	     /* the parent's: the first error a piece ended with */
+	unsigned int pieces;	 /* the parent's pieces not ended yet */
+	int piece_err;		 /* the parent's: the first error a piece ended with */
 	struct fault_rq *parent; /* a piece's; NULL for a request from above */
 	void *buf;		 /* a piece's copy of its sectors' data */
 };

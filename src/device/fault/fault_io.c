@@ -255,8 +255,9 @@ static void fault_corrupt_random(struct fault_filter *ff, struct fault_rq *p, ui
 
 /*
  * While flakey is down: what dm-flakey does with its features, or every
- * request fails; aimed, only requests that reach the aimed sectors, an
- * error from the first of them, a dropped write whole.
+ * request fails; aimed, only requests that reach the aimed sectors: an
+ * error from the first of them on, a write dropped in its aimed sectors
+ * alone (FA_PART), corruption in aimed bytes only.
  */
 static void fault_flakey(struct blk_dev *dev, struct fault_rq *p, sector_t pos)
 {
@@ -279,11 +280,10 @@ static void fault_flakey(struct blk_dev *dev, struct fault_rq *p, sector_t pos)
 	if (p->fails)
 		return; /* failing already: nothing of it is written or read */
 	if (r->drop_writes && fault_is_write(op)) {
-		/* aimed in part: the sectors outside the aim are written, as a split bio would be */
-		p->act = r->sectors.nr && (at || fault_bb_first_clear(&r->sectors, pos, p->total) <
-							 p->total)
-				 ? FA_PART
-				 : FA_DROP;
+		bool part = at || fault_bb_first_clear(&r->sectors, pos, p->total) < p->total;
+
+		/* aimed in part: its sectors outside the aim are written, as a split bio's */
+		p->act = r->sectors.nr && part ? FA_PART : FA_DROP;
 		ff->st.dropped_writes++;
 		dev_dropped_write(dev);
 		return;

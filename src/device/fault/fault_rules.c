@@ -144,8 +144,8 @@ static int fault_parse_sectors(struct fault_rules *r, const char *v, size_t len,
 }
 
 /* sectors_file=PATH: read now, its ranges as sectors= takes them; says why itself. */
-static int fault_parse_sectors_file(struct fault_rules *r, const char *v, size_t len,
-				    sector_t cap, char *why, size_t whylen)
+static int fault_parse_sectors_file(struct fault_rules *r, const char *v, size_t len, sector_t cap,
+				    char *why, size_t whylen)
 {
 	char *path;
 	int ret;
@@ -353,8 +353,8 @@ static int fault_parse_one(void *opaque, const char *key, size_t klen, const cha
 			continue;
 		if (w->whylen)
 			w->why[0] = 0;
-		ret = val ? fault_set(k, w->r, w->bb, val, vlen, w->cap, w->why, w->whylen)
-			  : -EINVAL;
+		ret =
+		    val ? fault_set(k, w->r, w->bb, val, vlen, w->cap, w->why, w->whylen) : -EINVAL;
 		if (!ret || (w->whylen && w->why[0])) /* said already (sectors_file) */
 			return ret;
 		if (ret == -ENOMEM)
@@ -383,7 +383,7 @@ int fault_rules_parse(struct fault_rules *r, struct fault_badblocks *bb, const c
 	}
 	if (r->sectors.nr && r->ops == FAULT_OP(REQ_OP_FLUSH)) {
 		snprintf(why, whylen,
-			 "fault: error=flush with sectors= would never fail: a flush has no sectors");
+			 "fault: error=flush with sectors= never fails: a flush has none");
 		return -EINVAL;
 	}
 	if (!r->up_ms && r->down_ms) {
