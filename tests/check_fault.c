@@ -3,7 +3,8 @@
  * check_fault.c - the fault filter over a memory backend on a virtual
  * clock: seeded probabilities, times and interval, sector ranges, flakey's
  * up and down, bad sectors and the good prefix before them, corruption,
- * dropped writes, delays, and rules refused with nothing changed.
+ * dropped writes, delays, and rules refused with nothing changed; the
+ * same aimed at sector ranges (sectors=, sectors_file=).
  */
 #include <check.h>
 #include <errno.h>
@@ -922,7 +923,7 @@ END_TEST
 /* Bad aims and bad files: one line naming the problem (and the file's line), nothing kept. */
 START_TEST(bad_sectors_and_sectors_files_are_refused)
 {
-	char spec[4200], big[64];
+	char spec[4200], big[128];
 	const char *path;
 	FILE *f;
 
@@ -947,6 +948,19 @@ START_TEST(bad_sectors_and_sectors_files_are_refused)
 	sh_assert_refused(spec, big);
 	sectors_file("1-2\n99999999999999\n"); /* past a 1 TiB disk */
 	snprintf(big, sizeof(big), "sectors_file %s line 2:", path);
+	sh_assert_refused(spec, big);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite("1-2\n3\0004\n", 1, 8, f), 8); /* a NUL inside line 2 */
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(big, sizeof(big), "sectors_file %s line 2: must be START-END", path);
+	sh_assert_refused(spec, big);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (unsigned int i = 0; i <= 65536; i++) /* never adjacent: one range each */
+		fprintf(f, "%u\n", 2 * i);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(big, sizeof(big), "sectors_file %s line 65537: more than 65536 ranges", path);
 	sh_assert_refused(spec, big);
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
