@@ -763,6 +763,10 @@ START_TEST(aimed_drop_writes_loses_only_the_aimed_writes)
 	ck_assert(medium_is(56, 8, 0x11));
 	ck_assert(medium_is(64, 8, -1));
 	ck_assert(medium_is(72, 8, 0x22));
+	/* bad sectors in the kept part are written, and good again; those aimed stay bad */
+	ck_assert_int_eq(store(&h, "badblocks", "+60-67"), 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 56, 24)], 0);
+	ck_assert_str_eq(show(&h, "badblocks"), "64-67\n");
 	/* wholly aimed: nothing goes down */
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE_ZEROES, 64, 8)], 0);
 	ck_assert(medium_is(64, 8, -1));

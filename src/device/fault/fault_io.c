@@ -67,23 +67,41 @@ static void fault_badblocks(struct blk_dev *dev, struct fault_rq *p, sector_t po
 	}
 }
 
+/* Sectors [pos, pos + n) written: the bad ones among them are good again. */
+static void fault_remap_range(struct blk_dev *dev, sector_t pos, unsigned int n)
+{
+	struct fault_filter *ff = dev->priv;
+
+	if (!n || fault_bb_first(&ff->bb, pos, n) == n)
+		return;
+	if (!fault_bb_clear(&ff->bb, pos, pos + n)) {
+		ff->st.cleared_badblocks++;
+		dev_trace_msg(dev, "bad sectors in %llu+%u cleared by a write",
+			      (unsigned long long)pos, n);
+	}
+}
+
 /*
  * A write clears the bad sectors it writes (the drive remapped them): once
  * the other rules have had their say, only those before the sectors that
  * fail, and none of a write that fails whole or is dropped, which reaches
- * no sector.
+ * no sector; of one dropped in part, those outside the aim.
  */
 static void fault_remap(struct blk_dev *dev, struct fault_rq *p, sector_t pos)
 {
 	struct fault_filter *ff = dev->priv;
+	const struct fault_badblocks *a = &ff->r.sectors;
 
-	if (!ff->bb.nr || ff->r.sticky || !fault_is_write(p->rq->cmd_op) || p->act != FA_PASS ||
-	    !p->fail_at || fault_bb_first(&ff->bb, pos, p->fail_at) == p->fail_at)
+	if (!ff->bb.nr || ff->r.sticky || !fault_is_write(p->rq->cmd_op))
 		return;
-	if (!fault_bb_clear(&ff->bb, pos, pos + p->fail_at)) {
-		ff->st.cleared_badblocks++;
-		dev_trace_msg(dev, "bad sectors in %llu+%u cleared by a write",
-			      (unsigned long long)pos, p->fail_at);
+	if (p->act == FA_PASS)
+		fault_remap_range(dev, pos, p->fail_at);
+	for (unsigned int off = 0; p->act == FA_PART && off < p->total;) {
+		unsigned int clear = fault_bb_first(a, pos + off, p->total - off);
+
+		fault_remap_range(dev, pos + off, clear);
+		off += clear;
+		off += fault_bb_first_clear(a, pos + off, p->total - off);
 	}
 }
 
