@@ -3,15 +3,18 @@
  * check_fault.c - the fault filter over a memory backend on a virtual
  * clock: seeded probabilities, times and interval, sector ranges, flakey's
  * up and down, bad sectors and the good prefix before them, corruption,
- * dropped writes, delays, and rules refused with nothing changed.
+ * dropped writes, delays, and rules refused with nothing changed; the
+ * same aimed at sector ranges (sectors=, sectors_file=).
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "stack_harness.h"
@@ -635,6 +638,345 @@ START_TEST(bad_rules_are_refused_and_change_nothing)
 }
 END_TEST
 
+/*
+ * sectors=100-107/200-203: the error rule fails only requests that reach
+ * those sectors; one that begins before them has its sectors before the
+ * first aimed one done (a disk's good prefix), and start/end narrow the
+ * aim further.  A flush, with no sectors, is never aimed at.
+ */
+START_TEST(aimed_errors_touch_only_the_aimed_sectors)
+{
+	struct stack_harness h;
+	unsigned int b;
+
+	setup(&h, "fault:error=any,sectors=100-107/200-203");
+	ck_assert_str_eq(show(&h, "sectors"), "100-107\n200-203\n");
+	ck_assert_str_eq(show(&h, "rules"), "error=any,sectors=100-107/200-203\n");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 108, 92)], 0); /* between the two */
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 300, 8)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_FLUSH, 0, 0)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 107, 1)], -EIO);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 202, 4)], -EIO);
+	b = io(&h, REQ_OP_READ, 96, 16);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 4 * SECTOR_SIZE);
+	for (size_t i = 0; i < 4 * SECTOR_SIZE; i++)
+		ck_assert_uint_eq(h.buf[b][i], pattern(96 * SECTOR_SIZE + i));
+	b = io(&h, REQ_OP_READ, 150, 60);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 50 * SECTOR_SIZE);
+	ck_assert_uint_eq(stat_of(&h, "errors"), 4);
+	/* start= inside the aim: the prefix runs to the first sector both take */
+	ck_assert_int_eq(store(&h, "rules", "start=102"), 0);
+	b = io(&h, REQ_OP_READ, 96, 16);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 6 * SECTOR_SIZE);
+	/* sectors= with nothing: the whole disk again, as before */
+	ck_assert_int_eq(store(&h, "rules", "start=0,sectors="), 0);
+	ck_assert_str_eq(show(&h, "sectors"), "");
+	ck_assert_str_eq(show(&h, "rules"), "error=any\n");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], -EIO);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_FLUSH, 0, 0)], -EIO);
+	sh_teardown(&h);
+}
+END_TEST
+
+/*
+ * Flakey aimed at 64..71: while down, requests there fail (from the first
+ * aimed sector), the rest of the disk works.
+ */
+START_TEST(aimed_flakey_fails_only_there)
+{
+	struct stack_harness h;
+	unsigned int b;
+
+	setup(&h, "fault:up=1,down=1000,sectors=64-71");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 64, 8)], 0); /* up */
+	sh_run_until(&h, START_NS + 2 * MS);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 0, 8)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 72, 8)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 64, 8)], -EIO);
+	b = io(&h, REQ_OP_READ, 60, 8);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 4 * SECTOR_SIZE);
+	ck_assert_uint_eq(stat_of(&h, "flakey_errors"), 2);
+	sh_teardown(&h);
+
+	setup(&h, "fault:up=1,down=1000,error_writes=1,sectors=64-71");
+	sh_run_until(&h, START_NS + 2 * MS);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 64, 8)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 8)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 64, 8)], -EIO);
+	ck_assert_uint_eq(stat_of(&h, "flakey_errors"), 1);
+	sh_teardown(&h);
+}
+END_TEST
+
+/* Read back [sector, sector + nr) of the medium: all fill, or all the pattern. */
+static bool medium_is(sector_t sector, unsigned int nr, int fill)
+{
+	for (size_t i = sector * SECTOR_SIZE; i < (sector + nr) * SECTOR_SIZE; i++)
+		if (sh_mem->data[i] != (fill >= 0 ? (unsigned char)fill : pattern(i)))
+			return false;
+	return true;
+}
+
+/*
+ * drop_writes aimed at 64..71: writes there end as done and are lost,
+ * writes elsewhere are kept; a write that reaches the aimed sectors in
+ * part loses only its aimed part.
+ */
+START_TEST(aimed_drop_writes_loses_only_the_aimed_writes)
+{
+	struct stack_harness h;
+
+	setup(&h, "fault:up=1,down=1000,drop_writes=1,sectors=64-71");
+	sh_run_until(&h, START_NS + 2 * MS);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 8)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 64, 8)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 72, 8)], 0);
+	ck_assert(medium_is(0, 8, 0x5a));
+	ck_assert(medium_is(64, 8, -1));
+	ck_assert(medium_is(72, 8, 0x5a));
+	ck_assert_uint_eq(stat_of(&h, "dropped_writes"), 1);
+	/* across the edges: 56..63 and 72..79 written, 64..71 not */
+	ck_assert_int_eq(store(&h, "rules", "up=1"), 0); /* the cycle over: up again */
+	sh_run_until(&h, h.clock.virtual_ns + 2 * MS);
+	for (size_t i = 0; i < 128 * SECTOR_SIZE; i++)
+		sh_mem->data[i] = pattern(i);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 56, 24)], 0);
+	ck_assert(medium_is(56, 8, 0x5a));
+	ck_assert(medium_is(64, 8, -1));
+	ck_assert(medium_is(72, 8, 0x5a));
+	ck_assert_uint_eq(stat_of(&h, "dropped_writes"), 2);
+	/* one request of two bios, 56..65 and 66..79: each kept sector has its own bio's bytes */
+	blk_queue_lock(h.q);
+	blk_plug_device(h.q);
+	sh_queue_bio(&h, REQ_OP_WRITE, 0, 56, 10, 0x11);
+	sh_queue_bio(&h, REQ_OP_WRITE, 0, 66, 14, 0x22);
+	__blk_unplug(h.q);
+	blk_queue_unlock(h.q);
+	sh_run_until(&h, h.clock.virtual_ns);
+	ck_assert_int_eq(h.error[h.nr_bios - 2], 0);
+	ck_assert_int_eq(h.error[h.nr_bios - 1], 0);
+	ck_assert(medium_is(56, 8, 0x11));
+	ck_assert(medium_is(64, 8, -1));
+	ck_assert(medium_is(72, 8, 0x22));
+	/* bad sectors in the kept part are written, and good again; those aimed stay bad */
+	ck_assert_int_eq(store(&h, "badblocks", "+60-67"), 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 56, 24)], 0);
+	ck_assert_str_eq(show(&h, "badblocks"), "64-67\n");
+	/* wholly aimed: nothing goes down */
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE_ZEROES, 64, 8)], 0);
+	ck_assert(medium_is(64, 8, -1));
+	sh_teardown(&h);
+}
+END_TEST
+
+/*
+ * A write dropped in part while the backend takes nothing: its kept
+ * pieces wait, then go down as the write's own (FUA kept); a piece that
+ * fails fails the write as a whole.
+ */
+START_TEST(a_write_dropped_in_part_waits_for_room_and_fails_whole)
+{
+	struct stack_harness h;
+	unsigned int b;
+
+	/* delayed: held in the filter, due when the backend has stopped taking */
+	setup(&h, "fault:up=1,down=1000,drop_writes=1,sectors=64-71,delay_write=1");
+	sh_run_until(&h, START_NS + 2 * MS);
+	blk_queue_lock(h.q);
+	b = sh_queue_bio(&h, REQ_OP_WRITE, REQ_FUA, 56, 24, 0x33);
+	blk_queue_unlock(h.q);
+	sh_run_until(&h, h.clock.virtual_ns);
+	sh_mem->refuse = true;
+	sh_run_until(&h, h.clock.virtual_ns + 2 * MS);
+	ck_assert(!h.ended_at[b]);
+	ck_assert_uint_eq(sh_mem->nr_log, 0);
+	sh_mem->refuse = false;
+	sh_run_until(&h, h.clock.virtual_ns + MS);
+	ck_assert_msg(h.ended_at[b], "the write never ended");
+	ck_assert_int_eq(h.error[b], 0);
+	ck_assert_uint_eq(sh_mem->nr_log, 2);
+	ck_assert_uint_eq(sh_mem->log[0].sector, 56);
+	ck_assert_uint_eq(sh_mem->log[0].nr, 8);
+	ck_assert_uint_eq(sh_mem->log[1].sector, 72);
+	ck_assert_uint_eq(sh_mem->log[1].nr, 8);
+	ck_assert(sh_mem->log[0].flags & REQ_FUA);
+	ck_assert(sh_mem->log[1].flags & REQ_FUA);
+	ck_assert(medium_is(56, 8, 0x33));
+	ck_assert(medium_is(64, 8, -1));
+	ck_assert(medium_is(72, 8, 0x33));
+
+	ck_assert_int_eq(store(&h, "rules", "delay_write=0"), 0);
+	sh_run_until(&h, h.clock.virtual_ns + 2 * MS); /* down again */
+	sh_mem->fail_writes = true;
+	b = io(&h, REQ_OP_WRITE, 60, 16);
+	ck_assert_int_eq(h.error[b], -EIO);
+	ck_assert_uint_eq(h.bio[b].bi_good, 0);
+	sh_teardown(&h);
+}
+END_TEST
+
+/* corrupt_bio_byte and random corruption aimed at sector 8: bytes elsewhere are never changed. */
+START_TEST(aimed_corruption_lands_only_in_the_aimed_sectors)
+{
+	struct stack_harness h;
+
+	setup(&h, "fault:up=1,down=1000,corrupt_bio_byte=1,corrupt_value=7,corrupt_on=write,"
+		  "sectors=8");
+	sh_run_until(&h, START_NS + 2 * MS);
+	io2(&h, REQ_OP_WRITE, 0, 8, 8); /* two bios: the second begins in sector 8 */
+	ck_assert_uint_eq(sh_mem->data[0], 0x5a);
+	ck_assert_uint_eq(sh_mem->data[8 * SECTOR_SIZE], 7);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 16, 8)], 0);
+	ck_assert_uint_eq(sh_mem->data[16 * SECTOR_SIZE], 0x5a);
+	sh_teardown(&h);
+
+	setup(&h, "fault:up=1,down=1000,random_write_corrupt=1000000,seed=5,sectors=8");
+	sh_run_until(&h, START_NS + 2 * MS);
+	for (unsigned int k = 0; k < 20; k++) {
+		unsigned int changed = 0;
+
+		ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 0, 16)], 0);
+		for (size_t i = 0; i < 16 * SECTOR_SIZE; i++)
+			if (sh_mem->data[i] != 0x5a) {
+				ck_assert_msg(i / SECTOR_SIZE == 8, "byte %zu changed", i);
+				changed++;
+			}
+		ck_assert_uint_eq(changed, 1);
+	}
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 32, 16)], 0);
+	ck_assert(medium_is(32, 16, 0x5a));
+	sh_teardown(&h);
+}
+END_TEST
+
+/* delay_write=5 aimed at 64..71: a write there ends 5 ms later, others (and flushes) at once. */
+START_TEST(aimed_delay_holds_only_the_aimed_requests)
+{
+	struct stack_harness h;
+	unsigned int a, b, c, f;
+
+	setup(&h, "fault:delay_write=5,delay_read=5,sectors=64-71");
+	blk_queue_lock(h.q);
+	a = sh_queue_bio(&h, REQ_OP_WRITE, 0, 0, 8, 0);
+	b = sh_queue_bio(&h, REQ_OP_WRITE, 0, 68, 8, 0);
+	c = sh_queue_bio(&h, REQ_OP_READ, 0, 200, 8, 0);
+	blk_queue_unlock(h.q);
+	sh_run_until(&h, START_NS + 10 * MS);
+	ck_assert_uint_eq(h.ended_at[a], START_NS);
+	ck_assert_uint_eq(h.ended_at[b], START_NS + 5 * MS);
+	ck_assert_uint_eq(h.ended_at[c], START_NS); /* not aimed: not behind b */
+	f = io(&h, REQ_OP_FLUSH, 0, 0);
+	ck_assert_uint_eq(h.ended_at[f], START_NS + 10 * MS);
+	ck_assert_uint_eq(stat_of(&h, "delayed"), 1);
+	sh_teardown(&h);
+}
+END_TEST
+
+/* A file of the ranges rqdisk-extents prints, at a new path of its own; the path. */
+static const char *sectors_file(const char *text)
+{
+	static char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/check_fault.%d.sectors", (int)getpid());
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return path;
+}
+
+/* sectors_file: lines of ranges, blank lines and comments; read whole when the rules are set. */
+START_TEST(sectors_file_aims_at_its_ranges)
+{
+	struct stack_harness h;
+	char spec[128];
+	const char *path = sectors_file("# wal\n100-107\n\n  200-203/300 \r\n");
+
+	snprintf(spec, sizeof(spec), "fault:error=write,sectors_file=%s", path);
+	setup(&h, spec);
+	ck_assert_str_eq(show(&h, "sectors"), "100-107\n200-203\n300-300\n");
+	snprintf(spec, sizeof(spec), "error=write,sectors_file=%s\n", path);
+	ck_assert_str_eq(show(&h, "rules"), spec);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 300, 1)], -EIO);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 301, 1)], 0);
+	/* a new file through the rules */
+	sectors_file("5-6\n");
+	snprintf(spec, sizeof(spec), "sectors_file=%s", path);
+	ck_assert_int_eq(store(&h, "rules", spec), 0);
+	ck_assert_str_eq(show(&h, "sectors"), "5-6\n");
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 300, 1)], 0);
+	ck_assert_int_eq(h.error[io(&h, REQ_OP_WRITE, 6, 1)], -EIO);
+	/* a bad file changes nothing */
+	sectors_file("5-6\n70000\n");
+	ck_assert_int_eq(store(&h, "rules", spec), -EINVAL);
+	ck_assert_str_eq(show(&h, "sectors"), "5-6\n");
+	/* sectors= after it: the ranges, shown as such */
+	ck_assert_int_eq(store(&h, "rules", "sectors=9"), 0);
+	ck_assert_str_eq(show(&h, "rules"), "error=write,sectors=9-9\n");
+	unlink(path);
+	sh_teardown(&h);
+}
+END_TEST
+
+/* Bad aims and bad files: one line naming the problem (and the file's line), nothing kept. */
+START_TEST(bad_sectors_and_sectors_files_are_refused)
+{
+	char spec[4200], big[128];
+	const char *path;
+	FILE *f;
+
+	sh_assert_refused("fault:error=read,sectors=9-8", "fault: sectors must be START-END");
+	sh_assert_refused("fault:error=read,sectors=1/", "fault: sectors must be START-END");
+	sh_assert_refused("fault:error=read,sectors=x", "fault: sectors must be START-END");
+	sh_assert_refused("fault:error=flush,sectors=1", "error=flush with sectors= never fails");
+	sh_assert_refused("fault:sectors_file=rel", "fault: sectors_file must be an absolute path");
+	sh_assert_refused("fault:sectors_file=/nonexistent/x",
+			  "fault: sectors_file /nonexistent/x: No such file");
+	sh_assert_refused("fault:sectors_file=/tmp",
+			  "fault: sectors_file /tmp: not a regular file");
+	sh_assert_refused("fault:sectors_file=/dev/null",
+			  "fault: sectors_file /dev/null: not a regular file");
+
+	path = sectors_file("1-2\n3\nfour\n");
+	snprintf(spec, sizeof(spec), "fault:error=read,sectors_file=%s", path);
+	snprintf(big, sizeof(big), "sectors_file %s line 3: must be START-END", path);
+	sh_assert_refused(spec, big);
+	sectors_file("# nothing\n\n");
+	snprintf(big, sizeof(big), "sectors_file %s holds no range", path);
+	sh_assert_refused(spec, big);
+	sectors_file("1-2\n99999999999999\n"); /* past a 1 TiB disk */
+	snprintf(big, sizeof(big), "sectors_file %s line 2:", path);
+	sh_assert_refused(spec, big);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite("1-2\n3\0004\n", 1, 8, f), 8); /* a NUL inside line 2 */
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(big, sizeof(big), "sectors_file %s line 2: must be START-END", path);
+	sh_assert_refused(spec, big);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (unsigned int i = 0; i <= 65536; i++) /* never adjacent: one range each */
+		fprintf(f, "%u\n", 2 * i);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(big, sizeof(big), "sectors_file %s line 65537: more than 65536 ranges", path);
+	sh_assert_refused(spec, big);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (unsigned int i = 0; i < (4u << 20) / 8 + 1; i++)
+		fputs("1-2/3-4\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(big, sizeof(big), "sectors_file %s: larger than 4 MiB", path);
+	sh_assert_refused(spec, big);
+	unlink(path);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -658,6 +1000,14 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, delays_and_spikes);
 	tcase_add_test(tc, enable_switches_the_error_rule);
 	tcase_add_test(tc, bad_rules_are_refused_and_change_nothing);
+	tcase_add_test(tc, aimed_errors_touch_only_the_aimed_sectors);
+	tcase_add_test(tc, aimed_flakey_fails_only_there);
+	tcase_add_test(tc, aimed_drop_writes_loses_only_the_aimed_writes);
+	tcase_add_test(tc, a_write_dropped_in_part_waits_for_room_and_fails_whole);
+	tcase_add_test(tc, aimed_corruption_lands_only_in_the_aimed_sectors);
+	tcase_add_test(tc, aimed_delay_holds_only_the_aimed_requests);
+	tcase_add_test(tc, sectors_file_aims_at_its_ranges);
+	tcase_add_test(tc, bad_sectors_and_sectors_files_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

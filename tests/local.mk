@@ -212,6 +212,7 @@ INTEGRATION_TESTS = \
 	tests/test-filter.sh \
 	tests/test-filter-control.sh \
 	tests/test-fault.sh \
+	tests/test-fault-sectors.sh \
 	tests/test-fault-ext4.sh \
 	tests/test-write-cache.sh \
 	tests/test-crash-rename-cut.sh \

@@ -64,7 +64,7 @@ expect()
 say "bad sector 100: EIO there; sectors 99 and 101 read their bytes"
 start_rqdisk -e noop --filter fault:badblocks=100 --trace "$tmp/tr" "$tmp/img" "$tmp/mnt"
 [ -d "$ctl" ] || fail "no fault/ at the top of the control tree"
-[ "$(ls "$ctl" | tr '\n' ' ')" = "badblocks enable rules stats " ] || fail "fault/ holds: $(ls "$ctl")"
+[ "$(ls "$ctl" | tr '\n' ' ')" = "badblocks enable rules sectors stats " ] || fail "fault/ holds: $(ls "$ctl")"
 [ "$(cat "$ctl/badblocks")" = 100-100 ] || fail "fault/badblocks: $(cat "$ctl/badblocks")"
 expected=ok expect dread $((99 * 512)) 512
 same_bytes "$tmp/got" 0 "$tmp/orig" $((99 * 512)) 512 || fail "sector 99 is not the image's"

@@ -11,7 +11,7 @@
  * [value...]; the running elevator's tunables are numbers, and text for
  * bfq's weights.  Writes that would reach outside the process are left
  * out: a scheduler path (dlopen), trace/enable (a file) and fault's
- * error_file (a thread that stats a path).  Below the queue are the log-writes filter
+ * error_file (a thread that stats a path) and sectors_file (a file read).  Below the queue are the log-writes filter
  * (its log a temporary file, unlinked once open), two delays, a
  * model, the write cache and the fault filter over a backend that takes
  * nothing, for their files in device/ and at the top (log/, power/,
@@ -134,6 +134,7 @@ static const struct node_name layer_nodes[] = {
 	{ "fault", "enable", N_LINE | N_BACK },
 	{ "fault", "badblocks", 0 },
 	{ "fault", "stats", 0 },
+	{ "fault", "sectors", 0 },
 };
 #define NR_LAYER_NODES (sizeof(layer_nodes) / sizeof(layer_nodes[0]))
 /* The filters' own directories at the top, and the names of their layers in device/. */
@@ -361,7 +362,7 @@ static bool excluded(struct rqdisk *d, fuse_ino_t ino, const char *val)
 	if (ino == lookup(d, lookup(d, FUSE_ROOT_ID, "queue"), "scheduler"))
 		return strchr(val, '/');
 	if (ino == lookup(d, lookup(d, FUSE_ROOT_ID, "fault"), "rules"))
-		return strstr(val, "error_file");
+		return strstr(val, "error_file") || strstr(val, "sectors_file");
 	return false;
 }
 

@@ -13,12 +13,23 @@
 #define FAULT_PPM 1000000u	/* probabilities are parts per million */
 #define FAULT_MAX_MS 3600000ull /* an hour */
 #define FAULT_MAX_BAD_RANGES 65536u
+#define FAULT_MAX_SECTORS_FILE (4u << 20) /* bytes: 65536 ranges of long numbers fit */
 
 /* One bit per enum req_op. */
 #define FAULT_OP(op) (1u << (op))
 #define FAULT_OPS_ALL                                                                              \
 	(FAULT_OP(REQ_OP_READ) | FAULT_OP(REQ_OP_WRITE) | FAULT_OP(REQ_OP_FLUSH) |                 \
 	 FAULT_OP(REQ_OP_DISCARD) | FAULT_OP(REQ_OP_WRITE_ZEROES))
+
+/* Sorted, disjoint, never adjacent: [start, end) in sectors. */
+struct fault_bad_range {
+	sector_t start, end;
+};
+
+struct fault_badblocks {
+	struct fault_bad_range *r;
+	unsigned int nr, cap;
+};
 
 struct fault_rules {
 	/* The error rule: off while ops is 0 or enable is 0. */
@@ -44,16 +55,14 @@ struct fault_rules {
 	/* Delay: every read or write (flush, discard: write's), and now and then a spike on top. */
 	uint64_t delay_read_ms, delay_write_ms, spike_ms;
 	uint32_t spike_prob; /* ppm */
-};
-
-/* Sorted, disjoint, never adjacent: [start, end) in sectors. */
-struct fault_bad_range {
-	sector_t start, end;
-};
-
-struct fault_badblocks {
-	struct fault_bad_range *r;
-	unsigned int nr, cap;
+	/*
+	 * Aimed (sectors=, sectors_file=): the error rule, flakey and the
+	 * delays touch only requests that reach these sectors, from the first
+	 * of them on; none: the whole disk.  Bad sectors are their own aim.
+	 */
+	struct fault_badblocks sectors;
+	char *sectors_file; /* where sectors came from, shown as the rules were written; NULL:
+			       sectors= */
 };
 
 /* The defaults: no rule, EIO, always, each request, enabled. */
@@ -84,11 +93,23 @@ int fault_bb_add(struct fault_badblocks *bb, sector_t start, sector_t end);
 int fault_bb_clear(struct fault_badblocks *bb, sector_t start, sector_t end);
 /* The offset in [pos, pos+n) of its first bad sector, n for none. */
 unsigned int fault_bb_first(const struct fault_badblocks *bb, sector_t pos, unsigned int n);
+/* The offset in [pos, pos+n) of its first sector in no range, n for none. */
+unsigned int fault_bb_first_clear(const struct fault_badblocks *bb, sector_t pos, unsigned int n);
 /* "+S-E", "-S-E" (inclusive sectors, "+S" for one), or "clear"; 0 or -EINVAL (nothing changed). */
 int fault_bb_command(struct fault_badblocks *bb, const char *cmd, sector_t capacity);
 /* "S-E\n" a range (inclusive), as + takes them; what fits in len. */
 int fault_bb_show(const struct fault_badblocks *bb, char *buf, size_t len);
 /* "S-E" or "S", inclusive, inside the disk: [start, end); 0 or -EINVAL. */
 int fault_parse_range(const char *s, size_t len, sector_t capacity, sector_t *start, sector_t *end);
+/* "S-E/S-E/S" (badblocks=, sectors=, a line of sectors_file) added to bb; 0 or -EINVAL/-ENOSPC. */
+int fault_bb_parse(struct fault_badblocks *bb, const char *v, size_t len, sector_t capacity);
+/*
+ * The ranges of a file, as sectors_file= takes it: lines of "S-E/S-E",
+ * blank ones and "#" comments skipped.  A regular file of at most
+ * FAULT_MAX_SECTORS_FILE bytes.  0 or -errno with a one-line reason in why
+ * naming the path (and the line), bb unchanged.
+ */
+int fault_bb_read_file(struct fault_badblocks *bb, const char *path, sector_t capacity, char *why,
+		       size_t whylen);
 
 #endif

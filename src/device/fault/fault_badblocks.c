@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fault_badblocks.c - the fault filter's bad sectors: sorted disjoint ranges, as null_blk's and
- * dm-dust's lists. */
+/* fault_badblocks.c - the fault filter's sector ranges, its bad sectors and those its rules aim
+ * at: sorted disjoint ranges, as null_blk's and dm-dust's lists, and their one parser. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "fault.h"
@@ -134,6 +137,16 @@ unsigned int fault_bb_first(const struct fault_badblocks *bb, sector_t pos, unsi
 	return n;
 }
 
+unsigned int fault_bb_first_clear(const struct fault_badblocks *bb, sector_t pos, unsigned int n)
+{
+	unsigned int i = fault_bb_find(bb, pos + 1);
+
+	/* ranges are never adjacent: the sector after the one holding pos is in none */
+	if (i < bb->nr && bb->r[i].start <= pos)
+		return bb->r[i].end - pos < n ? (unsigned int)(bb->r[i].end - pos) : n;
+	return 0;
+}
+
 static int fault_parse_sector(const char *s, size_t len, sector_t *out)
 {
 	char num[24];
@@ -163,6 +176,133 @@ int fault_parse_range(const char *s, size_t len, sector_t capacity, sector_t *st
 		return -EINVAL;
 	*start = a;
 	*end = b + 1;
+	return 0;
+}
+
+int fault_bb_parse(struct fault_badblocks *bb, const char *v, size_t len, sector_t capacity)
+{
+	while (len) {
+		size_t n = 0;
+		sector_t s, e;
+		int ret;
+
+		while (n < len && v[n] != '/')
+			n++;
+		if (fault_parse_range(v, n, capacity, &s, &e))
+			return -EINVAL;
+		ret = fault_bb_add(bb, s, e);
+		if (ret)
+			return ret;
+		v += n;
+		len -= n;
+		if (len && !--len)
+			return -EINVAL; /* a '/' at the end */
+		v += !!n;
+	}
+	return 0;
+}
+
+/* The whole of a regular file no larger than max, NUL-terminated; its length or -errno. */
+static ssize_t fault_slurp(const char *path, size_t max, char **out)
+{
+	/* O_NONBLOCK: a FIFO or a device opens without waiting, and is then refused */
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	ssize_t got = 0, n;
+	struct stat st;
+	char *buf = NULL;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		got = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		got = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
+		goto out;
+	}
+	buf = malloc(max + 1);
+	if (!buf) {
+		got = -ENOMEM;
+		goto out;
+	}
+	/* to what it holds now, whatever its size said: one byte more than max is too big */
+	while ((size_t)got <= max && (n = read(fd, buf + got, max + 1 - (size_t)got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			got = -errno;
+			goto out;
+		}
+		got += n;
+	}
+	if ((size_t)got > max) {
+		got = -EFBIG;
+		goto out;
+	}
+	buf[got] = 0;
+	*out = buf;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return got;
+}
+
+/* One line, its blanks around it trimmed: nothing, a comment, or ranges. */
+static int fault_bb_parse_line(struct fault_badblocks *bb, const char *s, size_t len,
+			       sector_t capacity)
+{
+	while (len && (*s == ' ' || *s == '\t'))
+		s++, len--;
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+		len--;
+	if (!len || *s == '#')
+		return 0;
+	return fault_bb_parse(bb, s, len, capacity);
+}
+
+int fault_bb_read_file(struct fault_badblocks *bb, const char *path, sector_t capacity, char *why,
+		       size_t whylen)
+{
+	struct fault_badblocks got = {0};
+	unsigned int line = 0;
+	char *text = NULL;
+	ssize_t len = fault_slurp(path, FAULT_MAX_SECTORS_FILE, &text);
+	int ret = 0;
+
+	if (len < 0) {
+		snprintf(why, whylen, "fault: sectors_file %s: %s", path,
+			 len == -EFBIG	  ? "larger than 4 MiB"
+			 : len == -EINVAL ? "not a regular file"
+					  : strerror((int)-len));
+		return (int)len == -ENOMEM ? -ENOMEM : -EINVAL;
+	}
+	for (const char *s = text, *nl; !ret && s < text + len; s = nl + 1) {
+		nl = memchr(s, '\n', (size_t)(text + len - s));
+		if (!nl)
+			nl = text + len;
+		line++;
+		if (memchr(s, 0, (size_t)(nl - s)))
+			ret = -EINVAL;
+		else
+			ret = fault_bb_parse_line(&got, s, (size_t)(nl - s), capacity);
+	}
+	if (ret)
+		snprintf(why, whylen, "fault: sectors_file %s line %u: %s", path, line,
+			 ret == -ENOSPC	  ? "more than 65536 ranges"
+			 : ret == -ENOMEM ? "out of memory"
+					  : "must be START-END sector ranges inside the disk, "
+					    "joined by /");
+	else if (!got.nr) /* aimed at nothing would be aimed at everything */
+		snprintf(why, whylen, "fault: sectors_file %s holds no range", path), ret = -EINVAL;
+	free(text);
+	if (ret) {
+		fault_bb_free(&got);
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
+	fault_bb_free(bb);
+	*bb = got;
 	return 0;
 }
 

@@ -19,13 +19,15 @@
 
 #define NSEC_PER_MS 1000000ull
 
-enum fault_act { FA_PASS, FA_FAIL, FA_DROP };
+/* FA_PART: a write dropped in part, its other sectors written by pieces of the layer's own. */
+enum fault_act { FA_PASS, FA_FAIL, FA_DROP, FA_PART };
 
 /* What the layer keeps with each request. */
 struct fault_rq {
 	TAILQ_ENTRY(fault_rq) link;
 	struct request *rq;
 	uint64_t due;
+	sector_t pos; /* where it began, for the aimed sectors */
 	enum fault_act act;
 	unsigned int total;	/* sectors */
 	unsigned int fail_at;	/* sectors before the first that fails; total: none fails */
@@ -35,6 +37,13 @@ struct fault_rq {
 	bool corrupt_byte;	/* corrupt_bio_byte on this read's data */
 	bool corrupt_random;	/* one random byte of this read's data */
 	bool fails;		/* from fail_at on (a flush: fail_at 0 and total 0) */
+	/* FA_PART: its pieces, and a piece's own state */
+	struct fault_rq *unsent; /* the parent's pieces not sent yet, chained by next */
+	struct fault_rq *next;
+	unsigned int pieces;	 /* the parent's pieces not ended yet */
+	int piece_err;		 /* the parent's: the first error a piece ended with */
+	struct fault_rq *parent; /* a piece's; NULL for a request from above */
+	void *buf;		 /* a piece's copy of its sectors' data */
 };
 
 TAILQ_HEAD(fault_list, fault_rq);

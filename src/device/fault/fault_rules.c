@@ -54,9 +54,14 @@ void fault_rules_init(struct fault_rules *r)
 int fault_rules_copy(struct fault_rules *to, const struct fault_rules *from)
 {
 	*to = *from;
-	to->error_file = NULL;
-	if (from->error_file && !(to->error_file = strdup(from->error_file)))
+	to->error_file = to->sectors_file = NULL;
+	if (fault_bb_copy(&to->sectors, &from->sectors))
 		return -ENOMEM;
+	if ((from->error_file && !(to->error_file = strdup(from->error_file))) ||
+	    (from->sectors_file && !(to->sectors_file = strdup(from->sectors_file)))) {
+		fault_rules_free(to);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -64,6 +69,9 @@ void fault_rules_free(struct fault_rules *r)
 {
 	free(r->error_file);
 	r->error_file = NULL;
+	free(r->sectors_file);
+	r->sectors_file = NULL;
+	fault_bb_free(&r->sectors);
 }
 
 /* "read/write": each a name of fault_op_names; only allows restricts them (corrupt_on). */
@@ -112,27 +120,64 @@ static int fault_parse_u64(const char *v, size_t len, uint64_t min, uint64_t max
 	return dev_parse_value(num, min, max, out);
 }
 
-/* badblocks=S-E/S-E/S */
-static int fault_parse_bad(struct fault_badblocks *bb, const char *v, size_t len, sector_t cap)
+/* A path a key takes: absolute, one line, no longer than PATH_MAX; NULL for a bad one. */
+static bool fault_path_ok(const char *v, size_t len)
 {
-	while (len) {
-		size_t n = 0;
-		sector_t s, e;
+	return len && v[0] == '/' && len <= 4095 && !memchr(v, '\n', len) && !memchr(v, 0, len);
+}
 
-		while (n < len && v[n] != '/')
-			n++;
-		if (fault_parse_range(v, n, cap, &s, &e) || fault_bb_add(bb, s, e))
-			return -EINVAL;
-		v += n;
-		len -= n;
-		if (len && !--len)
-			return -EINVAL;
-		v += !!n;
+/* sectors=S-E/S-E: the ranges replace those aimed at before; empty: the whole disk again. */
+static int fault_parse_sectors(struct fault_rules *r, const char *v, size_t len, sector_t cap)
+{
+	struct fault_badblocks got = {0};
+	int ret = fault_bb_parse(&got, v, len, cap);
+
+	if (ret) {
+		fault_bb_free(&got);
+		return ret == -ENOMEM ? ret : -EINVAL;
 	}
+	fault_bb_free(&r->sectors);
+	r->sectors = got;
+	free(r->sectors_file);
+	r->sectors_file = NULL;
 	return 0;
 }
 
-enum fault_key_type { FK_U64, FK_BOOL, FK_PPM, FK_MS, FK_OPS, FK_ERRNO, FK_PATH, FK_BAD, FK_RW };
+/* sectors_file=PATH: read now, its ranges as sectors= takes them; says why itself. */
+static int fault_parse_sectors_file(struct fault_rules *r, const char *v, size_t len, sector_t cap,
+				    char *why, size_t whylen)
+{
+	char *path;
+	int ret;
+
+	if (!fault_path_ok(v, len))
+		return -EINVAL;
+	path = strndup(v, len);
+	if (!path)
+		return -ENOMEM;
+	ret = fault_bb_read_file(&r->sectors, path, cap, why, whylen);
+	if (ret) {
+		free(path);
+		return ret;
+	}
+	free(r->sectors_file);
+	r->sectors_file = path;
+	return 0;
+}
+
+enum fault_key_type {
+	FK_U64,
+	FK_BOOL,
+	FK_PPM,
+	FK_MS,
+	FK_OPS,
+	FK_ERRNO,
+	FK_PATH,
+	FK_BAD,
+	FK_RW,
+	FK_SECTORS,
+	FK_SECTORS_FILE,
+};
 
 /* What the fault filter keeps of each of its keys (struct dev_key's data). */
 struct fault_key {
@@ -160,6 +205,11 @@ const struct dev_key fault_keys[] = {
     FK("start", FK_U64, start, "a sector of the disk", "the first sector the rule covers"),
     FK("end", FK_U64, end, "a sector of the disk, or its size",
        "the sector after the last the rule covers"),
+    FK("sectors", FK_SECTORS, sectors,
+       "START-END sector ranges inside the disk, joined by /, or nothing",
+       "aim the rules at sector ranges START-END joined by /: only requests there are touched"),
+    FK("sectors_file", FK_SECTORS_FILE, sectors, "an absolute path",
+       "aim the rules at the sector ranges listed in this file, as sectors= takes them"),
     FK("times", FK_U64, times, "a whole number, 0 for no limit",
        "the rule fails this many requests, then stops (0: no limit)"),
     FK("interval", FK_U64, interval, "a whole number from 1",
@@ -238,7 +288,7 @@ static int fault_set_number(const char *name, const struct fault_key *k, void *f
 }
 
 static int fault_set(const struct dev_key *key, struct fault_rules *r, struct fault_badblocks *bb,
-		     const char *v, size_t len, sector_t cap)
+		     const char *v, size_t len, sector_t cap, char *why, size_t whylen)
 {
 	const struct fault_key *k = key->data;
 	void *f = (char *)r + k->off;
@@ -250,7 +300,11 @@ static int fault_set(const struct dev_key *key, struct fault_rules *r, struct fa
 	case FK_RW:
 		return fault_parse_ops(v, len, FAULT_OP(REQ_OP_READ) | FAULT_OP(REQ_OP_WRITE), f);
 	case FK_BAD:
-		return fault_parse_bad(bb, v, len, cap);
+		return fault_bb_parse(bb, v, len, cap) ? -EINVAL : 0;
+	case FK_SECTORS:
+		return fault_parse_sectors(r, v, len, cap);
+	case FK_SECTORS_FILE:
+		return fault_parse_sectors_file(r, v, len, cap, why, whylen);
 	case FK_ERRNO:
 		for (size_t i = 0; i < NR(fault_errnos); i++)
 			if (strlen(fault_errnos[i].name) == len &&
@@ -261,15 +315,16 @@ static int fault_set(const struct dev_key *key, struct fault_rules *r, struct fa
 		return -EINVAL;
 	case FK_PATH:
 		if (!len) { /* error_file= : no file, the rule always holds */
-			fault_rules_free(r);
+			free(r->error_file);
+			r->error_file = NULL;
 			return 0;
 		}
-		if (v[0] != '/' || len > 4095 || memchr(v, '\n', len))
+		if (!fault_path_ok(v, len))
 			return -EINVAL;
 		path = strndup(v, len);
 		if (!path)
 			return -ENOMEM;
-		fault_rules_free(r);
+		free(r->error_file);
 		r->error_file = path;
 		return 0;
 	default:
@@ -296,10 +351,15 @@ static int fault_parse_one(void *opaque, const char *key, size_t klen, const cha
 
 		if (!kv_key_is(key, klen, k->name))
 			continue;
-		ret = val ? fault_set(k, w->r, w->bb, val, vlen, w->cap) : -EINVAL;
+		if (w->whylen)
+			w->why[0] = 0;
+		ret =
+		    val ? fault_set(k, w->r, w->bb, val, vlen, w->cap, w->why, w->whylen) : -EINVAL;
+		if (!ret || (w->whylen && w->why[0])) /* said already (sectors_file) */
+			return ret;
 		if (ret == -ENOMEM)
 			snprintf(w->why, w->whylen, "out of memory");
-		else if (ret)
+		else
 			snprintf(w->why, w->whylen, "fault: %s must be %s, not '%.*s'", k->name,
 				 fk->what, (int)vlen, val ? val : "");
 		return ret;
@@ -319,6 +379,11 @@ int fault_rules_parse(struct fault_rules *r, struct fault_badblocks *bb, const c
 	if (r->end && r->end <= r->start) {
 		snprintf(why, whylen, "fault: end (%llu) must be after start (%llu)",
 			 (unsigned long long)r->end, (unsigned long long)r->start);
+		return -EINVAL;
+	}
+	if (r->sectors.nr && r->ops == FAULT_OP(REQ_OP_FLUSH)) {
+		snprintf(why, whylen,
+			 "fault: error=flush with sectors= never fails: a flush has none");
 		return -EINVAL;
 	}
 	if (!r->up_ms && r->down_ms) {
@@ -350,20 +415,34 @@ struct fault_out {
 	size_t len, used;
 };
 
+static void fault_vappend(struct fault_out *o, const char *fmt, va_list ap)
+{
+	size_t at = o->used < o->len ? o->used : o->len;
+
+	o->used += (size_t)vsnprintf(o->buf + at, o->len - at, fmt, ap);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+fault_append(struct fault_out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fault_vappend(o, fmt, ap);
+	va_end(ap);
+}
+
+/* One more key: after a comma unless it is the first. */
 static void __attribute__((format(printf, 2, 3)))
 fault_put(struct fault_out *o, const char *fmt, ...)
 {
-	size_t at = o->used < o->len ? o->used : o->len;
 	va_list ap;
-	int n;
 
 	if (o->used)
-		o->used += (size_t)snprintf(o->buf + at, o->len - at, ",");
-	at = o->used < o->len ? o->used : o->len;
+		fault_append(o, ",");
 	va_start(ap, fmt);
-	n = vsnprintf(o->buf + at, o->len - at, fmt, ap);
+	fault_vappend(o, fmt, ap);
 	va_end(ap);
-	o->used += (size_t)n;
 }
 
 #define ULL(x) ((unsigned long long)(x))
@@ -393,6 +472,17 @@ int fault_rules_format(const struct fault_rules *r, char *buf, size_t len)
 		fault_put(&o, "start=%llu", ULL(r->start));
 	if (r->end)
 		fault_put(&o, "end=%llu", ULL(r->end));
+	/* a file's ranges, many as a fragmented file's extents, as they were given: its path */
+	if (r->sectors_file)
+		fault_put(&o, "sectors_file=%s", r->sectors_file);
+	for (unsigned int i = 0; !r->sectors_file && i < r->sectors.nr; i++) {
+		const struct fault_bad_range *a = &r->sectors.r[i];
+
+		if (i)
+			fault_append(&o, "/%llu-%llu", ULL(a->start), ULL(a->end - 1));
+		else
+			fault_put(&o, "sectors=%llu-%llu", ULL(a->start), ULL(a->end - 1));
+	}
 	if (r->times)
 		fault_put(&o, "times=%llu", ULL(r->times));
 	if (r->interval != d.interval)

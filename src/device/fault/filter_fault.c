@@ -7,7 +7,7 @@
  * ends from the timer or from below, never inside submit; a request that
  * fails after a good prefix goes down whole, and its prefix is passed up
  * as done before the rest fails.  Rules change at run time through the
- * control tree's fault/ (rules, enable, badblocks, stats).
+ * control tree's fault/ (rules, enable, badblocks, sectors, stats).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -185,6 +185,14 @@ static int fault_store_badblocks(struct blk_dev *dev, const char *buf)
 	return 0;
 }
 
+/* The sectors the rules aim at, one range a line (none: the whole disk); set by fault/rules. */
+static int fault_show_sectors(struct blk_dev *dev, char *buf, size_t len)
+{
+	struct fault_filter *ff = dev->priv;
+
+	return fault_bb_show(&ff->r.sectors, buf, len);
+}
+
 static int fault_show_stats(struct blk_dev *dev, char *buf, size_t len)
 {
 	struct fault_filter *ff = dev->priv;
@@ -200,11 +208,15 @@ static int fault_show_stats(struct blk_dev *dev, char *buf, size_t len)
 			(unsigned long long)s->spikes, (unsigned long long)s->cleared_badblocks);
 }
 
-/* fault/ (and device/fault/): the rules, the error rule's switch, the bad sectors, the counts. */
+/*
+ * fault/ (and device/fault/): the rules, the error rule's switch, the bad
+ * sectors, the sectors the rules aim at, the counts.
+ */
 static const struct dev_attr fault_attrs[] = {
     {"badblocks", fault_show_badblocks, fault_store_badblocks},
     {"enable", fault_show_enable, fault_store_enable},
     {"rules", fault_show_rules, fault_store_rules},
+    {"sectors", fault_show_sectors, NULL},
     {"stats", fault_show_stats, NULL},
     {NULL, NULL, NULL},
 };
