@@ -49,8 +49,9 @@ for e in "${names[@]}"; do
 	for t in "$q"/iosched/*; do
 		[ -e "$t" ] || continue
 		v=$(cat "$t")
-		# bfq's weights is text, one PID WEIGHT a write: checked on its own below
-		if [ "$(basename "$t")" != weights ]; then
+		# bfq's weights and bfq's and cfq's group_weights are text, one
+		# line a write: checked on their own below
+		if [ "$(basename "$t")" != weights ] && [ "$(basename "$t")" != group_weights ]; then
 			echo "$v" >"$t" || fail "writing back $(basename "$t")=$v failed under $e"
 			[ "$(cat "$t")" = "$v" ] || fail "$(basename "$t") changed on writing back $v"
 		fi
@@ -79,7 +80,7 @@ echo deadline >"$q/scheduler"
 
 say "bfq's tunables, and its weights: PID WEIGHT lines set, read back, removed, bad ones refused"
 echo bfq >"$q/scheduler" || fail "switching to bfq failed"
-[ "$(ls "$q/iosched" | tr '\n' ' ')" = "back_seek_max back_seek_penalty fifo_expire_async fifo_expire_sync low_latency max_budget slice_idle slice_idle_us strict_guarantees timeout_sync weights " ] ||
+[ "$(ls "$q/iosched" | tr '\n' ' ')" = "back_seek_max back_seek_penalty fifo_expire_async fifo_expire_sync group_weights low_latency max_budget slice_idle slice_idle_us strict_guarantees timeout_sync weights " ] ||
 	fail "bfq's tunables are: $(ls "$q/iosched")"
 w=$q/iosched/weights
 [ -z "$(cat "$w")" ] || fail "bfq starts with weights: $(cat "$w")"
@@ -94,6 +95,24 @@ echo "4242 default" >"$w" || fail "removing 4242's weight failed"
 echo "77 0" >"$w" || fail "removing 77's weight failed"
 [ -z "$(cat "$w")" ] || fail "weights left after removing both: $(cat "$w")"
 echo deadline >"$q/scheduler"
+
+for e in bfq cfq; do
+	say "$e's group_weights: CGROUP WEIGHT lines set, read back, removed, bad ones refused"
+	echo $e >"$q/scheduler" || fail "switching to $e failed"
+	w=$q/iosched/group_weights
+	[ -z "$(cat "$w")" ] || fail "$e starts with group weights: $(cat "$w")"
+	echo "/a.slice 300" >"$w" || fail "$e: writing '/a.slice 300' to group_weights failed"
+	echo "/b.slice/c 50" >"$w" || fail "$e: writing '/b.slice/c 50' to group_weights failed"
+	[ "$(cat "$w")" = $'/a.slice 300\n/b.slice/c 50' ] || fail "$e: group_weights read back as: $(cat "$w")"
+	for bad in "" "a.slice 10" "/a.slice" "/a.slice x" "/a.slice -1" "/a.slice 99999999"; do
+		write_fails "$w" "$bad"
+	done
+	[ "$(cat "$w")" = $'/a.slice 300\n/b.slice/c 50' ] || fail "$e: a refused write changed group_weights"
+	echo "/a.slice default" >"$w" || fail "$e: removing /a.slice's weight failed"
+	echo "/b.slice/c 0" >"$w" || fail "$e: removing /b.slice/c's weight failed"
+	[ -z "$(cat "$w")" ] || fail "$e: group weights left after removing both: $(cat "$w")"
+	echo deadline >"$q/scheduler"
+done
 
 say "writable limits, and bad values refused"
 echo 64 >"$q/max_sectors_kb"
