@@ -20,7 +20,7 @@ step()
 }
 
 echo "run-tests: about 17 minutes on an idle 2-core machine (25 under load, less with more cores):"
-echo "run-tests: distcheck builds for 3-5 minutes before its first test ends, then some 120 tests run, each one line as it ends."
+echo "run-tests: distcheck builds for 3-5 minutes before its first test ends, then the tests run, each one line as it ends (then the sanitizers' unit tests)."
 step "installing what is missing (contrib/install-deps.sh)"
 "$top/contrib/install-deps.sh"
 "$top/contrib/unconfigure-tree.sh"
