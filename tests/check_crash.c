@@ -1786,6 +1786,62 @@ static void ranges_refused(const char *text, size_t len, const char *why_want)
 	sector_ranges_free(&s);
 }
 
+/* The ranges of s, as sector_ranges_print writes them. */
+static const char *ranges_text(const struct sector_ranges *s)
+{
+	static char got[256];
+	FILE *f = fmemopen(got, sizeof(got), "w");
+
+	got[0] = 0;
+	ck_assert_int_eq(sector_ranges_print(s, f), 0);
+	fclose(f);
+	return got;
+}
+
+/*
+ * What the fault filter keeps its bad sectors in: clear splits a range,
+ * next finds the range holding a sector or after it, copy is deep, and a
+ * set's own max refuses a range more (a split too), leaving it as it was.
+ */
+START_TEST(ranges_clear_copy_next_and_max)
+{
+	struct sector_ranges s = { .max = 3 }, c;
+	char why[256];
+
+	ck_assert_int_eq(sector_ranges_add(&s, 10, 20), 0);
+	ck_assert_int_eq(sector_ranges_add(&s, 30, 40), 0);
+	ck_assert_int_eq(sector_ranges_clear(&s, 14, 16), 0); /* inside: split */
+	ck_assert_str_eq(ranges_text(&s), "10-13/16-19/30-39\n");
+	ck_assert_int_eq(sector_ranges_clear(&s, 50, 60), 0); /* in none: nothing */
+	ck_assert_int_eq(sector_ranges_clear(&s, 8, 11), 0); /* a head */
+	ck_assert_int_eq(sector_ranges_clear(&s, 19, 31), 0); /* a tail and a head */
+	ck_assert_str_eq(ranges_text(&s), "11-13/16-18/31-39\n");
+	/* three ranges, the max: another, or a split, is refused and changes nothing */
+	ck_assert_int_eq(sector_ranges_add(&s, 100, 101), -ENOSPC);
+	ck_assert_int_eq(sector_ranges_clear(&s, 33, 34), -ENOSPC);
+	ck_assert_int_eq(sector_ranges_add(&s, 14, 16), 0); /* touches both: merges */
+	ck_assert_str_eq(ranges_text(&s), "11-18/31-39\n");
+	ck_assert_int_eq(sector_ranges_parse(&s, "50/60", 5, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "more than 3 sector ranges");
+	ck_assert_str_eq(ranges_text(&s), "11-18/31-39\n");
+	ck_assert_uint_eq(sector_ranges_next(&s, 0)->start, 11);
+	ck_assert_uint_eq(sector_ranges_next(&s, 18)->start, 11);
+	ck_assert_uint_eq(sector_ranges_next(&s, 19)->start, 31);
+	ck_assert_uint_eq(sector_ranges_next(&s, 39)->start, 31);
+	ck_assert_ptr_null(sector_ranges_next(&s, 40));
+	ck_assert_int_eq(sector_ranges_copy(&c, &s), 0);
+	ck_assert_int_eq(sector_ranges_clear(&c, 0, 35), 0);
+	ck_assert_str_eq(ranges_text(&c), "35-39\n");
+	ck_assert_str_eq(ranges_text(&s), "11-18/31-39\n");
+	ck_assert_uint_eq(c.max, 3);
+	sector_ranges_free(&c);
+	sector_ranges_free(&s); /* emptied, its max kept */
+	ck_assert_uint_eq(s.nr, 0);
+	ck_assert_uint_eq(s.max, 3);
+	ck_assert_ptr_null(sector_ranges_next(&s, 0));
+}
+END_TEST
+
 /* The badblocks syntax, joined by '/' or lines; anything else refused in one line. */
 START_TEST(ranges_are_read_strictly)
 {
@@ -1873,6 +1929,7 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, aimed_runs_name_what_a_state_lost);
 	tcase_add_test(tc, aimed_runs_fold_and_shard_as_the_unaimed_run);
 	tcase_add_test(tc, ranges_are_read_strictly);
+	tcase_add_test(tc, ranges_clear_copy_next_and_max);
 	suite_add_tcase(s, tc);
 	return s;
 }

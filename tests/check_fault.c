@@ -475,6 +475,13 @@ START_TEST(badblocks_file)
 	     *bad; bad++)
 		ck_assert_msg(store(&h, "badblocks", *bad) == -EINVAL, "'%s' taken", *bad);
 	ck_assert_str_eq(show(&h, "badblocks"), "5-5\n100-149\n160-209\n");
+	/* several at once, as badblocks= takes them; one past the disk: none of them */
+	ck_assert_int_eq(store(&h, "badblocks", "+300/310-311"), 0);
+	ck_assert_int_eq(store(&h, "badblocks", "-300/311"), 0);
+	ck_assert_int_eq(store(&h, "badblocks", "+400/65536"), -EINVAL);
+	ck_assert_int_eq(store(&h, "badblocks", "-310/65536"), -EINVAL);
+	ck_assert_str_eq(show(&h, "badblocks"), "5-5\n100-149\n160-209\n310-310\n");
+	ck_assert_int_eq(store(&h, "badblocks", "-310"), 0);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 155, 1)], 0);
 	ck_assert_int_eq(h.error[io(&h, REQ_OP_READ, 149, 1)], -EIO);
 	ck_assert_int_eq(store(&h, "badblocks", "clear"), 0);

@@ -23,15 +23,22 @@ static size_t find(const struct sector_ranges *s, uint64_t x)
 	return lo;
 }
 
+/* The most ranges s may hold. */
+static size_t limit(const struct sector_ranges *s)
+{
+	return s->max && s->max < SECTOR_RANGES_MAX ? s->max : SECTOR_RANGES_MAX;
+}
+
+/* Room for one more range. */
 static int grow(struct sector_ranges *s)
 {
 	size_t cap = s->cap ? s->cap * 2 : 16;
 	struct sector_range *r;
 
+	if (s->nr >= limit(s))
+		return -ENOSPC;
 	if (s->nr < s->cap)
 		return 0;
-	if (s->nr >= SECTOR_RANGES_MAX)
-		return -ENOSPC;
 	r = realloc(s->r, cap * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -68,11 +75,66 @@ int sector_ranges_add(struct sector_ranges *s, uint64_t start, uint64_t end)
 	return 0;
 }
 
-bool sector_ranges_touch(const struct sector_ranges *s, uint64_t start, uint64_t end)
+int sector_ranges_clear(struct sector_ranges *s, uint64_t start, uint64_t end)
 {
 	size_t i = find(s, start + 1);
 
-	return start < end && i < s->nr && s->r[i].start < end;
+	if (start >= end)
+		return 0;
+	while (i < s->nr && s->r[i].start < end) {
+		struct sector_range *r = &s->r[i];
+
+		if (r->start < start && r->end > end) { /* inside it: two ranges */
+			int ret = grow(s);
+
+			if (ret)
+				return ret;
+			r = &s->r[i];
+			memmove(r + 1, r, (s->nr - i) * sizeof(*r));
+			s->nr++;
+			r[0].end = start;
+			r[1].start = end;
+			return 0;
+		}
+		if (r->start < start) {
+			r->end = start;
+			i++;
+		} else if (r->end > end) {
+			r->start = end;
+			return 0;
+		} else {
+			memmove(r, r + 1, (s->nr - i - 1) * sizeof(*r));
+			s->nr--;
+		}
+	}
+	return 0;
+}
+
+int sector_ranges_copy(struct sector_ranges *to, const struct sector_ranges *from)
+{
+	*to = (struct sector_ranges){.max = from->max};
+	if (!from->nr)
+		return 0;
+	to->r = malloc(from->nr * sizeof(*to->r));
+	if (!to->r)
+		return -ENOMEM;
+	memcpy(to->r, from->r, from->nr * sizeof(*to->r));
+	to->nr = to->cap = from->nr;
+	return 0;
+}
+
+const struct sector_range *sector_ranges_next(const struct sector_ranges *s, uint64_t x)
+{
+	size_t i = find(s, x + 1);
+
+	return i < s->nr ? &s->r[i] : NULL;
+}
+
+bool sector_ranges_touch(const struct sector_ranges *s, uint64_t start, uint64_t end)
+{
+	const struct sector_range *r = sector_ranges_next(s, start);
+
+	return start < end && r && r->start < end;
 }
 
 static int refuse(char *why, size_t whylen, const char *fmt, ...)
@@ -138,7 +200,7 @@ static int one_range(const char *p, size_t n, uint64_t *start, uint64_t *end, ch
 int sector_ranges_parse(struct sector_ranges *s, const char *text, size_t len, char *why,
 			size_t whylen)
 {
-	struct sector_ranges tmp = {0};
+	struct sector_ranges tmp = {.max = s->max}, all = {0};
 	size_t i = 0, n;
 	int ret = 0;
 
@@ -161,13 +223,22 @@ int sector_ranges_parse(struct sector_ranges *s, const char *text, size_t len, c
 			;
 		ret = one_range(text + i, n, &start, &end, why, whylen);
 		if (!ret && (ret = sector_ranges_add(&tmp, start, end)) == -ENOSPC)
-			ret = refuse(why, whylen, "more than %u sector ranges", SECTOR_RANGES_MAX);
+			ret = refuse(why, whylen, "more than %zu sector ranges", limit(s));
 		i += n;
 	}
+	/* into a copy: the ranges s holds and these may be too many together */
+	if (!ret)
+		ret = sector_ranges_copy(&all, s);
 	for (size_t k = 0; !ret && k < tmp.nr; k++)
-		ret = sector_ranges_add(s, tmp.r[k].start, tmp.r[k].end);
+		ret = sector_ranges_add(&all, tmp.r[k].start, tmp.r[k].end);
 	if (ret == -ENOSPC)
-		ret = refuse(why, whylen, "more than %u sector ranges", SECTOR_RANGES_MAX);
+		ret = refuse(why, whylen, "more than %zu sector ranges", limit(s));
+	if (!ret) {
+		sector_ranges_free(s);
+		*s = all;
+	} else {
+		sector_ranges_free(&all);
+	}
 	sector_ranges_free(&tmp);
 	return ret;
 }
@@ -203,5 +274,5 @@ int sector_ranges_print(const struct sector_ranges *s, FILE *f)
 void sector_ranges_free(struct sector_ranges *s)
 {
 	free(s->r);
-	*s = (struct sector_ranges){0};
+	*s = (struct sector_ranges){.max = s->max};
 }

@@ -4,7 +4,8 @@
  * and --except (and what rqdisk-extents prints), on any bytes, NULs too.
  * A refusal is one line and keeps nothing; a take is sorted, disjoint and
  * apart, below the limit, prints back as itself, is its complement's
- * complement, and answers "touches" as a scan of its ranges does.
+ * complement, answers "touches" and "next" as a scan of its ranges does,
+ * and a copy with a probe cleared holds none of it and the rest as before.
  */
 #include <errno.h>
 #include <string.h>
@@ -21,6 +22,35 @@ static bool touch_by_walk(const struct sector_ranges *s, uint64_t a, uint64_t b)
 		if (a < b && s->r[i].start < b && a < s->r[i].end)
 			return true;
 	return false;
+}
+
+/* The first range ending after x, by a walk of them all; NULL for none. */
+static const struct sector_range *next_by_walk(const struct sector_ranges *s, uint64_t x)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		if (s->r[i].end > x)
+			return &s->r[i];
+	return NULL;
+}
+
+static bool same(const struct sector_ranges *x, const struct sector_ranges *y);
+
+/* [a, a+n) cleared from a copy of s: gone, and its neighbours as in s. */
+static void check_clear(const struct sector_ranges *s, uint64_t a, uint64_t n)
+{
+	struct sector_ranges c;
+
+	FUZZ_ASSERT(!sector_ranges_copy(&c, s));
+	FUZZ_ASSERT(same(&c, s));
+	FUZZ_ASSERT(!sector_ranges_clear(&c, a, a + n));
+	FUZZ_ASSERT(!sector_ranges_touch(&c, a, a + n));
+	if (a)
+		FUZZ_ASSERT(sector_ranges_touch(&c, a - 1, a) == sector_ranges_touch(s, a - 1, a));
+	FUZZ_ASSERT(sector_ranges_touch(&c, a + n, a + n + 1) ==
+		    sector_ranges_touch(s, a + n, a + n + 1));
+	for (size_t i = 1; i < c.nr; i++)
+		FUZZ_ASSERT(c.r[i - 1].end < c.r[i].start && c.r[i].start < c.r[i].end);
+	sector_ranges_free(&c);
 }
 
 static bool same(const struct sector_ranges *x, const struct sector_ranges *y)
@@ -51,9 +81,13 @@ static void check_taken(const struct sector_ranges *s)
 
 		for (int e = 0; e < 2; e++)
 			for (uint64_t a = edges[e] ? edges[e] - 1 : 0; a <= edges[e] + 1; a++)
-				for (uint64_t n = 0; n < 3; n++)
+				for (uint64_t n = 0; n < 3; n++) {
 					FUZZ_ASSERT(sector_ranges_touch(s, a, a + n) ==
 						    touch_by_walk(s, a, a + n));
+					FUZZ_ASSERT(sector_ranges_next(s, a + n) ==
+						    next_by_walk(s, a + n));
+					check_clear(s, a, n);
+				}
 	}
 	free(text);
 	sector_ranges_free(&back);

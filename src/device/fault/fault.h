@@ -9,9 +9,11 @@
 #include <stdint.h>
 
 #include "blk_types.h"
+#include "sector_ranges.h"
 
 #define FAULT_PPM 1000000u	/* probabilities are parts per million */
 #define FAULT_MAX_MS 3600000ull /* an hour */
+/* Ranges in one of the filter's sets (its max): fewer than SECTOR_RANGES_MAX, for its I/O path. */
 #define FAULT_MAX_BAD_RANGES 65536u
 #define FAULT_MAX_SECTORS_FILE (4u << 20) /* bytes: 65536 ranges of long numbers fit */
 
@@ -20,16 +22,6 @@
 #define FAULT_OPS_ALL                                                                              \
 	(FAULT_OP(REQ_OP_READ) | FAULT_OP(REQ_OP_WRITE) | FAULT_OP(REQ_OP_FLUSH) |                 \
 	 FAULT_OP(REQ_OP_DISCARD) | FAULT_OP(REQ_OP_WRITE_ZEROES))
-
-/* Sorted, disjoint, never adjacent: [start, end) in sectors. */
-struct fault_bad_range {
-	sector_t start, end;
-};
-
-struct fault_badblocks {
-	struct fault_bad_range *r;
-	unsigned int nr, cap;
-};
 
 struct fault_rules {
 	/* The error rule: off while ops is 0 or enable is 0. */
@@ -60,7 +52,7 @@ struct fault_rules {
 	 * delays touch only requests that reach these sectors, from the first
 	 * of them on; none: the whole disk.  Bad sectors are their own aim.
 	 */
-	struct fault_badblocks sectors;
+	struct sector_ranges sectors;
 	char *sectors_file; /* where sectors came from, shown as the rules were written; NULL:
 			       sectors= */
 };
@@ -79,37 +71,38 @@ struct dev_key;
 /* The keys fault_rules_parse takes, each with its help: the filter's key table. */
 extern const struct dev_key fault_keys[];
 
-int fault_rules_parse(struct fault_rules *r, struct fault_badblocks *bb, const char *args,
+int fault_rules_parse(struct fault_rules *r, struct sector_ranges *bb, const char *args,
 		      sector_t capacity, char *why, size_t whylen);
 /* Every key with its value, as fault_rules_parse takes them back. */
 int fault_rules_format(const struct fault_rules *r, char *buf, size_t len);
 /* "EIO" for EIO, NULL for an errno with no name here. */
 const char *fault_errno_name(int err);
 
-int fault_bb_copy(struct fault_badblocks *to, const struct fault_badblocks *from);
-void fault_bb_free(struct fault_badblocks *bb);
-/* Mark [start, end) bad, or good; 0 or -ENOMEM/-ENOSPC (too many ranges). */
-int fault_bb_add(struct fault_badblocks *bb, sector_t start, sector_t end);
-int fault_bb_clear(struct fault_badblocks *bb, sector_t start, sector_t end);
-/* The offset in [pos, pos+n) of its first bad sector, n for none. */
-unsigned int fault_bb_first(const struct fault_badblocks *bb, sector_t pos, unsigned int n);
+/* The offset in [pos, pos+n) of its first sector in bb, n for none. */
+unsigned int fault_bb_first(const struct sector_ranges *bb, sector_t pos, unsigned int n);
 /* The offset in [pos, pos+n) of its first sector in no range, n for none. */
-unsigned int fault_bb_first_clear(const struct fault_badblocks *bb, sector_t pos, unsigned int n);
-/* "+S-E", "-S-E" (inclusive sectors, "+S" for one), or "clear"; 0 or -EINVAL (nothing changed). */
-int fault_bb_command(struct fault_badblocks *bb, const char *cmd, sector_t capacity);
+unsigned int fault_bb_first_clear(const struct sector_ranges *bb, sector_t pos, unsigned int n);
+/*
+ * "+S-E", "-S-E" (inclusive sectors, "+S" for one, or more joined by /)
+ * marks them bad or good; "clear" all good.  0, or -EINVAL, -ENOSPC,
+ * -ENOMEM with nothing changed.
+ */
+int fault_bb_command(struct sector_ranges *bb, const char *cmd, sector_t capacity);
 /* "S-E\n" a range (inclusive), as + takes them; what fits in len. */
-int fault_bb_show(const struct fault_badblocks *bb, char *buf, size_t len);
-/* "S-E" or "S", inclusive, inside the disk: [start, end); 0 or -EINVAL. */
-int fault_parse_range(const char *s, size_t len, sector_t capacity, sector_t *start, sector_t *end);
-/* "S-E/S-E/S" (badblocks=, sectors=, a line of sectors_file) added to bb; 0 or -EINVAL/-ENOSPC. */
-int fault_bb_parse(struct fault_badblocks *bb, const char *v, size_t len, sector_t capacity);
+int fault_bb_show(const struct sector_ranges *bb, char *buf, size_t len);
+/*
+ * "S-E/S-E/S" (badblocks=, sectors=, a line of sectors_file), as
+ * sector_ranges_parse takes it, inside a disk of capacity sectors, added
+ * to bb (up to its max); 0 or -EINVAL/-ENOSPC/-ENOMEM, bb maybe half changed.
+ */
+int fault_bb_parse(struct sector_ranges *bb, const char *v, size_t len, sector_t capacity);
 /*
  * The ranges of a file, as sectors_file= takes it: lines of "S-E/S-E",
  * blank ones and "#" comments skipped.  A regular file of at most
  * FAULT_MAX_SECTORS_FILE bytes.  0 or -errno with a one-line reason in why
  * naming the path (and the line), bb unchanged.
  */
-int fault_bb_read_file(struct fault_badblocks *bb, const char *path, sector_t capacity, char *why,
+int fault_bb_read_file(struct sector_ranges *bb, const char *path, sector_t capacity, char *why,
 		       size_t whylen);
 
 #endif

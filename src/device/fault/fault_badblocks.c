@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fault_badblocks.c - the fault filter's sector ranges, its bad sectors and those its rules aim
- * at: sorted disjoint ranges, as null_blk's and dm-dust's lists, and their one parser. */
+ * at: sets of sector_ranges.h no larger than FAULT_MAX_BAD_RANGES and inside the disk, as they
+ * are read from its keys, files and fault/badblocks, and looked up on its I/O path. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,194 +13,37 @@
 #include "device.h"
 #include "fault.h"
 
-int fault_bb_copy(struct fault_badblocks *to, const struct fault_badblocks *from)
+unsigned int fault_bb_first(const struct sector_ranges *bb, sector_t pos, unsigned int n)
 {
-	*to = (struct fault_badblocks){0};
-	if (!from->nr)
-		return 0;
-	to->r = malloc(from->nr * sizeof(*to->r));
-	if (!to->r)
-		return -ENOMEM;
-	memcpy(to->r, from->r, from->nr * sizeof(*to->r));
-	to->nr = to->cap = from->nr;
-	return 0;
-}
+	const struct sector_range *r = sector_ranges_next(bb, pos);
 
-void fault_bb_free(struct fault_badblocks *bb)
-{
-	free(bb->r);
-	*bb = (struct fault_badblocks){0};
-}
-
-/* Room for one more range. */
-static int fault_bb_grow(struct fault_badblocks *bb)
-{
-	unsigned int cap = bb->cap ? bb->cap * 2 : 16;
-	struct fault_bad_range *r;
-
-	if (bb->nr < bb->cap)
-		return 0;
-	if (bb->nr >= FAULT_MAX_BAD_RANGES)
-		return -ENOSPC;
-	r = realloc(bb->r, cap * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	bb->r = r;
-	bb->cap = cap;
-	return 0;
-}
-
-/* The first range that ends at or after sector s (an adjacent one merges). */
-static unsigned int fault_bb_find(const struct fault_badblocks *bb, sector_t s)
-{
-	unsigned int lo = 0, hi = bb->nr;
-
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
-
-		if (bb->r[mid].end < s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-int fault_bb_add(struct fault_badblocks *bb, sector_t start, sector_t end)
-{
-	unsigned int i = fault_bb_find(bb, start), j = i;
-	int ret;
-
-	if (start >= end)
-		return 0;
-	while (j < bb->nr && bb->r[j].start <= end)
-		j++;
-	if (j > i) { /* merge ranges i..j-1 into i */
-		if (bb->r[i].start < start)
-			start = bb->r[i].start;
-		if (bb->r[j - 1].end > end)
-			end = bb->r[j - 1].end;
-		memmove(&bb->r[i + 1], &bb->r[j], (bb->nr - j) * sizeof(*bb->r));
-		bb->nr -= j - i - 1;
-		bb->r[i] = (struct fault_bad_range){start, end};
-		return 0;
-	}
-	ret = fault_bb_grow(bb);
-	if (ret)
-		return ret;
-	memmove(&bb->r[i + 1], &bb->r[i], (bb->nr - i) * sizeof(*bb->r));
-	bb->r[i] = (struct fault_bad_range){start, end};
-	bb->nr++;
-	return 0;
-}
-
-int fault_bb_clear(struct fault_badblocks *bb, sector_t start, sector_t end)
-{
-	unsigned int i = fault_bb_find(bb, start + 1);
-
-	if (start >= end)
-		return 0;
-	while (i < bb->nr && bb->r[i].start < end) {
-		struct fault_bad_range *r = &bb->r[i];
-
-		if (r->start < start && r->end > end) { /* split in two */
-			int ret = fault_bb_grow(bb);
-
-			if (ret)
-				return ret;
-			r = &bb->r[i];
-			memmove(r + 1, r, (bb->nr - i) * sizeof(*r));
-			bb->nr++;
-			r[0].end = start;
-			r[1].start = end;
-			return 0;
-		}
-		if (r->start < start) {
-			r->end = start;
-			i++;
-		} else if (r->end > end) {
-			r->start = end;
-			return 0;
-		} else {
-			memmove(r, r + 1, (bb->nr - i - 1) * sizeof(*r));
-			bb->nr--;
-		}
-	}
-	return 0;
-}
-
-unsigned int fault_bb_first(const struct fault_badblocks *bb, sector_t pos, unsigned int n)
-{
-	unsigned int i = fault_bb_find(bb, pos + 1);
-
-	if (i < bb->nr && bb->r[i].start < pos + n)
-		return bb->r[i].start > pos ? (unsigned int)(bb->r[i].start - pos) : 0;
+	if (r && r->start < pos + n)
+		return r->start > pos ? (unsigned int)(r->start - pos) : 0;
 	return n;
 }
 
-unsigned int fault_bb_first_clear(const struct fault_badblocks *bb, sector_t pos, unsigned int n)
+unsigned int fault_bb_first_clear(const struct sector_ranges *bb, sector_t pos, unsigned int n)
 {
-	unsigned int i = fault_bb_find(bb, pos + 1);
+	const struct sector_range *r = sector_ranges_next(bb, pos);
 
 	/* ranges are never adjacent: the sector after the one holding pos is in none */
-	if (i < bb->nr && bb->r[i].start <= pos)
-		return bb->r[i].end - pos < n ? (unsigned int)(bb->r[i].end - pos) : n;
+	if (r && r->start <= pos)
+		return r->end - pos < n ? (unsigned int)(r->end - pos) : n;
 	return 0;
 }
 
-static int fault_parse_sector(const char *s, size_t len, sector_t *out)
+int fault_bb_parse(struct sector_ranges *bb, const char *v, size_t len, sector_t capacity)
 {
-	char num[24];
-	uint64_t v;
+	struct sector_ranges got = {0};
+	int ret = sector_ranges_parse(&got, v, len, NULL, 0);
 
-	if (!len || len >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, len);
-	num[len] = 0;
-	if (dev_parse_value(num, 0, UINT64_MAX, &v))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-int fault_parse_range(const char *s, size_t len, sector_t capacity, sector_t *start, sector_t *end)
-{
-	const char *dash = memchr(s, '-', len);
-	sector_t a, b;
-
-	if (fault_parse_sector(s, dash ? (size_t)(dash - s) : len, &a))
-		return -EINVAL;
-	b = a;
-	if (dash && fault_parse_sector(dash + 1, len - (size_t)(dash - s) - 1, &b))
-		return -EINVAL;
-	if (b < a || b >= capacity)
-		return -EINVAL;
-	*start = a;
-	*end = b + 1;
-	return 0;
-}
-
-int fault_bb_parse(struct fault_badblocks *bb, const char *v, size_t len, sector_t capacity)
-{
-	while (len) {
-		size_t n = 0;
-		sector_t s, e;
-		int ret;
-
-		while (n < len && v[n] != '/')
-			n++;
-		if (fault_parse_range(v, n, capacity, &s, &e))
-			return -EINVAL;
-		ret = fault_bb_add(bb, s, e);
-		if (ret)
-			return ret;
-		v += n;
-		len -= n;
-		if (len && !--len)
-			return -EINVAL; /* a '/' at the end */
-		v += !!n;
-	}
-	return 0;
+	/* sorted: the last range ends last, and none may pass the disk's end */
+	if (!ret && got.nr && got.r[got.nr - 1].end > capacity)
+		ret = -EINVAL;
+	for (size_t i = 0; !ret && i < got.nr; i++)
+		ret = sector_ranges_add(bb, got.r[i].start, got.r[i].end);
+	sector_ranges_free(&got);
+	return ret;
 }
 
 /* The whole of a regular file no larger than max, NUL-terminated; its length or -errno. */
@@ -250,22 +94,21 @@ out:
 }
 
 /* One line, its blanks around it trimmed: nothing, a comment, or ranges. */
-static int fault_bb_parse_line(struct fault_badblocks *bb, const char *s, size_t len,
+static int fault_bb_parse_line(struct sector_ranges *bb, const char *s, size_t len,
 			       sector_t capacity)
 {
 	while (len && (*s == ' ' || *s == '\t'))
 		s++, len--;
-	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
-		len--;
-	if (!len || *s == '#')
+	if (len && *s == '#')
 		return 0;
+	/* blanks and a '\r' at its end join nothing: sector_ranges_parse skips them */
 	return fault_bb_parse(bb, s, len, capacity);
 }
 
-int fault_bb_read_file(struct fault_badblocks *bb, const char *path, sector_t capacity, char *why,
+int fault_bb_read_file(struct sector_ranges *bb, const char *path, sector_t capacity, char *why,
 		       size_t whylen)
 {
-	struct fault_badblocks got = {0};
+	struct sector_ranges got = {.max = FAULT_MAX_BAD_RANGES};
 	unsigned int line = 0;
 	char *text = NULL;
 	ssize_t len = fault_slurp(path, FAULT_MAX_SECTORS_FILE, &text);
@@ -283,10 +126,7 @@ int fault_bb_read_file(struct fault_badblocks *bb, const char *path, sector_t ca
 		if (!nl)
 			nl = text + len;
 		line++;
-		if (memchr(s, 0, (size_t)(nl - s)))
-			ret = -EINVAL;
-		else
-			ret = fault_bb_parse_line(&got, s, (size_t)(nl - s), capacity);
+		ret = fault_bb_parse_line(&got, s, (size_t)(nl - s), capacity);
 	}
 	if (ret)
 		snprintf(why, whylen, "fault: sectors_file %s line %u: %s", path, line,
@@ -298,36 +138,54 @@ int fault_bb_read_file(struct fault_badblocks *bb, const char *path, sector_t ca
 		snprintf(why, whylen, "fault: sectors_file %s holds no range", path), ret = -EINVAL;
 	free(text);
 	if (ret) {
-		fault_bb_free(&got);
+		sector_ranges_free(&got);
 		return ret == -ENOMEM ? ret : -EINVAL;
 	}
-	fault_bb_free(bb);
+	sector_ranges_free(bb);
 	*bb = got;
 	return 0;
 }
 
-int fault_bb_command(struct fault_badblocks *bb, const char *cmd, sector_t capacity)
+int fault_bb_command(struct sector_ranges *bb, const char *cmd, sector_t capacity)
 {
-	sector_t start, end;
+	struct sector_ranges got = {0}, to;
+	int ret;
 
 	if (!strcmp(cmd, "clear")) {
-		fault_bb_free(bb);
+		sector_ranges_free(bb);
 		return 0;
 	}
-	if ((cmd[0] != '+' && cmd[0] != '-') ||
-	    fault_parse_range(cmd + 1, strlen(cmd + 1), capacity, &start, &end))
+	if (cmd[0] != '+' && cmd[0] != '-')
 		return -EINVAL;
-	/* clearing may split a range, and a full list then has no room: nothing changes */
-	return cmd[0] == '+' ? fault_bb_add(bb, start, end) : fault_bb_clear(bb, start, end);
+	ret = fault_bb_parse(&got, cmd + 1, strlen(cmd + 1), capacity);
+	if (!ret && !got.nr)
+		ret = -EINVAL;
+	/* on a copy: clearing may split a range, and a full list then has no room */
+	if (!ret)
+		ret = sector_ranges_copy(&to, bb);
+	for (size_t i = 0; !ret && i < got.nr; i++) {
+		const struct sector_range *r = &got.r[i];
+
+		ret = cmd[0] == '+' ? sector_ranges_add(&to, r->start, r->end)
+				    : sector_ranges_clear(&to, r->start, r->end);
+		if (ret)
+			sector_ranges_free(&to);
+	}
+	sector_ranges_free(&got);
+	if (ret)
+		return ret; /* nothing changed */
+	sector_ranges_free(bb);
+	*bb = to;
+	return 0;
 }
 
-int fault_bb_show(const struct fault_badblocks *bb, char *buf, size_t len)
+int fault_bb_show(const struct sector_ranges *bb, char *buf, size_t len)
 {
 	size_t used = 0;
 
 	if (len)
 		buf[0] = 0;
-	for (unsigned int i = 0; i < bb->nr; i++) {
+	for (size_t i = 0; i < bb->nr; i++) {
 		char line[48];
 		int n =
 		    snprintf(line, sizeof(line), "%llu-%llu\n", (unsigned long long)bb->r[i].start,

@@ -71,7 +71,7 @@ struct fault_watch {
 
 struct fault_filter {
 	struct fault_rules r;
-	struct fault_badblocks bb;
+	struct sector_ranges bb; /* max FAULT_MAX_BAD_RANGES */
 	sector_t capacity;
 	uint64_t epoch; /* when the rules were set: flakey is up from then */
 	uint64_t rng_err, rng_spike, rng_corrupt;

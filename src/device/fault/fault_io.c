@@ -74,7 +74,7 @@ static void fault_remap_range(struct blk_dev *dev, sector_t pos, unsigned int n)
 
 	if (!n || fault_bb_first(&ff->bb, pos, n) == n)
 		return;
-	if (!fault_bb_clear(&ff->bb, pos, pos + n)) {
+	if (!sector_ranges_clear(&ff->bb, pos, pos + n)) {
 		ff->st.cleared_badblocks++;
 		dev_trace_msg(dev, "bad sectors in %llu+%u cleared by a write",
 			      (unsigned long long)pos, n);
@@ -90,7 +90,7 @@ static void fault_remap_range(struct blk_dev *dev, sector_t pos, unsigned int n)
 static void fault_remap(struct blk_dev *dev, struct fault_rq *p, sector_t pos)
 {
 	struct fault_filter *ff = dev->priv;
-	const struct fault_badblocks *a = &ff->r.sectors;
+	const struct sector_ranges *a = &ff->r.sectors;
 
 	if (!ff->bb.nr || ff->r.sticky || !fault_is_write(p->rq->cmd_op))
 		return;
@@ -216,6 +216,14 @@ static void fault_corrupt_bios(const struct fault_filter *ff, struct fault_rq *p
 	}
 }
 
+/* The index of the first range of a holding pos or after it; a->nr for none. */
+static size_t fault_first_range(const struct sector_ranges *a, sector_t pos)
+{
+	const struct sector_range *r = sector_ranges_next(a, pos);
+
+	return r ? (size_t)(r - a->r) : a->nr;
+}
+
 /*
  * The offset of the kth aimed byte among the first bytes of the request
  * (k below their number, fault_aimed_bytes).
@@ -223,10 +231,11 @@ static void fault_corrupt_bios(const struct fault_filter *ff, struct fault_rq *p
 static uint64_t fault_aimed_byte(const struct fault_filter *ff, sector_t pos, uint64_t bytes,
 				 uint64_t k)
 {
-	const struct fault_badblocks *a = &ff->r.sectors;
+	const struct sector_ranges *a = &ff->r.sectors;
 	sector_t end = pos + (bytes >> SECTOR_SHIFT);
 
-	for (unsigned int i = 0; i < a->nr && a->r[i].start < end; i++) {
+	/* from the first range reaching pos: the ones before it end before the request */
+	for (size_t i = fault_first_range(a, pos); i < a->nr && a->r[i].start < end; i++) {
 		sector_t s = a->r[i].start > pos ? a->r[i].start : pos;
 		sector_t e = a->r[i].end < end ? a->r[i].end : end;
 		uint64_t n = s < e ? (uint64_t)(e - s) << SECTOR_SHIFT : 0;
@@ -241,11 +250,11 @@ static uint64_t fault_aimed_byte(const struct fault_filter *ff, sector_t pos, ui
 /* How many of the first bytes of the request lie in aimed sectors. */
 static uint64_t fault_aimed_bytes(const struct fault_filter *ff, sector_t pos, uint64_t bytes)
 {
-	const struct fault_badblocks *a = &ff->r.sectors;
+	const struct sector_ranges *a = &ff->r.sectors;
 	sector_t end = pos + (bytes >> SECTOR_SHIFT);
 	uint64_t n = 0;
 
-	for (unsigned int i = 0; i < a->nr && a->r[i].start < end; i++) {
+	for (size_t i = fault_first_range(a, pos); i < a->nr && a->r[i].start < end; i++) {
 		sector_t s = a->r[i].start > pos ? a->r[i].start : pos;
 		sector_t e = a->r[i].end < end ? a->r[i].end : end;
 
@@ -408,7 +417,7 @@ static void fault_piece_free(struct fault_rq *q)
  */
 static bool fault_split_dropped(struct blk_dev *dev, struct fault_rq *p)
 {
-	const struct fault_badblocks *a = &((struct fault_filter *)dev->priv)->r.sectors;
+	const struct sector_ranges *a = &((struct fault_filter *)dev->priv)->r.sectors;
 	struct fault_rq **tail = &p->unsent, *q;
 	unsigned int off = 0;
 

@@ -48,14 +48,15 @@ void fault_rules_init(struct fault_rules *r)
 				  .prob = FAULT_PPM,
 				  .interval = 1,
 				  .enable = true,
-				  .corrupt_on = FAULT_OP(REQ_OP_READ)};
+				  .corrupt_on = FAULT_OP(REQ_OP_READ),
+				  .sectors = {.max = FAULT_MAX_BAD_RANGES}};
 }
 
 int fault_rules_copy(struct fault_rules *to, const struct fault_rules *from)
 {
 	*to = *from;
 	to->error_file = to->sectors_file = NULL;
-	if (fault_bb_copy(&to->sectors, &from->sectors))
+	if (sector_ranges_copy(&to->sectors, &from->sectors))
 		return -ENOMEM;
 	if ((from->error_file && !(to->error_file = strdup(from->error_file))) ||
 	    (from->sectors_file && !(to->sectors_file = strdup(from->sectors_file)))) {
@@ -71,7 +72,7 @@ void fault_rules_free(struct fault_rules *r)
 	r->error_file = NULL;
 	free(r->sectors_file);
 	r->sectors_file = NULL;
-	fault_bb_free(&r->sectors);
+	sector_ranges_free(&r->sectors);
 }
 
 /* "read/write": each a name of fault_op_names; only allows restricts them (corrupt_on). */
@@ -129,14 +130,14 @@ static bool fault_path_ok(const char *v, size_t len)
 /* sectors=S-E/S-E: the ranges replace those aimed at before; empty: the whole disk again. */
 static int fault_parse_sectors(struct fault_rules *r, const char *v, size_t len, sector_t cap)
 {
-	struct fault_badblocks got = {0};
+	struct sector_ranges got = {.max = FAULT_MAX_BAD_RANGES};
 	int ret = fault_bb_parse(&got, v, len, cap);
 
 	if (ret) {
-		fault_bb_free(&got);
+		sector_ranges_free(&got);
 		return ret == -ENOMEM ? ret : -EINVAL;
 	}
-	fault_bb_free(&r->sectors);
+	sector_ranges_free(&r->sectors);
 	r->sectors = got;
 	free(r->sectors_file);
 	r->sectors_file = NULL;
@@ -287,7 +288,7 @@ static int fault_set_number(const char *name, const struct fault_key *k, void *f
 	return 0;
 }
 
-static int fault_set(const struct dev_key *key, struct fault_rules *r, struct fault_badblocks *bb,
+static int fault_set(const struct dev_key *key, struct fault_rules *r, struct sector_ranges *bb,
 		     const char *v, size_t len, sector_t cap, char *why, size_t whylen)
 {
 	const struct fault_key *k = key->data;
@@ -334,7 +335,7 @@ static int fault_set(const struct dev_key *key, struct fault_rules *r, struct fa
 
 struct fault_walk {
 	struct fault_rules *r;
-	struct fault_badblocks *bb;
+	struct sector_ranges *bb;
 	sector_t cap;
 	char *why;
 	size_t whylen;
@@ -368,7 +369,7 @@ static int fault_parse_one(void *opaque, const char *key, size_t klen, const cha
 	return -EINVAL;
 }
 
-int fault_rules_parse(struct fault_rules *r, struct fault_badblocks *bb, const char *args,
+int fault_rules_parse(struct fault_rules *r, struct sector_ranges *bb, const char *args,
 		      sector_t capacity, char *why, size_t whylen)
 {
 	struct fault_walk w = { r, bb, capacity, why, whylen };
@@ -475,8 +476,8 @@ int fault_rules_format(const struct fault_rules *r, char *buf, size_t len)
 	/* a file's ranges, many as a fragmented file's extents, as they were given: its path */
 	if (r->sectors_file)
 		fault_put(&o, "sectors_file=%s", r->sectors_file);
-	for (unsigned int i = 0; !r->sectors_file && i < r->sectors.nr; i++) {
-		const struct fault_bad_range *a = &r->sectors.r[i];
+	for (size_t i = 0; !r->sectors_file && i < r->sectors.nr; i++) {
+		const struct sector_range *a = &r->sectors.r[i];
 
 		if (i)
 			fault_append(&o, "/%llu-%llu", ULL(a->start), ULL(a->end - 1));

@@ -52,6 +52,7 @@ static int fault_open(struct blk_dev *dev, const char *args, struct dev_limits *
 		return -ENOMEM;
 	}
 	fault_rules_init(&ff->r);
+	ff->bb.max = FAULT_MAX_BAD_RANGES;
 	ff->capacity = lim->capacity;
 	ff->no_data = lim->no_data;
 	ret = fault_rules_parse(&ff->r, &ff->bb, args, lim->capacity, why, whylen);
@@ -66,7 +67,7 @@ static int fault_open(struct blk_dev *dev, const char *args, struct dev_limits *
 	}
 	if (ret) {
 		fault_rules_free(&ff->r);
-		fault_bb_free(&ff->bb);
+		sector_ranges_free(&ff->bb);
 		free(ff);
 		return ret;
 	}
@@ -84,7 +85,7 @@ static void fault_close(struct blk_dev *dev)
 		return;
 	fault_watch_stop(ff);
 	fault_rules_free(&ff->r);
-	fault_bb_free(&ff->bb);
+	sector_ranges_free(&ff->bb);
 	free(ff);
 	dev->priv = NULL;
 }
@@ -116,13 +117,13 @@ static int fault_store_rules(struct blk_dev *dev, const char *buf)
 {
 	struct fault_filter *ff = dev->priv;
 	struct fault_rules r;
-	struct fault_badblocks bb;
+	struct sector_ranges bb;
 	char why[256];
 	int ret;
 
 	if (fault_rules_copy(&r, &ff->r))
 		return -ENOMEM;
-	if (fault_bb_copy(&bb, &ff->bb)) {
+	if (sector_ranges_copy(&bb, &ff->bb)) {
 		fault_rules_free(&r);
 		return -ENOMEM;
 	}
@@ -134,11 +135,11 @@ static int fault_store_rules(struct blk_dev *dev, const char *buf)
 		ret = fault_watch_set(ff, r.error_file);
 	if (ret) {
 		fault_rules_free(&r);
-		fault_bb_free(&bb);
+		sector_ranges_free(&bb);
 		return ret == -ENOMEM ? ret : -EINVAL;
 	}
 	fault_rules_free(&ff->r);
-	fault_bb_free(&ff->bb);
+	sector_ranges_free(&ff->bb);
 	ff->r = r;
 	ff->bb = bb;
 	fault_restart(ff, dev_now(dev));
