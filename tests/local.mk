@@ -290,6 +290,7 @@ tests_rmw_writers_LDADD = $(PTHREAD_LIBS)
 EXTRA_DIST += \
 	$(INTEGRATION_TESTS) \
 	tests/crash-functions.sh \
+	tests/fault-functions.sh \
 	tests/functions.sh \
 	tests/nbd-functions.sh \
 	tests/replay-expected.csv \

@@ -6,6 +6,7 @@
 # fault/sectors shows it; a bad file is EINVAL and changes nothing, and on the
 # command line one line naming its line, exit 2.
 source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/fault-functions.sh"
 requires_root
 requires_fuse
 requires dd python3 cmp
@@ -15,32 +16,6 @@ mkdir "$tmp/mnt"
 random_file "$tmp/img" $((4 << 20))
 cp "$tmp/img" "$tmp/orig"
 ctl=$tmp/mnt/fault
-
-# dwrite OFFSET LEN: an O_DIRECT write of LEN bytes of 0x5a; prints "ok" or the errno's name.
-dwrite()
-{
-	python3 - "$rqdisk_disk" "$1" "$2" <<'PY'
-import errno, mmap, os, sys
-path, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-buf = mmap.mmap(-1, n)
-buf.write(b"\x5a" * n)
-fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
-try:
-    os.pwritev(fd, [buf], off)
-except OSError as e:
-    print(errno.errorcode[e.errno])
-    sys.exit(0)
-print("ok")
-PY
-}
-
-expect()
-{
-	local got
-
-	got=$("$@") || fail "$*: the helper failed"
-	[ "$got" = "${expected}" ] || fail "$*: $got, not $expected"
-}
 
 # image_is SECTOR COUNT 5a|orig: the image's sectors hold the writes' bytes, or the original's.
 image_is()

@@ -7,6 +7,7 @@
 # on and off through fault/enable and fault/error_file's presence; bad rules: one
 # line and exit 2 on the command line, EINVAL and nothing changed in the tree.
 source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/fault-functions.sh"
 requires_root
 requires_fuse
 requires dd blkparse python3
@@ -35,31 +36,6 @@ print("ok" if got == n else "short %d" % got)
 PY
 }
 
-# dwrite OFFSET LEN: an O_DIRECT write of LEN bytes of 0x5a; prints "ok" or the errno's name.
-dwrite()
-{
-	python3 - "$rqdisk_disk" "$1" "$2" <<'PY'
-import errno, mmap, os, sys
-path, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-buf = mmap.mmap(-1, n)
-buf.write(b"\x5a" * n)
-fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
-try:
-    os.pwritev(fd, [buf], off)
-except OSError as e:
-    print(errno.errorcode[e.errno])
-    sys.exit(0)
-print("ok")
-PY
-}
-
-expect()
-{
-	local got
-
-	got=$("$@") || fail "$*: the helper failed"
-	[ "$got" = "${expected}" ] || fail "$*: $got, not $expected"
-}
 
 say "bad sector 100: EIO there; sectors 99 and 101 read their bytes"
 start_rqdisk -e noop --filter fault:badblocks=100 --trace "$tmp/tr" "$tmp/img" "$tmp/mnt"
