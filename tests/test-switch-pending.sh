@@ -61,14 +61,22 @@ switch_to()
 }
 
 # parked PID: PID, the last switch_to's, has opened the file and waits for
-# the daemon's answer to its write (up to 5 s to get there).
+# the daemon's answer to its write (up to 5 s to get there), and the daemon
+# has taken that write.  A writer in request_wait_answer may still be in the
+# kernel's queue, unread (SIGTERM would then abort it, rightly); the device
+# hands requests over in order to the one thread reading it, so a control
+# file read answered after that was read after the write (on /dev/fuse,
+# which these tests use unless RQDISK_TEST_OPTS says otherwise).
 parked()
 {
 	local i w
 
 	for ((i = 0; i < 250; i++)); do
 		w=$(cat "/proc/$1/wchan" 2>/dev/null) || w=
-		[ -e "$tmp/$writer_tag.open" ] && [ "$w" = request_wait_answer ] && return 0
+		if [ -e "$tmp/$writer_tag.open" ] && [ "$w" = request_wait_answer ]; then
+			cat "$tmp/mnt/inflight" >/dev/null || return 1
+			return 0
+		fi
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.02
 	done
