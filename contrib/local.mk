@@ -18,7 +18,10 @@ EXTRA_DIST += \
 	contrib/elevator-example/Makefile \
 	contrib/elevator-example/README.md \
 	contrib/elevator-example/lifo.c \
+	contrib/fio/comm_startup_lat.fio \
+	contrib/fio/interleaved_io.fio \
 	contrib/fio/mixed-random.fio \
+	contrib/fio/seq_readers.fio \
 	contrib/fuzz.sh \
 	contrib/install-deps.sh \
 	contrib/quickstart.sh \

@@ -195,6 +195,7 @@ INTEGRATION_TESTS = \
 	tests/test-bad-input.sh \
 	tests/test-block-semantics.sh \
 	tests/test-options.sh \
+	tests/test-compare-live.sh \
 	tests/test-control.sh \
 	tests/test-other-users.sh \
 	tests/test-switch-pending.sh \
