@@ -43,11 +43,13 @@
  * stable merging.  A process's own queue then stays in the hash as the
  * redirection (Linux keeps it in the bfq_io_cq).
  *
- * Left out: the I/O-bound flag,
- * the rotational flag (the elevator does not see queue/rotational: a disk
- * that does not queue is taken for a rotating one, one that does for
- * flash), injecting a process's own async requests or the queues it wakes
- * first, nested groups and depth limits.  rqdisk-elevators(7) bfq lists
+ * Whether the disk rotates is queue/rotational (blk_queue_nonrot): on
+ * flash a request is a seek only if small, a seeky queue is not idled for
+ * its throughput, queues merge only where the flash does not queue, and
+ * no large request is injected beside another.
+ *
+ * Left out: the I/O-bound flag, injecting a process's own async requests
+ * or the queues it wakes first, nested groups and depth limits.  rqdisk-elevators(7) bfq lists
  * every difference.
  */
 #include <assert.h>
@@ -212,6 +214,7 @@ static int bfq_init_queue(struct elevator_queue *e)
 	bfqd->timeout = BFQ_TIMEOUT_MS * NSEC_PER_MSEC;
 	bfqd->low_latency = 1;
 	bfqd->hw_tag = -1;
+	bfqd->queue = e->q;
 	bfq_queue_init(bfqd, &bfqd->oom_queue, 0, false, IOPRIO_DEFAULT);
 	e->elevator_data = bfqd;
 	return 0;
@@ -337,13 +340,19 @@ static void bfq_update_has_short_ttime(struct bfq_data *bfqd, struct bfq_queue *
 		bfq_reset_inject_limit(bfqd, bfqq, now);
 }
 
-/* Whether rq jumped more than BFQQ_SEEK_THR from the queue's last request (BFQ_RQ_SEEKY). */
-static void bfq_update_io_seektime(struct bfq_queue *bfqq, const struct request *rq)
+/*
+ * Whether rq jumped more than BFQQ_SEEK_THR from the queue's last request
+ * (BFQ_RQ_SEEKY): on flash a large request is no seek, wherever it lies.
+ */
+static void bfq_update_io_seektime(const struct bfq_data *bfqd, struct bfq_queue *bfqq,
+				   const struct request *rq)
 {
 	sector_t pos = blk_rq_pos(rq), last = bfqq->last_request_pos;
 	sector_t dist = pos > last ? pos - last : last - pos;
+	bool seek = dist > BFQQ_SEEK_THR && (!blk_queue_nonrot(bfqd->queue) ||
+					      blk_rq_sectors(rq) < BFQQ_SECT_THR_NONROT);
 
-	bfqq->seek_history = bfqq->seek_history << 1 | (dist > BFQQ_SEEK_THR);
+	bfqq->seek_history = bfqq->seek_history << 1 | seek;
 }
 
 static void bfq_add_request(struct elevator_queue *e, struct request *rq)
@@ -369,7 +378,7 @@ static void bfq_add_request(struct elevator_queue *e, struct request *rq)
 	was_empty = !bfqq->busy && !bfqq->dispatched;
 	bfq_update_io_thinktime(bfqd, bfqq, now);
 	bfq_update_has_short_ttime(bfqd, bfqq, now);
-	bfq_update_io_seektime(bfqq, rq);
+	bfq_update_io_seektime(bfqd, bfqq, rq);
 	bfqq->last_request_pos = blk_rq_end_sector(rq);
 	elv_rb_add(&bfqq->sort_list, rq);
 	rq->fifo_time = now + bfqd->fifo_expire[rq_is_sync(rq)];

@@ -114,7 +114,9 @@ static void bfq_split_bfqq(struct bfq_queue *own, uint64_t now)
  */
 static bool bfq_worth_keeping_apart(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)
 {
-	return (bfqd->hw_tag != 1 || (!bfq_seeky(bfqq) && bfqq->has_short_ttime)) &&
+	return (bfq_rot_without_queueing(bfqd) ||
+		((!blk_queue_nonrot(bfqd->queue) || bfqd->hw_tag != 1) && !bfq_seeky(bfqq) &&
+		 bfqq->has_short_ttime)) &&
 	       !bfqd->wr_busy_queues;
 }
 
@@ -143,7 +145,7 @@ static struct bfq_queue *bfq_setup_cooperator(struct bfq_data *bfqd, struct bfq_
 {
 	struct bfq_queue *in = bfqd->in_service, *coop;
 
-	if (bfqd->hw_tag != 1 && bfqq == own) {
+	if (!bfq_nonrot_with_queueing(bfqd) && bfqq == own) {
 		coop = bfq_stable_merge(bfqd, own, now);
 		if (coop)
 			return coop;
@@ -155,7 +157,7 @@ static struct bfq_queue *bfq_setup_cooperator(struct bfq_data *bfqd, struct bfq_
 	 * second of three readers started together keep its first request
 	 * apart, a hole in the merged queue's stream it never fills.
 	 */
-	if (bfqd->hw_tag == 1 || bfq_too_late_for_merging(bfqq, now) ||
+	if (bfq_nonrot_with_queueing(bfqd) || bfq_too_late_for_merging(bfqq, now) ||
 	    bfqd->busy_queues + !bfqq->busy <= 1)
 		return NULL;
 	if (in && in != bfqq && in != &bfqd->oom_queue && !in->merged &&
@@ -211,7 +213,7 @@ void bfq_coop_created(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t no
 	    !bfq_same_group(bfqd, last, bfqq)) {
 		bfqd->last_bfqq_created = bfqq;
 	} else if (now <= last->creation_time + MS(BFQ_BURST_INTERVAL_MS)) {
-		if (bfqd->hw_tag == 1) {
+		if (bfq_nonrot_with_queueing(bfqd)) {
 			last = bfq_coop_lookup(last);
 			bfqq->stably_merged = last->stably_merged = true;
 			bfq_merge_bfqqs(bfqd, bfqq, last, now);

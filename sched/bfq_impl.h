@@ -27,9 +27,15 @@
 #define BFQ_MAX_SERVICE_FROM_WR 120000 /* sectors: interactive raising ends after this */
 #define BFQ_SOFTRT_SLACK_MS 4        /* Linux's 4 jiffies at HZ=1000 */
 
-/* Interactive raising lasts ref_duration * ref_rate / peak_rate, in 3..25 s (rotational pair). */
+/*
+ * Interactive raising lasts ref_duration * ref_rate / peak_rate, in 3..25 s:
+ * the reference disk's pair, a rotating one's or flash's (Linux's ref_rate
+ * and ref_wr_duration).
+ */
 #define BFQ_WR_REF_DURATION_MS 7000
 #define BFQ_REF_RATE 14000 /* sectors per microsecond << BFQ_RATE_SHIFT */
+#define BFQ_WR_REF_DURATION_NONROT_MS 2500
+#define BFQ_REF_RATE_NONROT 33000
 #define BFQ_WR_MIN_DURATION_MS 3000
 #define BFQ_WR_MAX_DURATION_MS 25000
 #define BFQ_RATE_SHIFT 16
@@ -39,12 +45,14 @@
 /*
  * Think time and seekiness (bfq_update_io_thinktime, bfq_update_io_seektime):
  * a request further than BFQQ_SEEK_THR sectors from the queue's last one is
- * a seek, and a queue with more than BFQQ_SEEKY_COUNT seeks in its last 32
+ * a seek (on flash, only a request of fewer than BFQQ_SECT_THR_NONROT
+ * sectors), and a queue with more than BFQQ_SEEKY_COUNT seeks in its last 32
  * requests is seeky; it is idled for no longer than BFQ_MIN_TT_MS.  The
  * think time is a moving average over samples weighted 7/8 each, meaningful
  * once their weight passes BFQ_TTIME_VALID_SAMPLES (bfq_sample_valid).
  */
 #define BFQQ_SEEK_THR 800
+#define BFQQ_SECT_THR_NONROT 32 /* on flash only a jump of fewer sectors is a seek */
 #define BFQQ_SEEKY_COUNT 19
 #define BFQ_MIN_TT_MS 2
 #define BFQ_TTIME_VALID_SAMPLES 80
@@ -185,6 +193,7 @@ struct bfq_data {
 	unsigned int nr_lru;
 	struct bfq_queue *in_service;
 	unsigned int busy_queues, wr_busy_queues, queued, rq_in_driver;
+	const struct request_queue *queue; /* whether it seeks: blk_queue_nonrot */
 	int hw_tag; /* the disk queues requests: -1 not known yet, 0 no, 1 yes */
 	unsigned int max_rq_in_driver, hw_tag_samples;
 	sector_t last_position;
@@ -224,6 +233,18 @@ struct bfq_data {
 	int strict_guarantees;
 	int low_latency;
 };
+
+/* Flash that queues (nonrot_with_queueing): idling and merging gain it nothing. */
+static inline bool bfq_nonrot_with_queueing(const struct bfq_data *bfqd)
+{
+	return blk_queue_nonrot(bfqd->queue) && bfqd->hw_tag == 1;
+}
+
+/* A rotating disk not seen to queue (rot_without_queueing): taken so until it is seen to. */
+static inline bool bfq_rot_without_queueing(const struct bfq_data *bfqd)
+{
+	return !blk_queue_nonrot(bfqd->queue) && bfqd->hw_tag != 1;
+}
 
 /* More than BFQQ_SEEKY_COUNT of the last 32 requests were seeks (BFQQ_SEEKY). */
 static inline bool bfq_seeky(const struct bfq_queue *bfqq)

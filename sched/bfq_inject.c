@@ -138,6 +138,10 @@ static struct bfq_queue *bfq_injectable_in(struct bfq_data *bfqd, struct bfq_sch
 			if (en->my_sched_data)
 				continue; /* a group: its queues are in its own trees */
 			bfqq = entity_bfqq(en);
+			/* flash serves one large request at a time best: none beside another */
+			if (blk_queue_nonrot(bfqd->queue) && bfqd->rq_in_driver &&
+			    bfqq->next_rq && blk_rq_sectors(bfqq->next_rq) >= BFQQ_SECT_THR_NONROT)
+				continue;
 			if ((always || bfqq->wr_coeff > 1) && bfq_fits_budget(bfqq)) {
 				bfqd->rqs_injected = true;
 				return bfqq;

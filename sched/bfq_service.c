@@ -144,14 +144,15 @@ static bool bfq_asymmetric_scenario(const struct bfq_data *bfqd)
 
 /*
  * Would idling for bfqq's next request be worth it (bfq_better_to_idle)?
- * For the disk's throughput (idling_boosts_thr_without_issues) on a disk
- * that does not queue, where the next nearby request is worth the wait,
- * but only for a process whose think time is short: one that thinks
- * longer than slice_idle / 2 would leave the disk idle for nothing.  Or
- * for service guarantees (idling_needed_for_service_guarantees): a raised
- * queue among others, an asymmetric scenario, or bfqq alone.  A disk not
- * yet known to queue is taken for one that does not: the models' rotating
- * disk takes one request at a time.  Linux also stops idling for
+ * For the disk's throughput (idling_boosts_thr_without_issues): on a
+ * rotating disk that does not queue, where the next nearby request is
+ * worth the wait, and for a sequential queue on any disk but flash that
+ * queues; but only for a process whose think time is short: one that
+ * thinks longer than slice_idle / 2 would leave the disk idle for nothing.
+ * Or for service guarantees (idling_needed_for_service_guarantees): a
+ * raised queue among others, an asymmetric scenario, or bfqq alone.  A
+ * disk not yet known to queue is taken for one that does not: the models'
+ * rotating disk takes one request at a time.  Linux also stops idling for
  * throughput while any queue is raised, to serve the raised one sooner;
  * here that makes a start-up under sequential readers 3.4 times slower,
  * injection (bfq_inject.c) or not, than alone
@@ -159,7 +160,12 @@ static bool bfq_asymmetric_scenario(const struct bfq_data *bfqd)
  */
 bool bfq_idling_boosts_thr(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)
 {
-	return bfqd->hw_tag != 1 && bfqq->has_short_ttime && !bfqq->in_large_burst;
+	bool sequential = !bfq_seeky(bfqq);
+
+	if (!bfqq->has_short_ttime || bfqq->in_large_burst)
+		return false;
+	return bfq_rot_without_queueing(bfqd) ||
+	       ((!blk_queue_nonrot(bfqd->queue) || bfqd->hw_tag != 1) && sequential);
 }
 
 static bool bfq_better_to_idle(const struct bfq_data *bfqd, const struct bfq_queue *bfqq)

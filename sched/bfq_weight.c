@@ -31,10 +31,12 @@ void bfq_update_weight(const struct bfq_data *bfqd, struct bfq_queue *bfqq)
 
 static uint64_t bfq_wr_duration(const struct bfq_data *bfqd)
 {
-	uint64_t ms = BFQ_WR_REF_DURATION_MS;
+	bool nonrot = blk_queue_nonrot(bfqd->queue);
+	uint64_t ref_ms = nonrot ? BFQ_WR_REF_DURATION_NONROT_MS : BFQ_WR_REF_DURATION_MS;
+	uint64_t ms = ref_ms;
 
 	if (bfqd->peak_rate)
-		ms = (uint64_t)BFQ_WR_REF_DURATION_MS * BFQ_REF_RATE / bfqd->peak_rate;
+		ms = ref_ms * (nonrot ? BFQ_REF_RATE_NONROT : BFQ_REF_RATE) / bfqd->peak_rate;
 	if (ms < BFQ_WR_MIN_DURATION_MS)
 		ms = BFQ_WR_MIN_DURATION_MS;
 	if (ms > BFQ_WR_MAX_DURATION_MS)

@@ -26,6 +26,17 @@ static struct fake_disk *bfq_disk(void)
 	return elv_disk("bfq", true, 1024);
 }
 
+static struct bfq_queue *sync_queue_of(const struct fake_disk *fd, pid_t pid);
+
+/* The same on flash: queue/rotational 0, which bfq asks of the queue as it decides. */
+static struct fake_disk *bfq_flash_disk(void)
+{
+	struct fake_disk *fd = bfq_disk();
+
+	fd->q->limits.rotational = false;
+	return fd;
+}
+
 static void submit(struct fake_disk *fd, struct test_bio *tb, pid_t pid, unsigned short ioprio,
 		   sector_t sector, unsigned int sectors)
 {
@@ -414,15 +425,15 @@ static void queue_deep(struct fake_disk *fd, struct test_bio *warm, unsigned int
 }
 
 /*
- * On a disk seen to queue requests (bfq_update_hw_tag), idling no longer
- * boosts the throughput (idling_boosts_thr_without_issues): a sync queue
- * that empties while another of the same weight and class waits is
- * expired at once, and the other's request goes.
+ * A on a disk seen to queue requests (bfq_update_hw_tag), flash or not:
+ * A's one read, and B's waiting; A's completes.  Whether B's read went at
+ * once, A's queue expired rather than idled for.
  */
-START_TEST(test_queueing_disk_stops_idling)
+static bool queueing_disk_serves_b(bool flash)
 {
-	struct fake_disk *fd = bfq_disk();
+	struct fake_disk *fd = flash ? bfq_flash_disk() : bfq_disk();
 	struct test_bio warm[64], tb[2];
+	bool served;
 
 	tunable_store_ok(fd, "low_latency", "0");
 	queue_deep(fd, warm, 64);
@@ -430,11 +441,52 @@ START_TEST(test_queueing_disk_stops_idling)
 	read_at(fd, &tb[1], PID_B, 900000);
 	elv_start_serial(fd);
 	elv_complete_one_after(fd, 1);
-	ck_assert_uint_eq(fd->nr_dispatched, 1);
-	ck_assert_int_eq(fd->events[fd->nr_events - 1].pid, PID_B);
+	served = fd->nr_dispatched == 1 && fd->events[fd->nr_events - 1].pid == PID_B;
 	finish(fd, tb, 2);
 	for (unsigned int i = 0; i < 64; i++)
 		ck_assert_int_eq(warm[i].ended, 1);
+	return served;
+}
+
+/*
+ * idling_boosts_thr_without_issues: on flash seen to queue requests
+ * (nonrot_with_queueing), idling no longer boosts the throughput: a sync
+ * queue that empties while another of the same weight and class waits is
+ * expired at once, and the other's request goes.  On a rotating disk that
+ * queues, a sequential queue with a short think time is still idled for.
+ */
+START_TEST(test_queueing_disk_stops_idling)
+{
+	ck_assert(queueing_disk_serves_b(true));
+	ck_assert(!queueing_disk_serves_b(false));
+}
+END_TEST
+
+/*
+ * A queue's 32 reads of sectors each, 100000 sectors apart, on flash or
+ * not (BFQ_RQ_SEEKY): whether the queue is seeky after them.
+ */
+static bool far_reads_seeky(bool flash, unsigned int sectors)
+{
+	struct fake_disk *fd = flash ? bfq_flash_disk() : bfq_disk();
+	struct test_bio tb[32];
+	bool seeky;
+
+	for (unsigned int i = 0; i < 32; i++)
+		submit(fd, &tb[i], PID_A, IOPRIO_DEFAULT, 1000 + i * 100000, sectors);
+	seeky = bfq_seeky(sync_queue_of(fd, PID_A));
+	finish(fd, tb, 32);
+	return seeky;
+}
+
+/* On flash a jump is a seek only for a request under 32 sectors; on a rotating disk any. */
+START_TEST(test_seek_rule_flash)
+{
+	ck_assert(far_reads_seeky(false, 64));
+	ck_assert(far_reads_seeky(false, 8));
+	ck_assert(far_reads_seeky(true, 8));
+	ck_assert(!far_reads_seeky(true, BFQQ_SECT_THR_NONROT));
+	ck_assert(far_reads_seeky(true, BFQQ_SECT_THR_NONROT - 1));
 }
 END_TEST
 
@@ -1338,8 +1390,9 @@ static struct inj_result thinker_and_reader(const char *model, uint64_t think_ms
 	snprintf(w, sizeof(w), "%d 300", INJ_THINKER);
 	tunable_store_ok(s->fd, "weights", w);
 	t = elv_sim_add(s, INJ_THINKER, 6000000, 8, 1, think_ms * MS, 0);
+	/* on flash a large request is not injected beside another (test_flash_injects_small) */
 	if (reader)
-		r = elv_sim_add(s, INJ_READER, 0, 128, 4, 0, 0);
+		r = elv_sim_add(s, INJ_READER, 0, strcmp(model, "ssd") ? 128 : 16, 4, 0, 0);
 	elv_sim_run(s, INJ_RUN_NS);
 	res.reader_sectors = r ? r->sectors_done : 0;
 	res.thinker_reads = t->reads_done;
@@ -1441,7 +1494,8 @@ END_TEST
  * bfq_choose_bfqq_for_injection, bfq_update_inject_limit: while bfq idles
  * for the thinker (for its share, not the throughput: on the ssd model the
  * disk queues; on the hdd model its think time is long), the reader's
- * requests go to the disk within the learnt limit.  The reader gets at
+ * requests (64 KiB on the hdd model, 8 KiB on the ssd model, where larger
+ * ones go only to an empty disk) go to the disk within the learnt limit.  The reader gets at
  * least 90% of what it gets when nothing is idled for (slice_idle=0);
  * without injection it got 4% of it on the ssd model (thinking 1 ms) and
  * half on the hdd model.  The thinker's mean read latency stays within 1.5
@@ -1476,6 +1530,48 @@ START_TEST(test_injection_ssd)
 {
 	check_injection("ssd", 1, true);
 	check_injection("ssd", 10, true);
+}
+END_TEST
+
+/*
+ * bfq_choose_bfqq_for_injection on flash: while the disk idles for A, a
+ * request of BFQQ_SECT_THR_NONROT sectors or more is injected only into an
+ * empty disk (flash serves one large request at a time best), a smaller
+ * one beside another; on a rotating disk size does not matter.
+ */
+static struct bfq_queue *injected(bool flash, unsigned int b_sectors, unsigned int in_driver)
+{
+	struct fake_disk *fd = flash ? bfq_flash_disk() : bfq_disk();
+	struct bfq_data *bfqd = fd->q->elevator->elevator_data;
+	struct test_bio tb[2];
+	struct bfq_queue *a, *b, *chosen;
+
+	tunable_store_ok(fd, "low_latency", "0");
+	read_at(fd, &tb[0], PID_A, 1000);
+	elv_start_serial(fd);
+	elv_complete_one_after(fd, 1); /* A's read is done: the disk idles for A */
+	fd->stopped = true;
+	a = sync_queue_of(fd, PID_A);
+	ck_assert_ptr_eq(bfqd->in_service, a);
+	submit(fd, &tb[1], PID_B, IOPRIO_DEFAULT, 900000, b_sectors);
+	b = sync_queue_of(fd, PID_B);
+	bfqd->hw_tag = 1;
+	a->seek_history = ~0u; /* idling for A boosts nothing: injection is for its share */
+	a->inject_limit = 4;
+	bfqd->rq_in_driver = in_driver;
+	chosen = bfq_inject_queue(bfqd, a, elv_now(fd));
+	bfqd->rq_in_driver = 0;
+	finish(fd, tb, 2);
+	ck_assert(!chosen || chosen == b);
+	return chosen;
+}
+
+START_TEST(test_flash_injects_small)
+{
+	ck_assert_ptr_null(injected(true, BFQQ_SECT_THR_NONROT, 1));
+	ck_assert_ptr_nonnull(injected(true, BFQQ_SECT_THR_NONROT, 0));
+	ck_assert_ptr_nonnull(injected(true, BFQQ_SECT_THR_NONROT - 1, 1));
+	ck_assert_ptr_nonnull(injected(false, BFQQ_SECT_THR_NONROT, 1));
 }
 END_TEST
 
@@ -1585,7 +1681,7 @@ END_TEST
  */
 static bool stably_merged_on_flash(uint64_t gap_ms, const char *weight_b)
 {
-	struct fake_disk *fd = bfq_disk();
+	struct fake_disk *fd = bfq_flash_disk();
 	struct test_bio warm[64], tb[2];
 	struct bfq_queue *b;
 	bool merged;
@@ -1608,9 +1704,20 @@ static bool stably_merged_on_flash(uint64_t gap_ms, const char *weight_b)
  * within the burst interval (180 ms) of the last one made, of the same
  * class, level and group (weight), is merged into it at once, close I/O
  * or not, and never split; later, or of another weight, it stays apart.
+ * A rotating disk that queues is no such flash: nothing is merged at once.
  */
 START_TEST(test_stable_merge_on_flash)
 {
+	struct fake_disk *fd = bfq_disk();
+	struct test_bio warm[64], tb[2];
+
+	tunable_store_ok(fd, "low_latency", "0");
+	queue_deep(fd, warm, 64);
+	read_at(fd, &tb[0], PID_A, 1000);
+	read_at(fd, &tb[1], PID_B, 900000);
+	ck_assert_ptr_null(sync_queue_of(fd, PID_B)->merged);
+	finish(fd, tb, 2);
+
 	ck_assert(stably_merged_on_flash(0, NULL));
 	ck_assert(stably_merged_on_flash(180, NULL));
 	ck_assert(!stably_merged_on_flash(181, NULL));
@@ -1825,6 +1932,7 @@ static Suite *bfq_suite(void)
 	tcase_add_test(idle, test_idle_pays_off);
 	tcase_add_test(idle, test_raised_queue_idles_longer);
 	tcase_add_test(idle, test_queueing_disk_stops_idling);
+	tcase_add_test(idle, test_seek_rule_flash);
 	tcase_add_test(idle, test_shallow_disk_keeps_idling);
 	tcase_add_test(idle, test_queueing_disk_idles_when_asymmetric);
 	tcase_add_test(idle, test_soft_rt_raising_preempts);
@@ -1850,6 +1958,7 @@ static Suite *bfq_suite(void)
 	tcase_add_test(latency, test_long_thinker_not_idled_ssd);
 	tcase_add_test(latency, test_inject_limit_rules);
 	tcase_add_test(latency, test_injection_ssd);
+	tcase_add_test(latency, test_flash_injects_small);
 	tcase_add_test(latency, test_injection_hdd);
 	tcase_add_test(latency, test_burst_threshold_and_interval);
 	tcase_add_test(latency, test_burst_not_raised_hdd);

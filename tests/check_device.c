@@ -50,6 +50,26 @@ static uint64_t serve(struct disk_model *m, sector_t sector, unsigned int n, uin
 	return disk_model_service(m, &io, now);
 }
 
+/*
+ * The queue seeks as the stack says (blk_queue_nonrot, what elevators ask):
+ * a rotating model's, flash's, or the sim backend's word alone.
+ */
+START_TEST(queue_rotates_as_the_stack_says)
+{
+	const char *specs[] = { "model:hdd", "model:ssd", "delay:ms=1" };
+	const bool nonrot[] = { false, true, true };
+	struct stack_harness h;
+
+	for (unsigned int s = 0; s < 3; s++) {
+		setup(&h, &specs[s], 1, &dev_sim_ops);
+		ck_assert_msg(blk_queue_nonrot(h.q) == nonrot[s], "%s: nonrot %d", specs[s],
+			      blk_queue_nonrot(h.q));
+		ck_assert_int_eq(blk_queue_nonrot(h.q), !h.stack.limits.rotational);
+		sh_teardown(&h);
+	}
+}
+END_TEST
+
 /* One at a time: each goes down when the one before ends, and ends at the model's time. */
 START_TEST(model_ends_at_the_models_time)
 {
@@ -919,6 +939,7 @@ static Suite *device_suite(void)
 	Suite *s = suite_create("device");
 	TCase *tc = tcase_create("stack");
 
+	tcase_add_test(tc, queue_rotates_as_the_stack_says);
 	tcase_add_test(tc, model_ends_at_the_models_time);
 	tcase_add_test(tc, model_keeps_its_depth_below);
 	tcase_add_test(tc, filter_order_matters);

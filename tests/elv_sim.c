@@ -38,6 +38,7 @@ struct elv_sim *elv_sim_new(const char *elevator, const char *model)
 	s->fd->on_dispatch = sim_dispatch;
 	ck_assert_int_eq(disk_model_new(model, SIM_CAPACITY, &s->m, why, sizeof(why)), 0);
 	s->depth = disk_model_depth(s->m);
+	s->fd->q->limits.rotational = disk_model_rotational(s->m); /* as the model filter says it */
 	s->t0 = elv_now(s->fd);
 	if (s->depth > ELV_SIM_MAX_OUT)
 		s->depth = ELV_SIM_MAX_OUT;

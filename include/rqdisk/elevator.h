@@ -238,6 +238,13 @@ void elv_fifo_merge(struct elv_fifo *fifo, struct request *rq, struct request *n
 void elv_schedule_dispatch(struct elevator_queue *e, uint64_t when_ns);
 
 /*
+ * Version 4.  Whether the device below does not seek (queue/rotational is
+ * 0), as the driver says; call it with e->q when deciding, not once at
+ * init: the stack below may set it after the elevator is.
+ */
+bool blk_queue_nonrot(const struct request_queue *q);
+
+/*
  * Define tunable name kept in member of the elevator's data (of type type),
  * in natural units (mult 1) or in milliseconds kept as nanoseconds (mult
  * NSEC_PER_MSEC).  List it in the table with ELV_ATTR(prefix, name).

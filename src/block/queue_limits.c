@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "blk_types.h"
+#include "blkdev.h"
 #include "queue_limits.h"
 
 void blk_set_default_limits(struct queue_limits *lim)
@@ -21,7 +21,13 @@ void blk_set_default_limits(struct queue_limits *lim)
 		.dma_alignment = BLK_DEF_DMA_ALIGNMENT,
 		.nr_requests = BLK_DEF_NR_REQUESTS,
 		.nomerges = BLK_MERGES_ALL,
+		.rotational = true,
 	};
+}
+
+bool blk_queue_nonrot(const struct request_queue *q)
+{
+	return !q->limits.rotational;
 }
 
 static bool is_power_of_2(unsigned long n)

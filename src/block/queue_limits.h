@@ -47,6 +47,7 @@ struct queue_limits {
 	unsigned int dma_alignment;
 	unsigned int nr_requests;
 	unsigned int nomerges;
+	bool rotational; /* the device seeks (queue/rotational); Linux 2.6's default, as NONROT is opt-in */
 };
 
 void blk_set_default_limits(struct queue_limits *lim);

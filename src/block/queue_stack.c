@@ -124,7 +124,7 @@ void blk_stack_set_queue(struct dev_stack *s, struct request_queue *q)
  * of 0 means no discard.  One it takes keeps the queue's limit, or the
  * default where the queue had none.  Block sizes, the memory alignment
  * and max_sectors only ever tighten what the queue had, as a driver's
- * limits stack in Linux.
+ * limits stack in Linux.  Whether it seeks is the stack's word alone.
  */
 int blk_queue_stack_limits(struct request_queue *q, const struct dev_limits *lim, char *why,
 			   size_t whylen)
@@ -151,5 +151,6 @@ int blk_queue_stack_limits(struct request_queue *q, const struct dev_limits *lim
 		ql.max_hw_sectors = lim->max_sectors;
 	if (ql.max_sectors > ql.max_hw_sectors)
 		ql.max_sectors = ql.max_hw_sectors;
+	ql.rotational = lim->rotational;
 	return blk_queue_set_limits(q, &ql, why, whylen);
 }
