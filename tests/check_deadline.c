@@ -837,7 +837,7 @@ static unsigned int dd_tags_taken(struct fake_mq *fm, struct test_bio *tb, unsig
 	return taken;
 }
 
-/* mq-deadline's dd_depth_updated (Linux 6.10 on): the full depth, nr_requests; on a 2.6 queue too. */
+/* dd_depth_updated (Linux 6.10 on): the full depth, nr_requests; on a 2.6 queue too. */
 START_TEST(test_async_depth_default)
 {
 	struct fake_mq *fm = dd_mq(8);
