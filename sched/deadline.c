@@ -24,9 +24,13 @@
  *   dispatches one: the kernel's __dd_dispatch_request counts a starved
  *   write batch and restarts the batch count even when the request it would
  *   pick turns out too young.
+ * - async_depth limits scheduler tags, which only a multi-queue queue has;
+ *   on a 2.6 queue it is kept and shown, and changes nothing.
  */
 #include <assert.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "elevator.h"
@@ -64,6 +68,8 @@ struct deadline_data {
 	int writes_starved;
 	int front_merges;
 	uint64_t prio_aging_expire; /* ns */
+	/* Scheduler tags in use beyond which an async request or a write waits: 1..nr_requests. */
+	unsigned int async_depth;
 };
 
 /* What the batch rules would dispatch next from one class, before anything changes. */
@@ -108,6 +114,8 @@ static int dd_init_queue(struct elevator_queue *e)
 	dd->writes_starved = DD_WRITES_STARVED;
 	dd->front_merges = DD_FRONT_MERGES;
 	dd->prio_aging_expire = DD_PRIO_AGING_EXPIRE_MS * NSEC_PER_MSEC;
+	/* the full depth, as dd_depth_updated since Linux 6.10: nothing is held back until set */
+	dd->async_depth = e->nr_requests ? e->nr_requests : 1;
 	e->elevator_data = dd;
 	return 0;
 }
@@ -334,6 +342,51 @@ static void dd_requests_merged(struct elevator_queue *e, struct request *rq,
 	pp->completed++;
 }
 
+/*
+ * mq-deadline's dd_limit_depth: a sync read is never held back; any other
+ * request (writes, sync ones too, discards, zeroing) takes a scheduler tag
+ * only while fewer than async_depth are in use.  A flush or barrier
+ * request is not limited: Linux's core never asks for one (it goes to
+ * the dispatch list, as rqdisk's does).
+ */
+static void dd_limit_depth(struct elevator_queue *e, enum req_op op, struct blk_mq_alloc_data *data)
+{
+	const struct deadline_data *dd = e->elevator_data;
+
+	if (op == REQ_OP_READ || op == REQ_OP_FLUSH ||
+	    (data->cmd_flags & (REQ_FUA | REQ_PREFLUSH | REQ_BARRIER)))
+		return;
+	data->shallow_depth = dd->async_depth < data->nr_tags ? dd->async_depth : data->nr_tags;
+}
+
+static int dd_async_depth_show(const struct elevator_queue *e, char *buf, size_t len)
+{
+	const struct deadline_data *dd = e->elevator_data;
+
+	return snprintf(buf, len, "%u\n", dd->async_depth);
+}
+
+/*
+ * A number from 1 to nr_requests (the scheduler tags there are), parsed as
+ * the core parses a number tunable; anything else is -EINVAL, the value
+ * kept.  A text tunable only because its bound is the queue's.
+ */
+static int dd_async_depth_store(struct elevator_queue *e, const char *buf)
+{
+	struct deadline_data *dd = e->elevator_data;
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	while (*end == '\n' || *end == ' ')
+		end++;
+	if (errno || end == buf || *end || v < 1 || v > (long long)e->nr_requests)
+		return -EINVAL;
+	dd->async_depth = (unsigned int)v;
+	return 0;
+}
+
 ELV_TUNABLE(dd, read_expire, struct deadline_data, fifo_expire[DD_READ], 0, INT_MAX, NSEC_PER_MSEC);
 ELV_TUNABLE(dd, write_expire, struct deadline_data, fifo_expire[DD_WRITE], 0, INT_MAX, NSEC_PER_MSEC);
 ELV_TUNABLE(dd, writes_starved, struct deadline_data, writes_starved, 0, INT_MAX, 1);
@@ -349,6 +402,7 @@ static const struct elv_tunable dd_tunables[] = {
 	ELV_ATTR(dd, fifo_batch),
 	ELV_ATTR(dd, front_merges),
 	ELV_ATTR(dd, prio_aging_expire),
+	ELV_TEXT_ATTR(dd, async_depth),
 	{ 0 },
 };
 
@@ -365,6 +419,10 @@ static struct elevator_type elevator_deadline = {
 	.requests_merged = dd_requests_merged,
 	.completed = dd_completed,
 	.tunables = dd_tunables,
+	/* limit_depth alone: the core's adapter runs the rest, one instance for the queue */
+	.mq_ops = {
+		.limit_depth = dd_limit_depth,
+	},
 };
 
 ELEVATOR_REGISTER(deadline, elevator_deadline)

@@ -4,6 +4,10 @@
  * requests (read, write, discard, other), each needing a token to go, and a
  * timer that shrinks the tokens of the domains doing well while one misses
  * its latency target, and gives tokens back to a domain that misses its own.
+ * On a multi-queue queue each hardware queue keeps its own lists and its own
+ * turn among the domains (Linux's kyber_hctx_data), while the tokens stay
+ * global to the queue; async requests may hold at most 3/4 of the
+ * scheduler tags (KYBER_ASYNC_PERCENT).
  */
 #include <assert.h>
 #include <limits.h>
@@ -48,12 +52,24 @@ enum { KYBER_TOTAL_LATENCY, KYBER_IO_LATENCY, KYBER_NR_LAT_TYPES };
 #define KYBER_MIN_SAMPLES 500
 #define KYBER_SAMPLE_TIMEOUT_NS (1000 * NSEC_PER_MSEC)
 
-struct kyber_data {
+/* The share of the scheduler tags async requests may hold, as Linux: the rest is kept for sync. */
+#define KYBER_ASYNC_PERCENT 75
+
+/*
+ * One hardware queue's requests and turn (Linux's kyber_hctx_data); a 2.6
+ * queue has one.  Only the hardware queue they were inserted on
+ * dispatches them.
+ */
+struct kyber_hctx_data {
 	struct elv_fifo rqs[KYBER_NUM_DOMAINS]; /* one FIFO per domain */
-	unsigned int depth[KYBER_NUM_DOMAINS]; /* tokens */
-	unsigned int busy[KYBER_NUM_DOMAINS];  /* tokens held by dispatched requests */
 	unsigned int cur_domain;
 	unsigned int batching; /* requests of cur_domain sent in this batch */
+};
+
+struct kyber_data {
+	/* The tokens: one count per domain for the whole queue, whichever hctx dispatches. */
+	unsigned int depth[KYBER_NUM_DOMAINS]; /* tokens */
+	unsigned int busy[KYBER_NUM_DOMAINS];  /* tokens held by dispatched requests */
 
 	unsigned int buckets[KYBER_OTHER][KYBER_NR_LAT_TYPES][KYBER_LATENCY_BUCKETS];
 	uint64_t latency_timeout[KYBER_OTHER]; /* 0: none running */
@@ -61,6 +77,8 @@ struct kyber_data {
 	uint64_t latency_target[KYBER_OTHER];  /* ns */
 	uint64_t timer_at;                     /* 0: the timer is not armed */
 	uintptr_t id;                          /* this instance's mark on its tokens */
+	unsigned int nr_hctx;                  /* hardware queues; 1 on a 2.6 queue */
+	struct kyber_hctx_data khd[];
 };
 
 /* Every instance's id, never 0 and never used twice: an address may be. */
@@ -103,17 +121,30 @@ static unsigned int kyber_max_depth(const struct elevator_queue *e, unsigned int
 	return qdepth < kyber_depth[sched_domain] ? qdepth : kyber_depth[sched_domain];
 }
 
+/* The lists of the hardware queue a multi-queue hook was given. */
+static struct kyber_hctx_data *kyber_hctx(struct kyber_data *kd, struct blk_mq_hw_ctx *hctx)
+{
+	unsigned int i = blk_mq_hctx_index(hctx);
+
+	assert(i < kd->nr_hctx);
+	return &kd->khd[i];
+}
+
 static int kyber_init_queue(struct elevator_queue *e)
 {
-	struct kyber_data *kd = calloc(1, sizeof(*kd));
+	unsigned int nr_hctx = e->nr_hw_queues ? e->nr_hw_queues : 1;
+	struct kyber_data *kd = calloc(1, sizeof(*kd) + nr_hctx * sizeof(kd->khd[0]));
 	static const uint64_t targets[KYBER_OTHER] = {
 		KYBER_READ_LAT_NS, KYBER_WRITE_LAT_NS, KYBER_DISCARD_LAT_NS
 	};
 
 	if (!kd)
 		return -1;
+	kd->nr_hctx = nr_hctx;
+	for (unsigned int h = 0; h < nr_hctx; h++)
+		for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++)
+			TAILQ_INIT(&kd->khd[h].rqs[i]);
 	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++) {
-		TAILQ_INIT(&kd->rqs[i]);
 		kd->depth[i] = kyber_max_depth(e, i);
 		if (!kd->depth[i])
 			kd->depth[i] = 1;
@@ -131,8 +162,9 @@ static void kyber_exit_queue(struct elevator_queue *e)
 {
 	struct kyber_data *kd = e->elevator_data;
 
-	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++)
-		assert(TAILQ_EMPTY(&kd->rqs[i]));
+	for (unsigned int h = 0; h < kd->nr_hctx; h++)
+		for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++)
+			assert(TAILQ_EMPTY(&kd->khd[h].rqs[i]));
 	free(kd);
 }
 
@@ -228,13 +260,38 @@ static void kyber_timer_check(struct elevator_queue *e, uint64_t now)
 	}
 }
 
+static void kyber_insert(struct kyber_hctx_data *khd, struct request *rq, bool at_head)
+{
+	struct elv_fifo *fifo = &khd->rqs[kyber_sched_domain(rq->cmd_op)];
+
+	rq->elv_priv[0] = NULL;
+	if (at_head)
+		TAILQ_INSERT_HEAD(fifo, rq, queuelist);
+	else
+		TAILQ_INSERT_TAIL(fifo, rq, queuelist);
+}
+
+/* The 2.6 queue's: its one set of lists. */
 static void kyber_add_request(struct elevator_queue *e, struct request *rq)
 {
 	struct kyber_data *kd = e->elevator_data;
 
 	kyber_timer_check(e, blk_clock_now(e->clock));
-	rq->elv_priv[0] = NULL;
-	TAILQ_INSERT_TAIL(&kd->rqs[kyber_sched_domain(rq->cmd_op)], rq, queuelist);
+	kyber_insert(&kd->khd[0], rq, false);
+}
+
+/* Linux's kyber_insert_requests: onto hctx's own lists, one per domain. */
+static void kyber_insert_requests(struct elevator_queue *e, struct blk_mq_hw_ctx *hctx,
+				  struct elv_fifo *list, bool at_head)
+{
+	struct kyber_hctx_data *khd = kyber_hctx(e->elevator_data, hctx);
+	struct request *rq;
+
+	kyber_timer_check(e, blk_clock_now(e->clock));
+	while ((rq = TAILQ_FIRST(list))) {
+		TAILQ_REMOVE(list, rq, queuelist);
+		kyber_insert(khd, rq, at_head);
+	}
 }
 
 static bool kyber_get_domain_token(struct kyber_data *kd, unsigned int sched_domain)
@@ -246,62 +303,118 @@ static bool kyber_get_domain_token(struct kyber_data *kd, unsigned int sched_dom
 }
 
 /*
- * The head of the current domain's FIFO, if the domain has a token for it.
+ * The head of khd's FIFO of its current domain, if the domain has a token
+ * for it (a token of the queue's: every hctx takes from the same count).
  * While the elevator is emptied for a switch nothing is in flight and
  * everything must go: no token is taken, none is needed.
  */
-static struct request *kyber_dispatch_cur_domain(struct elevator_queue *e)
+static struct request *kyber_dispatch_cur_domain(struct elevator_queue *e,
+						 struct kyber_hctx_data *khd)
 {
 	struct kyber_data *kd = e->elevator_data;
-	struct request *rq = TAILQ_FIRST(&kd->rqs[kd->cur_domain]);
+	struct request *rq = TAILQ_FIRST(&khd->rqs[khd->cur_domain]);
 
 	if (!rq)
 		return NULL;
 	if (!e->draining) {
-		if (!kyber_get_domain_token(kd, kd->cur_domain))
+		if (!kyber_get_domain_token(kd, khd->cur_domain))
 			return NULL;
 		rq_set_token(kd, rq);
 	}
-	kd->batching++;
-	TAILQ_REMOVE(&kd->rqs[kd->cur_domain], rq, queuelist);
+	khd->batching++;
+	TAILQ_REMOVE(&khd->rqs[khd->cur_domain], rq, queuelist);
 	return rq;
 }
 
 /*
- * Go on with the current domain's batch while it may; else start the next
- * domain's batch, round robin, back to the current domain if no other has
- * both a request and a token.  NULL when none has: a completion returns a
- * token, and the core runs the queue after every completion.
+ * Go on with khd's current domain's batch while it may; else start the
+ * next domain's batch, round robin, back to the current domain if no other
+ * has both a request and a token.  NULL when none has: a completion
+ * returns a token, and the core runs every queue after a completion.
  */
-static struct request *kyber_dispatch_request(struct elevator_queue *e, uint64_t now)
+static struct request *kyber_dispatch(struct elevator_queue *e, struct kyber_hctx_data *khd,
+				      uint64_t now)
 {
-	struct kyber_data *kd = e->elevator_data;
 	struct request *rq;
 
 	kyber_timer_check(e, now);
-	if (kd->batching < kyber_batch_size[kd->cur_domain]) {
-		rq = kyber_dispatch_cur_domain(e);
+	if (khd->batching < kyber_batch_size[khd->cur_domain]) {
+		rq = kyber_dispatch_cur_domain(e, khd);
 		if (rq)
 			return rq;
 	}
-	kd->batching = 0;
+	khd->batching = 0;
 	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++) {
-		kd->cur_domain = (kd->cur_domain + 1) % KYBER_NUM_DOMAINS;
-		rq = kyber_dispatch_cur_domain(e);
+		khd->cur_domain = (khd->cur_domain + 1) % KYBER_NUM_DOMAINS;
+		rq = kyber_dispatch_cur_domain(e, khd);
 		if (rq)
 			return rq;
 	}
 	return NULL;
 }
 
+static struct request *kyber_dispatch_request(struct elevator_queue *e, uint64_t now)
+{
+	struct kyber_data *kd = e->elevator_data;
+
+	return kyber_dispatch(e, &kd->khd[0], now);
+}
+
+/* Linux's kyber_dispatch_request: hctx's own lists only. */
+static struct request *kyber_mq_dispatch_request(struct elevator_queue *e,
+						 struct blk_mq_hw_ctx *hctx, uint64_t now)
+{
+	return kyber_dispatch(e, kyber_hctx(e->elevator_data, hctx), now);
+}
+
+static bool kyber_hctx_has_work(const struct kyber_hctx_data *khd)
+{
+	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++)
+		if (!TAILQ_EMPTY(&khd->rqs[i]))
+			return true;
+	return false;
+}
+
+/* Whether any hardware queue's lists hold a request. */
 static bool kyber_has_work(const struct elevator_queue *e)
 {
 	const struct kyber_data *kd = e->elevator_data;
 
-	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++)
-		if (!TAILQ_EMPTY(&kd->rqs[i]))
+	for (unsigned int h = 0; h < kd->nr_hctx; h++)
+		if (kyber_hctx_has_work(&kd->khd[h]))
 			return true;
 	return false;
+}
+
+static bool kyber_mq_has_work(struct elevator_queue *e, struct blk_mq_hw_ctx *hctx)
+{
+	return kyber_hctx_has_work(kyber_hctx(e->elevator_data, hctx));
+}
+
+/*
+ * Linux's op_is_sync: a read, or a request someone waits for.  rqdisk's
+ * barrier is Linux's preflush.
+ */
+static bool kyber_is_sync(enum req_op op, unsigned int flags)
+{
+	return op == REQ_OP_READ || (flags & (REQ_SYNC | REQ_FUA | REQ_PREFLUSH | REQ_BARRIER));
+}
+
+/*
+ * Linux's kyber_limit_depth: an async request takes a scheduler tag only
+ * while fewer than KYBER_ASYNC_PERCENT of them are in use, so that async
+ * requests never hold more.  A flush is not limited: Linux's core never
+ * asks for one (it goes to the dispatch list, as rqdisk's does).
+ */
+static void kyber_limit_depth(struct elevator_queue *e, enum req_op op,
+			      struct blk_mq_alloc_data *data)
+{
+	unsigned int depth = data->nr_tags * KYBER_ASYNC_PERCENT / 100;
+
+	(void)e;
+	if (op == REQ_OP_FLUSH || kyber_is_sync(op, data->cmd_flags))
+		return;
+	data->shallow_depth = depth ? depth : 1;
 }
 
 /* Which quarter-target bucket a latency falls in: (k/4 target, (k+1)/4 target] is bucket k. */
@@ -355,25 +468,35 @@ static void kyber_completed(struct elevator_queue *e, struct request *rq)
 
 /*
  * Front merges, as Linux tries a bio on the newest few requests of its
- * domain; back merges are the core's own.
+ * domain (on each hardware queue's list: the hook is not told which
+ * queue the bio comes from); back merges are the core's own.
  */
 #define KYBER_MERGE_LOOKBACK 8
 
-static enum elv_merge kyber_find_merge(struct elevator_queue *e, const struct bio *bio,
-				       struct request **rq)
+static struct request *kyber_find_front(struct elv_fifo *fifo, const struct bio *bio)
 {
-	struct kyber_data *kd = e->elevator_data;
-	struct elv_fifo *fifo = &kd->rqs[kyber_sched_domain(bio->bi_op)];
 	unsigned int n = 0;
 	struct request *r;
 
 	TAILQ_FOREACH_REVERSE(r, fifo, elv_fifo, queuelist) {
 		if (n++ == KYBER_MERGE_LOOKBACK)
 			break;
-		if (blk_rq_pos(r) == bio_end_sector(bio)) {
-			*rq = r;
+		if (blk_rq_pos(r) == bio_end_sector(bio))
+			return r;
+	}
+	return NULL;
+}
+
+static enum elv_merge kyber_find_merge(struct elevator_queue *e, const struct bio *bio,
+				       struct request **rq)
+{
+	struct kyber_data *kd = e->elevator_data;
+	unsigned int d = kyber_sched_domain(bio->bi_op);
+
+	for (unsigned int h = 0; h < kd->nr_hctx; h++) {
+		*rq = kyber_find_front(&kd->khd[h].rqs[d], bio);
+		if (*rq)
 			return ELEVATOR_FRONT_MERGE;
-		}
 	}
 	return ELEVATOR_NO_MERGE;
 }
@@ -399,6 +522,12 @@ static struct elevator_type elevator_kyber = {
 	.find_merge = kyber_find_merge,
 	.completed = kyber_completed,
 	.tunables = kyber_tunables,
+	.mq_ops = {
+		.insert_requests = kyber_insert_requests,
+		.dispatch_request = kyber_mq_dispatch_request,
+		.has_work = kyber_mq_has_work,
+		.limit_depth = kyber_limit_depth,
+	},
 };
 
 ELEVATOR_REGISTER(kyber, elevator_kyber)

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* check_deadline.c - the deadline elevator: sorted batches, FIFO expiry, reads first, merges. */
+/*
+ * check_deadline.c - the deadline elevator: sorted batches, FIFO expiry,
+ * reads first, merges, and async_depth on a multi-queue queue.
+ */
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "elv_harness.h"
+#include "fake_mq.h"
 #include "tunable_test.h"
 
 #define ELEVATOR "deadline"
@@ -777,6 +783,117 @@ START_TEST(test_prio_switch_moves_every_class)
 }
 END_TEST
 
+
+/* ---- async_depth: scheduler tags kept from async requests and writes (multi-queue) ---- */
+
+static const struct elv_tunable *dd_tunable(const struct elevator_queue *e, const char *name)
+{
+	for (const struct elv_tunable *t = e->type->tunables; t && t->name; t++)
+		if (!strcmp(t->name, name))
+			return t;
+	ck_abort_msg("deadline has no tunable %s", name);
+	return NULL;
+}
+
+/* What reading queue/iosched/async_depth shows, as a number. */
+static long async_depth(const struct elevator_queue *e)
+{
+	char buf[32];
+
+	ck_assert_int_gt(elv_tunable_text(e, dd_tunable(e, "async_depth"), buf, sizeof(buf)), 0);
+	return strtol(buf, NULL, 10);
+}
+
+/* deadline over one hardware queue of one driver tag: everything else waits in deadline. */
+static struct fake_mq *dd_mq(unsigned int nr_requests)
+{
+	struct fake_mq_opts o = { .elevator = ELEVATOR, .nr_hw_queues = 1, .queue_depth = 1,
+				  .nr_requests = nr_requests };
+
+	return fake_mq_new(&o);
+}
+
+/*
+ * Submit n one-sector bios, the first nr_first of first_op with
+ * first_flags and the rest of then_op with then_flags: the scheduler tags
+ * they hold then (the rest wait for one).
+ */
+static unsigned int dd_tags_taken(struct fake_mq *fm, struct test_bio *tb, unsigned int n,
+				  enum req_op first_op, unsigned int first_flags, unsigned int nr_first,
+				  enum req_op then_op, unsigned int then_flags)
+{
+	unsigned int taken;
+
+	for (unsigned int i = 0; i < n; i++) {
+		enum req_op op = i < nr_first ? first_op : then_op;
+
+		tbio_init(&tb[i], op, (sector_t)i * 16, 1, op_has_data(op) ? elv_buf : NULL);
+		tb[i].bio.bi_flags = i < nr_first ? first_flags : then_flags;
+		fake_mq_submit(fm, &tb[i].bio, 0);
+	}
+	taken = blk_mq_tags_in_use(&fm->q->mq->sched_tags);
+	fake_mq_drain(fm);
+	elv_assert_ended(tb, n);
+	return taken;
+}
+
+/* dd_depth_updated (Linux 6.10 on): the full depth, nr_requests; on a 2.6 queue too. */
+START_TEST(test_async_depth_default)
+{
+	struct fake_mq *fm = dd_mq(8);
+	struct fake_disk *fd = fake_disk_new(ELEVATOR);
+
+	ck_assert_int_eq(async_depth(fm->q->elevator), 8);
+	ck_assert_int_eq(async_depth(fd->q->elevator), fd->q->limits.nr_requests);
+	fake_mq_free(fm);
+	fake_disk_free(fd);
+}
+END_TEST
+
+/* From 1 to nr_requests (the scheduler tags); anything else is EINVAL, the value kept. */
+START_TEST(test_async_depth_store_bounds)
+{
+	static const char *const bad[] = { "0", "9", "-1", "", "abc", "3abc", "1.5", "0x4",
+					   "2147483648", "99999999999999999999999" };
+	struct fake_mq *fm = dd_mq(8);
+	struct elevator_queue *e = fm->q->elevator;
+
+	ck_assert_int_eq(elv_tunable_store(e, "async_depth", "5"), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(elv_tunable_store(e, "async_depth", bad[i]) == -EINVAL,
+			      "async_depth accepted \"%s\"", bad[i]);
+		ck_assert_int_eq(async_depth(e), 5);
+	}
+	ck_assert_int_eq(elv_tunable_store(e, "async_depth", "1"), 0);
+	ck_assert_int_eq(async_depth(e), 1);
+	ck_assert_int_eq(elv_tunable_store(e, "async_depth", "8\n"), 0);
+	ck_assert_int_eq(async_depth(e), 8);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/*
+ * mq-deadline's dd_limit_depth: with async_depth 3 of 8 scheduler tags,
+ * writes (sync ones too) and discards hold at most 3 and wait for the
+ * rest; reads are never held back, and take the 5 left.  At the default
+ * every write may take a tag.
+ */
+START_TEST(test_async_depth_caps_async)
+{
+	static struct test_bio tb[8];
+	struct fake_mq *fm = dd_mq(8);
+
+	ck_assert_uint_eq(dd_tags_taken(fm, tb, 8, REQ_OP_WRITE, 0, 8, REQ_OP_WRITE, 0), 8);
+	ck_assert_int_eq(elv_tunable_store(fm->q->elevator, "async_depth", "3"), 0);
+	ck_assert_uint_eq(dd_tags_taken(fm, tb, 8, REQ_OP_WRITE, 0, 8, REQ_OP_WRITE, 0), 3);
+	ck_assert_uint_eq(dd_tags_taken(fm, tb, 8, REQ_OP_WRITE, REQ_SYNC, 8, REQ_OP_WRITE, 0), 3);
+	ck_assert_uint_eq(dd_tags_taken(fm, tb, 8, REQ_OP_DISCARD, 0, 8, REQ_OP_DISCARD, 0), 3);
+	ck_assert_uint_eq(dd_tags_taken(fm, tb, 8, REQ_OP_WRITE, 0, 3, REQ_OP_READ, 0), 8);
+	ck_assert_uint_eq(dd_tags_taken(fm, tb, 8, REQ_OP_READ, 0, 8, REQ_OP_READ, 0), 8);
+	fake_mq_free(fm);
+}
+END_TEST
+
 static const struct tunable_case tunables[] = {
 	{ "read_expire", 500, 0, INT_MAX },
 	{ "write_expire", 5000, 0, INT_MAX },
@@ -794,6 +911,7 @@ static Suite *deadline_suite(void)
 	TCase *order = tcase_create("order");
 	TCase *merge = tcase_create("merge");
 	TCase *prio = tcase_create("prio");
+	TCase *mq = tcase_create("async_depth");
 	TCase *tune;
 
 	tcase_add_test(order, test_batch_ascending_sectors);
@@ -827,6 +945,11 @@ static Suite *deadline_suite(void)
 	tcase_add_test(merge, test_front_merges_off);
 	tcase_add_test(merge, test_merged_requests_keep_oldest_fifo_place);
 	suite_add_tcase(s, merge);
+
+	tcase_add_test(mq, test_async_depth_default);
+	tcase_add_test(mq, test_async_depth_store_bounds);
+	tcase_add_test(mq, test_async_depth_caps_async);
+	suite_add_tcase(s, mq);
 
 	tune = tunable_tests("deadline", tunables, NR_TUNABLES);
 	tcase_add_test(tune, test_expire_tunables_in_ms);

@@ -12,6 +12,7 @@
 
 #include "device.h"
 #include "elv_harness.h"
+#include "fake_mq.h"
 #include "stack_harness.h"
 #include "tunable_test.h"
 
@@ -893,6 +894,130 @@ START_TEST(test_write_flood_read_latency)
 }
 END_TEST
 
+
+/* ---- on a multi-queue queue: lists per hardware queue, tokens per queue, async_depth ---- */
+
+/* kyber over nr_hw hardware queues (CPU n feeds hctx n) of depth driver tags each. */
+static struct fake_mq *kyber_mq(unsigned int nr_hw, unsigned int depth, unsigned int nr_requests,
+				bool run_async)
+{
+	struct fake_mq_opts o = { .elevator = "kyber", .nr_hw_queues = nr_hw,
+				  .queue_depth = depth, .nr_requests = nr_requests,
+				  .run_async = run_async };
+
+	return fake_mq_new(&o);
+}
+
+/* One sector at sector (none next to another: they never merge), from cpu, with flags. */
+static void mq_submit(struct fake_mq *fm, struct test_bio *tb, enum req_op op, sector_t sector,
+		      unsigned int flags, unsigned int cpu)
+{
+	tbio_init(tb, op, sector, 1, op_has_data(op) ? elv_buf : NULL);
+	tb->bio.bi_flags = flags;
+	fake_mq_submit(fm, &tb->bio, cpu);
+}
+
+static void mq_finish(struct fake_mq *fm, unsigned int nr_bios)
+{
+	fake_mq_drain(fm);
+	elv_assert_ended(pool, nr_bios);
+	fake_mq_free(fm);
+}
+
+/*
+ * Linux's kyber_hctx_data: reads from CPUs 0 and 1, interleaved, wait in
+ * the lists of hctx 0 and 1 (nothing runs until asked); a run of hctx 1
+ * sends its own four and none of hctx 0's, which go when hctx 0 runs.
+ * One instance for both (the adapter) would send all eight from hctx 1.
+ */
+START_TEST(test_mq_hctx_dispatches_its_own)
+{
+	struct fake_mq *fm = kyber_mq(2, 16, 64, true);
+
+	for (unsigned int i = 0; i < 8; i++)
+		mq_submit(fm, &pool[i], REQ_OP_READ, (i % 2) * 1000 + i * 16, 0, i % 2);
+	ck_assert_uint_eq(fm->nr_events, 0);
+	blk_mq_run_hw_queue(&fm->q->mq->hctxs[1]);
+	ck_assert_uint_eq(fm->nr_events, 4);
+	for (unsigned int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(fm->events[i].hctx, 1);
+		ck_assert_uint_ge(fm->events[i].sector, 1000);
+	}
+	blk_mq_run_hw_queue(&fm->q->mq->hctxs[0]);
+	ck_assert_uint_eq(fm->nr_events, 8);
+	for (unsigned int i = 4; i < 8; i++) {
+		ck_assert_uint_eq(fm->events[i].hctx, 0);
+		ck_assert_uint_lt(fm->events[i].sector, 1000);
+	}
+	mq_finish(fm, 8);
+}
+END_TEST
+
+/*
+ * The tokens are the queue's, not a hardware queue's (Linux's
+ * kqd->domain_tokens): hctx 0 holds all 16 tokens of the "other" domain,
+ * so hctx 1's write zeroes waits, while its read (another domain) goes;
+ * a token back on hctx 0 lets it go, on hctx 1.
+ */
+START_TEST(test_mq_tokens_are_global)
+{
+	struct fake_mq *fm = kyber_mq(2, 32, 64, false);
+	unsigned int k = 0;
+
+	for (; k < 16; k++)
+		mq_submit(fm, &pool[k], REQ_OP_WRITE_ZEROES, k * 16, 0, 0);
+	ck_assert_uint_eq(fm->hw[0].nr_out, 16);
+	mq_submit(fm, &pool[k++], REQ_OP_WRITE_ZEROES, 4096, 0, 1);
+	mq_submit(fm, &pool[k++], REQ_OP_READ, 8192, 0, 1);
+	ck_assert_uint_eq(fm->hw[1].nr_out, 1);
+	ck_assert_int_eq(fm->events[fm->nr_events - 1].op, REQ_OP_READ);
+	ck_assert_uint_eq(fm->events[fm->nr_events - 1].hctx, 1);
+
+	ck_assert(fake_mq_complete_first(fm, 0));
+	ck_assert_uint_eq(fm->hw[1].nr_out, 2);
+	ck_assert_int_eq(fm->events[fm->nr_events - 1].op, REQ_OP_WRITE_ZEROES);
+	ck_assert_uint_eq(fm->events[fm->nr_events - 1].hctx, 1);
+	ck_assert_uint_eq(fm->events[fm->nr_events - 1].sector, 4096);
+	mq_finish(fm, k);
+}
+END_TEST
+
+/*
+ * Linux's kyber_limit_depth and KYBER_ASYNC_PERCENT: with one driver tag
+ * (the rest wait in kyber), async requests (writes without REQ_SYNC,
+ * discards) take at most 75% of nr_requests scheduler tags, and wait
+ * for the rest; reads, sync and FUA writes take all of them.
+ */
+static unsigned int sched_tags_taken(unsigned int nr_requests, enum req_op first_op,
+				     unsigned int first_flags, unsigned int nr_first,
+				     enum req_op then_op, unsigned int then_flags)
+{
+	struct fake_mq *fm = kyber_mq(1, 1, nr_requests, false);
+	unsigned int taken;
+
+	for (unsigned int i = 0; i < nr_requests; i++)
+		mq_submit(fm, &pool[i], i < nr_first ? first_op : then_op,
+			  (sector_t)i * 16, i < nr_first ? first_flags : then_flags, 0);
+	taken = blk_mq_tags_in_use(&fm->q->mq->sched_tags);
+	ck_assert_uint_eq(fm->nr_events, 1);
+	mq_finish(fm, nr_requests);
+	return taken;
+}
+
+START_TEST(test_mq_async_depth)
+{
+	ck_assert_uint_eq(sched_tags_taken(8, REQ_OP_WRITE, 0, 8, REQ_OP_WRITE, 0), 6);
+	ck_assert_uint_eq(sched_tags_taken(64, REQ_OP_WRITE, 0, 64, REQ_OP_WRITE, 0), 48);
+	ck_assert_uint_eq(sched_tags_taken(64, REQ_OP_DISCARD, 0, 64, REQ_OP_DISCARD, 0), 48);
+	/* the 25% left are for sync requests */
+	ck_assert_uint_eq(sched_tags_taken(8, REQ_OP_WRITE, 0, 6, REQ_OP_READ, 0), 8);
+	ck_assert_uint_eq(sched_tags_taken(8, REQ_OP_WRITE, 0, 6, REQ_OP_WRITE, REQ_SYNC), 8);
+	ck_assert_uint_eq(sched_tags_taken(8, REQ_OP_WRITE, REQ_SYNC, 8, REQ_OP_WRITE, 0), 8);
+	ck_assert_uint_eq(sched_tags_taken(8, REQ_OP_WRITE, REQ_FUA, 8, REQ_OP_WRITE, 0), 8);
+	ck_assert_uint_eq(sched_tags_taken(8, REQ_OP_READ, 0, 8, REQ_OP_READ, 0), 8);
+}
+END_TEST
+
 static const struct tunable_case tunables[] = {
 	{ "read_lat_nsec", 2000000, 0, INT_MAX },
 	{ "write_lat_nsec", 10000000, 0, INT_MAX },
@@ -904,6 +1029,7 @@ static Suite *kyber_suite(void)
 	TCase *tokens = tcase_create("tokens");
 	TCase *scale = tcase_create("scale");
 	TCase *flood = tcase_create("flood");
+	TCase *mq = tcase_create("mq");
 	TCase *tune = tunable_tests("kyber", tunables, sizeof(tunables) / sizeof(tunables[0]));
 
 	tcase_add_test(tokens, test_tokens_per_domain);
@@ -926,6 +1052,11 @@ static Suite *kyber_suite(void)
 	tcase_add_test(scale, test_depth_shrinks_and_grows_back);
 	tcase_add_test(scale, test_good_latency_keeps_depth);
 	suite_add_tcase(s, scale);
+
+	tcase_add_test(mq, test_mq_hctx_dispatches_its_own);
+	tcase_add_test(mq, test_mq_tokens_are_global);
+	tcase_add_test(mq, test_mq_async_depth);
+	suite_add_tcase(s, mq);
 
 	tcase_set_timeout(flood, 60);
 	tcase_add_test(flood, test_write_flood_read_latency);

@@ -124,6 +124,35 @@ static struct request *counted_dispatch(struct elevator_queue *e, uint64_t now)
 	return rq;
 }
 
+/* A per-queue elevator's hooks (mq_ops), counted the same way. */
+static void counted_insert_requests(struct elevator_queue *e, struct blk_mq_hw_ctx *hctx,
+				    struct elv_fifo *list, bool at_head)
+{
+	struct fake_mq *fm = fm_of(e->q);
+	struct request *rq;
+
+	pthread_mutex_lock(&fm->lock);
+	TAILQ_FOREACH(rq, list, queuelist)
+		fm->elv_held++;
+	fm_note_queued(fm);
+	pthread_mutex_unlock(&fm->lock);
+	fm->orig->mq_ops.insert_requests(e, hctx, list, at_head);
+}
+
+static struct request *counted_mq_dispatch(struct elevator_queue *e, struct blk_mq_hw_ctx *hctx,
+					   uint64_t now)
+{
+	struct fake_mq *fm = fm_of(e->q);
+	struct request *rq = fm->orig->mq_ops.dispatch_request(e, hctx, now);
+
+	if (rq) {
+		pthread_mutex_lock(&fm->lock);
+		fm->elv_held--;
+		pthread_mutex_unlock(&fm->lock);
+	}
+	return rq;
+}
+
 static void counted_requests_merged(struct elevator_queue *e, struct request *rq,
 				    struct request *next)
 {
@@ -147,6 +176,10 @@ static void fake_mq_elevator(struct fake_mq *fm, const char *name)
 	fm->counted.dispatch_request = counted_dispatch;
 	if (t->requests_merged)
 		fm->counted.requests_merged = counted_requests_merged;
+	if (t->mq_ops.insert_requests) {
+		fm->counted.mq_ops.insert_requests = counted_insert_requests;
+		fm->counted.mq_ops.dispatch_request = counted_mq_dispatch;
+	}
 	ck_assert_msg(!blk_mq_sched_init(fm->q, &fm->counted, why, sizeof(why)), "%s: %s", name,
 		      why);
 }

@@ -63,7 +63,7 @@ done
 
 say "deadline's tunables: defaults, a new value, bounds"
 echo deadline >"$q/scheduler"
-want="fifo_batch front_merges prio_aging_expire read_expire write_expire writes_starved "
+want="async_depth fifo_batch front_merges prio_aging_expire read_expire write_expire writes_starved "
 [ "$(ls "$q/iosched" | tr '\n' ' ')" = "$want" ] ||
 	fail "deadline's tunables are: $(ls "$q/iosched")"
 [ "$(cat "$q/iosched/read_expire")" = 500 ] || fail "read_expire default"
@@ -72,6 +72,12 @@ want="fifo_batch front_merges prio_aging_expire read_expire write_expire writes_
 echo 250 >"$q/iosched/read_expire"
 [ "$(cat "$q/iosched/read_expire")" = 250 ] || fail "read_expire did not take 250"
 write_fails "$q/iosched/front_merges" 2
+# async_depth: nr_requests (128 here) by default, from 1 to nr_requests
+[ "$(cat "$q/iosched/async_depth")" = 128 ] || fail "async_depth default"
+write_fails "$q/iosched/async_depth" 0
+write_fails "$q/iosched/async_depth" 129
+echo 32 >"$q/iosched/async_depth"
+[ "$(cat "$q/iosched/async_depth")" = 32 ] || fail "async_depth did not take 32"
 echo none >"$q/scheduler"
 [ -z "$(ls "$q/iosched")" ] || fail "none has tunables: $(ls "$q/iosched")"
 write_fails "$q/scheduler" "elephant"

@@ -4,6 +4,7 @@
 # rqdisk-NAME-filter(8), with a tag for each key rqdisk --help-filter lists
 # (the table the filter parses with); every backend has a page named in
 # rqdisk(8)'s index, with a tag for each key --help-backend lists; every
+# tunable a shipped elevator lists is a tag in rqdisk-elevators(7); every
 # page is installed; no page runs words together with a font-alternating
 # macro; and every page says the version configure gave the programs, from
 # its source man/PAGE.in (which names none).  No root, no FUSE.
@@ -76,6 +77,18 @@ for b in $backends; do
 	fi
 	keys_are_tags backend "$b" "$man/$name.$sect.in"
 done
+say "every tunable of a shipped elevator (its ELV_ATTR table in sched/) is a tag in rqdisk-elevators(7)"
+# (the table the control tree's queue/iosched/ shows, read from the
+# source: listing it otherwise needs a mount)
+tunables=$(find "$top_srcdir/sched" -name '*.c' -exec \
+	sed -nE 's/.*ELV_(TEXT_)?ATTR\([a-z_]+, *([a-z_0-9]+)\).*/\2/p' {} + | sort -u)
+[ "$(wc -w <<<"$tunables")" -ge 20 ] || fail "sched/ lists only these tunables: $tunables"
+for t in $tunables; do
+	tags "$man/rqdisk-elevators.7.in" | grep -qE "(^|[^a-z_])$t([^a-z_]|$)" ||
+		fail "tunable $t is not a tag in rqdisk-elevators.7.in"
+done
+echo "tunables: $(echo $tunables)"
+
 say "no .BR, .BI, .IR, ... runs two words of prose together"
 # Such a macro prints its arguments with no space between them: two
 # unquoted words in a row (quoted ones stand as "Q") come out as one.

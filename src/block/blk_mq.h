@@ -27,10 +27,10 @@
  * The counters are atomics, read without a lock.  A bio's bi_end_io runs
  * with the queue lock held, as on the 2.6 queue: it must not submit.
  *
- * Not yet (each a follow-up, none needed for correctness): kyber's lists
- * per hardware queue with its global domain tokens and deadline's
- * async_depth (both run single-queue through the adapter today; the hooks
- * they need, mq_ops and limit_depth, are there); per-hardware-queue
+ * Not yet (each a follow-up, none needed for correctness): a request
+ * that may take a scheduler tag passing those that wait for one under
+ * an elevator's limit_depth (today it waits behind them, so async_depth
+ * bounds async requests but spares a later read no wait); per-hardware-queue
  * elevator calls under hctx->lock instead of the queue lock; merging into
  * the software queues and a plug without an elevator ("none" never
  * merges, as on the 2.6 queue); a wake-up timer for
