@@ -205,6 +205,7 @@ INTEGRATION_TESTS = \
 	tests/test-plugin-mq.sh \
 	tests/test-trace.sh \
 	tests/test-trace-model.sh \
+	tests/test-trace-mq.sh \
 	tests/test-checkorder-elevators.sh \
 	tests/test-model.sh \
 	tests/test-null.sh \
