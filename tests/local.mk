@@ -254,6 +254,7 @@ TESTS += $(INTEGRATION_TESTS)
 TESTS += \
 	tests/test-checkorder.sh \
 	tests/test-replay.sh \
+	tests/test-replay-mq.sh \
 	tests/test-compare.sh \
 	tests/test-man-pages.sh \
 	tests/test-layering.sh \
@@ -304,4 +305,5 @@ EXTRA_DIST += \
 	tests/test-man-pages.sh \
 	tests/test-registry.sh \
 	tests/test-replay.sh \
+	tests/test-replay-mq.sh \
 	$(NULL)
