@@ -6,10 +6,13 @@
 # with cpu 1; each hardware queue's issues (D) less its requeues (R) are what mq/N/dispatched
 # counts; blkparse reads every record (none dropped, no skips) and sums each CPU apart.
 # Under "none" a request stays on its submitter's hardware queue, so its D has its Q's cpu.
+# btt follows each write from Q to C across the files; rqdisk-checkorder reads them as one.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
-requires dd blkparse taskset python3
+requires dd blkparse btt taskset python3
+
+checkorder=$top_builddir/src/tools/rqdisk-checkorder
 
 # Two CPUs this test may run on, one even and one odd: hardware queue n takes CPU n mod 2.
 read -r cpu0 cpu1 < <(python3 -c '
@@ -58,10 +61,15 @@ q_sectors()
 expect0=$(for i in 0 1 2 3 4 5 6 7; do printf '%s ' $((i * 2048)); done)
 expect1=$(for i in 8 9 10 11 12 13 14 15; do printf '%s ' $((i * 2048)); done)
 
-for e in none deadline; do
-	say "-e $e, two hardware queues: writes on CPU $cpu0 (queue 0), then on CPU $cpu1 (queue 1)"
+# ELEVATOR[:MODEL]: under hdd's depth of 1 a hardware queue may take a request the device
+# cannot take yet and give it back (R), to issue it again (a second D).
+for run in none deadline deadline:hdd; do
+	e=${run%%:*} model=none
+	[ "$run" = "$e" ] || model=${run#*:}
+	say "-e $e --model $model, two hardware queues: writes on CPU $cpu0 (queue 0), then on CPU $cpu1 (queue 1)"
 	rm -f "$tmp"/run.blktrace.*
-	start_rqdisk --queue-mode=mq --hw-queues 2 -e "$e" --trace "$tmp/run" "$tmp/img" "$tmp/mnt"
+	start_rqdisk --queue-mode=mq --hw-queues 2 -e "$e" --model "$model" --trace "$tmp/run" \
+		"$tmp/img" "$tmp/mnt"
 	m=$tmp/mnt
 	writes_on "$cpu0" 0
 	writes_on "$cpu1" 8
@@ -88,7 +96,15 @@ for e in none deadline; do
 		[ $((d - r)) = "${dispatched[n]}" ] ||
 			fail "-e $e: cpu $n has $d D and $r R records, mq/$n/dispatched says ${dispatched[n]}"
 	done
-	if [ "$e" = none ]; then
+	say "-e $e: btt has a Q2C and a D2C per write; rqdisk-checkorder takes the files as one trace"
+	blkparse -q -O -i "$tmp/run" -d "$tmp/run.bin" >/dev/null || fail "blkparse -d failed"
+	bttout=$(cd "$tmp" && btt -i "$tmp/run.bin") || fail "btt -i $tmp/run.bin failed"
+	for a in Q2C D2C; do
+		n=$(awk -v a=$a '$1 == a { print $NF }' <<<"$bttout")
+		[ "$n" = 16 ] || fail "-e $e: btt counts ${n:-no} $a samples, not 16"
+	done
+	"$checkorder" "$tmp/run" || fail "-e $e: rqdisk-checkorder refused the trace"
+	if [ "$run" = none ]; then
 		# no elevator: each write is dispatched by the hardware queue it was queued on
 		for n in 0 1; do
 			[ "$(count "$out" $n D W)" = 8 ] ||
