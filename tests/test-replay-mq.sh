@@ -4,7 +4,8 @@
 # run with two hardware queues; with one, the numbers of tests/replay-expected.csv (the 2.6
 # queue's) and every request on hardware queue 0; a column of dispatched requests per
 # hardware queue that adds up to the requests; an iolog's I/Os taking the queues in turn and
-# a blktrace trace's on the queue of their cpu; bad options refused in one line.  No root.
+# a blktrace trace's on the queue of their cpu; bad options, and an elevator the multi-queue
+# queue cannot run, refused in one line before any row.  No root.
 source "$(dirname "$0")/functions.sh"
 
 replay=$top_builddir/src/tools/rqdisk-replay
@@ -118,4 +119,9 @@ expect_refusal "--hw-queue-depth: '4097' is not a number" --hw-queue-depth 4097 
 expect_refusal "--hw-queues is for --queue-mode=mq" --queue-mode=rq --hw-queues 2 "$tmp/job.iolog"
 expect_refusal "--hw-queue-depth is for --queue-mode=mq" --hw-queue-depth 8 --queue-mode=rq \
 	"$tmp/job.iolog"
+# an elevator of the API before the multi-queue hooks: refused before any row, not after noop's
+prev=$top_builddir/tests/.libs/prev.so
+[ -f "$prev" ] || fail "tests/.libs/prev.so is not built (make check builds it)"
+expect_refusal "elevator prev speaks API version 3, which has no multi-queue hooks" \
+	--hw-queues 2 -e "noop,$prev" "$tmp/job.iolog"
 exit 0

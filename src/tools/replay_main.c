@@ -245,6 +245,20 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 	return o->trace ? 0 : -1;
 }
 
+/* On the multi-queue queue, each elevator of names it can run, or a line saying why not. */
+static int check_mq_elevators(const struct replay_options *o, const char **names)
+{
+	char why[512];
+
+	for (size_t i = 0; o->cfg.hw_queues && names[i]; i++) {
+		if (replay_mq_check_elevator(names[i], why, sizeof(why))) {
+			fprintf(stderr, PROG ": %s\n", why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* "all", or the names given, each one checked before anything runs. */
 static int elevator_list(const char *spec, char *buf, size_t len, const char **names)
 {
@@ -418,7 +432,7 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (elevator_list(o.elevators, buf, sizeof(buf), names))
+	if (elevator_list(o.elevators, buf, sizeof(buf), names) || check_mq_elevators(&o, names))
 		return 2;
 	if (replay_load(o.trace, &t, why, sizeof(why))) {
 		fprintf(stderr, PROG ": %s\n", why);

@@ -6,6 +6,7 @@
  * were noted, as long as the device has room, so that every run of the
  * same trace takes the same steps.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "replay_mq.h"
@@ -137,4 +138,19 @@ void replay_mq_run(struct request_queue *q)
 void replay_mq_kick_all(struct request_queue *q)
 {
 	blk_mq_kick_hw_queues(q);
+}
+
+/* A queue of one hardware queue, over no device, told to take name: what replay_run would meet. */
+int replay_mq_check_elevator(const char *name, char *why, size_t whylen)
+{
+	struct dev_stack none = { 0 };
+	struct replay_mq m = { 0 };
+	struct request_queue *q = replay_mq_init(&m, &none, 1, 1, NULL, why, whylen);
+	int ret;
+
+	if (!q)
+		return -ENOMEM;
+	ret = blk_mq_elevator_init(q, name, why, whylen);
+	blk_mq_free_queue(q);
+	return ret;
 }

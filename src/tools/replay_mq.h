@@ -56,6 +56,12 @@ void replay_mq_run(struct request_queue *q);
  */
 bool replay_mq_take_ran(struct request_queue *q);
 
+/*
+ * 0 if the multi-queue queue runs elevator name (or "none"), else -errno
+ * with its one-line reason in why: checked up front, before any replay.
+ */
+int replay_mq_check_elevator(const char *name, char *why, size_t whylen);
+
 /* Every hardware queue asked to run (an elevator's wake-up). */
 void replay_mq_kick_all(struct request_queue *q);
 
