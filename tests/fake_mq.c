@@ -180,7 +180,9 @@ struct fake_mq *fake_mq_new(const struct fake_mq_opts *o)
 	pthread_mutex_init(&fm->lock, NULL);
 	blk_virtual_clock_init(&fm->clock, 1000000000ull);
 	fm->set = (struct blk_mq_tag_set){
-		.ops = o->run_async ? &fake_mq_async_ops : o->has_room ? &fake_mq_room_ops : &fake_mq_ops,
+		.ops = o->run_async  ? &fake_mq_async_ops
+		       : o->has_room ? &fake_mq_room_ops
+				     : &fake_mq_ops,
 		.nr_hw_queues = o->nr_hw_queues,
 		.queue_depth = o->queue_depth,
 		.nr_cpus = o->nr_cpus ? o->nr_cpus : o->nr_hw_queues,

@@ -160,7 +160,7 @@ static void replay_submit_due(struct replay_state *st)
 		replay_mq_take_ran(st->q);
 	while (replay_next_submit(st) <= now) {
 		replay_submit_one(st);
-		/* past the unplug threshold the 2.6 queue dispatches here: so do the hardware queues */
+		/* past the unplug threshold the 2.6 queue dispatches here: the hctxs run too */
 		if (st->cfg->hw_queues && replay_mq_take_ran(st->q)) {
 			blk_queue_unlock(st->q);
 			replay_mq_run(st->q);

@@ -139,7 +139,8 @@ int replay_print_row(FILE *f, bool csv, const char *elevator, const struct repla
 		if (csv)
 			fprintf(f, ",%llu", (unsigned long long)res->hw_dispatched[n]);
 		else
-			fprintf(f, " %*llu", HW_COLUMN_WIDTH, (unsigned long long)res->hw_dispatched[n]);
+			fprintf(f, " %*llu", HW_COLUMN_WIDTH,
+				(unsigned long long)res->hw_dispatched[n]);
 	}
 	fputc('\n', f);
 	return 0;
