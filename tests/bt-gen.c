@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bt-gen.c - writes a blktrace trace from a text description, for the tests
- * of the trace tools.  Usage: bt-gen [-s] FILE < DESCRIPTION
+ * of the trace tools.  Usage: bt-gen [-s] [-c CPU] FILE < DESCRIPTION
  *
  * One record a line, 1 us after the one before, sequence numbers from 1:
  *
@@ -11,7 +11,8 @@
  * a flush first, then W, R, D or N, then F for FUA and S for sync), COUNT in
  * 512-byte sectors, SPLIT where an X record's second part starts.  Blank
  * lines and lines starting with # are skipped.  -s writes the other byte
- * order, as a host of the other endianness would.
+ * order, as a host of the other endianness would; -c names CPU (default 0)
+ * in every record, as the file NAME.blktrace.CPU of a trace holds.
  */
 #include <byteswap.h>
 #include <endian.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define US 1000u
 #define PID 1000 /* the same every run, so that two traces of one description compare */
@@ -87,7 +89,8 @@ static void swap_record(struct blk_io_trace *t)
 }
 
 /* One line into a record; its pdu (a split's sector) in *pdu. */
-static int parse_line(const char *line, uint32_t seq, struct blk_io_trace *t, uint64_t *pdu)
+static int parse_line(const char *line, uint32_t seq, uint32_t cpu, struct blk_io_trace *t,
+		      uint64_t *pdu)
 {
 	char act[4], rwbs[8];
 	uint64_t sector, count, split;
@@ -107,6 +110,7 @@ static int parse_line(const char *line, uint32_t seq, struct blk_io_trace *t, ui
 		.action = action | BLK_TC_ACT(cat),
 		.pid = PID,
 		.device = 240u << 20,
+		.cpu = cpu,
 	};
 	if (n == 5) {
 		*pdu = htobe64(split);
@@ -117,14 +121,23 @@ static int parse_line(const char *line, uint32_t seq, struct blk_io_trace *t, ui
 
 int main(int argc, char **argv)
 {
-	bool swap = argc == 3 && !strcmp(argv[1], "-s");
+	bool swap = false;
 	char line[256];
-	uint32_t seq = 0;
+	uint32_t seq = 0, cpu = 0;
 	unsigned long lineno = 0;
 	FILE *out;
+	int opt;
 
-	if (argc != 2 + swap) {
-		fprintf(stderr, "usage: bt-gen [-s] FILE < DESCRIPTION\n");
+	while ((opt = getopt(argc, argv, "sc:")) != -1) {
+		if (opt == 's')
+			swap = true;
+		else if (opt == 'c')
+			cpu = (uint32_t)strtoul(optarg, NULL, 10);
+		else
+			break;
+	}
+	if (opt != -1 || optind != argc - 1) {
+		fprintf(stderr, "usage: bt-gen [-s] [-c CPU] FILE < DESCRIPTION\n");
 		return 2;
 	}
 	out = fopen(argv[argc - 1], "w");
@@ -140,7 +153,7 @@ int main(int argc, char **argv)
 		lineno++;
 		if (line[strspn(line, " \t")] == '#' || strspn(line, " \t\n") == strlen(line))
 			continue;
-		if (parse_line(line, ++seq, &t, &pdu)) {
+		if (parse_line(line, ++seq, cpu, &t, &pdu)) {
 			fprintf(stderr, "bt-gen: line %lu: not ACTION RWBS SECTOR+COUNT [SPLIT]\n",
 				lineno);
 			return 1;

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* check_blktrace.c - the queue's trace, read back as raw blk_io_trace records. */
+/*
+ * check_blktrace.c - the queue's trace, read back as raw blk_io_trace
+ * records: one file on the 2.6 queue, one per hardware queue (its cpu) on
+ * a multi-queue one.
+ */
 #include <check.h>
 #include <endian.h>
 #include <errno.h>
@@ -14,6 +18,7 @@
 
 #include "blktrace.h"
 #include "fake_driver.h"
+#include "fake_mq.h"
 
 #define MAX_RECS 256
 #define TRACE_DEV (240u << 20)
@@ -598,6 +603,208 @@ START_TEST(test_a_trace_is_made_new_or_refused)
 }
 END_TEST
 
+/* ---- a multi-queue queue: a file and a sequence per hardware queue, its number as cpu ---- */
+
+struct mq_traced {
+	struct fake_mq *fm;
+	char dir[64];
+	char name[96];
+	struct traced files[2]; /* recs and nr of NAME.blktrace.0 and .1 */
+};
+
+static void mq_path(const struct mq_traced *mt, unsigned int cpu, char *path, size_t len)
+{
+	snprintf(path, len, "%s.blktrace.%u", mt->name, cpu);
+}
+
+/* Two hardware queues, CPU n's software queue on hardware queue n, traced into NAME. */
+static void mq_traced_start(struct mq_traced *mt, const char *elevator, bool run_async)
+{
+	struct fake_mq_opts o = { .elevator = elevator, .nr_hw_queues = 2, .queue_depth = 4,
+				  .nr_cpus = 2, .run_async = run_async };
+	char why[256];
+
+	memset(mt, 0, sizeof(*mt));
+	mt->fm = fake_mq_new(&o);
+	strcpy(mt->dir, "/tmp/check_blktrace.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(mt->dir));
+	snprintf(mt->name, sizeof(mt->name), "%s/t", mt->dir);
+	ck_assert_int_eq(blk_trace_setup(mt->fm->q, mt->name, why, sizeof(why)), 0);
+}
+
+/* Stopped: each file read back; every record in file N says cpu N, its sequence runs 1, 2, ... */
+static void mq_traced_stop(struct mq_traced *mt)
+{
+	char path[160];
+
+	ck_assert_int_eq(blk_trace_remove(mt->fm->q), 0);
+	for (unsigned int cpu = 0; cpu < 2; cpu++) {
+		struct traced *f = &mt->files[cpu];
+		uint32_t seq = 0;
+
+		mq_path(mt, cpu, path, sizeof(path));
+		f->nr = read_recs(path, f->recs);
+		for (unsigned int i = 0; i < f->nr; i++) {
+			ck_assert_uint_eq(f->recs[i].t.cpu, cpu);
+			if (!is_note(&f->recs[i]))
+				ck_assert_uint_eq(f->recs[i].t.sequence, ++seq);
+		}
+	}
+	mq_path(mt, 2, path, sizeof(path));
+	ck_assert_int_ne(access(path, F_OK), 0); /* a file per hardware queue, no more */
+}
+
+static void mq_traced_free(struct mq_traced *mt)
+{
+	char path[160];
+
+	fake_mq_free(mt->fm);
+	for (unsigned int cpu = 0; cpu < 2; cpu++) {
+		mq_path(mt, cpu, path, sizeof(path));
+		unlink(path);
+	}
+	rmdir(mt->dir);
+}
+
+static void mq_submit(struct mq_traced *mt, struct test_bio *tb, sector_t sector, unsigned int cpu)
+{
+	tbio_init(tb, REQ_OP_WRITE, sector, 8, mem);
+	tb->bio.bi_pid = getpid();
+	fake_mq_submit(mt->fm, &tb->bio, cpu);
+}
+
+/* The events of file cpu at sector, as letters: "QGIDC". */
+static const char *mq_acts_at(const struct mq_traced *mt, unsigned int cpu, sector_t sector)
+{
+	static struct traced sub;
+	const struct traced *f = &mt->files[cpu];
+
+	sub.nr = 0;
+	for (unsigned int i = 0; i < f->nr; i++)
+		if (!is_note(&f->recs[i]) && f->recs[i].t.sector == sector)
+			sub.recs[sub.nr++] = f->recs[i];
+	return acts(&sub);
+}
+
+/* The D records of file cpu. */
+static unsigned int mq_issues(const struct mq_traced *mt, unsigned int cpu)
+{
+	const struct traced *f = &mt->files[cpu];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < f->nr; i++)
+		n += !is_note(&f->recs[i]) && (f->recs[i].t.action & 0xffff) == __BLK_TA_ISSUE;
+	return n;
+}
+
+/*
+ * Without an elevator a request stays on its submitter's hardware queue:
+ * a write from CPU 0 is all in file 0 with cpu 0, one from CPU 1 all in
+ * file 1, each file's sequence its own; the process is named once, in the
+ * file of its first record, before it.
+ */
+START_TEST(test_mq_records_name_the_hardware_queue)
+{
+	struct mq_traced mt;
+	struct test_bio tb[2];
+
+	mq_traced_start(&mt, NULL, false);
+	mq_submit(&mt, &tb[0], 0, 0);
+	mq_submit(&mt, &tb[1], 1000, 1);
+	fake_mq_drain(mt.fm);
+	ck_assert_int_eq(tb[0].ended + tb[1].ended, 2);
+	mq_traced_stop(&mt);
+	ck_assert_str_eq(mq_acts_at(&mt, 0, 0), "QGIDC");
+	ck_assert_str_eq(mq_acts_at(&mt, 1, 1000), "QGIDC");
+	ck_assert_str_eq(acts(&mt.files[0]), "QGIDC");
+	ck_assert_str_eq(acts(&mt.files[1]), "QGIDC");
+	ck_assert_uint_eq(mt.files[0].recs[0].t.action, BLK_TN_PROCESS);
+	ck_assert_uint_eq(mt.files[0].nr, 6);
+	ck_assert_uint_eq(mt.files[1].nr, 5);
+	for (unsigned int cpu = 0; cpu < 2; cpu++)
+		ck_assert_uint_eq(mq_issues(&mt, cpu), mt.fm->q->mq->hctxs[cpu].dispatched);
+	mq_traced_free(&mt);
+}
+END_TEST
+
+/*
+ * Under an elevator (one for every hardware queue) the hardware queue
+ * that takes a request dispatches it: queued from CPU 1, taken by
+ * hardware queue 0, its Q, G and I say cpu 1 and its D and C cpu 0; the D
+ * records of each file are what mq/N/dispatched counts.
+ */
+START_TEST(test_mq_dispatch_names_the_dispatching_queue)
+{
+	struct mq_traced mt;
+	struct test_bio tb[2];
+
+	mq_traced_start(&mt, "noop", true);
+	mq_submit(&mt, &tb[0], 0, 1);
+	mq_submit(&mt, &tb[1], 1000, 1);
+	blk_mq_run_hw_queue(&mt.fm->q->mq->hctxs[0]); /* before hardware queue 1's thread */
+	ck_assert_uint_eq(mt.fm->hw[0].nr_out, 2);
+	fake_mq_drain(mt.fm);
+	mq_traced_stop(&mt);
+	ck_assert_str_eq(mq_acts_at(&mt, 1, 0), "QGI");
+	ck_assert_str_eq(mq_acts_at(&mt, 1, 1000), "QGI");
+	ck_assert_str_eq(mq_acts_at(&mt, 0, 0), "DC");
+	ck_assert_str_eq(mq_acts_at(&mt, 0, 1000), "DC");
+	ck_assert_uint_eq(mq_issues(&mt, 0), 2);
+	ck_assert_uint_eq(mt.fm->q->mq->hctxs[0].dispatched, 2);
+	ck_assert_uint_eq(mq_issues(&mt, 1), mt.fm->q->mq->hctxs[1].dispatched);
+	mq_traced_free(&mt);
+}
+END_TEST
+
+/*
+ * A restart takes every file of the stopped trace again or none: with
+ * NAME.blktrace.1 replaced by another file it is refused (EEXIST, naming
+ * that file), and NAME.blktrace.0 is left whole, not truncated.
+ */
+START_TEST(test_mq_restart_takes_every_file_or_none)
+{
+	char why[256], path[160], other[160];
+	struct mq_traced mt;
+	struct test_bio tb[2];
+	struct stat st;
+	FILE *f;
+
+	mq_traced_start(&mt, NULL, false);
+	mq_submit(&mt, &tb[0], 0, 0);
+	fake_mq_drain(mt.fm);
+	mq_traced_stop(&mt);
+	ck_assert_uint_gt(mt.files[0].nr, 0);
+
+	ck_assert_int_eq(blk_trace_setup(mt.fm->q, mt.name, why, sizeof(why)), 0);
+	ck_assert_int_eq(blk_trace_remove(mt.fm->q), 0);
+	mq_path(&mt, 0, path, sizeof(path));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 0); /* restarted: truncated */
+
+	mq_submit(&mt, &tb[0], 0, 0);
+	ck_assert_int_eq(blk_trace_setup(mt.fm->q, mt.name, why, sizeof(why)), 0);
+	mq_submit(&mt, &tb[1], 8, 0);
+	fake_mq_drain(mt.fm);
+	ck_assert_int_eq(blk_trace_remove(mt.fm->q), 0);
+	snprintf(other, sizeof(other), "%s/other", mt.dir);
+	f = fopen(other, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("another's", f);
+	fclose(f);
+	mq_path(&mt, 1, path, sizeof(path));
+	ck_assert_int_eq(rename(other, path), 0);
+	ck_assert_int_eq(blk_trace_setup(mt.fm->q, mt.name, why, sizeof(why)), -EEXIST);
+	ck_assert_msg(strstr(why, ".blktrace.1: it exists: name a new trace"), "%s", why);
+	ck_assert_ptr_null(mt.fm->q->blk_trace);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, strlen("another's"));
+	mq_path(&mt, 0, path, sizeof(path));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_gt(st.st_size, 0); /* the stopped trace kept whole */
+	mq_traced_free(&mt);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("blktrace");
@@ -616,6 +823,9 @@ int main(void)
 	tcase_add_test(tc, test_restart_truncates_its_own_trace_only);
 	tcase_add_test(tc, test_a_trace_is_made_new_or_refused);
 	tcase_add_loop_test(tc, test_remove_reports_a_write_error, 0, 2);
+	tcase_add_test(tc, test_mq_records_name_the_hardware_queue);
+	tcase_add_test(tc, test_mq_dispatch_names_the_dispatching_queue);
+	tcase_add_test(tc, test_mq_restart_takes_every_file_or_none);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

@@ -3,7 +3,8 @@
  * check_mq.c - the multi-queue queue under every elevator: each bio ends
  * once with its error, in parts too; no hardware queue ever has more out
  * than its driver tags, no elevator holds more than the scheduler tags; a
- * busy device gets its request again; CPUs map onto hardware queues; an
+ * busy device gets its request again; a driver with no room (has_room) has
+ * nothing taken for it; CPUs map onto hardware queues; an
  * elevator switch under load waits for what is in flight and loses nothing.
  */
 #include <check.h>
@@ -189,6 +190,42 @@ START_TEST(test_busy_requeues_in_order)
 }
 END_TEST
 
+/*
+ * A driver that says it has no room (blk_mq_ops.has_room) is asked before
+ * a request is taken: nothing leaves the elevator or the software queue,
+ * no driver tag is taken for it, none waits on the dispatch list, and queue_rq
+ * never answers busy; once it has room every request goes out.
+ */
+START_TEST(test_no_room_takes_nothing)
+{
+	struct fake_mq_opts o = { .elevator = fake_elevator(_i), .nr_hw_queues = 1,
+				  .queue_depth = 4, .nr_cpus = 2, .has_room = true };
+	struct fake_mq *fm = fake_mq_new(&o);
+	struct blk_mq_hw_ctx *hctx = &fm->q->mq->hctxs[0];
+	struct test_bio tb[3];
+
+	fake_mq_set_room(fm, 0, false);
+	io_at(fm, &tb[0], REQ_OP_READ, 100, 8, 0);
+	io_at(fm, &tb[1], REQ_OP_READ, 0, 8, 1);
+	io_at(fm, &tb[2], REQ_OP_READ, 50, 8, 0);
+	ck_assert_uint_ge(fm->hw[0].nr_room_asked, 1);
+	ck_assert_uint_eq(fm->nr_events, 0);
+	ck_assert_uint_eq(hctx->busy, 0);
+	ck_assert(TAILQ_EMPTY(&hctx->dispatch));
+	if (fm->q->elevator) /* without one, a request takes its driver tag as it is queued */
+		ck_assert_uint_eq(blk_mq_tags_in_use(&hctx->tags), 0);
+	fake_mq_set_room(fm, 0, true);
+	if (fm->nr_events < 3) /* cfq and bfq may idle for the next read first */
+		fake_mq_drain(fm);
+	ck_assert_uint_eq(fm->nr_events, 3);
+	ck_assert_uint_eq(fm->hw[0].nr_busy, 0);
+	fake_mq_drain(fm);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	fake_mq_free(fm);
+}
+END_TEST
+
 /* blk_mq_map_queues: CPU n onto hctx n mod nr_hw_queues; a bio goes out on its CPU's. */
 START_TEST(test_map_queues)
 {
@@ -324,6 +361,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_two_queues, 0, n);
 	tcase_add_loop_test(tc, test_run_async_kicks_only, 0, n);
 	tcase_add_test(tc, test_busy_requeues_in_order);
+	tcase_add_loop_test(tc, test_no_room_takes_nothing, 0, n);
 	tcase_add_test(tc, test_map_queues);
 	tcase_add_loop_test(tc, test_switch_under_load, 0, n * n);
 	suite_add_tcase(s, tc);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_replay.c - the replay engine: same input, same numbers; the textbook
- * properties of the elevators at scale on the hdd model; iolog parsing.
+ * properties of the elevators at scale on the hdd model; iolog parsing; the
+ * multi-queue queue: as deterministic, one hardware queue the 2.6 queue's
+ * numbers, each I/O on its CPU's hardware queue.
  */
 #include <check.h>
 #include <errno.h>
@@ -87,6 +89,36 @@ static void run(const struct replay_trace *t, const char *elv, const char *model
 
 	blk_set_default_limits(&cfg.limits);
 	ck_assert_msg(replay_run(t, &cfg, res, why, sizeof(why)) == 0, "%s: %s", elv, why);
+}
+
+/* The same on the multi-queue queue with hw hardware queues of 64 tags. */
+static void run_mq(const struct replay_trace *t, const char *elv, const char *model,
+		   unsigned int depth, unsigned int hw, struct replay_result *res)
+{
+	struct replay_config cfg = { .elevator = elv, .model = model, .depth = depth,
+				     .hw_queues = hw };
+	char why[256] = "";
+
+	blk_set_default_limits(&cfg.limits);
+	ck_assert_msg(replay_run(t, &cfg, res, why, sizeof(why)) == 0, "%s: %s", elv, why);
+	ck_assert_uint_eq(res->nr_hw_queues, hw);
+}
+
+static void assert_same_run(const struct replay_result *a, const struct replay_result *b,
+			    const char *what)
+{
+	ck_assert_msg(a->requests == b->requests && a->merges == b->merges &&
+			      a->end_ns == b->end_ns && a->seek_sectors == b->seek_sectors &&
+			      a->errors == b->errors,
+		      "%s: %llu/%llu requests, end %llu/%llu, seek %llu/%llu", what,
+		      (unsigned long long)a->requests, (unsigned long long)b->requests,
+		      (unsigned long long)a->end_ns, (unsigned long long)b->end_ns,
+		      (unsigned long long)a->seek_sectors, (unsigned long long)b->seek_sectors);
+	for (int d = 0; d < 2; d++) {
+		ck_assert_uint_eq(a->lat[d].nr, b->lat[d].nr);
+		ck_assert_msg(!memcmp(a->lat[d].ns, b->lat[d].ns, a->lat[d].nr * sizeof(uint64_t)),
+			      "%s: the %s latencies differ", what, d ? "write" : "read");
+	}
 }
 
 static uint64_t max_ns(const struct replay_lat *lat)
@@ -396,6 +428,100 @@ START_TEST(capacity_below_the_trace_is_refused)
 }
 END_TEST
 
+/*
+ * Four hardware queues, the I/Os from four CPUs: two runs take the same
+ * steps, and every request the disk took was dispatched by one of them.
+ */
+START_TEST(mq_same_input_same_numbers)
+{
+	struct replay_trace *t = random_trace(3000, 4);
+
+	for (size_t i = 0; i < t->nr; i++)
+		t->ios[i].cpu = (unsigned int)(i % 4);
+	for (int e = 0; e < fake_nr_elevators(); e++) {
+		struct replay_result a, b;
+		uint64_t sum = 0;
+
+		run_mq(t, fake_elevator(e), "hdd", 16, 4, &a);
+		run_mq(t, fake_elevator(e), "hdd", 16, 4, &b);
+		assert_same_run(&a, &b, fake_elevator(e));
+		ck_assert(!memcmp(a.hw_dispatched, b.hw_dispatched, 4 * sizeof(uint64_t)));
+		for (int n = 0; n < 4; n++)
+			sum += a.hw_dispatched[n];
+		ck_assert_uint_eq(sum, a.requests);
+		ck_assert_uint_eq(a.lat[0].nr + a.lat[1].nr, 3000);
+		replay_result_free(&a);
+		replay_result_free(&b);
+	}
+	trace_free(t);
+}
+END_TEST
+
+/*
+ * One hardware queue gives the 2.6 queue's numbers, request for request,
+ * under every elevator, open and closed loop, where no more is out or
+ * queued at once than either lets through: the hardware queue asks the
+ * device before it takes a request (the elevator chooses as late as the
+ * 2.6 queue's request_fn does), and a plugged batch runs it where the 2.6
+ * queue's unplug threshold would.
+ */
+START_TEST(mq_one_queue_is_the_26_queue)
+{
+	static const struct {
+		const char *model;
+		unsigned int depth;
+	} runs[] = { { "hdd", 0 }, { "hdd", 16 }, { "ssd", 16 }, { "ssd:depth=1", 16 } };
+	struct replay_trace *t = random_trace(2000, 4);
+
+	/*
+	 * A flush every 100 I/Os, so that no elevator ever holds more than
+	 * nr_requests (the multi-queue queue's scheduler tags) at once.
+	 */
+	for (size_t i = 0; i < t->nr; i++) {
+		t->ios[i].time = i * 2 * MS;
+		if (i % 100 == 99)
+			set_io(&t->ios[i], REQ_OP_FLUSH, 0, 0);
+	}
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		for (int e = 0; e < fake_nr_elevators(); e++) {
+			struct replay_result rq, mq;
+			char what[96];
+
+			snprintf(what, sizeof(what), "%s, %s, depth %u", fake_elevator(e),
+				 runs[r].model, runs[r].depth);
+			run(t, fake_elevator(e), runs[r].model, runs[r].depth, &rq);
+			run_mq(t, fake_elevator(e), runs[r].model, runs[r].depth, 1, &mq);
+			assert_same_run(&rq, &mq, what);
+			ck_assert_uint_eq(mq.hw_dispatched[0], mq.requests);
+			replay_result_free(&rq);
+			replay_result_free(&mq);
+		}
+	}
+	trace_free(t);
+}
+END_TEST
+
+/*
+ * Without an elevator a request stays on its CPU's hardware queue: reads
+ * from CPUs 0, 1 and 2 on two hardware queues are dispatched by queue 0
+ * (CPUs 0 and 2) and queue 1 (CPU 1), one request each.
+ */
+START_TEST(mq_none_dispatches_each_cpu_on_its_queue)
+{
+	struct replay_trace *t = random_trace(999, 0);
+	struct replay_result res;
+
+	for (size_t i = 0; i < t->nr; i++)
+		t->ios[i].cpu = (unsigned int)(i % 3);
+	run_mq(t, "none", "ssd", 8, 2, &res);
+	ck_assert_uint_eq(res.requests, 999);
+	ck_assert_uint_eq(res.hw_dispatched[0], 666);
+	ck_assert_uint_eq(res.hw_dispatched[1], 333);
+	replay_result_free(&res);
+	trace_free(t);
+}
+END_TEST
+
 static Suite *replay_suite(void)
 {
 	Suite *s = suite_create("replay");
@@ -409,6 +535,9 @@ static Suite *replay_suite(void)
 	tcase_add_test(tc, deadline_bounds_what_sstf_starves);
 	tcase_add_test(tc, iolog_v2_and_v3);
 	tcase_add_test(tc, bad_iologs_name_the_line);
+	tcase_add_test(tc, mq_same_input_same_numbers);
+	tcase_add_test(tc, mq_one_queue_is_the_26_queue);
+	tcase_add_test(tc, mq_none_dispatches_each_cpu_on_its_queue);
 	suite_add_tcase(s, tc);
 
 	/* hostile input: each of these once hung, so a short timeout */

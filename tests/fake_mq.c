@@ -78,6 +78,25 @@ static const struct blk_mq_ops fake_mq_ops = {
 	.commit_rqs = fake_mq_commit_rqs,
 };
 
+static bool fake_mq_has_room(struct blk_mq_hw_ctx *hctx)
+{
+	struct fake_mq *fm = fm_of(hctx->queue);
+	struct fake_mq_hw *hw = &fm->hw[blk_mq_hctx_index(hctx)];
+	bool room;
+
+	pthread_mutex_lock(&fm->lock);
+	hw->nr_room_asked++;
+	room = !hw->no_room;
+	pthread_mutex_unlock(&fm->lock);
+	return room;
+}
+
+static const struct blk_mq_ops fake_mq_room_ops = {
+	.queue_rq = fake_mq_queue_rq,
+	.commit_rqs = fake_mq_commit_rqs,
+	.has_room = fake_mq_has_room,
+};
+
 static const struct blk_mq_ops fake_mq_async_ops = {
 	.queue_rq = fake_mq_queue_rq,
 	.commit_rqs = fake_mq_commit_rqs,
@@ -194,7 +213,9 @@ struct fake_mq *fake_mq_new(const struct fake_mq_opts *o)
 	pthread_mutex_init(&fm->lock, NULL);
 	blk_virtual_clock_init(&fm->clock, 1000000000ull);
 	fm->set = (struct blk_mq_tag_set){
-		.ops = o->run_async ? &fake_mq_async_ops : &fake_mq_ops,
+		.ops = o->run_async  ? &fake_mq_async_ops
+		       : o->has_room ? &fake_mq_room_ops
+				     : &fake_mq_ops,
 		.nr_hw_queues = o->nr_hw_queues,
 		.queue_depth = o->queue_depth,
 		.nr_cpus = o->nr_cpus ? o->nr_cpus : o->nr_hw_queues,
@@ -325,6 +346,15 @@ void fake_mq_set_busy(struct fake_mq *fm, unsigned int hw, bool busy)
 	fm->hw[hw].busy = busy;
 	pthread_mutex_unlock(&fm->lock);
 	if (!busy)
+		blk_mq_run_hw_queue(&fm->q->mq->hctxs[hw]);
+}
+
+void fake_mq_set_room(struct fake_mq *fm, unsigned int hw, bool room)
+{
+	pthread_mutex_lock(&fm->lock);
+	fm->hw[hw].no_room = !room;
+	pthread_mutex_unlock(&fm->lock);
+	if (room)
 		blk_mq_run_hw_queue(&fm->q->mq->hctxs[hw]);
 }
 

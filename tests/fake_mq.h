@@ -28,6 +28,8 @@ struct fake_mq_hw {
 	unsigned int nr_busy;  /* how often it did */
 	unsigned int nr_commits;
 	unsigned int kicked;   /* run_async calls not yet followed by a run (fake_mq_run_kicked) */
+	bool no_room;          /* has_room (fake_mq_opts.has_room) answers false */
+	unsigned int nr_room_asked;
 };
 
 struct fake_mq {
@@ -63,6 +65,7 @@ struct fake_mq_opts {
 	unsigned int nr_cpus;     /* 0: one per hardware queue */
 	bool real_clock;
 	bool run_async; /* the driver runs its queues itself when kicked (blk_mq_ops.run_async) */
+	bool has_room;  /* the driver says whether it takes more (blk_mq_ops.has_room) */
 };
 
 struct fake_mq *fake_mq_new(const struct fake_mq_opts *o);
@@ -86,6 +89,8 @@ void fake_mq_wake(struct fake_mq *fm);
 void fake_mq_run_kicked(struct fake_mq *fm);
 /* Busy or not; not busy runs hw again. */
 void fake_mq_set_busy(struct fake_mq *fm, unsigned int hw, bool busy);
+/* Room or not, as has_room answers; room runs hw again. */
+void fake_mq_set_room(struct fake_mq *fm, unsigned int hw, bool room);
 void fake_mq_submit(struct fake_mq *fm, struct bio *bio, unsigned int cpu);
 
 #endif

@@ -206,6 +206,7 @@ INTEGRATION_TESTS = \
 	tests/test-plugin-mq.sh \
 	tests/test-trace.sh \
 	tests/test-trace-model.sh \
+	tests/test-trace-mq.sh \
 	tests/test-checkorder-elevators.sh \
 	tests/test-model.sh \
 	tests/test-null.sh \
@@ -254,6 +255,7 @@ TESTS += $(INTEGRATION_TESTS)
 TESTS += \
 	tests/test-checkorder.sh \
 	tests/test-replay.sh \
+	tests/test-replay-mq.sh \
 	tests/test-compare.sh \
 	tests/test-man-pages.sh \
 	tests/test-layering.sh \
@@ -304,4 +306,5 @@ EXTRA_DIST += \
 	tests/test-man-pages.sh \
 	tests/test-registry.sh \
 	tests/test-replay.sh \
+	tests/test-replay-mq.sh \
 	$(NULL)

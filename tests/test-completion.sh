@@ -68,6 +68,8 @@ expect _rqdisk_crash "rqdisk-crash --drop 1 base log --" --
 expect _rqdisk "rqdisk --" --list --help-filter --help-backend
 expect _rqdisk "rqdisk --hw" --hw-queues --hw-queue-depth
 expect _rqdisk "rqdisk --queue-mode " rq mq
+expect _rqdisk_replay "rqdisk-replay --hw" --hw-queues --hw-queue-depth
+expect _rqdisk_replay "rqdisk-replay --queue-mode " rq mq
 
 say "every elevator rqdisk --list names, after --elevator and -e"
 elevators=$(foreach_elevator)

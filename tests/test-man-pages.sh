@@ -5,9 +5,11 @@
 # (the table the filter parses with); every backend has a page named in
 # rqdisk(8)'s index, with a tag for each key --help-backend lists; every
 # tunable a shipped elevator lists is a tag in rqdisk-elevators(7); every
-# page is installed; no page runs words together with a font-alternating
-# macro; and every page says the version configure gave the programs, from
-# its source man/PAGE.in (which names none).  No root, no FUSE.
+# page is installed; every rqdisk-replay option is a tag of its page, and
+# rqdisk(8)'s TRACES has a tag for each --queue-mode; no page runs words
+# together with a font-alternating macro; and every page says the version
+# configure gave the programs, from its source man/PAGE.in (which names
+# none).  No root, no FUSE.
 source "$(dirname "$0")/functions.sh"
 
 man=$top_srcdir/man
@@ -88,6 +90,23 @@ for t in $tunables; do
 		fail "tunable $t is not a tag in rqdisk-elevators.7.in"
 done
 echo "tunables: $(echo $tunables)"
+
+say "every option rqdisk-replay --help lists is a tag of rqdisk-replay(1)"
+replay=$top_builddir/src/tools/rqdisk-replay
+opts=$("$replay" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u)
+[ -n "$opts" ] || fail "rqdisk-replay --help lists no options"
+for opt in $opts; do
+	tags "$man/rqdisk-replay.1.in" | grep -qE -- "(^|[^a-z-])$opt([^a-z-]|\$)" ||
+		fail "rqdisk-replay: $opt is not a tag in rqdisk-replay.1.in"
+done
+echo "rqdisk-replay: $(echo $opts)"
+
+say "rqdisk(8)'s TRACES says what the cpu field holds under each --queue-mode"
+for mode in $("$RQDISK" --help | sed -n 's/.*--queue-mode MODE *\(rq\).*\(mq\):.*/\1 \2/p'); do
+	tags <(sed -n '/^\.SH TRACES/,/^\.SH SIGNALS/p' "$man/rqdisk.8.in") |
+		grep -qx -- "--queue-mode=$mode" || fail "rqdisk(8): TRACES has no tag --queue-mode=$mode"
+	echo "TRACES: --queue-mode=$mode"
+done
 
 say "no .BR, .BI, .IR, ... runs two words of prose together"
 # Such a macro prints its arguments with no space between them: two

@@ -69,6 +69,17 @@ struct blk_mq_ops {
 	 * hctx itself, there and then.  Called with no lock held.  Optional.
 	 */
 	void (*run_async)(struct blk_mq_hw_ctx *hctx);
+	/*
+	 * Whether the device takes a request from hctx now, asked before
+	 * each one is taken from the dispatch list, the elevator or the
+	 * software queues: false ends the run, and nothing is taken early
+	 * to wait on hctx's dispatch list while the elevator could still
+	 * choose better (Linux's get_budget, as a check: queue_rq may still
+	 * answer BLK_STS_RESOURCE).  The queue runs again on the next
+	 * completion.  Called with no lock held.  Optional: without it the
+	 * core takes the next request and queue_rq decides.
+	 */
+	bool (*has_room)(struct blk_mq_hw_ctx *hctx);
 };
 
 /* What the driver describes: its queues and their depth. */

@@ -177,7 +177,10 @@ static bool blk_mq_requeue(struct blk_mq_hw_ctx *hctx, struct request *rq)
 	return switched;
 }
 
-/* Hand requests to the driver until none is ready, no driver tag is free, or it is busy. */
+/*
+ * Hand requests to the driver until none is ready, no driver tag is free,
+ * or it is busy (has_room says so first, or queue_rq).
+ */
 static bool blk_mq_dispatch(struct blk_mq_hw_ctx *hctx)
 {
 	struct request_queue *q = hctx->queue;
@@ -187,7 +190,7 @@ static bool blk_mq_dispatch(struct blk_mq_hw_ctx *hctx)
 	bool ended = false;
 	struct request *rq;
 
-	while ((rq = blk_mq_next(hctx, now, &ended))) {
+	while ((!ops->has_room || ops->has_room(hctx)) && (rq = blk_mq_next(hctx, now, &ended))) {
 		if (ops->queue_rq(hctx, rq) != BLK_STS_OK) {
 			ended |= blk_mq_requeue(hctx, rq);
 			break;

@@ -76,6 +76,7 @@ struct request_queue {
 	struct blk_trace *blk_trace; /* NULL: not tracing (blktrace.h) */
 	char *blk_trace_name;        /* where the control tree's next trace goes, or NULL */
 	int blk_trace_last;          /* the stopped trace's file, held for a restart, or -1 */
+	int *blk_trace_last_hw;      /* mq: its files of hardware queues 1.. (blktrace.c) */
 	struct disk_stats stats;
 	unsigned long bounced; /* bios copied through a bounce buffer */
 	unsigned long split;   /* bios split to fit the limits */

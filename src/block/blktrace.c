@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blktrace.c - the queue traced in blktrace's binary format: one struct
- * blk_io_trace per event, in host byte order, buffered into NAME.blktrace.0
- * as if every event happened on cpu 0, so that blkparse -i NAME, btt and
+ * blk_io_trace per event, in host byte order, buffered into a file per
+ * "cpu" as blktrace writes one per CPU: NAME.blktrace.0 alone on the 2.6
+ * queue, NAME.blktrace.N for each hardware queue N on a multi-queue one
+ * (the cpu field is the hardware queue), so that blkparse -i NAME, btt and
  * iowatcher read it unchanged.
  */
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blk_mq.h"
 #include "blktrace.h"
 
 /*
@@ -29,13 +32,25 @@
 #define BLK_TRACE_BUFSIZE (1u << 16) /* records reach the file in 64 KiB writes */
 #define BLK_TRACE_COMM_LEN 16        /* the kernel's TASK_COMM_LEN: blkparse copies this much */
 #define BLK_TRACE_PIDS_MIN 64
+#define BLK_TRACE_HELD_END (-2) /* ends q->blk_trace_last_hw (a failed dup leaves -1) */
 
 _Static_assert(sizeof(struct blk_io_trace) == 48, "blkparse reads 48-byte records");
 
-struct blk_trace {
+/*
+ * One "cpu" of the trace: its file and its records' sequence.  blkparse
+ * reads a file per cpu, drops a record whose cpu is not its file's, and
+ * expects each cpu's sequence to run 1, 2, 3 ... with no gap.
+ */
+struct blk_trace_cpu {
 	FILE *out;
+	uint32_t sequence; /* of its last event record */
+	bool made;         /* made by this trace (not a restart): removed if setup fails */
+};
+
+struct blk_trace {
+	struct blk_trace_cpu *cpus;
+	unsigned int nr_cpus;
 	uint64_t start_ns; /* q->clock when tracing started: record times count from it */
-	uint32_t sequence; /* of the last event record */
 	int error;         /* the first write error, -errno; later records are dropped */
 	uint32_t *pids;    /* pids named so far, stored as pid + 1 (0 is a free slot) */
 	size_t pids_size;  /* a power of two */
@@ -47,19 +62,45 @@ static uint64_t blk_trace_now(struct request_queue *q)
 	return blk_clock_now(q->clock) - q->blk_trace->start_ns;
 }
 
-static void blk_trace_write(struct blk_trace *bt, const void *buf, size_t len)
+static void blk_trace_write(struct blk_trace *bt, FILE *out, const void *buf, size_t len)
 {
 	if (bt->error)
 		return;
-	if (fwrite(buf, 1, len, bt->out) != len)
+	if (fwrite(buf, 1, len, out) != len)
 		bt->error = errno ? -errno : -EIO;
 }
 
+/* t goes to the file of its cpu (t->cpu, below bt->nr_cpus). */
 static void blk_trace_emit(struct blk_trace *bt, const struct blk_io_trace *t, const void *pdu)
 {
-	blk_trace_write(bt, t, sizeof(*t));
+	FILE *out = bt->cpus[t->cpu].out;
+
+	blk_trace_write(bt, out, t, sizeof(*t));
 	if (t->pdu_len)
-		blk_trace_write(bt, pdu, t->pdu_len);
+		blk_trace_write(bt, out, pdu, t->pdu_len);
+}
+
+/*
+ * The trace's "cpu" of what the submitter does now (a bio's Q, X, B, M
+ * and F): on a multi-queue queue, the hardware queue its software queue
+ * maps to, as the kernel records the CPU that queued it; 0 on the 2.6
+ * queue, or outside a submission.
+ */
+static unsigned int blk_trace_submit_cpu(const struct request_queue *q)
+{
+	if (!queue_is_mq(q) || !q->mq->submit_ctx)
+		return 0;
+	return q->mq->submit_ctx->hctx->queue_num;
+}
+
+/*
+ * A request's: the hardware queue it is on, its submitter's until one
+ * dispatches it (an elevator serves every hardware queue; the one that
+ * takes it moves it there), then that one's, for its D, R and C.
+ */
+static unsigned int blk_trace_rq_cpu(const struct request *rq)
+{
+	return queue_is_mq(rq->q) && rq->mq_hctx ? rq->mq_hctx->queue_num : 0;
 }
 
 static size_t pid_slot(const struct blk_trace *bt, uint32_t key)
@@ -131,7 +172,7 @@ static void pid_comm(pid_t pid, char comm[BLK_TRACE_COMM_LEN])
  * the kernel's, it takes no sequence number: blkparse handles notes as it
  * reads them and checks the sequence of the other records only.
  */
-static void blk_trace_note_process(struct request_queue *q, pid_t pid)
+static void blk_trace_note_process(struct request_queue *q, pid_t pid, unsigned int cpu)
 {
 	struct blk_trace *bt = q->blk_trace;
 	char comm[BLK_TRACE_COMM_LEN];
@@ -141,6 +182,7 @@ static void blk_trace_note_process(struct request_queue *q, pid_t pid)
 		.action = BLK_TN_PROCESS,
 		.pid = (uint32_t)pid,
 		.device = BLK_TRACE_DEV,
+		.cpu = cpu, /* the file of the record it names, read before that record */
 		.pdu_len = BLK_TRACE_COMM_LEN,
 	};
 
@@ -184,6 +226,7 @@ static uint32_t blk_trace_category(enum req_op op, unsigned int flags)
 
 /* What a record says of a bio or a request. */
 struct blk_trace_io {
+	unsigned int cpu; /* below the trace's nr_cpus */
 	sector_t sector;
 	unsigned int nr_sectors;
 	enum req_op op;
@@ -196,19 +239,21 @@ static void blk_trace_add(struct request_queue *q, const struct blk_trace_io *io
 			  const void *pdu, uint16_t pdu_len)
 {
 	struct blk_trace *bt = q->blk_trace;
+	unsigned int cpu = io->cpu < bt->nr_cpus ? io->cpu : 0;
 	struct blk_io_trace t;
 
 	if (pid_first_seen(bt, io->pid))
-		blk_trace_note_process(q, io->pid);
+		blk_trace_note_process(q, io->pid, cpu);
 	t = (struct blk_io_trace){
 		.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
-		.sequence = ++bt->sequence,
+		.sequence = ++bt->cpus[cpu].sequence,
 		.time = blk_trace_now(q),
 		.sector = io->sector,
 		.bytes = io->nr_sectors << SECTOR_SHIFT,
 		.action = what | blk_trace_category(io->op, io->flags),
 		.pid = (uint32_t)io->pid,
 		.device = BLK_TRACE_DEV,
+		.cpu = cpu,
 		/* the kernel's int error in 16 bits: -EIO reads 65531 */
 		.error = (uint16_t)io->error,
 		.pdu_len = pdu_len,
@@ -216,15 +261,16 @@ static void blk_trace_add(struct request_queue *q, const struct blk_trace_io *io
 	blk_trace_emit(bt, &t, pdu);
 }
 
-static struct blk_trace_io bio_trace_io(const struct bio *bio)
+static struct blk_trace_io bio_trace_io(const struct request_queue *q, const struct bio *bio)
 {
-	return (struct blk_trace_io){ .sector = bio->bi_sector, .nr_sectors = bio_sectors(bio),
-				      .op = bio->bi_op, .flags = bio->bi_flags, .pid = bio->bi_pid };
+	return (struct blk_trace_io){ .cpu = blk_trace_submit_cpu(q), .sector = bio->bi_sector,
+				      .nr_sectors = bio_sectors(bio), .op = bio->bi_op,
+				      .flags = bio->bi_flags, .pid = bio->bi_pid };
 }
 
 void __blk_add_trace_bio(struct request_queue *q, const struct bio *bio, uint32_t what)
 {
-	struct blk_trace_io io = bio_trace_io(bio);
+	struct blk_trace_io io = bio_trace_io(q, bio);
 
 	blk_trace_add(q, &io, what, NULL, 0);
 }
@@ -235,8 +281,9 @@ void __blk_add_trace_bio(struct request_queue *q, const struct bio *bio, uint32_
  */
 void __blk_add_trace_rq(struct request_queue *q, const struct request *rq, uint32_t what)
 {
-	struct blk_trace_io io = { .sector = blk_rq_pos(rq), .nr_sectors = blk_rq_sectors(rq),
-				   .op = rq->cmd_op, .flags = rq->cmd_flags, .pid = rq->pid };
+	struct blk_trace_io io = { .cpu = blk_trace_rq_cpu(rq), .sector = blk_rq_pos(rq),
+				   .nr_sectors = blk_rq_sectors(rq), .op = rq->cmd_op,
+				   .flags = rq->cmd_flags, .pid = rq->pid };
 
 	if (what == BLK_TA_COMPLETE) {
 		io.sector = rq->issue_sector;
@@ -249,40 +296,66 @@ void __blk_add_trace_rq(struct request_queue *q, const struct request *rq, uint3
 /* bio is the first part; its pdu, big-endian as blkparse reads it, is where the rest starts. */
 void __blk_add_trace_split(struct request_queue *q, const struct bio *bio, sector_t at)
 {
-	struct blk_trace_io io = bio_trace_io(bio);
+	struct blk_trace_io io = bio_trace_io(q, bio);
 	uint64_t pdu = htobe64(at);
 
 	blk_trace_add(q, &io, BLK_TA_SPLIT, &pdu, sizeof(pdu));
 }
 
-/* The stopped trace's file let go: no restart will come (a deleted one's space comes back). */
+/* The number of files (cpus) a trace of q writes: one per hardware queue. */
+static unsigned int blk_trace_nr_cpus(const struct request_queue *q)
+{
+	return queue_is_mq(q) ? q->mq->set->nr_hw_queues : 1;
+}
+
+/* The stopped trace's file of cpu, held for a restart, or -1. */
+static int blk_trace_last_fd(const struct request_queue *q, unsigned int cpu)
+{
+	const int *fd = q->blk_trace_last_hw;
+
+	if (!cpu)
+		return q->blk_trace_last;
+	for (unsigned int n = 1; fd && *fd != BLK_TRACE_HELD_END; n++, fd++)
+		if (n == cpu)
+			return *fd;
+	return -1;
+}
+
+/* The stopped trace's files let go: no restart will come (a deleted one's space comes back). */
 static void blk_trace_forget_last(struct request_queue *q)
 {
 	if (q->blk_trace_last >= 0)
 		close(q->blk_trace_last);
 	q->blk_trace_last = -1;
+	for (int *fd = q->blk_trace_last_hw; fd && *fd != BLK_TRACE_HELD_END; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	free(q->blk_trace_last_hw);
+	q->blk_trace_last_hw = NULL;
 }
 
 /*
- * NAME.blktrace.0 that is there, taken again (truncated) only where it is
- * the file q's last trace made, which q holds open since it stopped (so
- * its inode cannot have been freed and reused): the same inode, a regular
- * file with no other link (through which the new trace would be read).
- * Otherwise -1 with errno EEXIST, or ELOOP for a symlink.
+ * NAME.blktrace.CPU that is there, taken again (to be truncated) only
+ * where it is the file q's last trace made for that cpu, which q holds
+ * open since it stopped (so its inode cannot have been freed and reused):
+ * the same inode, a regular file with no other link (through which the
+ * new trace would be read).  Otherwise -1 with errno EEXIST, or ELOOP for
+ * a symlink.
  */
-static int blk_trace_reopen(struct request_queue *q, const char *path)
+static int blk_trace_reopen(struct request_queue *q, unsigned int cpu, const char *path)
 {
 	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st, last;
+	int last = blk_trace_last_fd(q, cpu);
+	struct stat st, held;
 
 	if (fd < 0) {
 		if (errno != ELOOP)
 			errno = EEXIST;
 		return -1;
 	}
-	if (q->blk_trace_last >= 0 && !fstat(fd, &st) && !fstat(q->blk_trace_last, &last) &&
-	    st.st_dev == last.st_dev && st.st_ino == last.st_ino && S_ISREG(st.st_mode) &&
-	    st.st_nlink == 1 && !ftruncate(fd, 0) && !fcntl(fd, F_SETFL, 0))
+	if (last >= 0 && !fstat(fd, &st) && !fstat(last, &held) && st.st_dev == held.st_dev &&
+	    st.st_ino == held.st_ino && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+	    !fcntl(fd, F_SETFL, 0))
 		return fd;
 	close(fd);
 	errno = EEXIST;
@@ -290,19 +363,20 @@ static int blk_trace_reopen(struct request_queue *q, const char *path)
 }
 
 /*
- * The trace file, made new (mode 0600), or q's own last one restarted,
- * never through a symlink: a file that is there may be another user's,
- * made in a shared directory to read the daemon's I/O, and a symlink
- * would have it write wherever it points.  As blktrace does, a restart
- * begins the file again.
+ * A trace file, made new (mode 0600), or q's own last one of that cpu
+ * reopened (*made false), never through a symlink: a file that is there
+ * may be another user's, made in a shared directory to read the daemon's
+ * I/O, and a symlink would have it write wherever it points.
  */
-static FILE *blk_trace_create(struct request_queue *q, const char *path)
+static FILE *blk_trace_create(struct request_queue *q, unsigned int cpu, const char *path,
+			      bool *made)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	FILE *f;
 
+	*made = fd >= 0;
 	if (fd < 0 && errno == EEXIST) /* O_EXCL says EEXIST for a symlink too */
-		fd = blk_trace_reopen(q, path);
+		fd = blk_trace_reopen(q, cpu, path);
 	if (fd < 0)
 		return NULL;
 	f = fdopen(fd, "w");
@@ -310,42 +384,104 @@ static FILE *blk_trace_create(struct request_queue *q, const char *path)
 		int err = errno;
 
 		close(fd);
-		unlink(path);
+		if (*made)
+			unlink(path);
 		errno = err;
 	}
 	return f;
 }
 
-int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen)
+static int blk_trace_path(char *path, size_t len, const char *name, unsigned int cpu)
+{
+	return (size_t)snprintf(path, len, "%s.blktrace.%u", name, cpu) >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Setup failed: the files opened so far closed, those it made removed. */
+static void blk_trace_close_failed(struct blk_trace *bt, const char *name)
 {
 	char path[PATH_MAX];
+
+	for (unsigned int n = 0; n < bt->nr_cpus && bt->cpus[n].out; n++) {
+		fclose(bt->cpus[n].out);
+		if (bt->cpus[n].made && !blk_trace_path(path, sizeof(path), name, n))
+			unlink(path);
+	}
+}
+
+static void blk_trace_why(char *why, size_t whylen, const char *path, int err)
+{
+	const char *what = strerror(-err);
+
+	if (err == -EEXIST)
+		what = "it exists: name a new trace";
+	else if (err == -ELOOP)
+		what = "a symbolic link: name a new trace";
+	else if (err == -ENAMETOOLONG)
+		what = "the name is too long";
+	snprintf(why, whylen, "trace %s: %s", path, what);
+}
+
+/*
+ * Every file of the trace, or none: each made new or q's own restarted.
+ * As blktrace does, a restart begins the files again: they are truncated
+ * once all are open, so that a refusal leaves the stopped trace whole.
+ */
+static int blk_trace_open_files(struct request_queue *q, struct blk_trace *bt, const char *name,
+				char *why, size_t whylen)
+{
+	char path[PATH_MAX];
+	int err = 0;
+
+	for (unsigned int n = 0; n < bt->nr_cpus && !err; n++) {
+		err = blk_trace_path(path, sizeof(path), name, n);
+		if (!err && !(bt->cpus[n].out = blk_trace_create(q, n, path, &bt->cpus[n].made)))
+			err = -errno;
+	}
+	for (unsigned int n = 0; n < bt->nr_cpus && !err; n++) {
+		if (!bt->cpus[n].made && ftruncate(fileno(bt->cpus[n].out), 0)) {
+			err = -errno;
+			blk_trace_path(path, sizeof(path), name, n);
+		}
+		setvbuf(bt->cpus[n].out, NULL, _IOFBF, BLK_TRACE_BUFSIZE);
+	}
+	if (err) {
+		blk_trace_why(why, whylen, err == -ENAMETOOLONG ? name : path, err);
+		blk_trace_close_failed(bt, name);
+	}
+	return err;
+}
+
+static void blk_trace_free(struct blk_trace *bt)
+{
+	free(bt->cpus);
+	free(bt->pids);
+	free(bt);
+}
+
+int __blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t whylen)
+{
 	struct blk_trace *bt;
+	int ret;
 
 	if (q->blk_trace) {
 		snprintf(why, whylen, "trace %s: already tracing", name);
 		return -EBUSY;
 	}
-	if ((size_t)snprintf(path, sizeof(path), "%s.blktrace.0", name) >= sizeof(path)) {
-		snprintf(why, whylen, "trace %s: the name is too long", name);
-		return -ENAMETOOLONG;
-	}
 	bt = calloc(1, sizeof(*bt));
-	if (!bt) {
+	if (bt) {
+		bt->nr_cpus = blk_trace_nr_cpus(q);
+		bt->cpus = calloc(bt->nr_cpus, sizeof(*bt->cpus));
+	}
+	if (!bt || !bt->cpus) {
 		snprintf(why, whylen, "trace %s: out of memory", name);
+		free(bt);
 		return -ENOMEM;
 	}
-	bt->out = blk_trace_create(q, path);
-	if (!bt->out) {
-		int err = -errno;
-
-		snprintf(why, whylen, "trace %s: %s", path,
-			 err == -EEXIST ? "it exists: name a new trace"
-			 : err == -ELOOP ? "a symbolic link: name a new trace"
-					 : strerror(-err));
-		free(bt);
-		return err;
+	ret = blk_trace_open_files(q, bt, name, why, whylen);
+	if (ret) {
+		blk_trace_free(bt);
+		return ret;
 	}
-	setvbuf(bt->out, NULL, _IOFBF, BLK_TRACE_BUFSIZE);
 	blk_trace_forget_last(q); /* this one is the last trace now */
 	bt->start_ns = blk_clock_now(q->clock);
 	q->blk_trace = bt;
@@ -362,6 +498,23 @@ int blk_trace_setup(struct request_queue *q, const char *name, char *why, size_t
 	return ret;
 }
 
+/*
+ * The stopped trace's files held for a restart, in q->blk_trace_last and
+ * q->blk_trace_last_hw (a failed dup or allocation only costs that).
+ */
+static void blk_trace_hold(struct request_queue *q, const struct blk_trace *bt)
+{
+	int *hw = bt->nr_cpus > 1 ? malloc(bt->nr_cpus * sizeof(*hw)) : NULL;
+
+	q->blk_trace_last = fcntl(fileno(bt->cpus[0].out), F_DUPFD_CLOEXEC, 0);
+	if (!hw)
+		return;
+	for (unsigned int n = 1; n < bt->nr_cpus; n++)
+		hw[n - 1] = fcntl(fileno(bt->cpus[n].out), F_DUPFD_CLOEXEC, 0);
+	hw[bt->nr_cpus - 1] = BLK_TRACE_HELD_END;
+	q->blk_trace_last_hw = hw;
+}
+
 int __blk_trace_remove(struct request_queue *q)
 {
 	struct blk_trace *bt = q->blk_trace;
@@ -371,12 +524,11 @@ int __blk_trace_remove(struct request_queue *q)
 		return 0;
 	q->blk_trace = NULL;
 	ret = bt->error;
-	/* held for a restart (a failed dup only costs that) */
-	q->blk_trace_last = fcntl(fileno(bt->out), F_DUPFD_CLOEXEC, 0);
-	if (fclose(bt->out) && !ret)
-		ret = -errno;
-	free(bt->pids);
-	free(bt);
+	blk_trace_hold(q, bt);
+	for (unsigned int n = 0; n < bt->nr_cpus; n++)
+		if (fclose(bt->cpus[n].out) && !ret)
+			ret = -errno;
+	blk_trace_free(bt);
 	return ret;
 }
 

@@ -46,7 +46,7 @@ struct rqdisk_options {
 	const char *null_keys; /* --null=KEYS: the null backend's, or NULL */
 	unsigned int idle_poll_us; /* poll for input this long before sleeping idle */
 	uint64_t create_size; /* 0: the image must exist */
-	const char *trace;    /* NULL, or blktrace to NAME.blktrace.0 from the start */
+	const char *trace;    /* NULL, or blktrace to NAME.blktrace.N from the start */
 	const char *model;    /* the last --model's spec; "none" for none */
 	/* the device stack's filters, "NAME[:ARGS]", nearest the queue first */
 	const char *filters[RQDISK_MAX_FILTERS];

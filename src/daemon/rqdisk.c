@@ -235,13 +235,13 @@ static int setup_trace(struct rqdisk_state *s)
 	return ret ? -1 : 0;
 }
 
-/* The trace file, if any, whole on disk. */
+/* The trace files, if any, whole on disk. */
 static int finish_trace(struct rqdisk_state *s)
 {
 	int ret = blk_trace_remove(s->disk.q);
 
 	if (ret)
-		die_msg("trace %s.blktrace.0: %s", s->disk.q->blk_trace_name, strerror(-ret));
+		die_msg("trace %s: %s", s->disk.q->blk_trace_name, strerror(-ret));
 	return ret ? -1 : 0;
 }
 

@@ -11,6 +11,8 @@ src_tools_libreplay_la_SOURCES = \
 	src/tools/replay.c \
 	src/tools/replay.h \
 	src/tools/replay_input.c \
+	src/tools/replay_mq.c \
+	src/tools/replay_mq.h \
 	src/tools/replay_report.c \
 	$(NULL)
 bin_PROGRAMS += src/tools/rqdisk-replay

@@ -4,7 +4,8 @@
  * and elevator; what they dispatch goes down the device stack (the model
  * and other filters over a simulated backend), whose timers end it, on a
  * virtual clock.  One thread, no FUSE, no io_uring: every run of the same
- * input takes the same steps.
+ * input takes the same steps.  The queue is the 2.6 one, or the
+ * multi-queue one with its hardware queues run in turn (replay_mq.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "device.h"
 #include "queue_stack.h"
 #include "replay.h"
+#include "replay_mq.h"
 
 #define REPLAY_START_NS 1000000000ull /* the clock's origin: 0 means "no time" to the core */
 #define NEVER UINT64_MAX
@@ -36,6 +38,7 @@ struct replay_state {
 	const struct replay_config *cfg;
 	struct replay_result *res;
 	struct request_queue *q;
+	struct replay_mq mq; /* cfg->hw_queues: the multi-queue driver */
 	struct blk_clock clock;
 	struct dev_stack stack; /* the filters over the simulated backend */
 	char model_spec[DEV_SPEC_MAX]; /* "model:" and cfg->model */
@@ -124,7 +127,10 @@ static void replay_submit_one(struct replay_state *st)
 	if (!st->res->start_ns)
 		st->res->start_ns = rb->submitted;
 	st->outstanding++;
-	__submit_bio(st->q, &rb->bio);
+	if (st->cfg->hw_queues)
+		replay_mq_submit(st->q, &rb->bio, io->cpu);
+	else
+		__submit_bio(st->q, &rb->bio);
 }
 
 /*
@@ -140,17 +146,38 @@ static uint64_t replay_next_submit(const struct replay_state *st)
 	return clock_time(add_sat(REPLAY_START_NS, st->t->ios[st->next].time));
 }
 
-/* Everything due by now goes in as one plugged batch, so that it can merge. */
+/*
+ * Everything due by now goes in as one plugged batch, so that it can
+ * merge; on a multi-queue queue the hardware queues run once it is in.
+ */
 static void replay_submit_due(struct replay_state *st)
 {
 	uint64_t now = replay_now(st);
 
 	blk_queue_lock(st->q);
 	blk_plug_device(st->q);
-	while (replay_next_submit(st) <= now)
+	if (st->cfg->hw_queues)
+		replay_mq_take_ran(st->q);
+	while (replay_next_submit(st) <= now) {
 		replay_submit_one(st);
+		/* past the unplug threshold the 2.6 queue dispatches here: the hctxs run too */
+		if (st->cfg->hw_queues && replay_mq_take_ran(st->q)) {
+			blk_queue_unlock(st->q);
+			replay_mq_run(st->q);
+			blk_queue_lock(st->q);
+		}
+	}
 	__blk_unplug(st->q);
 	blk_queue_unlock(st->q);
+}
+
+/* The queue runs: the 2.6 one's request_fn, or every hardware queue. */
+static void replay_run_queue(struct replay_state *st)
+{
+	if (st->cfg->hw_queues)
+		replay_mq_kick_all(st->q);
+	else
+		blk_run_queue(st->q);
 }
 
 /*
@@ -215,11 +242,14 @@ static int replay_loop(struct replay_state *st, char *why, size_t whylen)
 		 * step that ends nothing is no step to the queue.
 		 */
 		if (dev == t && replay_device_due(st))
-			blk_run_queue(st->q);
+			replay_run_queue(st);
 		else if (sub == t)
 			replay_submit_due(st);
 		else if (elv == t)
-			blk_run_queue(st->q);
+			replay_run_queue(st);
+		/* what was asked to run, while the device has room (no-op on the 2.6 queue) */
+		if (st->cfg->hw_queues)
+			replay_mq_run(st->q);
 		replay_progress(st, &steps);
 	}
 	return 0;
@@ -273,7 +303,16 @@ static int replay_setup(struct replay_state *st, char *why, size_t whylen)
 		return -EINVAL;
 	}
 	blk_virtual_clock_init(&st->clock, REPLAY_START_NS);
-	st->q = blk_init_queue(replay_request_fn, NULL, &st->clock);
+	if (st->cfg->hw_queues) {
+		st->q = replay_mq_init(&st->mq, &st->stack, st->cfg->hw_queues,
+				       st->cfg->hw_queue_depth ? st->cfg->hw_queue_depth
+							       : REPLAY_DEF_HW_QUEUE_DEPTH,
+				       &st->clock, why, whylen);
+		if (!st->q)
+			return -EINVAL;
+	} else {
+		st->q = blk_init_queue(replay_request_fn, NULL, &st->clock);
+	}
 	st->bios = calloc(st->t->nr ? st->t->nr : 1, sizeof(*st->bios));
 	if (!st->q || !st->bios ||
 	    posix_memalign(&st->buf, BLK_PAGE_SIZE, st->t->max_bytes ? st->t->max_bytes : 1)) {
@@ -289,6 +328,8 @@ static int replay_setup(struct replay_state *st, char *why, size_t whylen)
 		return ret;
 	/* before the first request: each carries the stack's bytes */
 	blk_queue_set_pdu_size(st->q, dev_stack_pdu_size(&st->stack));
+	if (st->cfg->hw_queues)
+		return blk_mq_elevator_init(st->q, st->cfg->elevator, why, whylen);
 	ret = elevator_init(st->q, st->cfg->elevator);
 	if (ret)
 		snprintf(why, whylen, "no elevator '%s'", st->cfg->elevator);
@@ -298,11 +339,31 @@ static int replay_setup(struct replay_state *st, char *why, size_t whylen)
 static void replay_teardown(struct replay_state *st)
 {
 	/* a stalled run leaves requests behind: the process is about to exit anyway */
-	if (st->q && blk_queue_idle(st->q))
-		blk_cleanup_queue(st->q);
+	if (st->q && blk_queue_idle(st->q)) {
+		if (st->cfg->hw_queues)
+			blk_mq_free_queue(st->q);
+		else
+			blk_cleanup_queue(st->q);
+	}
 	dev_stack_close(&st->stack);
 	free(st->bios);
 	free(st->buf);
+}
+
+/* Each hardware queue's requests handed to the device (its mq/N/dispatched). */
+static int replay_hw_dispatched(const struct replay_state *st, struct replay_result *res)
+{
+	unsigned int nr = st->cfg->hw_queues;
+
+	if (!nr)
+		return 0;
+	res->hw_dispatched = calloc(nr, sizeof(*res->hw_dispatched));
+	if (!res->hw_dispatched)
+		return -ENOMEM;
+	res->nr_hw_queues = nr;
+	for (unsigned int i = 0; i < nr; i++)
+		res->hw_dispatched[i] = st->q->mq->hctxs[i].dispatched;
+	return 0;
 }
 
 int replay_run(const struct replay_trace *t, const struct replay_config *cfg,
@@ -323,6 +384,9 @@ int replay_run(const struct replay_trace *t, const struct replay_config *cfg,
 		res->merges = 0;
 		for (int g = 0; g < NR_STAT_GROUPS; g++)
 			res->merges += st.q->stats.merges[g];
+		ret = replay_hw_dispatched(&st, res);
+		if (ret)
+			snprintf(why, whylen, "out of memory");
 	}
 	replay_teardown(&st);
 	return ret;
@@ -332,5 +396,6 @@ void replay_result_free(struct replay_result *res)
 {
 	free(res->lat[0].ns);
 	free(res->lat[1].ns);
+	free(res->hw_dispatched);
 	memset(res, 0, sizeof(*res));
 }

@@ -19,6 +19,13 @@ struct replay_io {
 	sector_t sector;
 	unsigned int nr_sectors;
 	pid_t pid;
+	/*
+	 * The submitting CPU, whose software queue the I/O goes to on a
+	 * multi-queue queue: a blktrace record's cpu; an iolog's I/O number
+	 * (from 0), which names none, so that its I/Os take the hardware
+	 * queues in turn.
+	 */
+	unsigned int cpu;
 };
 
 /*
@@ -58,6 +65,13 @@ struct replay_config {
 	const char *const *filters;
 	unsigned int nr_filters;
 	unsigned int depth; /* 0: issue at the trace's times; else keep this many out */
+	/*
+	 * 0: the 2.6 queue; else the multi-queue queue with this many
+	 * hardware queues (the I/O's cpu modulo it picks one), each of
+	 * hw_queue_depth driver tags (0: REPLAY_DEF_HW_QUEUE_DEPTH).
+	 */
+	unsigned int hw_queues;
+	unsigned int hw_queue_depth;
 	struct queue_limits limits;
 	sector_t capacity;  /* 0: the trace's */
 	void (*progress)(void *arg, size_t done, size_t total);
@@ -79,6 +93,8 @@ struct replay_result {
 	uint64_t barriers;
 	uint64_t errors; /* I/Os the queue refused (-EINVAL) or failed: not in lat */
 	struct replay_lat lat[2]; /* reads, writes */
+	unsigned int nr_hw_queues; /* 0 on the 2.6 queue */
+	uint64_t *hw_dispatched;   /* multi-queue: each hardware queue's mq/N/dispatched */
 };
 
 int replay_run(const struct replay_trace *t, const struct replay_config *cfg,
@@ -91,7 +107,7 @@ struct lat_summary {
 };
 
 int replay_lat_summary(const struct replay_lat *lat, struct lat_summary *s);
-void replay_print_header(FILE *f, bool csv);
+void replay_print_header(FILE *f, bool csv, unsigned int nr_hw_queues);
 int replay_print_row(FILE *f, bool csv, const char *elevator, const struct replay_result *res);
 void replay_print_latencies(FILE *f, const char *elevator, const struct replay_result *res);
 

@@ -54,6 +54,7 @@ static void replay_from_queue(const struct bt_event *e, struct replay_io *io)
 	io->sector = e->sector;
 	io->nr_sectors = e->bytes >> SECTOR_SHIFT;
 	io->pid = (pid_t)e->pid;
+	io->cpu = e->cpu; /* the CPU that queued it; rqdisk's mq trace: its hardware queue */
 }
 
 /* A Q record the replay can hold: within REPLAY_MAX_NS of the first, ending inside 2^64 bytes. */
@@ -283,6 +284,7 @@ static int iolog_add_line(struct iolog_state *st, char *line, struct replay_trac
 	if (iolog_io(st, f + skip + 1, nr - skip - 1, &io))
 		return -EINVAL;
 	io.time = st->time;
+	io.cpu = (unsigned int)t->nr; /* an iolog names no CPU: its I/Os take the queues in turn */
 	return replay_add(t, &io, alloc);
 }
 

@@ -11,6 +11,7 @@
 #include "device.h"
 #include "model.h"
 #include "replay.h"
+#include "replay_mq.h"
 
 #define PROG "rqdisk-replay"
 #define MAX_ELEVATORS 64
@@ -32,6 +33,7 @@ struct replay_options {
 	const char *elevators;
 	const char *latencies;
 	const char *trace;
+	const char *queue_mode; /* --queue-mode as given, or NULL */
 	bool csv;
 	bool quiet;
 };
@@ -43,6 +45,9 @@ enum {
 	OPT_NR_REQUESTS,
 	OPT_MAX_SECTORS,
 	OPT_FILTER,
+	OPT_QUEUE_MODE,
+	OPT_HW_QUEUES,
+	OPT_HW_QUEUE_DEPTH,
 };
 
 static const struct option long_options[] = {
@@ -53,6 +58,9 @@ static const struct option long_options[] = {
 	{ "capacity", required_argument, NULL, OPT_CAPACITY },
 	{ "nr-requests", required_argument, NULL, OPT_NR_REQUESTS },
 	{ "max-sectors", required_argument, NULL, OPT_MAX_SECTORS },
+	{ "queue-mode", required_argument, NULL, OPT_QUEUE_MODE },
+	{ "hw-queues", required_argument, NULL, OPT_HW_QUEUES },
+	{ "hw-queue-depth", required_argument, NULL, OPT_HW_QUEUE_DEPTH },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "latencies", required_argument, NULL, OPT_LATENCIES },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -86,6 +94,12 @@ static void usage(FILE *f)
 		"      --capacity SIZE     disk size (K, M, G, T; default: the trace's extent)\n"
 		"      --nr-requests N     requests the queue lets out at once (default 128)\n"
 		"      --max-sectors N     512-byte sectors per request (default 255)\n"
+		"      --queue-mode MODE   rq (default): the 2.6 request queue; mq:\n"
+		"                          software queues onto hardware queues\n"
+		"      --hw-queues N       mq (implied): N hardware queues (default 1);\n"
+		"                          an I/O's CPU modulo N picks its queue\n"
+		"      --hw-queue-depth N  mq (implied): driver tags per hardware queue\n"
+		"                          (default 64)\n"
 		"      --csv               comma-separated values\n"
 		"      --latencies FILE    every I/O's latency: elevator,read|write,ms\n"
 		"  -q, --quiet             no progress line\n"
@@ -131,6 +145,39 @@ static int parse_filter(const char *spec, struct replay_stack_opts *so)
 	return 0;
 }
 
+static int parse_queue_mode(const char *arg, struct replay_options *o)
+{
+	if (strcmp(arg, "rq") && strcmp(arg, "mq")) {
+		fprintf(stderr, PROG ": --queue-mode: '%s' is not rq or mq\n", arg);
+		return -EINVAL;
+	}
+	o->queue_mode = arg;
+	return 0;
+}
+
+/*
+ * --queue-mode against --hw-queues and --hw-queue-depth, as rqdisk takes
+ * them, but that either implies mq here: the multi-queue queue with
+ * cfg.hw_queues hardware queues (1 unless given), or the 2.6 queue (0).
+ */
+static int check_queue_mode(struct replay_options *o)
+{
+	bool mq_opts = o->cfg.hw_queues || o->cfg.hw_queue_depth;
+
+	if (o->queue_mode && !strcmp(o->queue_mode, "rq") && mq_opts) {
+		fprintf(stderr, PROG ": %s is for --queue-mode=mq\n",
+			o->cfg.hw_queues ? "--hw-queues" : "--hw-queue-depth");
+		return -EINVAL;
+	}
+	if ((o->queue_mode && !strcmp(o->queue_mode, "mq")) || mq_opts) {
+		if (!o->cfg.hw_queues)
+			o->cfg.hw_queues = 1;
+		if (!o->cfg.hw_queue_depth)
+			o->cfg.hw_queue_depth = REPLAY_DEF_HW_QUEUE_DEPTH;
+	}
+	return 0;
+}
+
 static int parse_one(int opt, const char *arg, struct replay_options *o)
 {
 	unsigned long v;
@@ -154,6 +201,17 @@ static int parse_one(int opt, const char *arg, struct replay_options *o)
 	case OPT_NR_REQUESTS:
 		ret = parse_number("--nr-requests", arg, 65536, &v);
 		o->cfg.limits.nr_requests = (unsigned int)v;
+		break;
+	case OPT_QUEUE_MODE:
+		ret = parse_queue_mode(arg, o);
+		break;
+	case OPT_HW_QUEUES:
+		ret = parse_number("--hw-queues", arg, REPLAY_MAX_HW_QUEUES, &v);
+		o->cfg.hw_queues = (unsigned int)v;
+		break;
+	case OPT_HW_QUEUE_DEPTH:
+		ret = parse_number("--hw-queue-depth", arg, REPLAY_MAX_HW_QUEUE_DEPTH, &v);
+		o->cfg.hw_queue_depth = (unsigned int)v;
 		break;
 	default: /* OPT_MAX_SECTORS */
 		ret = parse_number("--max-sectors", arg, UINT_MAX >> 1, &v);
@@ -181,8 +239,24 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 		if (parse_one(opt, optarg, o))
 			return -1;
 	}
+	if (check_queue_mode(o))
+		return -1;
 	o->trace = cli_one_operand(PROG, argc, argv, "TRACE");
 	return o->trace ? 0 : -1;
+}
+
+/* On the multi-queue queue, each elevator of names it can run, or a line saying why not. */
+static int check_mq_elevators(const struct replay_options *o, const char **names)
+{
+	char why[512];
+
+	for (size_t i = 0; o->cfg.hw_queues && names[i]; i++) {
+		if (replay_mq_check_elevator(names[i], why, sizeof(why))) {
+			fprintf(stderr, PROG ": %s\n", why);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /* "all", or the names given, each one checked before anything runs. */
@@ -285,13 +359,22 @@ static void describe_device(const struct dev_stack *s, char *buf, size_t len)
 		dev_stack_describe(s, buf + n, len - (size_t)n);
 }
 
+/* Nothing for the 2.6 queue, or "; queue mq, 2 hardware queues of 64 tags". */
+static void describe_queue(const struct replay_options *o, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (o->cfg.hw_queues)
+		snprintf(buf, len, "; queue mq, %u hardware queue%s of %u tags", o->cfg.hw_queues,
+			 o->cfg.hw_queues == 1 ? "" : "s", o->cfg.hw_queue_depth);
+}
+
 /* The stack checked once, up front, on the disk's size, and described in the table's heading. */
 static int check_device(struct replay_options *o, const struct replay_trace *t)
 {
 	sector_t capacity = o->cfg.capacity ? o->cfg.capacity : t->capacity;
 	struct dev_limits lim = { .capacity = capacity ? capacity : 1 };
 	struct dev_stack s = { 0 };
-	char why[256], desc[1024];
+	char why[256], desc[1024], queue[96];
 
 	if (check_model_spec(o, capacity) || build_stack(o))
 		return -EINVAL;
@@ -301,6 +384,7 @@ static int check_device(struct replay_options *o, const struct replay_trace *t)
 		return -EINVAL;
 	}
 	describe_device(&s, desc, sizeof(desc));
+	describe_queue(o, queue, sizeof(queue));
 	dev_stack_close(&s);
 	if (o->cfg.capacity && o->cfg.capacity < t->capacity) {
 		fprintf(stderr, PROG ": --capacity is below the trace's extent (%llu sectors)\n",
@@ -308,8 +392,8 @@ static int check_device(struct replay_options *o, const struct replay_trace *t)
 		return -EINVAL;
 	}
 	if (!o->csv)
-		printf("# %s: %zu I/Os, %s; %s\n", o->trace, t->nr,
-		       o->cfg.depth ? "fixed depth" : "issued at the trace's times", desc);
+		printf("# %s: %zu I/Os, %s; %s%s\n", o->trace, t->nr,
+		       o->cfg.depth ? "fixed depth" : "issued at the trace's times", desc, queue);
 	return 0;
 }
 
@@ -348,7 +432,7 @@ int main(int argc, char **argv)
 
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (elevator_list(o.elevators, buf, sizeof(buf), names))
+	if (elevator_list(o.elevators, buf, sizeof(buf), names) || check_mq_elevators(&o, names))
 		return 2;
 	if (replay_load(o.trace, &t, why, sizeof(why))) {
 		fprintf(stderr, PROG ": %s\n", why);
@@ -360,7 +444,7 @@ int main(int argc, char **argv)
 		replay_trace_free(&t);
 		return 2;
 	}
-	replay_print_header(stdout, o.csv);
+	replay_print_header(stdout, o.csv, o.cfg.hw_queues);
 	for (size_t i = 0; names[i] && !ret; i++)
 		ret = replay_one(&o, &t, names[i], lat);
 	if (lat && fclose(lat) && !ret) {

@@ -57,13 +57,27 @@ static const char *const columns[] = {
 /* Wide enough for the header and the numbers below it. */
 static const int widths[NR_COLUMNS] = { -10, 9, 8, 9, 12, 11, 11, 11, 13, 12, 12, 12, 14, 8, 6 };
 
-void replay_print_header(FILE *f, bool csv)
+/* The multi-queue queue's own columns: hardware queue N's dispatched requests. */
+#define HW_COLUMN_WIDTH 16
+#define HW_COLUMN "hctx%u_dispatched"
+
+/* The columns, and after them one per hardware queue of a multi-queue queue (none: 0). */
+void replay_print_header(FILE *f, bool csv, unsigned int nr_hw_queues)
 {
+	char name[32];
+
 	for (size_t i = 0; i < NR_COLUMNS; i++) {
 		if (csv)
 			fprintf(f, "%s%s", i ? "," : "", columns[i]);
 		else
 			fprintf(f, "%s%*s", i ? " " : "", widths[i], columns[i]);
+	}
+	for (unsigned int n = 0; n < nr_hw_queues; n++) {
+		snprintf(name, sizeof(name), HW_COLUMN, n);
+		if (csv)
+			fprintf(f, ",%s", name);
+		else
+			fprintf(f, " %*s", HW_COLUMN_WIDTH, name);
 	}
 	fputc('\n', f);
 }
@@ -121,6 +135,13 @@ int replay_print_row(FILE *f, bool csv, const char *elevator, const struct repla
 	print_u64(f, csv, i++, res->seek_sectors);
 	print_u64(f, csv, i++, res->barriers);
 	print_u64(f, csv, i++, res->errors);
+	for (unsigned int n = 0; n < res->nr_hw_queues; n++) {
+		if (csv)
+			fprintf(f, ",%llu", (unsigned long long)res->hw_dispatched[n]);
+		else
+			fprintf(f, " %*llu", HW_COLUMN_WIDTH,
+				(unsigned long long)res->hw_dispatched[n]);
+	}
 	fputc('\n', f);
 	return 0;
 }
