@@ -77,6 +77,7 @@ UNIT_TESTS = \
 	tests/check_mq \
 	tests/check_mq_barrier \
 	tests/check_mq_threads \
+	tests/check_lock_stats \
 	$(NULL)
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
