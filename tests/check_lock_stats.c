@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "elv_harness.h"
+#include "fake_mq.h"
 
 /* ---- the histogram ---- */
 
@@ -363,6 +364,52 @@ START_TEST(test_elevator_none)
 }
 END_TEST
 
+/*
+ * The multi-queue queue times its calls into the elevator where it makes
+ * them (blk_mq_insert_request, blk_mq_take_sched): noop's request is one
+ * add and one dispatch there too, on either hardware queue; none, nothing.
+ */
+static char mq_mem[6 * 4096] __attribute__((aligned(4096)));
+
+static void mq_elevator_run(const char *elevator, uint64_t per_rq)
+{
+	struct fake_mq_opts o = { .elevator = elevator, .nr_hw_queues = 2, .queue_depth = 4 };
+	struct fake_mq *fm = fake_mq_new(&o);
+	struct blk_lock_counts *c = &fm->q->lock_stats.c;
+	struct test_bio tb[6];
+
+	tclock.now = tclock_now;
+	tclock.virtual_ns = 0;
+	tclock_step = 100;
+	fm->q->lock_stats.clock = &tclock;
+	blk_lock_stats_set_enabled(&fm->q->lock_stats, true);
+	for (unsigned int i = 0; i < 6; i++) {
+		tbio_init(&tb[i], REQ_OP_READ, 1000 * (i + 1), 8, mq_mem + i * 4096);
+		fake_mq_submit(fm, &tb[i].bio, i % 2);
+	}
+	fake_mq_drain(fm);
+	elv_assert_ended(tb, 6);
+	ck_assert_uint_gt(c->wait.count, 12);
+	ck_assert_uint_eq(c->elv_rq.count, per_rq ? 6 : 0);
+	ck_assert_uint_eq(c->elv_rq.min, per_rq);
+	ck_assert_uint_eq(c->elv_rq.max, per_rq);
+	if (!per_rq)
+		ck_assert_uint_eq(c->elv_calls, 0);
+	fake_mq_free(fm);
+}
+
+START_TEST(test_mq_elevator)
+{
+	mq_elevator_run("noop", 200);
+}
+END_TEST
+
+START_TEST(test_mq_none)
+{
+	mq_elevator_run(NULL, 0);
+}
+END_TEST
+
 /* ---- the text of queue/lock_stats ---- */
 
 START_TEST(test_format)
@@ -427,6 +474,8 @@ static Suite *lock_stats_suite(void)
 	tcase_add_test(elv, test_elevator_completed);
 	tcase_add_test(elv, test_elevator_merged_requests);
 	tcase_add_test(elv, test_elevator_none);
+	tcase_add_test(elv, test_mq_elevator);
+	tcase_add_test(elv, test_mq_none);
 	suite_add_tcase(s, elv);
 
 	tcase_add_test(text, test_format);
