@@ -142,6 +142,10 @@ static void tclock_advance(uint64_t ns)
 	__atomic_add_fetch(&tclock.virtual_ns, ns, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * On, over the test's clock, each read of which moves it by step: each
+ * hook call then takes step, none of which is the clock's (clock_cost 0).
+ */
 static struct fake_disk *timed_disk(const char *elevator, uint64_t step, bool stopped)
 {
 	struct fake_disk *fd = stopped ? elv_stopped_disk(elevator) : fake_disk_new(elevator);
@@ -152,6 +156,7 @@ static struct fake_disk *timed_disk(const char *elevator, uint64_t step, bool st
 	fd->q->lock_stats.clock = &tclock;
 	blk_queue_lock(fd->q);
 	blk_lock_stats_set_enabled(&fd->q->lock_stats, true);
+	fd->q->lock_stats.clock_cost = 0;
 	blk_queue_unlock(fd->q);
 	return fd;
 }
@@ -175,7 +180,10 @@ START_TEST(test_off_counts_nothing)
 }
 END_TEST
 
-/* Held for 1000 ns, with no wait: the hold is 1000 exactly, the wait 0. */
+/*
+ * Held for 1000 ns, with no wait: the hold is 1000 exactly, the wait 0 (a
+ * free lock is not timed from the attempt, however the clock moves).
+ */
 START_TEST(test_hold_time)
 {
 	struct fake_disk *fd = timed_disk("none", 0, false);
@@ -194,6 +202,7 @@ START_TEST(test_hold_time)
 	blk_queue_unlock(fd->q);
 	ck_assert_uint_eq(c->wait.count, 1);
 	ck_assert_uint_eq(c->wait.max, 0);
+	ck_assert_uint_eq(c->contentions, 0);
 	ck_assert_uint_eq(c->hold.count, 2);
 	ck_assert_bucket_of(blk_hist_percentile(&c->hold, 50), 30);
 	ck_assert_uint_eq(blk_hist_percentile(&c->hold, 99), 1000);
@@ -262,6 +271,7 @@ START_TEST(test_wait_time)
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	ck_assert_uint_eq(c->wait.count, 1);
 	ck_assert_uint_eq(c->wait.max, 5000);
+	ck_assert_uint_eq(c->contentions, 1);
 	ck_assert_uint_eq(c->hold.count, 2);
 	ck_assert_uint_eq(c->hold.max, 5000);
 	ck_assert_uint_eq(c->hold.min, 0);
@@ -344,6 +354,43 @@ START_TEST(test_elevator_merged_requests)
 }
 END_TEST
 
+/*
+ * Switched on, the statistics measure what two reads of the clock differ
+ * by (here the step), and take it off every time measured: a hook call
+ * that moved the clock by 100 with reads costing 30 took 70.
+ */
+START_TEST(test_clock_cost)
+{
+	struct fake_disk *fd = elv_stopped_disk("noop");
+	struct blk_lock_stats *s = &fd->q->lock_stats;
+	struct test_bio tb[2];
+
+	tclock.now = tclock_now;
+	tclock_step = 100;
+	s->clock = &tclock;
+	blk_queue_lock(fd->q);
+	blk_lock_stats_set_enabled(s, true);
+	ck_assert_uint_eq(s->clock_cost, 100);
+	s->clock_cost = 30;
+	blk_queue_unlock(fd->q);
+	elv_submit(fd, &tb[0], REQ_OP_READ, 100, 8);
+	elv_submit(fd, &tb[1], REQ_OP_READ, 900, 8);
+	fake_start(fd);
+	fake_complete_all(fd);
+	elv_assert_ended(tb, 2);
+	ck_assert_uint_eq(s->c.elv_rq.min, 140);
+	ck_assert_uint_eq(s->c.elv_rq.max, 140);
+	ck_assert_uint_eq(s->c.elv_ns, 70 * s->c.elv_calls);
+	/* a hold with nothing in it is two reads apart: one step, 30 of it the clock's */
+	blk_queue_lock(fd->q);
+	blk_lock_stats_reset(s);
+	blk_queue_unlock(fd->q);
+	ck_assert_uint_eq(s->c.hold.count, 1);
+	ck_assert_uint_eq(s->c.hold.max, 70);
+	fake_disk_free(fd);
+}
+END_TEST
+
 /* Without an elevator the lock is timed and no hook ever is. */
 START_TEST(test_elevator_none)
 {
@@ -383,6 +430,7 @@ static void mq_elevator_run(const char *elevator, uint64_t per_rq)
 	tclock_step = 100;
 	fm->q->lock_stats.clock = &tclock;
 	blk_lock_stats_set_enabled(&fm->q->lock_stats, true);
+	fm->q->lock_stats.clock_cost = 0;
 	for (unsigned int i = 0; i < 6; i++) {
 		tbio_init(&tb[i], REQ_OP_READ, 1000 * (i + 1), 8, mq_mem + i * 4096);
 		fake_mq_submit(fm, &tb[i].bio, i % 2);
@@ -431,6 +479,7 @@ START_TEST(test_format)
 	snprintf(want, sizeof(want), "\nacquisitions=%" PRIu64 "\n", s->c.wait.count);
 	ck_assert_ptr_nonnull(strstr(buf, want));
 	ck_assert_ptr_nonnull(strstr(buf, "enabled=1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ncontentions=0\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nelevator=noop\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nelevator_requests=2\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nelevator_rq_ns_p50=200\n"));
@@ -474,6 +523,7 @@ static Suite *lock_stats_suite(void)
 	tcase_add_test(elv, test_elevator_completed);
 	tcase_add_test(elv, test_elevator_merged_requests);
 	tcase_add_test(elv, test_elevator_none);
+	tcase_add_test(elv, test_clock_cost);
 	tcase_add_test(elv, test_mq_elevator);
 	tcase_add_test(elv, test_mq_none);
 	suite_add_tcase(s, elv);

@@ -80,8 +80,35 @@ void blk_lock_stats_init(struct blk_lock_stats *s)
 	s->clock = &blk_real_clock;
 }
 
+/* The least difference of two back-to-back reads of clock. */
+static uint64_t clock_cost(const struct blk_clock *clock)
+{
+	uint64_t least = UINT64_MAX;
+
+	for (int i = 0; i < 32; i++) {
+		uint64_t a = blk_clock_now(clock), b = blk_clock_now(clock);
+
+		if (b - a < least)
+			least = b - a;
+	}
+	return least;
+}
+
+/* ns measured between two reads, less what reading the clock took. */
+static uint64_t less_cost(const struct blk_lock_stats *s, uint64_t ns)
+{
+	return ns > s->clock_cost ? ns - s->clock_cost : 0;
+}
+
+static uint64_t elapsed(const struct blk_lock_stats *s, uint64_t since)
+{
+	return less_cost(s, blk_clock_now(s->clock) - since);
+}
+
 void blk_lock_stats_set_enabled(struct blk_lock_stats *s, bool on)
 {
+	if (on && !blk_lock_stats_enabled(s))
+		s->clock_cost = clock_cost(s->clock);
 	__atomic_store_n(&s->enabled, on, __ATOMIC_RELAXED);
 }
 
@@ -90,14 +117,26 @@ void blk_lock_stats_reset(struct blk_lock_stats *s)
 	memset(&s->c, 0, sizeof(s->c));
 }
 
-/* Taking the lock with statistics on: the wait is known, and written, once it is held. */
+/*
+ * Taking the lock with statistics on: the wait is known, and written, once
+ * it is held.  A lock that is free is taken with no wait and one clock
+ * read; only a contended one is timed from the attempt, as lock_stat's
+ * waittime counts contentions alone.
+ */
 void blk_lock_timed(struct blk_lock_stats *s, pthread_mutex_t *lock)
 {
-	uint64_t asked = blk_clock_now(s->clock), held;
+	uint64_t asked, held;
 
-	pthread_mutex_lock(lock);
-	held = blk_clock_now(s->clock);
-	blk_hist_add(&s->c.wait, held - asked);
+	if (!pthread_mutex_trylock(lock)) {
+		held = blk_clock_now(s->clock);
+		blk_hist_add(&s->c.wait, 0);
+	} else {
+		asked = blk_clock_now(s->clock);
+		pthread_mutex_lock(lock);
+		held = blk_clock_now(s->clock);
+		s->c.contentions++;
+		blk_hist_add(&s->c.wait, less_cost(s, held - asked));
+	}
 	s->held_since = held;
 	s->timing = true;
 }
@@ -105,28 +144,20 @@ void blk_lock_timed(struct blk_lock_stats *s, pthread_mutex_t *lock)
 /* Lock still held, about to be let go: the hold ends. */
 void blk_lock_timed_release(struct blk_lock_stats *s)
 {
-	blk_hist_add(&s->c.hold, blk_clock_now(s->clock) - s->held_since);
+	blk_hist_add(&s->c.hold, elapsed(s, s->held_since));
 	s->timing = false;
 }
 
-void blk_elv_time_end(struct blk_lock_stats *s, uint64_t t0, uint64_t *rq_ns)
+void __blk_elv_time_end(struct blk_lock_stats *s, uint64_t t0, uint64_t *rq_ns)
 {
-	uint64_t ns;
+	uint64_t ns = elapsed(s, t0);
 
-	if (t0 == BLK_ELV_UNTIMED)
-		return;
-	ns = blk_clock_now(s->clock) - t0;
 	s->c.elv_ns += ns;
 	s->c.elv_calls++;
 	if (rq_ns)
 		*rq_ns += ns;
 }
 
-void blk_elv_time_request(struct blk_lock_stats *s, uint64_t rq_ns)
-{
-	if (s->timing)
-		blk_hist_add(&s->c.elv_rq, rq_ns);
-}
 
 static int hist_format(const struct blk_hist *h, const char *name, char *buf, size_t len)
 {
@@ -155,8 +186,8 @@ int blk_lock_stats_format(const struct blk_lock_stats *s, const char *elevator, 
 
 	if (!len)
 		return -ENOSPC;
-	if (!put(snprintf(buf, len, "enabled=%d\nacquisitions=%" PRIu64 "\n",
-			  blk_lock_stats_enabled(s), c->wait.count),
+	if (!put(snprintf(buf, len, "enabled=%d\nacquisitions=%" PRIu64 "\ncontentions=%" PRIu64 "\n",
+			  blk_lock_stats_enabled(s), c->wait.count, c->contentions),
 		 &used, len) ||
 	    !put(hist_format(&c->wait, "wait", buf + used, len - used), &used, len) ||
 	    !put(hist_format(&c->hold, "hold", buf + used, len - used), &used, len) ||

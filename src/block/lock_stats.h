@@ -46,12 +46,19 @@ struct blk_lock_stats {
 	bool enabled;    /* written under the lock, read before it is taken: atomic */
 	bool timing;     /* lock held: this acquisition is timed, held since held_since */
 	uint64_t held_since;
+	/*
+	 * What a time measured between two reads of clock carries of the reads
+	 * themselves: their least difference, back to back, found as the
+	 * statistics are switched on and taken off every time measured.
+	 */
+	uint64_t clock_cost;
 	struct blk_lock_counts {
-		struct blk_hist wait;   /* ns from asking for the lock to holding it */
+		struct blk_hist wait;   /* ns from asking for the lock to holding it (0: it was free) */
 		struct blk_hist hold;   /* ns from holding it to letting it go */
 		struct blk_hist elv_rq; /* ns inside the elevator's hooks, per request ended */
 		uint64_t elv_ns;        /* ns inside the hooks, all told (calls that found no request too) */
 		uint64_t elv_calls;     /* hook calls timed */
+		uint64_t contentions;   /* acquisitions that found the lock taken */
 	} c;
 };
 
@@ -62,7 +69,7 @@ static inline bool blk_lock_stats_enabled(const struct blk_lock_stats *s)
 {
 	return __atomic_load_n(&s->enabled, __ATOMIC_RELAXED);
 }
-/* Lock held: on or off from the next acquisition on. */
+/* Lock held: on (the clock's cost measured again) or off from the next acquisition on. */
 void blk_lock_stats_set_enabled(struct blk_lock_stats *s, bool on);
 /* Lock held: every count back to zero (the acquisition being timed goes on). */
 void blk_lock_stats_reset(struct blk_lock_stats *s);
@@ -77,12 +84,23 @@ void blk_lock_timed_release(struct blk_lock_stats *s);
 /* Lock held: now, when this acquisition is timed, else BLK_ELV_UNTIMED; before a hook call. */
 static inline uint64_t blk_elv_time_start(const struct blk_lock_stats *s)
 {
-	return s->timing ? blk_clock_now(s->clock) : BLK_ELV_UNTIMED;
+	return __builtin_expect(s->timing, 0) ? blk_clock_now(s->clock) : BLK_ELV_UNTIMED;
 }
 
+void __blk_elv_time_end(struct blk_lock_stats *s, uint64_t t0, uint64_t *rq_ns);
+
 /* Lock held: after the hook call begun at t0, its time goes to *rq_ns (the request's) if any. */
-void blk_elv_time_end(struct blk_lock_stats *s, uint64_t t0, uint64_t *rq_ns);
+static inline void blk_elv_time_end(struct blk_lock_stats *s, uint64_t t0, uint64_t *rq_ns)
+{
+	if (__builtin_expect(t0 != BLK_ELV_UNTIMED, 0))
+		__blk_elv_time_end(s, t0, rq_ns);
+}
+
 /* Lock held: a request that went through the elevator has ended, after rq_ns in its hooks. */
-void blk_elv_time_request(struct blk_lock_stats *s, uint64_t rq_ns);
+static inline void blk_elv_time_request(struct blk_lock_stats *s, uint64_t rq_ns)
+{
+	if (__builtin_expect(s->timing, 0))
+		blk_hist_add(&s->c.elv_rq, rq_ns);
+}
 
 #endif
