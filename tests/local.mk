@@ -197,6 +197,7 @@ INTEGRATION_TESTS = \
 	tests/test-block-semantics.sh \
 	tests/test-options.sh \
 	tests/test-control.sh \
+	tests/test-lock-stats.sh \
 	tests/test-other-users.sh \
 	tests/test-switch-pending.sh \
 	tests/test-switch-fio.sh \
