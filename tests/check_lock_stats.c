@@ -218,6 +218,7 @@ START_TEST(test_enable_while_held)
 
 	tclock.now = tclock_now;
 	tclock.virtual_ns = 0;
+	tclock_step = 0;
 	fd->q->lock_stats.clock = &tclock;
 	blk_queue_lock(fd->q);
 	blk_lock_stats_set_enabled(&fd->q->lock_stats, true);
