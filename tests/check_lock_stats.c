@@ -19,17 +19,17 @@
 /* ---- the histogram ---- */
 
 /* A percentile is the top of the bucket its sample fell in: at most an eighth above. */
-#define ck_assert_bucket_of(p, v)                   \
-	do {                                        \
-		ck_assert_uint_ge((p), (v));        \
-		ck_assert_uint_le((p), (v) + (v) / 8); \
+#define ck_assert_bucket_of(p, v)                                                                  \
+	do {                                                                                       \
+		ck_assert_uint_ge((p), (v));                                                       \
+		ck_assert_uint_le((p), (v) + (v) / 8);                                             \
 	} while (0)
 
 /* Every value falls in a bucket whose top is at or above it, and the one before tops out below. */
 START_TEST(test_bucket_bounds)
 {
-	static const uint64_t big[] = { 1ull << 20, (1ull << 20) - 1, (1ull << 40) + 12345,
-					1ull << 63, UINT64_MAX };
+	static const uint64_t big[] = {1ull << 20, (1ull << 20) - 1, (1ull << 40) + 12345,
+				       1ull << 63, UINT64_MAX};
 
 	for (uint64_t v = 0; v < 100000; v++) {
 		unsigned int b = blk_hist_bucket(v);
@@ -421,7 +421,7 @@ static char mq_mem[6 * 4096] __attribute__((aligned(4096)));
 
 static void mq_elevator_run(const char *elevator, uint64_t per_rq)
 {
-	struct fake_mq_opts o = { .elevator = elevator, .nr_hw_queues = 2, .queue_depth = 4 };
+	struct fake_mq_opts o = {.elevator = elevator, .nr_hw_queues = 2, .queue_depth = 4};
 	struct fake_mq *fm = fake_mq_new(&o);
 	struct blk_lock_counts *c = &fm->q->lock_stats.c;
 	struct test_bio tb[6];

@@ -58,7 +58,7 @@ uint64_t blk_hist_percentile(const struct blk_hist *h, unsigned int pct)
 		return 0;
 	if (pct > 100)
 		pct = 100;
-	/* the smallest value with at least pct% of the samples at or below it: rank ceil(n*p/100) */
+	/* the least value with pct% of the samples at or below it: rank ceil(n * pct / 100) */
 	rank = (h->count * pct + 99) / 100;
 	if (!rank)
 		rank = 1;
@@ -158,7 +158,6 @@ void __blk_elv_time_end(struct blk_lock_stats *s, uint64_t t0, uint64_t *rq_ns)
 		*rq_ns += ns;
 }
 
-
 static int hist_format(const struct blk_hist *h, const char *name, char *buf, size_t len)
 {
 	return snprintf(buf, len,
@@ -186,7 +185,8 @@ int blk_lock_stats_format(const struct blk_lock_stats *s, const char *elevator, 
 
 	if (!len)
 		return -ENOSPC;
-	if (!put(snprintf(buf, len, "enabled=%d\nacquisitions=%" PRIu64 "\ncontentions=%" PRIu64 "\n",
+	if (!put(snprintf(buf, len,
+			  "enabled=%d\nacquisitions=%" PRIu64 "\ncontentions=%" PRIu64 "\n",
 			  blk_lock_stats_enabled(s), c->wait.count, c->contentions),
 		 &used, len) ||
 	    !put(hist_format(&c->wait, "wait", buf + used, len - used), &used, len) ||

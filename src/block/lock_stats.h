@@ -31,7 +31,7 @@ struct blk_hist {
 unsigned int blk_hist_bucket(uint64_t v);
 uint64_t blk_hist_bucket_upper(unsigned int idx);
 void blk_hist_add(struct blk_hist *h, uint64_t v);
-/* The value pct percent of the samples are at or below (the bucket's top, within max); 0 if none. */
+/* The value pct% of the samples are at or below (its bucket's top, within max); 0: none. */
 uint64_t blk_hist_percentile(const struct blk_hist *h, unsigned int pct);
 
 /*
@@ -41,10 +41,10 @@ uint64_t blk_hist_percentile(const struct blk_hist *h, unsigned int pct);
  * default: blk_queue_lock then costs one predictable branch more.
  */
 struct blk_lock_stats {
-	/* the real clock, whatever the queue's (a replay's virtual one would read 0); tests set theirs */
+	/* the real clock whatever the queue's (a replay's would read 0); tests set theirs */
 	const struct blk_clock *clock;
-	bool enabled;    /* written under the lock, read before it is taken: atomic */
-	bool timing;     /* lock held: this acquisition is timed, held since held_since */
+	bool enabled; /* written under the lock, read before it is taken: atomic */
+	bool timing;  /* lock held: this acquisition is timed, held since held_since */
 	uint64_t held_since;
 	/*
 	 * What a time measured between two reads of clock carries of the reads
@@ -53,12 +53,12 @@ struct blk_lock_stats {
 	 */
 	uint64_t clock_cost;
 	struct blk_lock_counts {
-		struct blk_hist wait;   /* ns from asking for the lock to holding it (0: it was free) */
-		struct blk_hist hold;   /* ns from holding it to letting it go */
+		struct blk_hist wait;	/* ns from asking for the lock to holding it (0: free) */
+		struct blk_hist hold;	/* ns from holding it to letting it go */
 		struct blk_hist elv_rq; /* ns inside the elevator's hooks, per request ended */
-		uint64_t elv_ns;        /* ns inside the hooks, all told (calls that found no request too) */
-		uint64_t elv_calls;     /* hook calls timed */
-		uint64_t contentions;   /* acquisitions that found the lock taken */
+		uint64_t elv_ns;	/* ns inside the hooks, all told (with no request too) */
+		uint64_t elv_calls;	/* hook calls timed */
+		uint64_t contentions;	/* acquisitions that found the lock taken */
 	} c;
 };
 
@@ -73,7 +73,7 @@ static inline bool blk_lock_stats_enabled(const struct blk_lock_stats *s)
 void blk_lock_stats_set_enabled(struct blk_lock_stats *s, bool on);
 /* Lock held: every count back to zero (the acquisition being timed goes on). */
 void blk_lock_stats_reset(struct blk_lock_stats *s);
-/* Lock held: the counts as "key value" lines (elevator: the running one's name); length or -errno. */
+/* Lock held: the counts as key=value lines (elevator: the running one's name); length or -errno */
 int blk_lock_stats_format(const struct blk_lock_stats *s, const char *elevator, char *buf,
 			  size_t len);
 
