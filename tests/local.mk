@@ -77,6 +77,7 @@ UNIT_TESTS = \
 	tests/check_mq \
 	tests/check_mq_barrier \
 	tests/check_mq_threads \
+	tests/check_lock_stats \
 	$(NULL)
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -197,6 +198,7 @@ INTEGRATION_TESTS = \
 	tests/test-options.sh \
 	tests/test-compare-live.sh \
 	tests/test-control.sh \
+	tests/test-lock-stats.sh \
 	tests/test-other-users.sh \
 	tests/test-switch-pending.sh \
 	tests/test-switch-fio.sh \

@@ -164,6 +164,8 @@ struct request {
 	int internal_tag;
 	struct blk_mq_ctx *mq_ctx;
 	struct blk_mq_hw_ctx *mq_hctx;
+	/* Core-managed: ns inside the elevator's hooks for it, while lock statistics are on. */
+	uint64_t elv_ns;
 };
 
 #define rq_for_each_bio(_bio, rq) \

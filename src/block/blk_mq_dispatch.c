@@ -24,7 +24,10 @@ void blk_mq_insert_request(struct request_queue *q, struct request *rq)
 	struct blk_mq_ctx *ctx = rq->mq_ctx;
 
 	if (q->elevator && !(rq->rq_flags & RQF_BARRIER)) {
+		uint64_t t0 = blk_elv_time_start(&q->lock_stats);
+
 		blk_mq_sched_insert(hctx, rq);
+		blk_elv_time_end(&q->lock_stats, t0, &rq->elv_ns);
 		return;
 	}
 	elv_rqhash_del(q, rq); /* out of merge reach, as the 2.6 dispatch list */
@@ -83,12 +86,16 @@ static struct request *blk_mq_take_ctx(struct blk_mq_hw_ctx *hctx)
  */
 static struct request *blk_mq_take_sched(struct blk_mq_hw_ctx *hctx, uint64_t now)
 {
+	struct blk_lock_stats *s = &hctx->queue->lock_stats;
 	int tag = blk_mq_get_tag(&hctx->tags, 0);
 	struct request *rq;
+	uint64_t t0;
 
 	if (tag < 0)
 		return NULL;
+	t0 = blk_elv_time_start(s);
 	rq = blk_mq_sched_dispatch(hctx, now);
+	blk_elv_time_end(s, t0, rq ? &rq->elv_ns : NULL);
 	if (!rq) {
 		blk_mq_put_tag(&hctx->tags, tag);
 		return NULL;

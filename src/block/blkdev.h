@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 
 #include "elevator.h"
+#include "lock_stats.h"
 #include "queue_limits.h"
 #include "stats.h"
 
@@ -83,6 +84,7 @@ struct request_queue {
 	size_t rq_pdu_size;    /* bytes after each request for the device below (blk_rq_pdu) */
 	uint64_t rq_seq;       /* requests made so far: the next one's seq */
 	struct blk_mq_queue *mq; /* multi-queue mode (blk_mq.h); NULL: the 2.6 queue */
+	struct blk_lock_stats lock_stats; /* the queue lock's and the elevator's times, when on */
 };
 
 /*

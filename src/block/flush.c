@@ -21,7 +21,10 @@ static void blk_activate(struct request_queue *q, struct request *rq)
 		return;
 	}
 	if (!(rq->rq_flags & RQF_BARRIER) && q->elevator) {
+		uint64_t t0 = blk_elv_time_start(&q->lock_stats);
+
 		elv_insert(q, rq);
+		blk_elv_time_end(&q->lock_stats, t0, &rq->elv_ns);
 		return;
 	}
 	elv_rqhash_del(q, rq); /* the dispatch list is out of merge reach */

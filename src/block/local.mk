@@ -17,6 +17,8 @@ src_block_libblock_la_SOURCES = \
 	src/block/clock.c \
 	src/block/elevator.c \
 	src/block/flush.c \
+	src/block/lock_stats.c \
+	src/block/lock_stats.h \
 	src/block/merge.c \
 	src/block/queue.c \
 	src/block/queue_limits.c \

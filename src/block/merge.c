@@ -182,14 +182,18 @@ static bool attempt_merge(struct request_queue *q, struct request *rq, struct re
 	    !ll_new_segments(q, rq, rq->bio, next->bio))
 		return false;
 
-	if (rq->rq_flags & RQF_ELVPRIV)
+	if (rq->rq_flags & RQF_ELVPRIV) {
+		uint64_t t0 = blk_elv_time_start(&q->lock_stats);
+
 		e->type->requests_merged(e, rq, next);
-	else if (rq->rq_flags & RQF_HELD)
+		blk_elv_time_end(&q->lock_stats, t0, &rq->elv_ns);
+	} else if (rq->rq_flags & RQF_HELD)
 		TAILQ_REMOVE(&q->hold, next, holdlist);
 	elv_rqhash_del(q, next);
 	rq->biotail->bi_next = next->bio;
 	rq->biotail = next->biotail;
 	rq_grow(rq, blk_rq_sectors(next));
+	rq->elv_ns += next->elv_ns; /* one request now: the elevator's time for both is its */
 	if (next->start_time_ns < rq->start_time_ns)
 		rq->start_time_ns = next->start_time_ns;
 	elv_rqhash_reposition(q, rq);
@@ -241,8 +245,12 @@ static bool blk_merge_bio(struct request_queue *q, struct request *rq, struct bi
 	/* rq's start moved: the elevator's sorted tree follows before the elevator hears of it */
 	if ((rq->rq_flags & RQF_ELVPRIV) && type == ELEVATOR_FRONT_MERGE)
 		elv_rb_reposition(rq);
-	if ((rq->rq_flags & RQF_ELVPRIV) && e->type->request_merged)
+	if ((rq->rq_flags & RQF_ELVPRIV) && e->type->request_merged) {
+		uint64_t t0 = blk_elv_time_start(&q->lock_stats);
+
 		e->type->request_merged(e, rq, type);
+		blk_elv_time_end(&q->lock_stats, t0, &rq->elv_ns);
+	}
 	q->last_merge = rq;
 	if (q->limits.nomerges != BLK_MERGES_ALL)
 		return true;
@@ -258,6 +266,20 @@ static bool blk_try_type(struct request_queue *q, struct request *rq, struct bio
 {
 	return rq && type != ELEVATOR_NO_MERGE && blk_rq_merge_ok(q, rq, bio) &&
 	       blk_try_merge(rq, bio) == type && blk_merge_bio(q, rq, bio, type);
+}
+
+/* The elevator's merge candidate in *rq, its time in the hook counted to it if any. */
+static enum elv_merge blk_elv_find_merge(struct request_queue *q, struct bio *bio,
+					 struct request **rq)
+{
+	struct elevator_queue *e = q->elevator;
+	uint64_t t0 = blk_elv_time_start(&q->lock_stats);
+	enum elv_merge type;
+
+	*rq = NULL;
+	type = e->type->find_merge(e, bio, rq);
+	blk_elv_time_end(&q->lock_stats, t0, *rq ? &(*rq)->elv_ns : NULL);
+	return type;
 }
 
 /* The core's merge lookup: last-merge cache, back merge by end sector, then the elevator's. */
@@ -277,8 +299,7 @@ bool blk_try_merge_bio(struct request_queue *q, struct bio *bio)
 		return true;
 	if (!e->type->find_merge || q->submit_epoch != q->active_epoch)
 		return false;
-	rq = NULL;
-	return blk_try_type(q, rq, bio, e->type->find_merge(e, bio, &rq));
+	return blk_try_type(q, rq, bio, blk_elv_find_merge(q, bio, &rq));
 }
 
 /* blk_rq_map_sg: the request's memory as iovecs, joining what is contiguous. */

@@ -24,6 +24,7 @@ struct request_queue *blk_init_queue(request_fn_proc *fn, pthread_mutex_t *lock,
 	blk_set_default_limits(&q->limits);
 	q->unplug_thresh = BLK_UNPLUG_THRESH;
 	q->blk_trace_last = -1;
+	blk_lock_stats_init(&q->lock_stats);
 	TAILQ_INIT(&q->queue_head);
 	TAILQ_INIT(&q->hold);
 	for (int i = 0; i < 1 << ELV_HASH_BITS; i++) {
@@ -73,13 +74,19 @@ int elevator_init(struct request_queue *q, const char *name)
 	return q->elevator ? 0 : -ENOMEM;
 }
 
+/* With lock statistics off, one branch more than the mutex (lock_stats.h). */
 void blk_queue_lock(struct request_queue *q)
 {
-	pthread_mutex_lock(q->queue_lock);
+	if (__builtin_expect(blk_lock_stats_enabled(&q->lock_stats), 0))
+		blk_lock_timed(&q->lock_stats, q->queue_lock);
+	else
+		pthread_mutex_lock(q->queue_lock);
 }
 
 void blk_queue_unlock(struct request_queue *q)
 {
+	if (__builtin_expect(q->lock_stats.timing, 0))
+		blk_lock_timed_release(&q->lock_stats);
 	pthread_mutex_unlock(q->queue_lock);
 }
 
@@ -182,6 +189,16 @@ void blk_start_request(struct request_queue *q, struct request *rq, uint64_t now
 	blk_rq_init_walk(rq);
 }
 
+/* The elevator's next request, its time in the hook counted to it (lock_stats.h). */
+static struct request *blk_elv_dispatch(struct request_queue *q, uint64_t now)
+{
+	uint64_t t0 = blk_elv_time_start(&q->lock_stats);
+	struct request *rq = elv_next_request(q, now);
+
+	blk_elv_time_end(&q->lock_stats, t0, rq ? &rq->elv_ns : NULL);
+	return rq;
+}
+
 /*
  * The driver's next request, started, or NULL when none may go now (queue
  * depth reached, nothing ready, or a barrier epoch still draining).
@@ -196,7 +213,7 @@ struct request *blk_fetch_request(struct request_queue *q)
 		if (rq)
 			TAILQ_REMOVE(&q->queue_head, rq, queuelist);
 		else if (q->elevator)
-			rq = elv_next_request(q, now);
+			rq = blk_elv_dispatch(q, now);
 		if (!rq)
 			return NULL;
 		blk_start_request(q, rq, now);

@@ -165,8 +165,14 @@ void end_that_request_last(struct request *rq)
 		q->in_flight--;
 		blk_account_io_done(&q->stats, rq, now);
 	}
-	if ((rq->rq_flags & RQF_SORTED) && e && e->type->completed)
+	if ((rq->rq_flags & RQF_SORTED) && e && e->type->completed) {
+		uint64_t t0 = blk_elv_time_start(&q->lock_stats);
+
 		e->type->completed(e, rq);
+		blk_elv_time_end(&q->lock_stats, t0, &rq->elv_ns);
+	}
+	if (rq->rq_flags & RQF_SORTED)
+		blk_elv_time_request(&q->lock_stats, rq->elv_ns);
 	q->nr_queued--;
 	if (q->mq)
 		blk_mq_free_rq_tags(rq); /* before the epoch moves on: what it lets in needs them */

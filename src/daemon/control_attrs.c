@@ -293,6 +293,43 @@ static int show_nr_hw_queues(struct rqdisk *d, char *buf, size_t len)
 	return snprintf(buf, len, "%u\n", queue_is_mq(d->q) ? d->q->mq->set->nr_hw_queues : 1);
 }
 
+/*
+ * Not in sysfs but as /proc/lock_stat: the queue lock's acquisitions, wait
+ * and hold times, and the time inside the elevator's hooks per request,
+ * "key=value" lines (lock_stats.h).
+ */
+static int show_lock_stats(struct rqdisk *d, char *buf, size_t len)
+{
+	const char *elv = d->q->elevator ? d->q->elevator->type->elevator_name : "none";
+
+	return blk_lock_stats_format(&d->q->lock_stats, elv, buf, len);
+}
+
+/* 0 resets the counts, as /proc/lock_stat takes; nothing else. */
+static int store_lock_stats(struct rqdisk *d, const char *buf)
+{
+	if (strcmp(buf, "0"))
+		return -EINVAL;
+	blk_lock_stats_reset(&d->q->lock_stats);
+	return 0;
+}
+
+static int show_lock_stats_enable(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d\n", blk_lock_stats_enabled(&d->q->lock_stats));
+}
+
+/* 1 times the queue lock and the elevator from the next acquisition on; 0 stops, counts kept. */
+static int store_lock_stats_enable(struct rqdisk *d, const char *buf)
+{
+	unsigned long v;
+
+	if (parse_ulong(buf, 0, 1, &v))
+		return -EINVAL;
+	blk_lock_stats_set_enabled(&d->q->lock_stats, v);
+	return 0;
+}
+
 const struct ctl_node ctl_nodes[] = {
 	{ CTL_QUEUE, CTL_ROOT, "queue", NULL, NULL },
 	{ CTL_STAT, CTL_ROOT, "stat", show_stat, NULL },
@@ -321,6 +358,9 @@ const struct ctl_node ctl_nodes[] = {
 	{ CTL_MODEL, CTL_QUEUE, "model", show_model, NULL },
 	{ CTL_QUEUE_MODE, CTL_QUEUE, "queue_mode", show_queue_mode, NULL },
 	{ CTL_NR_HW_QUEUES, CTL_QUEUE, "nr_hw_queues", show_nr_hw_queues, NULL },
+	{ CTL_LOCK_STATS, CTL_QUEUE, "lock_stats", show_lock_stats, store_lock_stats },
+	{ CTL_LOCK_STATS_ENABLE, CTL_QUEUE, "lock_stats_enable", show_lock_stats_enable,
+	  store_lock_stats_enable },
 	{ CTL_TRACE, CTL_ROOT, "trace", NULL, NULL },
 	{ CTL_TRACE_NAME, CTL_TRACE, "name", show_trace_name, store_trace_name },
 	{ CTL_TRACE_ENABLE, CTL_TRACE, "enable", show_trace_enable, store_trace_enable },
