@@ -8,6 +8,16 @@ src_block_libblock_la_SOURCES += \
 	sched/elv_cgroup.h \
 	sched/as.c \
 	sched/cfq.c \
+	sched/cfq_group.c \
+	sched/cfq_impl.h \
+	sched/cfq_iocontext.c \
+	sched/cfq_queue.c \
+	sched/cfq_service.c \
+	sched/cfq_group.c \
+	sched/cfq_impl.h \
+	sched/cfq_iocontext.c \
+	sched/cfq_queue.c \
+	sched/cfq_service.c \
 	sched/bfq.c \
 	sched/bfq_burst.c \
 	sched/bfq_coop.c \

@@ -16,6 +16,7 @@ src_block_libblock_la_SOURCES = \
 	src/block/bounce.c \
 	src/block/clock.c \
 	src/block/elevator.c \
+	src/block/elevator_switch.c \
 	src/block/flush.c \
 	src/block/lock_stats.c \
 	src/block/lock_stats.h \

@@ -9,6 +9,10 @@ src_daemon_librqdaemon_la_SOURCES = \
 	src/daemon/bufpool.h \
 	src/daemon/driver_uring.c \
 	src/daemon/driver_uring.h \
+	src/daemon/driver_uring_host.c \
+	src/daemon/driver_uring_impl.h \
+	src/daemon/driver_uring_mq.c \
+	src/daemon/driver_uring_setup.c \
 	src/daemon/ioprio_cache.c \
 	src/daemon/ioprio_cache.h \
 	src/daemon/rangelock.c \

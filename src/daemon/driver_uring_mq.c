@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* driver_uring_mq.c - multi-queue on the io_uring loop: a thread and a ring per hardware queue. */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "blk_mq.h"
+#include "driver_uring_impl.h"
+
+/*
+ * The hardware queue whose thread this is, or NULL (the loop's thread):
+ * the host ops put a layer's I/O on the ring of the thread that runs the
+ * layer, with no hand-off per I/O.
+ */
+__thread struct uring_hwq *uring_self;
+
+/*
+ * A multi-queue queue's request_fn, lock held: the core runs it where the
+ * 2.6 queue would dispatch (a request ended, a layer's kick; a bio
+ * queued is its submitter's to kick).  Every hardware queue is asked to run, by its thread (run_async
+ * only wakes it), as blk_mq_run_hw_queue(hctx, true) defers to kblockd.
+ */
+void uring_mq_request_fn(struct request_queue *q)
+{
+	/* a bio being submitted: its submitter kicks what it queued on (blk_mq_submit_bio) */
+	blk_mq_kick_hw_queues(q);
+}
+
+/* Write an eventfd: a count of 1 more. */
+static void uring_eventfd_kick(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd takes a write of 1 until its count is near 2^64 */
+}
+
+/*
+ * blk_mq_ops.run_async: any thread, any lock held or none.  The thread's
+ * own asks are seen before it sleeps; another's writes its eventfd once
+ * until it has run.
+ */
+static void uring_mq_run_async(struct blk_mq_hw_ctx *hctx)
+{
+	struct uring_hwq *h = hctx->driver_data;
+
+	if (__atomic_exchange_n(&h->pending, true, __ATOMIC_ACQ_REL) || uring_self == h)
+		return;
+	uring_eventfd_kick(h->efd);
+}
+
+/*
+ * blk_mq_ops.queue_rq, on hctx's thread, no lock held: the stack takes rq
+ * under the queue lock, as on the 2.6 queue (its layers keep state), or
+ * it is busy and rq waits at the head of hctx's dispatch list until a
+ * request ends.  Its I/O goes on this thread's ring (uring_self).
+ */
+static blk_status_t uring_mq_queue_rq(struct blk_mq_hw_ctx *hctx, struct request *rq)
+{
+	struct request_queue *q = hctx->queue;
+	struct uring_driver *d = q->queuedata;
+	blk_status_t ret = BLK_STS_OK;
+
+	blk_queue_lock(q);
+	if (dev_can_take(d->stack.top))
+		dev_submit(d->stack.top, rq);
+	else
+		ret = BLK_STS_RESOURCE;
+	blk_queue_unlock(q);
+	return ret;
+}
+
+/* blk_mq_ops.commit_rqs: the batch's SQEs go out in one submission. */
+static void uring_mq_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct uring_hwq *h = hctx->driver_data;
+	int ret = io_uring_submit(&h->ring);
+
+	if (ret < 0 && ret != -EAGAIN && ret != -EBUSY && ret != -EINTR)
+		fprintf(stderr, "rqdisk: io_uring_submit: %s\n", strerror(-ret));
+}
+
+const struct blk_mq_ops uring_mq_ops = {
+	.queue_rq = uring_mq_queue_rq,
+	.commit_rqs = uring_mq_commit_rqs,
+	.run_async = uring_mq_run_async,
+};
+
+/*
+ * mq, lock held, in the loop's turn: the loop owns the timers (the stack's
+ * and an elevator's wake-up; the hardware queues' threads wake it through
+ * its eventfd when one must be armed earlier) and keeps a read of that
+ * eventfd out.  While it waits for requests to end (input blocked, or
+ * draining at the end), a thread that ends one wakes it too.
+ */
+void uring_mq_turn(struct uring_driver *d, enum uring_serve st)
+{
+	struct io_uring_sqe *sqe;
+
+	uring_arm_timer(d);
+	d->timer_wake = false;
+	d->end_wake = st == URING_SERVE_BLOCKED || st == URING_SERVE_DONE;
+	if (d->wake_armed || !uring_sq_room(d, 1))
+		return;
+	sqe = io_uring_get_sqe(&d->ring);
+	io_uring_prep_read(sqe, d->wake_fd, &d->wake_buf, sizeof(d->wake_buf), 0);
+	io_uring_sqe_set_data64(sqe, UD_WAKE);
+	d->wake_armed = true;
+}
+
+/*
+ * Lock held, on a hardware queue's thread after it ran or reaped: wake the
+ * loop if the stack's timers or an elevator's wake-up now want an earlier
+ * timer than the loop has armed, or if requests ended while the loop
+ * waits for one to.
+ */
+static void uring_hwq_notify(struct uring_hwq *h, uint64_t *ended)
+{
+	struct uring_driver *d = h->d;
+	uint64_t at;
+	bool wake = false;
+
+	if (!d->timer_wake) {
+		at = uring_wake_time(d);
+		if (at && (!d->timer_at || at < d->timer_at))
+			wake = d->timer_wake = true;
+	}
+	if (d->end_wake && d->stack.ended != *ended) {
+		d->end_wake = false;
+		wake = true;
+	}
+	*ended = d->stack.ended;
+	if (wake)
+		uring_eventfd_kick(d->wake_fd);
+}
+
+/* Lock held: the thread's CQEs, the backend's continuations. */
+static void uring_hwq_reap(struct uring_hwq *h)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+
+	io_uring_for_each_cqe(&h->ring, head, cqe) {
+		uint64_t ud = cqe->user_data;
+
+		seen++;
+		if (ud == UD_WAKE) {
+			h->efd_armed = false;
+			continue;
+		}
+		assert(ud >= UD_RESERVED_END && !(ud & 3));
+		((struct dev_io *)(uintptr_t)ud)->done((struct dev_io *)(uintptr_t)ud, cqe->res);
+	}
+	io_uring_cq_advance(&h->ring, seen);
+	if (seen && h->d->kick)
+		h->d->kick(h->d->kick_arg);
+}
+
+/* A read of the thread's eventfd out on its ring: run_async's wake-up. */
+static void uring_hwq_arm(struct uring_hwq *h)
+{
+	struct io_uring_sqe *sqe;
+
+	if (h->efd_armed || !(sqe = io_uring_get_sqe(&h->ring)))
+		return; /* a full SQ: its completions wake the thread */
+	io_uring_prep_read(sqe, h->efd, &h->efd_buf, sizeof(h->efd_buf), 0);
+	io_uring_sqe_set_data64(sqe, UD_WAKE);
+	h->efd_armed = true;
+}
+
+/*
+ * A hardware queue's thread: run the queue when asked (queue_rq under the
+ * queue lock puts each request's I/O on this ring), submit, sleep on the
+ * ring, end what completed under the queue lock.  No lock is held across
+ * the wait.
+ */
+static void *uring_hwq_main(void *arg)
+{
+	struct uring_hwq *h = arg;
+	struct request_queue *q = h->d->q;
+	struct io_uring_cqe *cqe;
+	uint64_t ended = 0;
+	int ret;
+
+	uring_self = h;
+	/* the installed liburing may lack io_uring_enable_rings(): the system call */
+	if (h->disabled && syscall(__NR_io_uring_register, h->ring.ring_fd,
+				   IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0) {
+		fprintf(stderr, "rqdisk: hardware queue %u: enabling its ring: %s\n",
+			h->hctx->queue_num, strerror(errno));
+		abort(); /* the kernel took the flags a moment ago */
+	}
+	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+		if (__atomic_exchange_n(&h->pending, false, __ATOMIC_ACQ_REL))
+			blk_mq_run_hw_queue(h->hctx);
+		uring_hwq_arm(h);
+		blk_queue_lock(q);
+		uring_hwq_notify(h, &ended);
+		blk_queue_unlock(q);
+		if (__atomic_load_n(&h->pending, __ATOMIC_ACQUIRE))
+			ret = io_uring_submit(&h->ring);
+		else
+			ret = io_uring_submit_and_wait(&h->ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+			fprintf(stderr, "rqdisk: io_uring_submit_and_wait: %s\n", strerror(-ret));
+		if (!io_uring_peek_cqe(&h->ring, &cqe)) {
+			blk_queue_lock(q);
+			uring_hwq_reap(h);
+			blk_queue_unlock(q);
+		}
+	}
+	return NULL;
+}
+
+/* The threads end; what they leave is the queue's, which is idle. */
+void uring_hwqs_join(struct uring_driver *d)
+{
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		struct uring_hwq *h = &d->hwqs[i];
+
+		if (!h->started)
+			continue;
+		__atomic_store_n(&h->stop, true, __ATOMIC_RELEASE);
+		uring_eventfd_kick(h->efd);
+		pthread_join(h->thread, NULL);
+		h->started = false;
+		h->stop = false;
+	}
+}
+
+void uring_hwqs_stop(struct uring_driver *d)
+{
+	uring_hwqs_join(d);
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		struct uring_hwq *h = &d->hwqs[i];
+
+		if (h->ring.ring_fd >= 0)
+			io_uring_queue_exit(&h->ring);
+		if (h->efd >= 0)
+			close(h->efd);
+	}
+	free(d->hwqs);
+	d->hwqs = NULL;
+	d->nr_hwqs = 0;
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
+	d->wake_fd = -1;
+}
+
+/*
+ * As the loop's ring (uring_queue_init): one issuer, completion work run
+ * when the thread waits.  Made disabled, so that the thread that enables
+ * it (uring_hwq_main) is its one issuer; kernels before 6.1 refuse the
+ * flags and get an ordinary ring.
+ */
+static int uring_hwq_ring_init(struct uring_hwq *h, unsigned int entries)
+{
+	unsigned int deferred = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+				IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
+	int ret = io_uring_queue_init(entries, &h->ring, deferred);
+
+	h->disabled = !ret;
+	if (ret == -EINVAL)
+		ret = io_uring_queue_init(entries, &h->ring, 0);
+	return ret;
+}
+
+/*
+ * The thread takes no signal: a termination signal must reach the loop's
+ * thread, which lets them in only while it sleeps (uring_watch.waitmask).
+ */
+static int uring_hwq_spawn(struct uring_hwq *h)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&h->thread, NULL, uring_hwq_main, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+/*
+ * mq: a ring and an eventfd per hardware queue, and the loop's eventfd.
+ * The rings are made here and entered only by their threads, which run
+ * only while the loop does (uring_driver_run): the stack is set up and
+ * closed by one thread.
+ */
+int uring_hwqs_start(struct uring_driver *d, unsigned int entries, char *why,
+		     size_t whylen)
+{
+	struct blk_mq_queue *mq = d->q->mq;
+	int ret;
+
+	d->wake_fd = eventfd(0, EFD_CLOEXEC);
+	d->hwqs = calloc(mq->set->nr_hw_queues, sizeof(*d->hwqs));
+	if (d->wake_fd < 0 || !d->hwqs) {
+		snprintf(why, whylen, "hardware queues: %s", strerror(errno));
+		return -errno;
+	}
+	d->nr_hwqs = mq->set->nr_hw_queues;
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) { /* what uring_hwqs_stop must not close */
+		d->hwqs[i].efd = -1;
+		d->hwqs[i].ring.ring_fd = -1;
+	}
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		struct uring_hwq *h = &d->hwqs[i];
+
+		h->d = d;
+		h->hctx = &mq->hctxs[i];
+		h->hctx->driver_data = h;
+		h->efd = eventfd(0, EFD_CLOEXEC);
+		if (h->efd < 0) {
+			snprintf(why, whylen, "hardware queue %u: eventfd: %s", i, strerror(errno));
+			return -errno;
+		}
+		ret = uring_hwq_ring_init(h, entries);
+		if (ret < 0) {
+			h->ring.ring_fd = -1; /* what a failed init left there */
+			snprintf(why, whylen, "hardware queue %u: io_uring_queue_init: %s", i,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* A thread per hardware queue, for the loop's run. */
+void uring_hwqs_spawn(struct uring_driver *d)
+{
+	for (unsigned int i = 0; i < d->nr_hwqs; i++) {
+		int ret = uring_hwq_spawn(&d->hwqs[i]);
+
+		if (ret) {
+			/* the loop cannot go on without the queue's threads */
+			fprintf(stderr, "rqdisk: hardware queue %u: thread: %s\n", i, strerror(ret));
+			abort();
+		}
+		d->hwqs[i].started = true;
+	}
+}
