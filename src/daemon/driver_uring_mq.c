@@ -75,6 +75,24 @@ static blk_status_t uring_mq_queue_rq(struct blk_mq_hw_ctx *hctx, struct request
 	return ret;
 }
 
+/*
+ * blk_mq_ops.has_room: whether the stack takes a request now, so that the
+ * core leaves the next one with the elevator, free to choose better, than
+ * take it to come back busy.  Another hardware queue's thread may fill the
+ * room between this and queue_rq, which then answers BLK_STS_RESOURCE.
+ */
+static bool uring_mq_has_room(struct blk_mq_hw_ctx *hctx)
+{
+	struct request_queue *q = hctx->queue;
+	struct uring_driver *d = q->queuedata;
+	bool room;
+
+	blk_queue_lock(q);
+	room = dev_can_take(d->stack.top);
+	blk_queue_unlock(q);
+	return room;
+}
+
 /* blk_mq_ops.commit_rqs: the batch's SQEs go out in one submission. */
 static void uring_mq_commit_rqs(struct blk_mq_hw_ctx *hctx)
 {
@@ -89,6 +107,7 @@ const struct blk_mq_ops uring_mq_ops = {
 	.queue_rq = uring_mq_queue_rq,
 	.commit_rqs = uring_mq_commit_rqs,
 	.run_async = uring_mq_run_async,
+	.has_room = uring_mq_has_room,
 };
 
 /*
