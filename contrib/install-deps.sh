@@ -15,7 +15,7 @@ PACKAGES=(
 	libfuse3-dev fuse3 liburing-dev check libbsd-dev
 	e2fsprogs xfsprogs btrfs-progs util-linux fio python3 man-db blktrace
 	gnuplot-nox bsdextrautils
-	parallel procps
+	parallel procps sqlite3
 	libnbd-dev nbdkit libnbd-bin iproute2 libcap2-bin
 	debhelper dpkg-dev lintian fakeroot bash-completion systemd
 )

@@ -9,11 +9,13 @@ EXTRA_DIST += \
 	contrib/crash/check-durability \
 	contrib/crash/check-fs \
 	contrib/crash/check-rename \
+	contrib/crash/check-sqlite \
 	contrib/crash/commit-records \
 	contrib/crash/experiments \
 	contrib/crash/generic-482 \
 	contrib/crash/parallel-shards \
 	contrib/crash/slurm-shards.sbatch \
+	contrib/crash/sqlite-journal \
 	contrib/crash/workload-meta \
 	contrib/elevator-example/Makefile \
 	contrib/elevator-example/README.md \

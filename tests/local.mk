@@ -222,6 +222,7 @@ INTEGRATION_TESTS = \
 	tests/test-crash-rename-cut.sh \
 	tests/test-crash-ext4.sh \
 	tests/test-crash-aim.sh \
+	tests/test-crash-sqlite.sh \
 	tests/test-crash-rename.sh \
 	tests/test-log-writes.sh \
 	tests/test-log-writes-syslog.sh \
