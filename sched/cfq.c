@@ -102,6 +102,7 @@ static int cfq_init_queue(struct elevator_queue *e)
 	cfqd->slice[CFQ_ASYNC] = CFQ_SLICE_ASYNC_MS * NSEC_PER_MSEC;
 	cfqd->slice_async_rq = CFQ_SLICE_ASYNC_RQ;
 	cfqd->slice_idle = CFQ_SLICE_IDLE_MS * NSEC_PER_MSEC;
+	cfqd->queue = e->q;
 	for (int i = 0; i < 1 << CFQ_HASH_BITS; i++)
 		LIST_INIT(&cfqd->cic_hash[i]);
 	TAILQ_INIT(&cfqd->cic_lru);

@@ -37,6 +37,7 @@
  */
 #define CFQ_TTIME_VALID_SAMPLES 80
 #define CFQQ_SEEK_THR 800
+#define CFQQ_SECT_THR_NONROT 32 /* on flash a request this small is a seek, wherever it lies */
 #define CFQQ_SEEKY_COUNT 4 /* 32 / 8 */
 #define CFQQ_DEEP_QUEUED 4
 #define CFQ_MAX_CIC 1024
@@ -94,6 +95,7 @@ LIST_HEAD(cfq_hash_head, cfq_queue);
 TAILQ_HEAD(cfq_rr, cfq_queue);
 
 struct cfq_data {
+	const struct request_queue *queue; /* whether it seeks: blk_queue_nonrot */
 	struct cfq_hash_head hash[1 << CFQ_HASH_BITS];
 	/* every process's async requests, by class (RT, BE, IDLE) and level */
 	struct cfq_queue *async_queue[3][IOPRIO_NR_LEVELS];

@@ -61,13 +61,21 @@ static void cfq_update_io_thinktime(const struct cfq_data *cfqd, struct cfq_io_c
 	cic->ttime_mean = (cic->ttime_total + 128) / cic->ttime_samples;
 }
 
-/* Whether rq jumped more than CFQQ_SEEK_THR from the last (cfq_update_io_seektime). */
-static void cfq_update_io_seektime(struct cfq_io_context *cic, const struct request *rq)
+/*
+ * Whether rq jumped more than CFQQ_SEEK_THR from the last
+ * (cfq_update_io_seektime); on flash, where distance costs nothing,
+ * whether it is small: many small requests are what keep flash from its
+ * throughput.
+ */
+static void cfq_update_io_seektime(const struct cfq_data *cfqd, struct cfq_io_context *cic,
+				   const struct request *rq)
 {
 	sector_t pos = blk_rq_pos(rq), last = cic->last_request_pos;
 	sector_t dist = !last ? 0 : pos > last ? pos - last : last - pos;
+	bool seek = blk_queue_nonrot(cfqd->queue) ? blk_rq_sectors(rq) < CFQQ_SECT_THR_NONROT
+						  : dist > CFQQ_SEEK_THR;
 
-	cic->seek_history = cic->seek_history << 1 | (dist > CFQQ_SEEK_THR);
+	cic->seek_history = cic->seek_history << 1 | seek;
 }
 
 static bool cfq_cic_seeky(const struct cfq_io_context *cic)
@@ -103,7 +111,7 @@ void cfq_update_history(struct cfq_data *cfqd, struct cfq_queue *cfqq,
 	if (!cic)
 		return;
 	cfq_update_io_thinktime(cfqd, cic, now);
-	cfq_update_io_seektime(cic, rq);
+	cfq_update_io_seektime(cfqd, cic, rq);
 	if (!cfq_class_idle(cfqq))
 		cfq_update_idle_window(cfqd, cfqq, cic);
 	cic->last_request_pos = blk_rq_end_sector(rq);

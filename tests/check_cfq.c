@@ -1070,6 +1070,44 @@ START_TEST(test_seeky_bounds)
 }
 END_TEST
 
+/*
+ * A reads eight times, one at a time, next to each other, sectors each,
+ * on flash (queue/rotational 0) or not; then B waits while A's last read
+ * completes.  Whether the disk idled for A.
+ */
+static bool idles_for_sequential(bool flash, unsigned int sectors)
+{
+	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
+	struct test_bio tb[8], b;
+	bool idled;
+
+	fd->q->limits.rotational = !flash;
+	elv_start_serial(fd);
+	for (unsigned int i = 0; i < 8; i++) {
+		submit(fd, &tb[i], REQ_OP_READ, PID_A, 1000 + i * sectors, sectors);
+		if (i == 7)
+			read_at(fd, &b, PID_B, 4000000);
+		elv_complete_one_after(fd, 1);
+	}
+	idled = fd->nr_dispatched == 0;
+	elv_finish_drained(fd, tb, 8);
+	elv_assert_ended(&b, 1);
+	return idled;
+}
+
+/*
+ * cfq_update_io_seektime on flash: a request under 32 sectors is a seek
+ * wherever it lies, so a process of small sequential reads is seeky there
+ * and not idled for; one of larger reads is, as on a rotating disk.
+ */
+START_TEST(test_seek_rule_flash)
+{
+	ck_assert(idles_for_sequential(false, 8));
+	ck_assert(!idles_for_sequential(true, 8));
+	ck_assert(idles_for_sequential(true, 32));
+}
+END_TEST
+
 /* ---- groups ---- */
 
 #define MS_NS 1000000ull
@@ -1224,6 +1262,7 @@ static Suite *cfq_suite(void)
 	tcase_add_test(idle, test_no_idle_with_requests_in_driver);
 	tcase_add_test(idle, test_async_request_ends_idle);
 	tcase_add_test(idle, test_seeky_bounds);
+	tcase_add_test(idle, test_seek_rule_flash);
 	tcase_set_timeout(idle, 120);
 	tcase_add_test(idle, test_long_thinker_not_idled_hdd);
 	tcase_add_test(idle, test_long_thinker_not_idled_ssd);
