@@ -1035,24 +1035,24 @@ START_TEST(test_seeky_not_idled_ssd)
 END_TEST
 
 /*
- * The seek rule's bounds: A reads eight times, one at a time, the first
- * (no seek: nothing came before) at sector 1000, then n reads jumping more
- * than 800 sectors and the rest next to the last, and then B waits while
- * A's last read completes: with 4 seeks in A's last 32 requests the disk
- * idles slice_idle for A, with 5 B goes at once.
+ * A reads eight times, one at a time, sectors each, on flash (queue/
+ * rotational 0) or not: the first at sector 1000, then seeks reads
+ * jumping 10000 sectors and the rest next to the last; then B waits while
+ * A's last read completes.  Whether the disk idled for A.
  */
-static bool idles_after_seeks(unsigned int seeks)
+static bool idles_for_a(bool flash, unsigned int seeks, unsigned int sectors)
 {
 	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
-	struct test_bio tb[10], b;
+	struct test_bio tb[8], b;
 	sector_t pos = 1000;
 	bool idled;
 
+	fd->q->limits.rotational = !flash;
 	elv_start_serial(fd);
 	for (unsigned int i = 0; i < 8; i++) {
 		if (i)
-			pos += i <= seeks ? 10000 : 8;
-		submit(fd, &tb[i], REQ_OP_READ, PID_A, pos, 8);
+			pos += i <= seeks ? 10000 : sectors;
+		submit(fd, &tb[i], REQ_OP_READ, PID_A, pos, sectors);
 		if (i == 7)
 			read_at(fd, &b, PID_B, 4000000);
 		elv_complete_one_after(fd, 1);
@@ -1061,6 +1061,16 @@ static bool idles_after_seeks(unsigned int seeks)
 	elv_finish_drained(fd, tb, 8);
 	elv_assert_ended(&b, 1);
 	return idled;
+}
+
+/*
+ * The seek rule's bounds on a rotating disk: the first read is no seek
+ * (nothing came before); with 4 jumps of more than 800 sectors in A's last
+ * 32 requests the disk idles slice_idle for A, with 5 B goes at once.
+ */
+static bool idles_after_seeks(unsigned int seeks)
+{
+	return idles_for_a(false, seeks, 8);
 }
 
 START_TEST(test_seeky_bounds)
@@ -1071,40 +1081,15 @@ START_TEST(test_seeky_bounds)
 END_TEST
 
 /*
- * A reads eight times, one at a time, next to each other, sectors each,
- * on flash (queue/rotational 0) or not; then B waits while A's last read
- * completes.  Whether the disk idled for A.
- */
-static bool idles_for_sequential(bool flash, unsigned int sectors)
-{
-	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
-	struct test_bio tb[8], b;
-	bool idled;
-
-	fd->q->limits.rotational = !flash;
-	elv_start_serial(fd);
-	for (unsigned int i = 0; i < 8; i++) {
-		submit(fd, &tb[i], REQ_OP_READ, PID_A, 1000 + i * sectors, sectors);
-		if (i == 7)
-			read_at(fd, &b, PID_B, 4000000);
-		elv_complete_one_after(fd, 1);
-	}
-	idled = fd->nr_dispatched == 0;
-	elv_finish_drained(fd, tb, 8);
-	elv_assert_ended(&b, 1);
-	return idled;
-}
-
-/*
  * cfq_update_io_seektime on flash: a request under 32 sectors is a seek
  * wherever it lies, so a process of small sequential reads is seeky there
  * and not idled for; one of larger reads is, as on a rotating disk.
  */
 START_TEST(test_seek_rule_flash)
 {
-	ck_assert(idles_for_sequential(false, 8));
-	ck_assert(!idles_for_sequential(true, 8));
-	ck_assert(idles_for_sequential(true, 32));
+	ck_assert(idles_for_a(false, 0, 8));
+	ck_assert(!idles_for_a(true, 0, 8));
+	ck_assert(idles_for_a(true, 0, 32));
 }
 END_TEST
 

@@ -296,6 +296,7 @@ tests_rmw_writers_LDADD = $(PTHREAD_LIBS)
 EXTRA_DIST += \
 	$(INTEGRATION_TESTS) \
 	tests/crash-functions.sh \
+	tests/replay-functions.sh \
 	tests/fault-functions.sh \
 	tests/functions.sh \
 	tests/nbd-functions.sh \

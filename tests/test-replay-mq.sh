@@ -12,36 +12,13 @@ replay=$top_builddir/src/tools/rqdisk-replay
 [ -x "$replay" ] || fail "$replay is not built"
 make_tmpdir tmp
 
-# The iolog of test-replay.sh: NR random 4 KiB I/Os over 1 GiB, 7 in 10 reads, a sync
-# every 100, one every 2 ms (the trace tests/replay-expected.csv was written from).
-write_iolog()
-{
-	awk -v nr="$1" 'BEGIN {
-		x = 1
-		print "fio version 3 iolog"
-		print "0 /dev/disk add"
-		for (i = 1; i <= nr; i++) {
-			x = (x * 16807) % 2147483647
-			off = (x % 262144) * 4096
-			op = (x % 10 < 7) ? "read" : "write"
-			if (i % 100 == 0)
-				print i * 2000, "/dev/disk", "sync", 0, 0
-			else
-				print i * 2000, "/dev/disk", op, off, 4096
-		}
-	}' >"$tmp/job.iolog"
-}
+source "$(dirname "$0")/replay-functions.sh"
 
-# expect_refusal TEXT ARGS...: exit 2 and one line on stderr holding TEXT.
-expect_refusal()
+# refused TEXT ARGS...: expect_refusal, and before any row: nothing on stdout.
+refused()
 {
-	local text=$1 status=0
-
+	expect_refusal "$@"
 	shift
-	timeout 60 "$replay" "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
-	[ "$status" = 2 ] || fail "rqdisk-replay $*: status $status, not 2"
-	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "rqdisk-replay $*: not one line: $(cat "$tmp/err")"
-	grep -qF -- "$text" "$tmp/err" || fail "rqdisk-replay $*: '$(cat "$tmp/err")' lacks '$text'"
 	[ ! -s "$tmp/out" ] || fail "rqdisk-replay $*: wrote to stdout"
 }
 
@@ -110,18 +87,18 @@ cat "$tmp/t.csv"
 	fail "three queues: $(tail -1 "$tmp/t3.csv" | cut -d, -f16-), not 3,1,2"
 
 say "bad options: one line, exit 2"
-expect_refusal "--queue-mode: 'blk' is not rq or mq" --queue-mode=blk "$tmp/job.iolog"
-expect_refusal "--hw-queues: '0' is not a number from 1 to 64" --hw-queues 0 "$tmp/job.iolog"
-expect_refusal "--hw-queues: '65' is not a number from 1 to 64" --hw-queues 65 "$tmp/job.iolog"
-expect_refusal "--hw-queue-depth: '0' is not a number from 1 to 4096" --hw-queue-depth 0 \
+refused "--queue-mode: 'blk' is not rq or mq" --queue-mode=blk "$tmp/job.iolog"
+refused "--hw-queues: '0' is not a number from 1 to 64" --hw-queues 0 "$tmp/job.iolog"
+refused "--hw-queues: '65' is not a number from 1 to 64" --hw-queues 65 "$tmp/job.iolog"
+refused "--hw-queue-depth: '0' is not a number from 1 to 4096" --hw-queue-depth 0 \
 	"$tmp/job.iolog"
-expect_refusal "--hw-queue-depth: '4097' is not a number" --hw-queue-depth 4097 "$tmp/job.iolog"
-expect_refusal "--hw-queues is for --queue-mode=mq" --queue-mode=rq --hw-queues 2 "$tmp/job.iolog"
-expect_refusal "--hw-queue-depth is for --queue-mode=mq" --hw-queue-depth 8 --queue-mode=rq \
+refused "--hw-queue-depth: '4097' is not a number" --hw-queue-depth 4097 "$tmp/job.iolog"
+refused "--hw-queues is for --queue-mode=mq" --queue-mode=rq --hw-queues 2 "$tmp/job.iolog"
+refused "--hw-queue-depth is for --queue-mode=mq" --hw-queue-depth 8 --queue-mode=rq \
 	"$tmp/job.iolog"
 # an elevator of the API before the multi-queue hooks: refused before any row, not after noop's
 prev=$top_builddir/tests/.libs/prev.so
 [ -f "$prev" ] || fail "tests/.libs/prev.so is not built (make check builds it)"
-expect_refusal "elevator prev speaks API version 3, which has no multi-queue hooks" \
+refused "elevator prev speaks API version 3, which has no multi-queue hooks" \
 	--hw-queues 2 -e "noop,$prev" "$tmp/job.iolog"
 exit 0
