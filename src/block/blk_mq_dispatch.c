@@ -317,8 +317,11 @@ void blk_mq_kick_hw_queue(struct blk_mq_hw_ctx *hctx)
 		blk_mq_run_hw_queue(hctx);
 }
 
+/* Kick every hardware queue: what it was marked to run for (BLK_MQ_S_RUN) is answered. */
 void blk_mq_kick_hw_queues(struct request_queue *q)
 {
-	for (unsigned int i = 0; i < q->mq->set->nr_hw_queues; i++)
+	for (unsigned int i = 0; i < q->mq->set->nr_hw_queues; i++) {
+		blk_mq_test_clear(&q->mq->hctxs[i], BLK_MQ_S_RUN);
 		blk_mq_kick_hw_queue(&q->mq->hctxs[i]);
+	}
 }
