@@ -894,6 +894,56 @@ START_TEST(test_async_depth_caps_async)
 }
 END_TEST
 
+/* Queue lock held: the writes waiting for a scheduler tag are the last ones submitted, in order. */
+static unsigned int dd_waiting_in_order(struct fake_mq *fm, sector_t last)
+{
+	struct request *rq;
+	unsigned int n = 0;
+	sector_t expect = 0;
+
+	TAILQ_FOREACH(rq, &fm->q->mq->tag_wait, queuelist) {
+		if (n++)
+			ck_assert_uint_eq(blk_rq_pos(rq), expect);
+		expect = blk_rq_pos(rq) + 16;
+	}
+	if (n)
+		ck_assert_uint_eq(expect, last + 16);
+	return n;
+}
+
+/*
+ * Tag waits pass by class: with async_depth 3 of 8 scheduler tags and 8
+ * writes waiting behind the 3 that hold one, a read takes one of the 5
+ * free tags at once.  The writes keep their order: those left waiting are
+ * always the last submitted.
+ */
+START_TEST(test_read_passes_writes_held_by_async_depth)
+{
+	static struct test_bio tb[12];
+	struct fake_mq *fm = dd_mq(8);
+	unsigned int waiting;
+
+	ck_assert_int_eq(elv_tunable_store(fm->q->elevator, "async_depth", "3"), 0);
+	for (unsigned int i = 0; i < 11; i++) {
+		tbio_init(&tb[i], REQ_OP_WRITE, (sector_t)i * 16, 1, elv_buf);
+		fake_mq_submit(fm, &tb[i].bio, 0);
+	}
+	ck_assert_uint_eq(blk_mq_tags_in_use(&fm->q->mq->sched_tags), 3);
+	tbio_init(&tb[11], REQ_OP_READ, 4096, 1, elv_buf);
+	fake_mq_submit(fm, &tb[11].bio, 0);
+	ck_assert_msg(blk_mq_tags_in_use(&fm->q->mq->sched_tags) == 4,
+		      "the read waits behind writes held back by async_depth");
+	do {
+		blk_queue_lock(fm->q);
+		waiting = dd_waiting_in_order(fm, 10 * 16);
+		blk_queue_unlock(fm->q);
+	} while (waiting && fake_mq_complete_first(fm, 0));
+	fake_mq_drain(fm);
+	elv_assert_ended(tb, 12);
+	fake_mq_free(fm);
+}
+END_TEST
+
 static const struct tunable_case tunables[] = {
 	{ "read_expire", 500, 0, INT_MAX },
 	{ "write_expire", 5000, 0, INT_MAX },
@@ -949,6 +999,7 @@ static Suite *deadline_suite(void)
 	tcase_add_test(mq, test_async_depth_default);
 	tcase_add_test(mq, test_async_depth_store_bounds);
 	tcase_add_test(mq, test_async_depth_caps_async);
+	tcase_add_test(mq, test_read_passes_writes_held_by_async_depth);
 	suite_add_tcase(s, mq);
 
 	tune = tunable_tests("deadline", tunables, NR_TUNABLES);

@@ -226,6 +226,33 @@ START_TEST(test_no_room_takes_nothing)
 }
 END_TEST
 
+/*
+ * A hardware queue the driver said had no room is marked to run at the
+ * next end, on whichever hardware queue: the room the end makes is its.
+ */
+START_TEST(test_no_room_restarted_by_an_end)
+{
+	struct fake_mq_opts o = { .nr_hw_queues = 2, .queue_depth = 4, .nr_cpus = 2,
+				  .has_room = true };
+	struct fake_mq *fm = fake_mq_new(&o);
+	struct test_bio tb[2];
+
+	fake_mq_set_room(fm, 1, false);
+	io_at(fm, &tb[0], REQ_OP_READ, 0, 8, 0);
+	io_at(fm, &tb[1], REQ_OP_READ, 100, 8, 1);
+	ck_assert_uint_eq(fm->nr_events, 1);
+	pthread_mutex_lock(&fm->lock); /* room again, and nobody told */
+	fm->hw[1].no_room = false;
+	pthread_mutex_unlock(&fm->lock);
+	ck_assert(fake_mq_complete_first(fm, 0));
+	ck_assert_uint_eq(fm->nr_events, 2);
+	fake_mq_drain(fm);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	fake_mq_free(fm);
+}
+END_TEST
+
 /* blk_mq_map_queues: CPU n onto hctx n mod nr_hw_queues; a bio goes out on its CPU's. */
 START_TEST(test_map_queues)
 {
@@ -287,6 +314,110 @@ START_TEST(test_run_async_kicks_only)
 	fake_mq_drain(fm);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(tb[i].ended, 1);
+	fake_mq_free(fm);
+}
+END_TEST
+
+static struct fake_mq *async_disk(const char *elevator, unsigned int nr_hw, unsigned int depth)
+{
+	struct fake_mq_opts o = { .elevator = elevator, .nr_hw_queues = nr_hw,
+				  .queue_depth = depth, .nr_cpus = nr_hw, .run_async = true };
+
+	return fake_mq_new(&o);
+}
+
+static void clear_kicks(struct fake_mq *fm)
+{
+	for (unsigned int i = 0; i < fm->set.nr_hw_queues; i++)
+		fm->hw[i].kicked = 0;
+}
+
+/*
+ * Four hardware queues, one read out on hctx 0 and nothing waiting
+ * anywhere: its completion kicks no other hardware queue (no eventfd
+ * write, no thread woken for nothing).
+ */
+START_TEST(test_completion_kicks_no_idle_queue)
+{
+	struct fake_mq *fm = async_disk(fake_elevator(_i), 4, 2);
+	struct test_bio tb;
+
+	io_at(fm, &tb, REQ_OP_READ, 0, 8, 0);
+	fake_mq_run_kicked(fm);
+	ck_assert_uint_eq(fm->hw[0].nr_out, 1);
+	clear_kicks(fm);
+	fake_mq_complete(fm, 0, fake_mq_nth(fm, 0, 0), 0, 8);
+	ck_assert_int_eq(tb.ended, 1);
+	for (unsigned int i = 1; i < 4; i++)
+		ck_assert_msg(fm->hw[i].kicked == 0, "%s: an end on hctx 0 kicked idle hctx %u",
+			      fake_elevator(_i), i);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/*
+ * One driver tag per hardware queue; two reads on hctx 1, one on hctx 0.
+ * hctx 1 stops with its second read left for lack of a driver tag: an end
+ * on hctx 0 frees none of hctx 1's and does not kick it; the end on hctx 1
+ * that frees its tag does, and the read then goes out.
+ */
+START_TEST(test_stalled_queue_restarted_by_its_tag)
+{
+	struct fake_mq *fm = async_disk(fake_elevator(_i), 2, 1);
+	struct test_bio tb[3];
+
+	io_at(fm, &tb[0], REQ_OP_READ, 0, 8, 1);
+	io_at(fm, &tb[1], REQ_OP_READ, 4096, 8, 1);
+	io_at(fm, &tb[2], REQ_OP_READ, 8192, 8, 0);
+	fake_mq_run_kicked(fm);
+	ck_assert_uint_eq(fm->hw[0].nr_out, 1);
+	ck_assert_uint_eq(fm->hw[1].nr_out, 1);
+	clear_kicks(fm);
+	fake_mq_complete(fm, 0, fake_mq_nth(fm, 0, 0), 0, 8);
+	ck_assert_msg(fm->hw[1].kicked == 0, "%s: an end on hctx 0 kicked hctx 1, which waits "
+		      "for a driver tag of its own", fake_elevator(_i));
+	fake_mq_run_kicked(fm);
+	if (fm->nr_events == 2) { /* not taken by hctx 0 (a single-queue elevator may) */
+		fake_mq_complete(fm, 1, fake_mq_nth(fm, 1, 0), 0, 8);
+		ck_assert_msg(fm->hw[1].kicked >= 1, "%s: hctx 1 got its driver tag back but "
+			      "was not kicked", fake_elevator(_i));
+		ck_assert_uint_eq(fm->hw[0].kicked, 0);
+		fake_mq_run_kicked(fm);
+		if (!fm->nr_out) /* an idling elevator waits for its time */
+			fake_mq_wake(fm);
+		ck_assert_uint_eq(fm->nr_events, 3);
+	}
+	fake_mq_drain(fm);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/*
+ * A busy device (BLK_STS_RESOURCE) on hctx 0 while hctx 1 has a request
+ * out: the device is shared, so an end on hctx 1 kicks hctx 0 again.
+ */
+START_TEST(test_busy_queue_restarted_by_any_end)
+{
+	struct fake_mq *fm = async_disk(NULL, 2, 2);
+	struct test_bio tb[2];
+
+	io_at(fm, &tb[1], REQ_OP_READ, 512, 8, 1);
+	fake_mq_run_kicked(fm);
+	fm->hw[0].busy = true;
+	io_at(fm, &tb[0], REQ_OP_READ, 0, 8, 0);
+	fake_mq_run_kicked(fm);
+	ck_assert_uint_eq(fm->hw[0].nr_busy, 1);
+	fm->hw[0].busy = false;
+	clear_kicks(fm);
+	fake_mq_complete(fm, 1, fake_mq_nth(fm, 1, 0), 0, 8);
+	ck_assert_uint_ge(fm->hw[0].kicked, 1);
+	fake_mq_run_kicked(fm);
+	ck_assert_uint_eq(fm->hw[0].nr_out, 1);
+	fake_mq_drain(fm);
+	ck_assert_int_eq(tb[0].ended, 1);
+	ck_assert_int_eq(tb[1].ended, 1);
 	fake_mq_free(fm);
 }
 END_TEST
@@ -360,8 +491,12 @@ int main(void)
 	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_one_queue, 0, n);
 	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_two_queues, 0, n);
 	tcase_add_loop_test(tc, test_run_async_kicks_only, 0, n);
+	tcase_add_loop_test(tc, test_completion_kicks_no_idle_queue, 0, n);
+	tcase_add_loop_test(tc, test_stalled_queue_restarted_by_its_tag, 0, n);
+	tcase_add_test(tc, test_busy_queue_restarted_by_any_end);
 	tcase_add_test(tc, test_busy_requeues_in_order);
 	tcase_add_loop_test(tc, test_no_room_takes_nothing, 0, n);
+	tcase_add_test(tc, test_no_room_restarted_by_an_end);
 	tcase_add_test(tc, test_map_queues);
 	tcase_add_loop_test(tc, test_switch_under_load, 0, n * n);
 	suite_add_tcase(s, tc);

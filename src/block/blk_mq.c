@@ -147,16 +147,21 @@ void blk_mq_rq_init(struct request_queue *q, struct request *rq)
 /*
  * Queue lock held: the tag that lets rq be queued, a scheduler tag under
  * an elevator (within its limit_depth) or a driver tag of its hardware
- * queue without one.  False: none is free.
+ * queue without one.  False: none it may take is free; *full then says
+ * none is free at all, for any request.
  */
-static bool blk_mq_get_queue_tag(struct request_queue *q, struct request *rq)
+static bool blk_mq_get_queue_tag(struct request_queue *q, struct request *rq, bool *full)
 {
-	if (q->elevator) {
-		rq->internal_tag = blk_mq_get_tag(&q->mq->sched_tags, blk_mq_sched_depth(q, rq));
-		return rq->internal_tag >= 0;
-	}
-	rq->tag = blk_mq_get_tag(&rq->mq_hctx->tags, 0);
-	return rq->tag >= 0;
+	struct blk_mq_tags *tags = q->elevator ? &q->mq->sched_tags : &rq->mq_hctx->tags;
+	unsigned int depth = q->elevator ? blk_mq_sched_depth(q, rq) : 0;
+	int tag = blk_mq_get_tag(tags, depth);
+
+	if (q->elevator)
+		rq->internal_tag = tag;
+	else
+		rq->tag = tag;
+	*full = tag < 0 && (!depth || blk_mq_tags_in_use(tags) == tags->nr_tags);
+	return tag >= 0;
 }
 
 static struct rq_list *blk_mq_tag_waitq(struct request_queue *q, struct request *rq)
@@ -165,37 +170,61 @@ static struct rq_list *blk_mq_tag_waitq(struct request_queue *q, struct request 
 }
 
 /*
+ * Queue lock held: queue whoever waits in waitq and may take a tag now,
+ * in order.  The whole list is walked, as sbitmap wakes each waiter whose
+ * own depth has room: a request held back by its class's limit_depth
+ * (async writes over deadline's async_depth or kyber's 75%) holds back no
+ * later one of another class (a read).  Within a class the order stays
+ * FIFO: tags are taken and given back only under the queue lock, so the
+ * tags in use only grow during the walk, and once one request of a depth
+ * cannot take a tag no later one of that depth can.  The walk stops when
+ * no tag is free at all.
+ */
+static void blk_mq_tag_wakeup_list(struct request_queue *q, struct rq_list *waitq)
+{
+	struct request *rq, *next;
+	bool full = false;
+
+	for (rq = TAILQ_FIRST(waitq); rq && !full; rq = next) {
+		next = TAILQ_NEXT(rq, queuelist);
+		if (blk_mq_get_queue_tag(q, rq, &full)) {
+			TAILQ_REMOVE(waitq, rq, queuelist);
+			blk_mq_insert_request(q, rq);
+		}
+	}
+}
+
+/*
  * Queue lock held (flush.c): rq's barrier epoch is the active one.  It is
- * queued once it has its tag; until then it waits, behind every request
- * that waits already, as a submitter sleeping in blk_mq_get_tag would.
+ * queued once it has its tag; until then it waits, as a submitter
+ * sleeping in blk_mq_get_tag would: behind those of its class that wait
+ * already, never behind another class (blk_mq_tag_wakeup_list).
  */
 void blk_mq_activate(struct request_queue *q, struct request *rq)
 {
 	struct rq_list *waitq = blk_mq_tag_waitq(q, rq);
+	bool full;
 
-	if (!TAILQ_EMPTY(waitq) || !blk_mq_get_queue_tag(q, rq)) {
-		TAILQ_INSERT_TAIL(waitq, rq, queuelist);
+	if (TAILQ_EMPTY(waitq)) {
+		if (blk_mq_get_queue_tag(q, rq, &full))
+			blk_mq_insert_request(q, rq);
+		else
+			TAILQ_INSERT_TAIL(waitq, rq, queuelist);
 		return;
 	}
-	blk_mq_insert_request(q, rq);
+	TAILQ_INSERT_TAIL(waitq, rq, queuelist);
+	blk_mq_tag_wakeup_list(q, waitq);
 }
 
-/* Queue lock held: tags were freed; queue whoever waited for one, in order. */
-static void blk_mq_tag_wakeup_list(struct request_queue *q, struct rq_list *waitq)
-{
-	struct request *rq;
-
-	while ((rq = TAILQ_FIRST(waitq)) && blk_mq_get_queue_tag(q, rq)) {
-		TAILQ_REMOVE(waitq, rq, queuelist);
-		blk_mq_insert_request(q, rq);
-	}
-}
-
-/* Queue lock held (request.c): rq has ended; its tags go back before its epoch moves on. */
+/*
+ * Queue lock held (request.c): rq has ended; its tags go back before its
+ * epoch moves on, and what waited for them is marked to run.
+ */
 void blk_mq_free_rq_tags(struct request *rq)
 {
 	struct request_queue *q = rq->q;
 	struct blk_mq_queue *mq = q->mq;
+	struct blk_mq_hw_ctx *hctx = rq->tag >= 0 ? rq->mq_hctx : NULL;
 
 	blk_mq_put_tag(&rq->mq_hctx->tags, rq->tag);
 	blk_mq_put_tag(&mq->sched_tags, rq->internal_tag);
@@ -203,6 +232,7 @@ void blk_mq_free_rq_tags(struct request *rq)
 	blk_mq_tag_wakeup_list(q, &mq->tag_wait);
 	for (unsigned int i = 0; i < mq->set->nr_hw_queues; i++)
 		blk_mq_tag_wakeup_list(q, &mq->hctxs[i].tag_wait);
+	blk_mq_sched_restart(q, hctx);
 }
 
 /* Queue lock held: bio merges so far, of every kind (/sys/block/DEV/stat's). */
@@ -239,29 +269,24 @@ bool __blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int 
 }
 
 /*
- * Submit bio from cpu (__blk_mq_submit_bio), then a kick of the
- * submitter's hardware queue (blk_mq_kick_hw_queue), and of every other
- * one when a barrier moved the epoch on.
+ * Submit bio from cpu (__blk_mq_submit_bio), then a kick of each hardware
+ * queue it put work on (the submitter's; when a barrier moved the epoch
+ * on, every one that the next epoch's requests went to).  A bio merged
+ * into a queued request, or waiting for a tag, kicks nothing.
  */
 void blk_mq_submit_bio(struct request_queue *q, struct bio *bio, unsigned int cpu)
 {
-	struct blk_mq_ctx *ctx = &q->mq->ctxs[cpu % q->mq->nr_ctx];
-	bool moved;
-
 	blk_queue_lock(q);
-	moved = __blk_mq_submit_bio(q, bio, cpu);
+	__blk_mq_submit_bio(q, bio, cpu);
 	blk_queue_unlock(q);
-	if (moved)
-		blk_mq_kick_hw_queues(q);
-	else
-		blk_mq_kick_hw_queue(ctx->hctx);
+	blk_mq_kick_marked(q);
 }
 
 /*
  * End nr_sectors of rq (its bios in order, each exactly once, as
  * blk_end_request does), with error.  Returns true while sectors are
- * left.  Once it is all done its tags go back and every hardware queue
- * is kicked: a tag, an epoch or a waiting request may have been freed.
+ * left.  Once it is all done its tags go back and the hardware queues
+ * that end restarts or put work on are kicked (blk_mq_sched_restart).
  */
 bool blk_mq_end_request(struct request *rq, int error, unsigned int nr_sectors)
 {
@@ -274,7 +299,7 @@ bool blk_mq_end_request(struct request *rq, int error, unsigned int nr_sectors)
 		end_that_request_last(rq);
 	blk_queue_unlock(q);
 	if (!more)
-		blk_mq_kick_hw_queues(q);
+		blk_mq_kick_marked(q);
 	return more;
 }
 

@@ -27,15 +27,18 @@
  * The counters are atomics, read without a lock.  A bio's bi_end_io runs
  * with the queue lock held, as on the 2.6 queue: it must not submit.
  *
- * Not yet (each a follow-up, none needed for correctness): a request
- * that may take a scheduler tag passing those that wait for one under
- * an elevator's limit_depth (today it waits behind them, so async_depth
- * bounds async requests but spares a later read no wait); per-hardware-queue
- * elevator calls under hctx->lock instead of the queue lock; merging into
- * the software queues and a plug without an elevator ("none" never
- * merges, as on the 2.6 queue); a wake-up timer for
- * idling elevators (q->dispatch_at: the driver runs the queues then); a
- * completion runs every hardware queue, not only those that waited.
+ * Who runs a hardware queue (hctx->state, Linux's BLK_MQ_S_SCHED_RESTART):
+ * whoever puts work on it under the queue lock marks it BLK_MQ_S_RUN and
+ * kicks the marked queues once it drops the lock (blk_mq_kick_marked);
+ * a run that stops with work left marks why, under the queue lock, and a
+ * request's end, under the same lock, turns the marks its end answers
+ * into BLK_MQ_S_RUN.  An end kicks nothing else.
+ *
+ * Not yet (each a follow-up, none needed for correctness):
+ * per-hardware-queue elevator calls under hctx->lock instead of the queue
+ * lock; merging into the software queues and a plug without an elevator
+ * ("none" never merges, as on the 2.6 queue); a wake-up timer for idling
+ * elevators (q->dispatch_at: the driver runs the queues then).
  */
 
 typedef int blk_status_t;
@@ -55,7 +58,8 @@ struct blk_mq_ops {
 	 * BLK_STS_OK once the driver owns it (it ends it later with
 	 * blk_mq_end_request()), or BLK_STS_RESOURCE to give it back: it waits
 	 * at the head of hctx's dispatch list until the next completion on
-	 * hctx, or until the driver runs the queue again.  Required.
+	 * hctx or, the device being shared, any other, or until the driver
+	 * runs the queue again.  Required.
 	 */
 	blk_status_t (*queue_rq)(struct blk_mq_hw_ctx *hctx, struct request *rq);
 	/* After a batch in which queue_rq took something: hand it to the device.  Optional. */
@@ -66,7 +70,9 @@ struct blk_mq_ops {
 	 * then never calls queue_rq from a thread that submits or ends a
 	 * request, and a driver whose hardware queues each have a ring of
 	 * their own keeps each ring to one thread.  Without it the core runs
-	 * hctx itself, there and then.  Called with no lock held.  Optional.
+	 * hctx itself, there and then.  Called with no lock held, or with the
+	 * queue lock held from a request ended under it (__blk_end_request).
+	 * Optional.
 	 */
 	void (*run_async)(struct blk_mq_hw_ctx *hctx);
 	/*
@@ -75,9 +81,11 @@ struct blk_mq_ops {
 	 * software queues: false ends the run, and nothing is taken early
 	 * to wait on hctx's dispatch list while the elevator could still
 	 * choose better (Linux's get_budget, as a check: queue_rq may still
-	 * answer BLK_STS_RESOURCE).  The queue runs again on the next
-	 * completion.  Called with no lock held.  Optional: without it the
-	 * core takes the next request and queue_rq decides.
+	 * answer BLK_STS_RESOURCE).  Called with the queue lock held, in the
+	 * hold that would take the request: a false answer marks hctx to
+	 * run at the next end, which reads the marks under the same lock, so
+	 * no end is missed.  Optional: without it the core takes the next
+	 * request and queue_rq decides.
 	 */
 	bool (*has_room)(struct blk_mq_hw_ctx *hctx);
 };
@@ -106,6 +114,7 @@ struct blk_mq_hw_ctx {
 	struct rq_list tag_wait; /* queue lock: requests waiting for a driver tag (no elevator) */
 	bool running;            /* inside blk_mq_run_hw_queue */
 	bool run_again;          /* asked to run while running */
+	unsigned int state;      /* atomic: BLK_MQ_S_*, why it must run again */
 	unsigned int queue_num;
 	struct request_queue *queue;
 	struct blk_mq_tags tags; /* driver tags: what may be in the device at once */
@@ -120,6 +129,13 @@ struct blk_mq_hw_ctx {
 	unsigned long busy; /* BLK_STS_RESOURCE answers */
 };
 
+/* hctx->state: set under the queue lock; RUN is cleared by whoever kicks it. */
+#define BLK_MQ_S_RUN 1u /* work was put on it: kick it once the queue lock is dropped */
+/* stopped with work left for lack of a driver tag: an end on it restarts it */
+#define BLK_MQ_S_TAG_RESTART 2u
+/* stopped with work that the device or the elevator held back: any end restarts it */
+#define BLK_MQ_S_SCHED_RESTART 4u
+
 /* The multi-queue side of a request_queue (q->mq); NULL on a 2.6 queue. */
 struct blk_mq_queue {
 	struct blk_mq_tag_set *set;
@@ -130,6 +146,7 @@ struct blk_mq_queue {
 	struct blk_mq_tags next_sched_tags; /* the next elevator's, while a switch is pending */
 	struct rq_list tag_wait;       /* queue lock: the active epoch's, waiting for a scheduler tag */
 	struct blk_mq_ctx *submit_ctx; /* the submitter's, while a bio is made into requests */
+	unsigned long nr_ended;        /* queue lock: requests ended, for a busy run's re-check */
 };
 
 static inline bool queue_is_mq(const struct request_queue *q)
@@ -158,6 +175,9 @@ void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx);
 void blk_mq_run_hw_queues(struct request_queue *q);
 void blk_mq_kick_hw_queue(struct blk_mq_hw_ctx *hctx);
 void blk_mq_kick_hw_queues(struct request_queue *q);
+void blk_mq_mark(struct blk_mq_hw_ctx *hctx, unsigned int bits);
+void blk_mq_sched_restart(struct request_queue *q, struct blk_mq_hw_ctx *hctx);
+void blk_mq_kick_marked(struct request_queue *q);
 void blk_mq_insert_request(struct request_queue *q, struct request *rq);
 
 /* blk_mq_tag.c */
@@ -180,5 +200,6 @@ void blk_mq_sched_insert(struct blk_mq_hw_ctx *hctx, struct request *rq);
 struct request *blk_mq_sched_dispatch(struct blk_mq_hw_ctx *hctx, uint64_t now);
 unsigned int blk_mq_sched_depth(struct request_queue *q, const struct request *rq);
 bool blk_mq_sched_single(const struct request_queue *q);
+bool blk_mq_sched_has_work(struct blk_mq_hw_ctx *hctx);
 
 #endif

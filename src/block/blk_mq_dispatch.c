@@ -23,6 +23,7 @@ void blk_mq_insert_request(struct request_queue *q, struct request *rq)
 	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
 	struct blk_mq_ctx *ctx = rq->mq_ctx;
 
+	blk_mq_mark(hctx, BLK_MQ_S_RUN);
 	if (q->elevator && !(rq->rq_flags & RQF_BARRIER)) {
 		uint64_t t0 = blk_elv_time_start(&q->lock_stats);
 
@@ -42,6 +43,58 @@ void blk_mq_insert_request(struct request_queue *q, struct request *rq)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+void blk_mq_mark(struct blk_mq_hw_ctx *hctx, unsigned int bits)
+{
+	__atomic_fetch_or(&hctx->state, bits, __ATOMIC_ACQ_REL);
+}
+
+/* Clear bits of hctx's state; true when any of them was set. */
+static bool blk_mq_test_clear(struct blk_mq_hw_ctx *hctx, unsigned int bits)
+{
+	if (!(__atomic_load_n(&hctx->state, __ATOMIC_ACQUIRE) & bits))
+		return false; /* the common case: a load, no locked write */
+	return __atomic_fetch_and(&hctx->state, ~bits, __ATOMIC_ACQ_REL) & bits;
+}
+
+/*
+ * Queue lock held: a request ended, giving back a driver tag of hctx
+ * (NULL: none) and room in the device.  Restart what stopped for them, as
+ * Linux's blk_mq_sched_restart: hctx if it waited for a driver tag of its
+ * own, and every queue that stopped with work the device (busy) or the
+ * elevator (idling, no token, a shared single-queue instance) held back,
+ * as Linux restarts every marked queue that shares the tags.  Nothing else
+ * is kicked.
+ *
+ * No lost wake-up: a run decides it stops and marks why in one hold of
+ * the queue lock (blk_mq_next), and every driver or scheduler tag goes
+ * back, and an end looks at the marks, under that lock too: an end either
+ * came before the run looked (the run saw the tag free) or sees the mark.
+ * A busy answer is the one decided without the lock (queue_rq): its
+ * requeue re-checks nr_ended (blk_mq_requeue).
+ */
+void blk_mq_sched_restart(struct request_queue *q, struct blk_mq_hw_ctx *hctx)
+{
+	struct blk_mq_queue *mq = q->mq;
+
+	mq->nr_ended++;
+	if (hctx && blk_mq_test_clear(hctx, BLK_MQ_S_TAG_RESTART))
+		blk_mq_mark(hctx, BLK_MQ_S_RUN);
+	for (unsigned int i = 0; i < mq->set->nr_hw_queues; i++)
+		if (blk_mq_test_clear(&mq->hctxs[i], BLK_MQ_S_SCHED_RESTART))
+			blk_mq_mark(&mq->hctxs[i], BLK_MQ_S_RUN);
+}
+
+/*
+ * Kick each hardware queue marked BLK_MQ_S_RUN, clearing the mark.  No
+ * lock held, or the queue lock with run_async (it only wakes a thread).
+ */
+void blk_mq_kick_marked(struct request_queue *q)
+{
+	for (unsigned int i = 0; i < q->mq->set->nr_hw_queues; i++)
+		if (blk_mq_test_clear(&q->mq->hctxs[i], BLK_MQ_S_RUN))
+			blk_mq_kick_hw_queue(&q->mq->hctxs[i]);
+}
+
 /* The head of hctx's dispatch list with a driver tag, or NULL (none there, or no tag free). */
 static struct request *blk_mq_take_dispatch(struct blk_mq_hw_ctx *hctx, bool *blocked)
 {
@@ -52,6 +105,7 @@ static struct request *blk_mq_take_dispatch(struct blk_mq_hw_ctx *hctx, bool *bl
 	if (rq && rq->tag < 0 && (rq->tag = blk_mq_get_tag(&hctx->tags, 0)) < 0) {
 		*blocked = true;
 		rq = NULL;
+		blk_mq_mark(hctx, BLK_MQ_S_TAG_RESTART);
 	}
 	if (rq)
 		TAILQ_REMOVE(&hctx->dispatch, rq, queuelist);
@@ -83,6 +137,7 @@ static struct request *blk_mq_take_ctx(struct blk_mq_hw_ctx *hctx)
  * The elevator's next request for hctx, only once a driver tag is held
  * for it: an elevator never gives out more than the device can take.
  * It goes out through hctx (a single-queue elevator serves every hctx).
+ * Stopping with work left, hctx marks what restarts it.
  */
 static struct request *blk_mq_take_sched(struct blk_mq_hw_ctx *hctx, uint64_t now)
 {
@@ -91,13 +146,17 @@ static struct request *blk_mq_take_sched(struct blk_mq_hw_ctx *hctx, uint64_t no
 	struct request *rq;
 	uint64_t t0;
 
-	if (tag < 0)
+	if (tag < 0) {
+		blk_mq_mark(hctx, BLK_MQ_S_TAG_RESTART);
 		return NULL;
+	}
 	t0 = blk_elv_time_start(s);
 	rq = blk_mq_sched_dispatch(hctx, now);
 	blk_elv_time_end(s, t0, rq ? &rq->elv_ns : NULL);
 	if (!rq) {
 		blk_mq_put_tag(&hctx->tags, tag);
+		if (blk_mq_sched_has_work(hctx))
+			blk_mq_mark(hctx, BLK_MQ_S_SCHED_RESTART);
 		return NULL;
 	}
 	rq->tag = tag;
@@ -144,26 +203,39 @@ static bool blk_mq_start_request(struct request_queue *q, struct request *rq, ui
 /*
  * The next request for the driver, started, or NULL.  Taken and started
  * in one hold of the queue lock: a request is always in a list or in
- * flight, never between, which an elevator switch relies on.
+ * flight, never between, which an elevator switch relies on.  *seen: the
+ * requests ended by then.
  */
-static struct request *blk_mq_next(struct blk_mq_hw_ctx *hctx, uint64_t now, bool *ended)
+static struct request *blk_mq_next(struct blk_mq_hw_ctx *hctx, uint64_t now, bool *ended,
+				   unsigned long *seen)
 {
 	struct request_queue *q = hctx->queue;
+	const struct blk_mq_ops *ops = q->mq->set->ops;
 	struct request *rq;
 
 	blk_queue_lock(q);
-	while ((rq = blk_mq_take(hctx, now)) && !blk_mq_start_request(q, rq, now))
-		*ended = true;
+	if (ops->has_room && !ops->has_room(hctx)) {
+		/* in the hold an end reads the marks in: the end that makes room runs hctx */
+		blk_mq_mark(hctx, BLK_MQ_S_SCHED_RESTART);
+		rq = NULL;
+	} else {
+		while ((rq = blk_mq_take(hctx, now)) && !blk_mq_start_request(q, rq, now))
+			*ended = true;
+	}
+	*seen = q->mq->nr_ended;
 	blk_queue_unlock(q);
 	return rq;
 }
 
 /*
  * The driver was busy: rq goes back to the head of hctx's dispatch list,
- * keeping its tags.  True when that let a pending elevator switch finish:
- * the requests it moved need a run.
+ * keeping its tags, and any end restarts hctx.  An end between queue_rq's
+ * answer and this (nr_ended moved since seen) may have made the room the
+ * driver lacked and found no mark: then hctx runs again at once.  True
+ * when the requeue let a pending elevator switch finish: the requests it
+ * moved need a run.
  */
-static bool blk_mq_requeue(struct blk_mq_hw_ctx *hctx, struct request *rq)
+static bool blk_mq_requeue(struct blk_mq_hw_ctx *hctx, struct request *rq, unsigned long seen)
 {
 	struct request_queue *q = hctx->queue;
 	bool switched;
@@ -173,8 +245,11 @@ static bool blk_mq_requeue(struct blk_mq_hw_ctx *hctx, struct request *rq)
 	rq->rq_flags &= ~RQF_STARTED;
 	q->in_flight--;
 	q->stats.in_flight[rq_data_dir(rq)]--;
+	blk_mq_mark(hctx, BLK_MQ_S_SCHED_RESTART);
 	pthread_mutex_lock(&hctx->lock);
 	TAILQ_INSERT_HEAD(&hctx->dispatch, rq, queuelist);
+	if (q->mq->nr_ended != seen)
+		hctx->run_again = true;
 	pthread_mutex_unlock(&hctx->lock);
 	switched = q->switch_pending;
 	blk_elevator_switch_check(q); /* it was the last in flight */
@@ -194,12 +269,13 @@ static bool blk_mq_dispatch(struct blk_mq_hw_ctx *hctx)
 	const struct blk_mq_ops *ops = q->mq->set->ops;
 	uint64_t now = blk_clock_now(q->clock);
 	unsigned int queued = 0;
+	unsigned long seen;
 	bool ended = false;
 	struct request *rq;
 
-	while ((!ops->has_room || ops->has_room(hctx)) && (rq = blk_mq_next(hctx, now, &ended))) {
+	while ((rq = blk_mq_next(hctx, now, &ended, &seen))) {
 		if (ops->queue_rq(hctx, rq) != BLK_STS_OK) {
-			ended |= blk_mq_requeue(hctx, rq);
+			ended |= blk_mq_requeue(hctx, rq, seen);
 			break;
 		}
 		queued++;
@@ -236,9 +312,9 @@ void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx)
 			hctx->running = false;
 	} while (again);
 	pthread_mutex_unlock(&hctx->lock);
-	/* a request ended at its start, or a switch moved requests: others may go */
+	/* a request ended at its start, or a switch moved requests: what they marked may go */
 	if (ended)
-		blk_mq_kick_hw_queues(hctx->queue);
+		blk_mq_kick_marked(hctx->queue);
 }
 
 void blk_mq_run_hw_queues(struct request_queue *q)
@@ -258,8 +334,11 @@ void blk_mq_kick_hw_queue(struct blk_mq_hw_ctx *hctx)
 		blk_mq_run_hw_queue(hctx);
 }
 
+/* Kick every hardware queue: what it was marked to run for (BLK_MQ_S_RUN) is answered. */
 void blk_mq_kick_hw_queues(struct request_queue *q)
 {
-	for (unsigned int i = 0; i < q->mq->set->nr_hw_queues; i++)
+	for (unsigned int i = 0; i < q->mq->set->nr_hw_queues; i++) {
+		blk_mq_test_clear(&q->mq->hctxs[i], BLK_MQ_S_RUN);
 		blk_mq_kick_hw_queue(&q->mq->hctxs[i]);
+	}
 }

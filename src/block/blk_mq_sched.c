@@ -236,6 +236,16 @@ struct request *blk_mq_sched_dispatch(struct blk_mq_hw_ctx *hctx, uint64_t now)
 	return elv_taken(q, e->type->mq_ops.dispatch_request(e, hctx, now));
 }
 
+/* Queue lock held: whether the elevator holds work hctx may dispatch. */
+bool blk_mq_sched_has_work(struct blk_mq_hw_ctx *hctx)
+{
+	struct elevator_queue *e = hctx->queue->elevator;
+
+	if (!elv_has_mq_ops(e->type))
+		return e->type->has_work(e);
+	return e->type->mq_ops.has_work(e, hctx);
+}
+
 /* Queue lock held: how many scheduler tags rq may find in use and still take one (0: all). */
 unsigned int blk_mq_sched_depth(struct request_queue *q, const struct request *rq)
 {

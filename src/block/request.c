@@ -189,7 +189,10 @@ bool __blk_end_request(struct request *rq, int error, unsigned int nr_sectors)
 	if (end_that_request_first(rq, error, nr_sectors))
 		return true;
 	end_that_request_last(rq);
-	__blk_run_queue(q);
+	if (q->mq && q->mq->set->ops->run_async)
+		blk_mq_kick_marked(q); /* only what the end restarted; run_async only wakes */
+	else
+		__blk_run_queue(q);
 	return false;
 }
 

@@ -76,21 +76,17 @@ static blk_status_t uring_mq_queue_rq(struct blk_mq_hw_ctx *hctx, struct request
 }
 
 /*
- * blk_mq_ops.has_room: whether the stack takes a request now, so that the
- * core leaves the next one with the elevator, free to choose better, than
- * take it to come back busy.  Another hardware queue's thread may fill the
- * room between this and queue_rq, which then answers BLK_STS_RESOURCE.
+ * blk_mq_ops.has_room, queue lock held: whether the stack takes a request
+ * now, so that the core leaves the next one with the elevator, free to
+ * choose better, rather than take it to come back busy.  Another hardware
+ * queue's thread may fill the room between this and queue_rq, which then
+ * answers BLK_STS_RESOURCE.
  */
 static bool uring_mq_has_room(struct blk_mq_hw_ctx *hctx)
 {
-	struct request_queue *q = hctx->queue;
-	struct uring_driver *d = q->queuedata;
-	bool room;
+	struct uring_driver *d = hctx->queue->queuedata;
 
-	blk_queue_lock(q);
-	room = dev_can_take(d->stack.top);
-	blk_queue_unlock(q);
-	return room;
+	return dev_can_take(d->stack.top); /* the queue lock is held */
 }
 
 /* blk_mq_ops.commit_rqs: the batch's SQEs go out in one submission. */

@@ -45,19 +45,24 @@ static void replay_mq_run_async(struct blk_mq_hw_ctx *hctx)
 }
 
 /*
- * blk_mq_ops.has_room, no lock held: whether the device's top takes one
+ * blk_mq_ops.has_room, queue lock held: whether the device's top takes one
  * more, asked before a request is taken, as the 2.6 queue's request_fn
  * asks before it fetches one, so that the elevator chooses each request
  * when the device can take it, not earlier.
  */
 static bool replay_mq_has_room(struct blk_mq_hw_ctx *hctx)
 {
-	struct request_queue *q = hctx->queue;
+	return dev_can_take(replay_mq_of(hctx->queue)->stack->top);
+}
+
+/* The same, from the replay's loop, which holds no lock. */
+static bool replay_mq_room(struct blk_mq_hw_ctx *hctx)
+{
 	bool room;
 
-	blk_queue_lock(q);
-	room = dev_can_take(replay_mq_of(q)->stack->top);
-	blk_queue_unlock(q);
+	blk_queue_lock(hctx->queue);
+	room = replay_mq_has_room(hctx);
+	blk_queue_unlock(hctx->queue);
 	return room;
 }
 
@@ -125,7 +130,7 @@ void replay_mq_run(struct request_queue *q)
 {
 	struct replay_mq *m = replay_mq_of(q);
 
-	while (m->nr_pending && replay_mq_has_room(&q->mq->hctxs[m->order[m->head]])) {
+	while (m->nr_pending && replay_mq_room(&q->mq->hctxs[m->order[m->head]])) {
 		unsigned int n = m->order[m->head];
 
 		m->head = (m->head + 1) % REPLAY_MAX_HW_QUEUES;
