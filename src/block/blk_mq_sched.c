@@ -140,12 +140,7 @@ void blk_mq_sched_switch_finish(struct request_queue *q)
 	blk_mq_sched_collect(q, &moved);
 	blk_mq_tags_swap(&q->mq->sched_tags, &q->mq->next_sched_tags);
 	blk_mq_free_tags(&q->mq->next_sched_tags);
-	q->elevator = q->next_elevator;
-	q->next_elevator = NULL;
-	q->switch_pending = false;
-	q->elevator_gen++;
-	q->last_merge = NULL;
-	q->switch_done = NULL;
+	elevator_switch_install(q);
 	if (old) {
 		assert(!old->type->has_work(old) || elv_has_mq_ops(old->type));
 		elevator_exit(old);

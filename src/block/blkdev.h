@@ -167,6 +167,7 @@ const char *const *elevator_builtin_names(void);
 const char *const *elevator_names(void);
 int elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen);
 void blk_elevator_switch_check(struct request_queue *q);
+void elevator_switch_install(struct request_queue *q);
 struct elevator_queue *elevator_alloc(struct request_queue *q, const struct elevator_type *type);
 void elevator_exit(struct elevator_queue *e);
 void elv_rqhash_add(struct request_queue *q, struct request *rq);

@@ -35,18 +35,27 @@ static void elevator_move(struct request_queue *q, struct elevator_queue *old,
 	assert(!old->type->has_work(old));
 }
 
-static void elevator_switch_finish(struct request_queue *q)
+/*
+ * Lock held, both queue kinds: the pending elevator becomes the queue's
+ * (the caller has taken the old one and switch_done first).
+ */
+void elevator_switch_install(struct request_queue *q)
 {
-	struct elevator_queue *old = q->elevator;
-	void (*done)(struct request_queue *q, void *arg) = q->switch_done;
-
-	elevator_move(q, old, q->next_elevator);
 	q->elevator = q->next_elevator;
 	q->next_elevator = NULL;
 	q->switch_pending = false;
 	q->elevator_gen++;
 	q->last_merge = NULL;
 	q->switch_done = NULL;
+}
+
+static void elevator_switch_finish(struct request_queue *q)
+{
+	struct elevator_queue *old = q->elevator;
+	void (*done)(struct request_queue *q, void *arg) = q->switch_done;
+
+	elevator_move(q, old, q->next_elevator);
+	elevator_switch_install(q);
 	if (old)
 		elevator_exit(old);
 	if (done)
