@@ -51,58 +51,32 @@ static bool uring_deferred(const struct uring_driver *d)
 	return d->looping && pthread_equal(pthread_self(), d->creator);
 }
 
-/* Lock held: room for need SQEs; a batch that filled the SQ goes out now. */
-bool uring_sq_room(struct uring_driver *d, unsigned int need)
+/* uring_sq_room() found too little room: the batch goes out, and room is looked for again. */
+bool uring_sq_make_room(struct uring_driver *d, unsigned int need)
 {
-	if (io_uring_sq_space_left(&d->ring) < need)
-		uring_submit(d);
+	uring_submit(d);
 	return io_uring_sq_space_left(&d->ring) >= need;
 }
 
 /* The same on a hardware queue's thread, whose ring it is. */
-bool uring_hwq_room(struct uring_hwq *h, unsigned int need)
+bool uring_hwq_make_room(struct uring_hwq *h, unsigned int need)
 {
-	int ret;
+	int ret = io_uring_submit(&h->ring);
 
-	if (io_uring_sq_space_left(&h->ring) >= need)
-		return true;
-	ret = io_uring_submit(&h->ring);
 	if (ret < 0 && ret != -EAGAIN && ret != -EBUSY && ret != -EINTR)
 		fprintf(stderr, "rqdisk: io_uring_submit: %s\n", strerror(-ret));
 	return io_uring_sq_space_left(&h->ring) >= need;
 }
 
 /*
- * When the loop must wake with nothing else to wake it: the stack's next
- * timer (a model's completion time, a filter's delay), or the time an
- * elevator asked for.  An elevator's time already past needs none while
- * requests are in flight: their completions run the queue again.  With
- * none in flight it does: the elevator may have asked for a time that
- * passed while the queue ran (a 1 ms idle on a busy machine), and nothing
- * else would run the queue; an absolute timeout in the past fires at once.
- */
-uint64_t uring_wake_time(const struct uring_driver *d)
-{
-	uint64_t at = d->q->dispatch_at;
-	uint64_t dev_at = dev_stack_next_timer(&d->stack);
-
-	if (at && d->q->in_flight && at <= blk_clock_now(d->q->clock))
-		at = 0;
-	return dev_at && (!at || dev_at < at) ? dev_at : at;
-}
-
-/*
  * Ring timeouts are on CLOCK_MONOTONIC: the queue runs on the real clock.
  * One timer at most: an earlier time moves it, a later one waits until it
- * has fired and the loop has run what was due.
+ * has fired and the loop has run what was due (uring_arm_timer() asks).
  */
-void uring_arm_timer(struct uring_driver *d)
+void uring_arm_timer_at(struct uring_driver *d, uint64_t at)
 {
-	uint64_t at = uring_wake_time(d);
 	struct io_uring_sqe *sqe;
 
-	if (!at || (d->timer_at && d->timer_at <= at))
-		return;
 	if (!uring_sq_room(d, 1))
 		return; /* this batch fills the SQ; its completions run the queue again */
 	sqe = io_uring_get_sqe(&d->ring);

@@ -115,11 +115,59 @@ struct uring_driver {
 
 /* driver_uring.c: the loop */
 void uring_io_set(struct io_uring_sqe *sqe, struct dev_io *io);
-bool uring_sq_room(struct uring_driver *d, unsigned int need);
-bool uring_hwq_room(struct uring_hwq *h, unsigned int need);
-uint64_t uring_wake_time(const struct uring_driver *d);
-void uring_arm_timer(struct uring_driver *d);
+bool uring_sq_make_room(struct uring_driver *d, unsigned int need);
+bool uring_hwq_make_room(struct uring_hwq *h, unsigned int need);
+void uring_arm_timer_at(struct uring_driver *d, uint64_t at);
 void uring_request_fn(struct request_queue *q);
+
+/*
+ * The next three are asked several times for every request (each
+ * dev_can_take() of the stack, each run of the queue): inline, their
+ * common answer costs no call.
+ */
+
+/* Lock held: room for need SQEs; a batch that filled the SQ goes out now. */
+static inline bool uring_sq_room(struct uring_driver *d, unsigned int need)
+{
+	return io_uring_sq_space_left(&d->ring) >= need || uring_sq_make_room(d, need);
+}
+
+/* The same on a hardware queue's thread, whose ring it is. */
+static inline bool uring_hwq_room(struct uring_hwq *h, unsigned int need)
+{
+	return io_uring_sq_space_left(&h->ring) >= need || uring_hwq_make_room(h, need);
+}
+
+/*
+ * When the loop must wake with nothing else to wake it: the stack's next
+ * timer (a model's completion time, a filter's delay), or the time an
+ * elevator asked for.  An elevator's time already past needs none while
+ * requests are in flight: their completions run the queue again.  With
+ * none in flight it does: the elevator may have asked for a time that
+ * passed while the queue ran (a 1 ms idle on a busy machine), and nothing
+ * else would run the queue; an absolute timeout in the past fires at once.
+ */
+static inline uint64_t uring_wake_time(const struct uring_driver *d)
+{
+	uint64_t at = d->q->dispatch_at;
+	uint64_t dev_at = dev_stack_next_timer(&d->stack);
+
+	if (at && d->q->in_flight && at <= blk_clock_now(d->q->clock))
+		at = 0;
+	return dev_at && (!at || dev_at < at) ? dev_at : at;
+}
+
+/*
+ * The loop's one timer at the wake time, unless none is needed or the
+ * armed one comes no later (it then fires, and the loop runs what was due).
+ */
+static inline void uring_arm_timer(struct uring_driver *d)
+{
+	uint64_t at = uring_wake_time(d);
+
+	if (at && (!d->timer_at || d->timer_at > at))
+		uring_arm_timer_at(d, at);
+}
 
 /* driver_uring_host.c: the stack's host ops */
 extern const struct dev_host_ops uring_host_ops;
