@@ -183,6 +183,7 @@ INTEGRATION_TESTS = \
 	tests/test-mkfs-fsck-4k.sh \
 	tests/test-mkfs-fsck-uring.sh \
 	tests/test-mkfs-fsck-mq.sh \
+	tests/test-elevators-mq.sh \
 	tests/test-fio-verify.sh \
 	tests/test-fio-verify-uring.sh \
 	tests/test-mq.sh \
