@@ -4,7 +4,7 @@
 # create an image and mount it.
 # Usage: contrib/quickstart.sh [IMAGE [MOUNTPOINT [SIZE]]]
 # It builds in _build/quickstart, out of the source tree, as contrib/run-tests.sh builds in
-# _build/plain and _build/sanitizers: the two run in either order.  make install puts
+# _build/plain, _build/sanitizers and _build/tsan: the two run in either order.  make install puts
 # rqdisk in /usr/local/sbin and the tools in /usr/local/bin, on root's PATH, so that the
 # README's commands run as written; the mount point is quickstart/, not the mnt/ the
 # README's examples use.

@@ -3,7 +3,7 @@
 # run-tests.sh - every test: make distcheck with warnings as errors (the tarball
 # built in a tree of its own, with read-only sources, and every unit and
 # integration test run there, once), then the unit tests again under ASan and
-# UBSan.  Integration tests need root, /dev/fuse and loop devices, and skip (77)
+# UBSan, and the multi-queue core's threaded tests under ThreadSanitizer.  Integration tests need root, /dev/fuse and loop devices, and skip (77)
 # without them.  It says each step as it starts, each test's result as it
 # ends, and at the end why each skipped test skipped.
 set -eu -o pipefail
@@ -20,7 +20,7 @@ step()
 }
 
 echo "run-tests: about 17 minutes on an idle 2-core machine (25 under load, less with more cores):"
-echo "run-tests: distcheck builds for 3-5 minutes before its first test ends, then the tests run, each one line as it ends (then the sanitizers' unit tests)."
+echo "run-tests: distcheck builds for 3-5 minutes before its first test ends, then the tests run, each one line as it ends (then the sanitizers' unit tests, and ThreadSanitizer's)."
 step "installing what is missing (contrib/install-deps.sh)"
 "$top/contrib/install-deps.sh"
 "$top/contrib/unconfigure-tree.sh"
@@ -28,8 +28,8 @@ cd "$top"
 step "autoreconf"
 autoreconf -fi >/dev/null 2>&1
 # Only this script's own builds: _build/quickstart may hold a running daemon.
-rm -rf _build/plain _build/sanitizers
-mkdir -p _build/plain _build/sanitizers
+rm -rf _build/plain _build/sanitizers _build/tsan
+mkdir -p _build/plain _build/sanitizers _build/tsan
 
 # Each skipped test's reason, written by the test driver as the test ends
 # (distcheck removes its tests' logs with its build).
@@ -63,13 +63,24 @@ RQDISK_PROPERTY_SEEDS=4 make -j"$jobs" check-unit LOG_DRIVER="$driver" | tee che
 	{ cat test-suite.log; exit 1; }
 grep '^# ' check.out >test-suite.log.summary
 
-# Why each test skipped, then one closing line for both runs, from the
+# ThreadSanitizer cannot run beside ASan: a build of its own, for the tests
+# whose submitters and completers run on threads of their own.
+cd "$top/_build/tsan"
+step "configure with ThreadSanitizer (_build/tsan)"
+../../configure -q --enable-werror --enable-sanitizers=thread
+step "the multi-queue core's threaded tests under ThreadSanitizer"
+make -j"$jobs" check TESTS='tests/check_mq tests/check_mq_barrier tests/check_mq_threads' \
+	LOG_DRIVER="$driver" | tee check.out || { cat test-suite.log; exit 1; }
+grep '^# ' check.out >test-suite.log.summary
+
+# Why each test skipped, then one closing line for every run, from the
 # harness's own counts.
 [ ! -s "$skips" ] || sort -u "$skips"
 count()
 {
 	awk -v k="$1" '$1 == "#" && $2 == k ":" { n += $3 } END { print n + 0 }' \
-		"$top"/_build/plain/test-suite.log.summary "$top"/_build/sanitizers/test-suite.log.summary
+		"$top"/_build/plain/test-suite.log.summary "$top"/_build/sanitizers/test-suite.log.summary \
+		"$top"/_build/tsan/test-suite.log.summary
 }
 step "done"
 echo "tests: $(count PASS) passed, $(count FAIL) failed, $(count SKIP) skipped"
