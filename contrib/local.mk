@@ -4,6 +4,7 @@
 # outside the tree.
 EXTRA_DIST += \
 	contrib/bench/peers \
+	contrib/mq-model/measure \
 	contrib/ceph-single-node.sh \
 	contrib/compare-elevators \
 	contrib/crash/check-durability \

@@ -78,6 +78,7 @@ UNIT_TESTS = \
 	tests/check_mq_barrier \
 	tests/check_mq_threads \
 	tests/check_lock_stats \
+	tests/check_mq_model \
 	$(NULL)
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -93,6 +94,8 @@ DIFF_SOURCES = tests/ref_disk.c tests/ref_disk.h tests/diff_stack.c tests/diff_s
 tests_check_differential_SOURCES = tests/check_differential.c $(DIFF_SOURCES)
 tests_check_differential_LDADD = src/crash/libcrash.la $(TEST_LDADD)
 tests_check_replay_LDADD = src/tools/libreplay.la $(TEST_LDADD)
+tests_check_mq_model_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(top_srcdir)/contrib/mq-model
+tests_check_mq_model_LDADD = contrib/mq-model/libmqmodel.la $(TEST_LDADD) -lm
 # a clone that fails as memory running out would; error_file's look that hangs as on a dead mount
 tests_check_fault_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=bio_clone_range -Wl,--wrap=stat
 # the elevators built as shared objects below, loaded
