@@ -3,6 +3,7 @@
 # lab's checkers and workloads, fuzzing, the service unit, an elevator built
 # outside the tree.
 EXTRA_DIST += \
+	contrib/bench/instructions \
 	contrib/bench/peers \
 	contrib/mq-model/measure \
 	contrib/ceph-single-node.sh \
