@@ -53,8 +53,8 @@
  * forced dispatch did.
  *
  * Groups as 2.6.33 added them (blkio cgroups), one level deep: a process's
- * sync queue is in the group of its cgroup (v2: /proc/PID/cgroup, read
- * when the queue is made; elv_cgroup.c), async queues in the root group.
+ * sync queue is in the group of the cgroup (v2) its first request carries
+ * (blk_rq_cgroup(): the submitter resolved it), async queues in the root group.
  * The group with the least disk time used, each slice's time charged
  * over the group's weight (cfq_group_served: vdisktime), has the next
  * slice, for its first queue on the round robin; a group that gets busy

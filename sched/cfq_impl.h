@@ -63,7 +63,8 @@ enum { CFQ_ASYNC, CFQ_SYNC };
 /* A cgroup's share of the disk (2.6.33's cfq_group). */
 struct cfq_group {
 	LIST_ENTRY(cfq_group) link;
-	char path[ELV_CGROUP_PATH_MAX];
+	const struct blkcg *blkcg; /* its cgroup, as requests carry it (NULL: the root) */
+	char path[ELV_CGROUP_PATH_MAX]; /* and that cgroup's path, which group_weights names */
 	unsigned int weight;
 	uint64_t vdisktime;	/* disk time it used, in ns times CFQ_WEIGHT_DEFAULT over weight */
 	unsigned int nr_queues; /* it goes with the last (the root never) */
@@ -164,7 +165,7 @@ struct request *cfq_choose_req(const struct cfq_data *cfqd, struct request *rq1,
 void cfq_remove_request(struct cfq_data *cfqd, struct request *rq);
 
 /* cfq_group.c: the processes' cgroups */
-void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq);
+void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq, const struct request *rq);
 void cfq_group_detach(struct cfq_data *cfqd, struct cfq_queue *cfqq);
 void cfq_group_served(struct cfq_data *cfqd, struct cfq_queue *cfqq);
 int cfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len);

@@ -1769,16 +1769,6 @@ END_TEST
 
 #define GROUP_RUN_NS (10000 * MS)
 
-/* The cgroups of the tests: pids 4000.. in /a, 4100.. in /b, the rest in the root. */
-static int test_cgroup_of(void *priv, pid_t pid, char *path, size_t len)
-{
-	(void)priv;
-	if (pid / 100 != 40 && pid / 100 != 41)
-		return -ENOENT;
-	snprintf(path, len, "%s", pid / 100 == 40 ? "/a" : "/b");
-	return 0;
-}
-
 /* /a's io.bfq.weight is 100, /b's 300. */
 static unsigned int test_cgroup_weight(void *priv, const char *path)
 {
@@ -1793,49 +1783,21 @@ static unsigned int test_no_cgroup_weight(void *priv, const char *path)
 	return 0;
 }
 
-/* The "0::PATH" line of /proc/self/cgroup, or "" on a system without cgroup v2. */
-static void own_cgroup(char *path, size_t len)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/self/cgroup", "r");
-
-	path[0] = '\0';
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "0::/", 4)) {
-			size_t n = strcspn(line + 3, "\n");
-
-			ck_assert_uint_lt(n, len);
-			memcpy(path, line + 3, n);
-			path[n] = '\0';
-		}
-	fclose(f);
-}
-
 /*
- * On the real clock a process's cgroup is read from /proc/PID/cgroup
- * (this test's own), and a cgroup without the weight file has none; on a
- * virtual clock nothing is read and every process is in the root.
+ * On the real clock a group's weight is read from its cgroup's directory
+ * (none for a cgroup without the file); on a virtual clock nothing is
+ * read, the cgroups being no cgroups of this system.
  */
-START_TEST(test_cgroup_lookup_real_clock_only)
+START_TEST(test_cgroup_weight_real_clock_only)
 {
 	struct elv_cgroup_ops ops;
 	struct blk_clock vclock;
-	char want[ELV_CGROUP_PATH_MAX], got[ELV_CGROUP_PATH_MAX];
 
-	own_cgroup(want, sizeof(want));
 	elv_cgroup_ops_init(&ops, &blk_real_clock, "io.bfq.weight");
-	if (want[0]) {
-		ck_assert_int_eq(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
-		ck_assert_str_eq(got, want);
-	} else {
-		ck_assert_int_lt(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
-	}
-	ck_assert_int_lt(ops.cgroup_of(ops.priv, -1, got, sizeof(got)), 0);
 	ck_assert_uint_eq(ops.cgroup_weight(ops.priv, "/no-such-cgroup-here"), 0);
 	blk_virtual_clock_init(&vclock, 0);
 	elv_cgroup_ops_init(&ops, &vclock, "io.bfq.weight");
-	ck_assert_int_lt(ops.cgroup_of(ops.priv, getpid(), got, sizeof(got)), 0);
+	ck_assert_uint_eq(ops.cgroup_weight(ops.priv, "/"), 0);
 }
 END_TEST
 
@@ -1853,14 +1815,16 @@ static uint64_t group_ratio(const char *model, unsigned int (*weight_of)(void *,
 	struct elv_sim_proc *p[4];
 	uint64_t a, b;
 
-	bfqd->cgroup.cgroup_of = test_cgroup_of;
 	bfqd->cgroup.cgroup_weight = weight_of;
 	tunable_store_ok(s->fd, "low_latency", "0");
 	if (tunable)
 		tunable_store_ok(s->fd, "group_weights", tunable);
-	for (unsigned int i = 0; i < 4; i++)
+	for (unsigned int i = 0; i < 4; i++) {
 		p[i] = elv_sim_add(s, (i < 2 ? 4000 : 4100) + i % 2, (sector_t)i * 1000000, 128, 2, 0,
 				   0);
+		/* the cgroup on the request, as the frontend resolves it from the caller */
+		p[i]->blkcg = elv_sim_cgroup(s, i < 2 ? "/a" : "/b");
+	}
 	elv_sim_run(s, GROUP_RUN_NS);
 	a = p[0]->sectors_done + p[1]->sectors_done;
 	b = p[2]->sectors_done + p[3]->sectors_done;
@@ -1949,7 +1913,7 @@ static Suite *bfq_suite(void)
 	suite_add_tcase(s, class);
 	tcase_add_test(weights, test_weights_parse_and_refuse);
 	tcase_add_test(weights, test_group_weights_parse_and_refuse);
-	tcase_add_test(weights, test_cgroup_lookup_real_clock_only);
+	tcase_add_test(weights, test_cgroup_weight_real_clock_only);
 	suite_add_tcase(s, weights);
 	tcase_set_timeout(latency, 120);
 	tcase_add_test(latency, test_startup_latency_under_sequential_readers);

@@ -1098,16 +1098,6 @@ END_TEST
 #define MS_NS 1000000ull
 #define GROUP_RUN_NS (10000 * MS_NS)
 
-/* The cgroups of the tests: pids 4000.. in /a, 4100.. in /b, the rest in the root. */
-static int test_cgroup_of(void *priv, pid_t pid, char *path, size_t len)
-{
-	(void)priv;
-	if (pid / 100 != 40 && pid / 100 != 41)
-		return -ENOENT;
-	snprintf(path, len, "%s", pid / 100 == 40 ? "/a" : "/b");
-	return 0;
-}
-
 /* /a's io.weight is 100, /b's 300. */
 static unsigned int test_cgroup_weight(void *priv, const char *path)
 {
@@ -1129,7 +1119,7 @@ static unsigned int test_no_cgroup_weight(void *priv, const char *path)
  */
 static uint64_t group_ratio(unsigned int (*weight_of)(void *, const char *), const char *tunable)
 {
-	const struct elv_cgroup_ops ops = { test_cgroup_of, weight_of, NULL };
+	const struct elv_cgroup_ops ops = { weight_of, NULL };
 	struct elv_sim *s;
 	struct elv_sim_proc *p[4];
 	uint64_t a, b;
@@ -1139,9 +1129,12 @@ static uint64_t group_ratio(unsigned int (*weight_of)(void *, const char *), con
 	elv_cgroup_override(NULL);
 	if (tunable)
 		ck_assert_int_eq(elv_tunable_store(s->fd->q->elevator, "group_weights", tunable), 0);
-	for (unsigned int i = 0; i < 4; i++)
+	for (unsigned int i = 0; i < 4; i++) {
 		p[i] = elv_sim_add(s, (i < 2 ? 4000 : 4100) + i % 2, (sector_t)i * 1000000, 128, 2, 0,
 				   0);
+		/* the cgroup on the request, as the frontend resolves it from the caller */
+		p[i]->blkcg = elv_sim_cgroup(s, i < 2 ? "/a" : "/b");
+	}
 	elv_sim_run(s, GROUP_RUN_NS);
 	a = p[0]->sectors_done + p[1]->sectors_done;
 	b = p[2]->sectors_done + p[3]->sectors_done;
