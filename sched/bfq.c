@@ -580,6 +580,7 @@ static const struct elv_tunable bfq_tunables[] = {
 	ELV_ATTR(bfq, low_latency),
 	ELV_TEXT_ATTR(bfq, weights),
 	ELV_TEXT_ATTR(bfq, group_weights),
+	ELV_RO_ATTR(bfq, groups),
 	{ 0 },
 };
 

@@ -14,6 +14,7 @@
  * was reaped, two seconds idle).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,28 @@ int bfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len
 	const struct bfq_data *bfqd = e->elevator_data;
 
 	return elv_group_weights_show(&bfqd->group_weights, buf, len);
+}
+
+/* The groups there are: "PATH WEIGHT QUEUES" each, the latest made first. */
+int bfq_groups_show(const struct elevator_queue *e, char *buf, size_t len)
+{
+	const struct bfq_data *bfqd = e->elevator_data;
+	const struct bfq_group *g;
+	size_t n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	LIST_FOREACH(g, &bfqd->groups, link) {
+		int w = snprintf(buf + n, len - n, "%s %u %u\n", g->path,
+				 g->entity.weight, g->nr_queues);
+
+		if (w < 0)
+			return -EINVAL;
+		n += (size_t)w;
+		if (n >= len)
+			return (int)len;
+	}
+	return (int)n;
 }
 
 /* "PATH WEIGHT": WEIGHT 1..1000 sets, 0 or "default" removes; the group's weight follows. */

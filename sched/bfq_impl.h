@@ -288,6 +288,7 @@ void bfq_group_attach(struct bfq_data *bfqd, struct bfq_queue *bfqq, const struc
 		      uint64_t now);
 void bfq_group_detach(struct bfq_data *bfqd, struct bfq_queue *bfqq);
 int bfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len);
+int bfq_groups_show(const struct elevator_queue *e, char *buf, size_t len);
 int bfq_group_weights_store(struct elevator_queue *e, const char *buf);
 void bfq_groups_exit(struct bfq_data *bfqd);
 

@@ -309,6 +309,7 @@ static const struct elv_tunable cfq_tunables[] = {
 	ELV_ATTR(cfq, slice_async_rq),
 	ELV_ATTR(cfq, slice_idle),
 	ELV_TEXT_ATTR(cfq, group_weights),
+	ELV_RO_ATTR(cfq, groups),
 	{ 0 },
 };
 

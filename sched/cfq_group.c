@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* cfq_group.c - CFQ's groups: a cgroup's share of the disk, its weight over the time used. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,27 @@ int cfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len
 	const struct cfq_data *cfqd = e->elevator_data;
 
 	return elv_group_weights_show(&cfqd->group_weights, buf, len);
+}
+
+/* The groups there are: "PATH WEIGHT QUEUES" each, the latest made first (the root not listed). */
+int cfq_groups_show(const struct elevator_queue *e, char *buf, size_t len)
+{
+	const struct cfq_data *cfqd = e->elevator_data;
+	const struct cfq_group *g;
+	size_t n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	LIST_FOREACH(g, &cfqd->groups, link) {
+		int w = snprintf(buf + n, len - n, "%s %u %u\n", g->path, g->weight, g->nr_queues);
+
+		if (w < 0)
+			return -EINVAL;
+		n += (size_t)w;
+		if (n >= len)
+			return (int)len;
+	}
+	return (int)n;
 }
 
 /* "PATH WEIGHT": WEIGHT 1..10000 sets, 0 or "default" removes; the group's weight follows. */

@@ -169,6 +169,7 @@ void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq, const struc
 void cfq_group_detach(struct cfq_data *cfqd, struct cfq_queue *cfqq);
 void cfq_group_served(struct cfq_data *cfqd, struct cfq_queue *cfqq);
 int cfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len);
+int cfq_groups_show(const struct elevator_queue *e, char *buf, size_t len);
 int cfq_group_weights_store(struct elevator_queue *e, const char *buf);
 
 /* cfq_iocontext.c: a process's history */

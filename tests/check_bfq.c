@@ -1802,6 +1802,26 @@ START_TEST(test_cgroup_weight_real_clock_only)
 END_TEST
 
 /*
+ * The read-only groups file lists the groups the requests' cgroups made,
+ * /b (made last) first, each with its weight and its two queues; a write
+ * to it is refused.
+ */
+static void assert_groups_file(struct fake_disk *fd)
+{
+	char text[256], want[64];
+	const struct bfq_data *bfqd = fd->q->elevator->elevator_data;
+	const struct bfq_group *b = LIST_FIRST(&bfqd->groups);
+	int n = elv_tunable_text(fd->q->elevator, text_tunable(fd, "groups"), text, sizeof(text));
+
+	ck_assert_int_ge(n, 0);
+	text[n] = '\0';
+	ck_assert_ptr_nonnull(b);
+	snprintf(want, sizeof(want), "/b %u 2\n/a 100 2\n", b->entity.weight);
+	ck_assert_str_eq(text, want);
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, "groups", "/a 1"), -EACCES);
+}
+
+/*
  * Two groups, each with two sequential readers (64 KiB, two out at a
  * time) far apart, on model, for GROUP_RUN_NS, low_latency off: the
  * sectors /b's readers got over /a's, times 1000.  weight_of: where the
@@ -1831,6 +1851,7 @@ static uint64_t group_ratio(const char *model, unsigned int (*weight_of)(void *,
 	fprintf(stderr, "%s: group /a %llu sectors, /b %llu\n", model, (unsigned long long)a,
 		(unsigned long long)b);
 	ck_assert_uint_gt(a, 0);
+	assert_groups_file(s->fd);
 	elv_sim_free(s);
 	return b * 1000 / a;
 }

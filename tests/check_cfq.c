@@ -1112,6 +1112,28 @@ static unsigned int test_no_cgroup_weight(void *priv, const char *path)
 }
 
 /*
+ * The read-only groups file lists the groups the requests' cgroups made,
+ * /b (made last) first, each with its weight and its two queues; a write
+ * to it is refused.
+ */
+static void assert_groups_file(struct elevator_queue *e, unsigned int b_weight)
+{
+	const struct elv_tunable *t = e->type->tunables;
+	char text[256], want[64];
+	int n;
+
+	while (t->name && strcmp(t->name, "groups"))
+		t++;
+	ck_assert_ptr_nonnull(t->name);
+	n = elv_tunable_text(e, t, text, sizeof(text));
+	ck_assert_int_ge(n, 0);
+	text[n] = '\0';
+	snprintf(want, sizeof(want), "/b %u 2\n/a 100 2\n", b_weight);
+	ck_assert_str_eq(text, want);
+	ck_assert_int_eq(elv_tunable_store(e, "groups", "/a 1"), -EACCES);
+}
+
+/*
  * Two groups, each with two sequential readers (64 KiB, two out at a
  * time) far apart, on the hdd model for GROUP_RUN_NS: the sectors /b's
  * readers got over /a's, times 1000.  weight_of: where the groups'
@@ -1141,6 +1163,7 @@ static uint64_t group_ratio(unsigned int (*weight_of)(void *, const char *), con
 	fprintf(stderr, "cfq: group /a %llu sectors, /b %llu\n", (unsigned long long)a,
 		(unsigned long long)b);
 	ck_assert_uint_gt(a, 0);
+	assert_groups_file(s->fd->q->elevator, tunable ? 300 : weight_of(NULL, "/b") ? 300 : 100);
 	elv_sim_free(s);
 	return b * 1000 / a;
 }

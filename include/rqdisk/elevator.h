@@ -67,7 +67,8 @@ struct elevator_queue {
  * instead, and no get or set: show writes at most len bytes of text and
  * returns its length; store gets one write's text (NUL-terminated, a
  * trailing newline possibly there) and returns 0 or -EINVAL, leaving everything as
- * it was on an error.  Both are called with the queue lock held.
+ * it was on an error.  A text tunable without store is read-only (a
+ * write fails with EACCES).  Both are called with the queue lock held.
  */
 struct elv_tunable {
 	const char *name;
@@ -280,6 +281,12 @@ const char *blkcg_path(const struct blkcg *blkcg);
 	{                                                                       \
 		#name, prefix##_##name##_min, prefix##_##name##_max,            \
 			prefix##_##name##_get, prefix##_##name##_set, NULL, NULL \
+	}
+
+/* A read-only text tunable: prefix_name_show, defined by the elevator. */
+#define ELV_RO_ATTR(prefix, name)                                               \
+	{                                                                       \
+		#name, 0, 0, NULL, NULL, prefix##_##name##_show, NULL           \
 	}
 
 /* A text tunable: prefix_name_show and prefix_name_store, defined by the elevator. */
