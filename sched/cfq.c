@@ -102,6 +102,7 @@ static int cfq_init_queue(struct elevator_queue *e)
 	cfqd->slice[CFQ_ASYNC] = CFQ_SLICE_ASYNC_MS * NSEC_PER_MSEC;
 	cfqd->slice_async_rq = CFQ_SLICE_ASYNC_RQ;
 	cfqd->slice_idle = CFQ_SLICE_IDLE_MS * NSEC_PER_MSEC;
+	cfqd->hw_tag = -1;
 	cfqd->queue = e->q;
 	for (int i = 0; i < 1 << CFQ_HASH_BITS; i++)
 		LIST_INIT(&cfqd->cic_hash[i]);
@@ -143,6 +144,7 @@ static void cfq_add_request(struct elevator_queue *e, struct request *rq)
 	TAILQ_INSERT_TAIL(&cfqq->fifo, rq, queuelist);
 	if (!cfqq->queued++)
 		cfq_add_rr(cfqd, cfqq);
+	cfqd->rq_queued++;
 	cfqq->next_rq = cfq_choose_req(cfqd, cfqq->next_rq, rq);
 	cfq_update_history(cfqd, cfqq, rq, now);
 	cfq_rq_enqueued(cfqd, cfqq, rq, now);
@@ -235,6 +237,7 @@ static void cfq_completed(struct elevator_queue *e, struct request *rq)
 	uint64_t now = blk_clock_now(e->clock);
 
 	assert(cfqq->dispatched && cfqd->rq_in_driver);
+	cfq_update_hw_tag(cfqd);
 	cfqq->dispatched--;
 	cfqd->rq_in_driver--;
 	cfqd->sync_flight -= cfqq->sync;

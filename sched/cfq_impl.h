@@ -42,6 +42,16 @@
 #define CFQQ_DEEP_QUEUED 4
 #define CFQ_MAX_CIC 1024
 
+/*
+ * Whether the disk queues (cfq_update_hw_tag): at each completion under
+ * load (more than CFQ_HW_QUEUE_MIN requests queued or in the driver), the
+ * deepest the driver has held is a sample; after CFQ_HW_TAG_SAMPLES of
+ * them the disk queues if it held CFQ_HW_QUEUE_MIN at once.  Until then it
+ * is taken to queue, as Linux starts (hw_tag -1).
+ */
+#define CFQ_HW_QUEUE_MIN 5
+#define CFQ_HW_TAG_SAMPLES 50
+
 struct cfq_io_context {
 	LIST_ENTRY(cfq_io_context) hash;
 	TAILQ_ENTRY(cfq_io_context) lru; /* least recently used first */
@@ -110,6 +120,10 @@ struct cfq_data {
 	sector_t last_position;      /* where the last dispatched request ends: the head */
 	unsigned int rq_in_driver;
 	unsigned int sync_flight; /* of those, from sync queues */
+	unsigned int rq_queued;   /* in the elevator */
+	int hw_tag;		  /* the disk queues: 1, 0, or -1 for not known yet (taken as 1) */
+	unsigned int hw_tag_est_depth; /* the most the driver held at once */
+	unsigned int hw_tag_samples;
 
 	int quantum;
 	uint64_t fifo_expire[2]; /* ns */
@@ -177,7 +191,9 @@ struct cfq_io_context *cfq_find_cic(const struct cfq_data *cfqd, pid_t pid);
 void cfq_free_cic(struct cfq_data *cfqd, struct cfq_io_context *cic);
 void cfq_update_history(struct cfq_data *cfqd, struct cfq_queue *cfqq, const struct request *rq,
 			uint64_t now);
+bool cfq_idle_window(const struct cfq_data *cfqd, const struct cfq_queue *cfqq);
 bool cfq_may_idle(const struct cfq_data *cfqd, const struct cfq_queue *cfqq);
+void cfq_update_hw_tag(struct cfq_data *cfqd);
 void cfq_idle_failed(struct cfq_data *cfqd, const struct cfq_queue *cfqq);
 
 /* cfq_service.c: which queue has the disk, and for how long */

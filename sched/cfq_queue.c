@@ -117,6 +117,7 @@ void cfq_remove_request(struct cfq_data *cfqd, struct request *rq)
 		cfqq->next_rq = cfq_find_next_rq(cfqd, cfqq, rq);
 	elv_rb_del(&cfqq->sort_list, rq);
 	TAILQ_REMOVE(&cfqq->fifo, rq, queuelist);
+	cfqd->rq_queued--;
 	if (!--cfqq->queued)
 		cfq_del_rr(cfqd, cfqq);
 }

@@ -10,7 +10,7 @@
 #include "elv_harness.h"
 #include "elv_sim.h"
 #include "tunable_test.h"
-#include "../sched/elv_cgroup.h"
+#include "../sched/cfq_impl.h"
 
 #define ELEVATOR "cfq"
 
@@ -968,6 +968,14 @@ static uint64_t reader_beside(const char *model, const char *slice_idle, uint64_
 	struct elv_sim_proc *reader, *other;
 	uint64_t sectors;
 
+	/*
+	 * Flash known not to queue, where the process's history alone decides
+	 * (flash that queues, or is not known not to, is never idled for:
+	 * test_queueing_flash_not_idled); five requests are never out here,
+	 * too few to learn it.
+	 */
+	if (!strncmp(model, "ssd", 3))
+		((struct cfq_data *)s->fd->q->elevator->elevator_data)->hw_tag = 0;
 	tunable_store_ok(s->fd, "slice_idle", slice_idle);
 	reader = elv_sim_add(s, SC_READER, 0, 128, 4, 0, 0);
 	other = elv_sim_add(s, SC_OTHER, 4000000, 8, 1, think_ns, 0);
@@ -1040,7 +1048,7 @@ END_TEST
  * jumping 10000 sectors and the rest next to the last; then B waits while
  * A's last read completes.  Whether the disk idled for A.
  */
-static bool idles_for_a(bool flash, unsigned int seeks, unsigned int sectors)
+static bool idles_for_a(bool flash, int hw_tag, unsigned int seeks, unsigned int sectors)
 {
 	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[8], b;
@@ -1048,6 +1056,8 @@ static bool idles_for_a(bool flash, unsigned int seeks, unsigned int sectors)
 	bool idled;
 
 	fd->q->limits.rotational = !flash;
+	/* whether the disk queues, as if learned (one request out never teaches it) */
+	((struct cfq_data *)fd->q->elevator->elevator_data)->hw_tag = hw_tag;
 	elv_start_serial(fd);
 	for (unsigned int i = 0; i < 8; i++) {
 		if (i)
@@ -1070,7 +1080,7 @@ static bool idles_for_a(bool flash, unsigned int seeks, unsigned int sectors)
  */
 static bool idles_after_seeks(unsigned int seeks)
 {
-	return idles_for_a(false, seeks, 8);
+	return idles_for_a(false, -1, seeks, 8);
 }
 
 START_TEST(test_seeky_bounds)
@@ -1081,15 +1091,102 @@ START_TEST(test_seeky_bounds)
 END_TEST
 
 /*
- * cfq_update_io_seektime on flash: a request under 32 sectors is a seek
- * wherever it lies, so a process of small sequential reads is seeky there
- * and not idled for; one of larger reads is, as on a rotating disk.
+ * cfq_update_io_seektime on flash known not to queue: a request under 32
+ * sectors is a seek wherever it lies, so a process of small sequential
+ * reads is seeky there and not idled for; one of larger reads is, as on a
+ * rotating disk.
  */
 START_TEST(test_seek_rule_flash)
 {
-	ck_assert(idles_for_a(false, 0, 8));
-	ck_assert(!idles_for_a(true, 0, 8));
-	ck_assert(idles_for_a(true, 0, 32));
+	ck_assert(idles_for_a(false, 0, 0, 8));
+	ck_assert(!idles_for_a(true, 0, 0, 8));
+	ck_assert(idles_for_a(true, 0, 0, 32));
+}
+END_TEST
+
+/*
+ * cfq_should_idle, cfq_arm_slice_timer: flash that queues, or is not yet
+ * known not to (hw_tag -1, as Linux starts), is never idled for, the
+ * larger reads' process neither; a rotating disk that queues still is.
+ */
+START_TEST(test_queueing_flash_never_idles)
+{
+	ck_assert(!idles_for_a(true, 1, 0, 32));
+	ck_assert(!idles_for_a(true, -1, 0, 32));
+	ck_assert(idles_for_a(false, 1, 0, 32));
+}
+END_TEST
+
+/*
+ * cfq_update_hw_tag: readers keeping eight reads out each load the disk;
+ * after 50 completions under that load cfq knows whether the disk queues:
+ * the ssd model (32 at once) does, the same flash taking one at a time
+ * does not, and neither does the hdd model (one at a time).  Before any
+ * I/O it is not known (-1).
+ */
+static int hw_tag_learned(const char *model, unsigned int *depth)
+{
+	struct elv_sim *s = elv_sim_new(ELEVATOR, model);
+	const struct cfq_data *cfqd = s->fd->q->elevator->elevator_data;
+	int hw_tag;
+
+	ck_assert_int_eq(cfqd->hw_tag, -1);
+	for (unsigned int i = 0; i < 4; i++)
+		elv_sim_add(s, SC_READER + (pid_t)i, (sector_t)i * 1000000, 128, 8, 0, 0);
+	elv_sim_run(s, 2000 * MS);
+	hw_tag = cfqd->hw_tag;
+	*depth = cfqd->hw_tag_est_depth;
+	fprintf(stderr, "cfq %s: hw_tag %d, deepest %u\n", model, hw_tag, *depth);
+	elv_sim_free(s);
+	return hw_tag;
+}
+
+START_TEST(test_hw_tag_learned)
+{
+	unsigned int depth;
+
+	ck_assert_int_eq(hw_tag_learned("ssd", &depth), 1);
+	ck_assert_uint_ge(depth, CFQ_HW_QUEUE_MIN);
+	ck_assert_int_eq(hw_tag_learned("ssd:depth=1", &depth), 0);
+	ck_assert_uint_eq(depth, 1);
+	ck_assert_int_eq(hw_tag_learned("hdd", &depth), 0);
+}
+END_TEST
+
+/*
+ * Eight sequential readers of 64 KiB, one read out each, far apart, for
+ * 2 s on model with slice_idle (ms): the sectors they read together.
+ */
+static uint64_t eight_readers(const char *model, const char *slice_idle)
+{
+	struct elv_sim *s = elv_sim_new(ELEVATOR, model);
+	struct elv_sim_proc *p[8];
+	uint64_t sectors = 0;
+
+	tunable_store_ok(s->fd, "slice_idle", slice_idle);
+	for (unsigned int i = 0; i < 8; i++)
+		p[i] = elv_sim_add(s, SC_READER + (pid_t)i, (sector_t)i * 1000000, 128, 1, 0, 0);
+	elv_sim_run(s, 2000 * MS);
+	for (unsigned int i = 0; i < 8; i++)
+		sectors += p[i]->sectors_done;
+	elv_sim_free(s);
+	return sectors;
+}
+
+/*
+ * The scenario of cfq_should_idle's rule: on the ssd model, which queues,
+ * eight sequential readers of one read at a time read together what they
+ * read with slice_idle 0 (within 3%), each beside the others; idling for
+ * each in turn, as on a rotating disk, would leave one read out at a time.
+ */
+START_TEST(test_queueing_flash_not_idled)
+{
+	uint64_t idle = eight_readers("ssd", "8"), none = eight_readers("ssd", "0");
+
+	fprintf(stderr, "cfq ssd: eight readers %llu sectors, %llu with slice_idle=0\n",
+		(unsigned long long)idle, (unsigned long long)none);
+	ck_assert_msg(idle * 100 >= none * 97, "eight readers: %llu sectors, %llu with slice_idle=0",
+		      (unsigned long long)idle, (unsigned long long)none);
 }
 END_TEST
 
@@ -1264,6 +1361,9 @@ static Suite *cfq_suite(void)
 	tcase_add_test(idle, test_async_request_ends_idle);
 	tcase_add_test(idle, test_seeky_bounds);
 	tcase_add_test(idle, test_seek_rule_flash);
+	tcase_add_test(idle, test_queueing_flash_never_idles);
+	tcase_add_test(idle, test_hw_tag_learned);
+	tcase_add_test(idle, test_queueing_flash_not_idled);
 	tcase_set_timeout(idle, 120);
 	tcase_add_test(idle, test_long_thinker_not_idled_hdd);
 	tcase_add_test(idle, test_long_thinker_not_idled_ssd);
