@@ -1131,12 +1131,20 @@ END_TEST
 #define TT_READER 500
 #define TT_THINKER 600
 #define TT_RUN_NS (4000 * MS)
+/*
+ * The reader's budget, 1 MiB (9 ms of reading on the hdd model): with the
+ * automatic one (125 ms of reading) the thinker, not raised, waits for
+ * most of it each time, so that idling for it would cost the reader only
+ * 8 ms in 110 and the comparison would not see it; with this one the
+ * thinker is served every 30 ms or so, and idling for it costs a quarter.
+ */
+#define TT_MAX_BUDGET "2048"
 
 /*
  * A sequential reader (four 64 KiB reads out at a time) beside a process
  * that reads 4 KiB, thinks 20 ms, and reads the next 4 KiB: the reader's
  * sectors in TT_RUN_NS under bfq with slice_idle (ms), low_latency off so
- * that no raising idles for the thinker.  The thinker's reads done in *thinker.
+ * that no raising idles for the thinker, max_budget TT_MAX_BUDGET.  The thinker's reads done in *thinker.
  */
 static uint64_t reader_beside_thinker(const char *model, const char *slice_idle,
 				      uint64_t *thinker_reads)
@@ -1147,6 +1155,7 @@ static uint64_t reader_beside_thinker(const char *model, const char *slice_idle,
 
 	tunable_store_ok(s->fd, "low_latency", "0");
 	tunable_store_ok(s->fd, "slice_idle", slice_idle);
+	tunable_store_ok(s->fd, "max_budget", TT_MAX_BUDGET);
 	reader = elv_sim_add(s, TT_READER, 0, 128, 4, 0, 0);
 	thinker = elv_sim_add(s, TT_THINKER, 4000000, 8, 1, 20 * MS, 0);
 	elv_sim_run(s, TT_RUN_NS);
