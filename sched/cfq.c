@@ -37,6 +37,10 @@
  *    32 requests, and not deep), kept per process past its queue as the
  *    io context was.  Without later kernels' service trees a seeky queue
  *    is never idled for, where they idle for the last one of a group.
+ *  - Whether the disk queues is learned as later kernels' hw_tag, and
+ *    flash that queues (or is not known not to) is never idled for
+ *    (cfq_should_idle); later kernels also set slice_idle to 0 on flash
+ *    from the start, which is left to the tunable here.
  *  - The FIFO is checked at each dispatch until one expired request has
  *    been served out of order in the slice (2.6.20; 2.6.23 looked once).
  *  - The async request budget counts the whole slice (2.6.20; 2.6.23

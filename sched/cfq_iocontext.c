@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* cfq_iocontext.c - a process's history in CFQ: think time, seeks, its idle window. */
+/* cfq_iocontext.c - a process's history in CFQ: think time, seeks, its idle window, as the disk allows. */
 #include <stdlib.h>
 
 #include "cfq_impl.h"
