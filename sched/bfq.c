@@ -185,7 +185,7 @@ static struct bfq_queue *bfq_get_queue(struct bfq_data *bfqd, const struct reque
 	bfq_queue_init(bfqd, bfqq, sync ? rq->pid : 0, sync, rq->ioprio);
 	if (sync) {
 		LIST_INSERT_HEAD(&bfqd->hash[bfq_hash_key(rq->pid)], bfqq, hash);
-		bfq_group_attach(bfqd, bfqq, now);
+		bfq_group_attach(bfqd, bfqq, rq, now);
 		bfq_coop_created(bfqd, bfqq, now);
 	} else {
 		*bfq_async_slot(bfqd, rq->ioprio) = bfqq;
@@ -580,6 +580,7 @@ static const struct elv_tunable bfq_tunables[] = {
 	ELV_ATTR(bfq, low_latency),
 	ELV_TEXT_ATTR(bfq, weights),
 	ELV_TEXT_ATTR(bfq, group_weights),
+	ELV_RO_ATTR(bfq, groups),
 	{ 0 },
 };
 

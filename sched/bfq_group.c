@@ -5,14 +5,16 @@
  * After Linux's block/bfq-cgroup.c, one level deep: every cgroup (v2)
  * path other than the root is a group of its own under the root, nested
  * ones included, and the queues of processes in the root cgroup are
- * scheduled beside the groups, as Linux's root group's are.  A process's
- * cgroup is read from /proc/PID/cgroup once, when its queue is made, and
- * a group's weight from io.bfq.weight in its cgroup directory once, when
- * the group is made: no request pays for a read of /proc or /sys, only
- * a process's first one (or its first after its queue was reaped, two
- * seconds idle), and a process moved to another cgroup is seen then.
+ * scheduled beside the groups, as Linux's root group's are.  A queue's
+ * group is the cgroup its first request carries (blk_rq_cgroup(), which
+ * the submitter resolved, as Linux's bio carries its blkcg), and a
+ * group's weight is read from io.bfq.weight in its cgroup directory once,
+ * when the group is made: no request pays for a read of /sys.  A process
+ * moved to another cgroup is seen when its queue is made again (after it
+ * was reaped, two seconds idle).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,16 +31,21 @@ static unsigned int bfq_group_weight(const struct bfq_data *bfqd, const char *pa
 	return w >= BFQ_MIN_WEIGHT && w <= BFQ_MAX_WEIGHT ? w : BFQ_GROUP_DEFAULT_WEIGHT;
 }
 
-static struct bfq_group *bfq_group_get(struct bfq_data *bfqd, const char *path, uint64_t now)
+static struct bfq_group *bfq_group_get(struct bfq_data *bfqd, const struct blkcg *blkcg,
+				       uint64_t now)
 {
+	const char *path = blkcg_path(blkcg);
 	struct bfq_group *g;
 
 	LIST_FOREACH(g, &bfqd->groups, link)
-		if (!strcmp(g->path, path))
+		if (g->blkcg == blkcg)
 			return g;
+	if (strlen(path) >= sizeof(g->path))
+		return NULL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL; /* its processes are served in the root */
+	g->blkcg = blkcg;
 	strcpy(g->path, path);
 	bfq_sched_init(&g->sd);
 	g->sd.class_idle_last_service = now;
@@ -49,16 +56,16 @@ static struct bfq_group *bfq_group_get(struct bfq_data *bfqd, const char *path, 
 	return g;
 }
 
-/* A new sync queue joins its process's group (bfq_bfqq_move at bic_set_bfqq). */
-void bfq_group_attach(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now)
+/* A new sync queue joins the group of rq's cgroup (bfq_bfqq_move at bic_set_bfqq). */
+void bfq_group_attach(struct bfq_data *bfqd, struct bfq_queue *bfqq, const struct request *rq,
+		      uint64_t now)
 {
-	char path[ELV_CGROUP_PATH_MAX];
+	const struct blkcg *blkcg = blk_rq_cgroup(rq);
 	struct bfq_group *g;
 
-	if (bfqd->cgroup.cgroup_of(bfqd->cgroup.priv, bfqq->pid, path, sizeof(path)) ||
-	    !strcmp(path, "/"))
+	if (!blkcg)
 		return;
-	g = bfq_group_get(bfqd, path, now);
+	g = bfq_group_get(bfqd, blkcg, now);
 	if (!g)
 		return;
 	g->nr_queues++;
@@ -90,6 +97,28 @@ int bfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len
 	const struct bfq_data *bfqd = e->elevator_data;
 
 	return elv_group_weights_show(&bfqd->group_weights, buf, len);
+}
+
+/* The groups there are: "PATH WEIGHT QUEUES" each, the latest made first. */
+int bfq_groups_show(const struct elevator_queue *e, char *buf, size_t len)
+{
+	const struct bfq_data *bfqd = e->elevator_data;
+	const struct bfq_group *g;
+	size_t n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	LIST_FOREACH(g, &bfqd->groups, link) {
+		int w = snprintf(buf + n, len - n, "%s %u %u\n", g->path,
+				 g->entity.weight, g->nr_queues);
+
+		if (w < 0)
+			return -EINVAL;
+		n += (size_t)w;
+		if (n >= len)
+			return (int)len;
+	}
+	return (int)n;
 }
 
 /* "PATH WEIGHT": WEIGHT 1..1000 sets, 0 or "default" removes; the group's weight follows. */

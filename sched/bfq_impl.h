@@ -102,7 +102,7 @@
 #define BFQ_MAX_WEIGHTS 4096
 
 /*
- * Groups (bfq_group.c): a process's cgroup (v2) path names its group,
+ * Groups (bfq_group.c): a request's cgroup (v2) is its queue's group,
  * whose weight is the cgroup's io.bfq.weight ("default N"), or
  * BFQ_GROUP_DEFAULT_WEIGHT, unless the group_weights tunable sets one.
  */
@@ -113,7 +113,8 @@ struct bfq_group {
 	struct bfq_sched_data sd; /* its queues' */
 	LIST_ENTRY(bfq_group) link;
 	unsigned int nr_queues; /* queues in it; it goes with the last */
-	char path[ELV_CGROUP_PATH_MAX];
+	const struct blkcg *blkcg; /* its cgroup, as requests carry it */
+	char path[ELV_CGROUP_PATH_MAX]; /* and that cgroup's path, which group_weights names */
 };
 
 LIST_HEAD(bfq_group_list, bfq_group);
@@ -283,9 +284,11 @@ void bfq_handle_burst(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t no
 void bfq_burst_forget(struct bfq_data *bfqd, struct bfq_queue *bfqq);
 
 /* bfq_group.c: the processes' cgroups */
-void bfq_group_attach(struct bfq_data *bfqd, struct bfq_queue *bfqq, uint64_t now);
+void bfq_group_attach(struct bfq_data *bfqd, struct bfq_queue *bfqq, const struct request *rq,
+		      uint64_t now);
 void bfq_group_detach(struct bfq_data *bfqd, struct bfq_queue *bfqq);
 int bfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len);
+int bfq_groups_show(const struct elevator_queue *e, char *buf, size_t len);
 int bfq_group_weights_store(struct elevator_queue *e, const char *buf);
 void bfq_groups_exit(struct bfq_data *bfqd);
 

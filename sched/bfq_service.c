@@ -535,7 +535,8 @@ static void bfq_update_peak_rate(struct bfq_data *bfqd, const struct request *rq
 
 	bfqd->rate_busy_ns += now - bfqd->rate_last;
 	bfqd->rate_last = now;
-	bfqd->rate_sectors += blk_rq_sectors(rq);
+	/* what was issued: by now the completion has counted the request down to 0 */
+	bfqd->rate_sectors += rq->issue_nr_sectors;
 	bfqd->rate_samples++;
 	if (bfqd->rate_busy_ns < BFQ_RATE_REF_INTERVAL_NS ||
 	    bfqd->rate_samples < BFQ_RATE_MIN_SAMPLES)

@@ -37,6 +37,10 @@
  *    32 requests, and not deep), kept per process past its queue as the
  *    io context was.  Without later kernels' service trees a seeky queue
  *    is never idled for, where they idle for the last one of a group.
+ *  - Whether the disk queues is learned as later kernels' hw_tag, and
+ *    flash that queues (or is not known not to) is never idled for
+ *    (cfq_should_idle); later kernels also set slice_idle to 0 on flash
+ *    from the start, which is left to the tunable here.
  *  - The FIFO is checked at each dispatch until one expired request has
  *    been served out of order in the slice (2.6.20; 2.6.23 looked once).
  *  - The async request budget counts the whole slice (2.6.20; 2.6.23
@@ -53,8 +57,8 @@
  * forced dispatch did.
  *
  * Groups as 2.6.33 added them (blkio cgroups), one level deep: a process's
- * sync queue is in the group of its cgroup (v2: /proc/PID/cgroup, read
- * when the queue is made; elv_cgroup.c), async queues in the root group.
+ * sync queue is in the group of the cgroup (v2) its first request carries
+ * (blk_rq_cgroup(): the submitter resolved it), async queues in the root group.
  * The group with the least disk time used, each slice's time charged
  * over the group's weight (cfq_group_served: vdisktime), has the next
  * slice, for its first queue on the round robin; a group that gets busy
@@ -102,6 +106,7 @@ static int cfq_init_queue(struct elevator_queue *e)
 	cfqd->slice[CFQ_ASYNC] = CFQ_SLICE_ASYNC_MS * NSEC_PER_MSEC;
 	cfqd->slice_async_rq = CFQ_SLICE_ASYNC_RQ;
 	cfqd->slice_idle = CFQ_SLICE_IDLE_MS * NSEC_PER_MSEC;
+	cfqd->hw_tag = -1;
 	cfqd->queue = e->q;
 	for (int i = 0; i < 1 << CFQ_HASH_BITS; i++)
 		LIST_INIT(&cfqd->cic_hash[i]);
@@ -143,6 +148,7 @@ static void cfq_add_request(struct elevator_queue *e, struct request *rq)
 	TAILQ_INSERT_TAIL(&cfqq->fifo, rq, queuelist);
 	if (!cfqq->queued++)
 		cfq_add_rr(cfqd, cfqq);
+	cfqd->rq_queued++;
 	cfqq->next_rq = cfq_choose_req(cfqd, cfqq->next_rq, rq);
 	cfq_update_history(cfqd, cfqq, rq, now);
 	cfq_rq_enqueued(cfqd, cfqq, rq, now);
@@ -235,6 +241,7 @@ static void cfq_completed(struct elevator_queue *e, struct request *rq)
 	uint64_t now = blk_clock_now(e->clock);
 
 	assert(cfqq->dispatched && cfqd->rq_in_driver);
+	cfq_update_hw_tag(cfqd);
 	cfqq->dispatched--;
 	cfqd->rq_in_driver--;
 	cfqd->sync_flight -= cfqq->sync;
@@ -309,6 +316,7 @@ static const struct elv_tunable cfq_tunables[] = {
 	ELV_ATTR(cfq, slice_async_rq),
 	ELV_ATTR(cfq, slice_idle),
 	ELV_TEXT_ATTR(cfq, group_weights),
+	ELV_RO_ATTR(cfq, groups),
 	{ 0 },
 };
 

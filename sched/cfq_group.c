@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* cfq_group.c - CFQ's groups: a cgroup's share of the disk, its weight over the time used. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,22 +19,29 @@ static unsigned int cfq_group_weight(const struct cfq_data *cfqd, const char *pa
 	return w >= 1 && w <= CFQ_WEIGHT_MAX ? w : CFQ_WEIGHT_DEFAULT;
 }
 
-/* A new sync queue goes to its process's group, made on demand (cfq_find_alloc_cfqg). */
-void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq)
+/*
+ * A new sync queue goes to the group of the cgroup its first request
+ * carries (blk_rq_cgroup(), as 2.6.33's bio carried its blkio cgroup),
+ * made on demand (cfq_find_alloc_cfqg).
+ */
+void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq, const struct request *rq)
 {
-	char path[ELV_CGROUP_PATH_MAX];
+	const struct blkcg *blkcg = blk_rq_cgroup(rq);
+	const char *path = blkcg_path(blkcg);
 	struct cfq_group *g;
 
-	if (cfqd->cgroup.cgroup_of(cfqd->cgroup.priv, cfqq->pid, path, sizeof(path)) ||
-	    !strcmp(path, "/"))
+	if (!blkcg)
 		return;
 	LIST_FOREACH(g, &cfqd->groups, link)
-		if (!strcmp(g->path, path))
+		if (g->blkcg == blkcg)
 			break;
 	if (!g) {
+		if (strlen(path) >= sizeof(g->path))
+			return;
 		g = calloc(1, sizeof(*g));
 		if (!g)
 			return; /* its process is served in the root group */
+		g->blkcg = blkcg;
 		strcpy(g->path, path);
 		g->weight = cfq_group_weight(cfqd, path);
 		g->vdisktime = cfqd->min_vdisktime;
@@ -67,6 +75,27 @@ int cfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len
 	const struct cfq_data *cfqd = e->elevator_data;
 
 	return elv_group_weights_show(&cfqd->group_weights, buf, len);
+}
+
+/* The groups there are: "PATH WEIGHT QUEUES" each, the latest made first (the root not listed). */
+int cfq_groups_show(const struct elevator_queue *e, char *buf, size_t len)
+{
+	const struct cfq_data *cfqd = e->elevator_data;
+	const struct cfq_group *g;
+	size_t n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	LIST_FOREACH(g, &cfqd->groups, link) {
+		int w = snprintf(buf + n, len - n, "%s %u %u\n", g->path, g->weight, g->nr_queues);
+
+		if (w < 0)
+			return -EINVAL;
+		n += (size_t)w;
+		if (n >= len)
+			return (int)len;
+	}
+	return (int)n;
 }
 
 /* "PATH WEIGHT": WEIGHT 1..10000 sets, 0 or "default" removes; the group's weight follows. */

@@ -42,6 +42,16 @@
 #define CFQQ_DEEP_QUEUED 4
 #define CFQ_MAX_CIC 1024
 
+/*
+ * Whether the disk queues (cfq_update_hw_tag): at each completion under
+ * load (more than CFQ_HW_QUEUE_MIN requests queued or in the driver), the
+ * deepest the driver has held is a sample; after CFQ_HW_TAG_SAMPLES of
+ * them the disk queues if it held CFQ_HW_QUEUE_MIN at once.  Until then it
+ * is taken to queue, as Linux starts (hw_tag -1).
+ */
+#define CFQ_HW_QUEUE_MIN 5
+#define CFQ_HW_TAG_SAMPLES 50
+
 struct cfq_io_context {
 	LIST_ENTRY(cfq_io_context) hash;
 	TAILQ_ENTRY(cfq_io_context) lru; /* least recently used first */
@@ -63,7 +73,8 @@ enum { CFQ_ASYNC, CFQ_SYNC };
 /* A cgroup's share of the disk (2.6.33's cfq_group). */
 struct cfq_group {
 	LIST_ENTRY(cfq_group) link;
-	char path[ELV_CGROUP_PATH_MAX];
+	const struct blkcg *blkcg; /* its cgroup, as requests carry it (NULL: the root) */
+	char path[ELV_CGROUP_PATH_MAX]; /* and that cgroup's path, which group_weights names */
 	unsigned int weight;
 	uint64_t vdisktime;	/* disk time it used, in ns times CFQ_WEIGHT_DEFAULT over weight */
 	unsigned int nr_queues; /* it goes with the last (the root never) */
@@ -109,6 +120,10 @@ struct cfq_data {
 	sector_t last_position;      /* where the last dispatched request ends: the head */
 	unsigned int rq_in_driver;
 	unsigned int sync_flight; /* of those, from sync queues */
+	unsigned int rq_queued;   /* in the elevator */
+	int hw_tag;		  /* the disk queues: 1, 0, or -1 for not known yet (taken as 1) */
+	unsigned int hw_tag_est_depth; /* the most the driver held at once */
+	unsigned int hw_tag_samples;
 
 	int quantum;
 	uint64_t fifo_expire[2]; /* ns */
@@ -164,10 +179,11 @@ struct request *cfq_choose_req(const struct cfq_data *cfqd, struct request *rq1,
 void cfq_remove_request(struct cfq_data *cfqd, struct request *rq);
 
 /* cfq_group.c: the processes' cgroups */
-void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq);
+void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq, const struct request *rq);
 void cfq_group_detach(struct cfq_data *cfqd, struct cfq_queue *cfqq);
 void cfq_group_served(struct cfq_data *cfqd, struct cfq_queue *cfqq);
 int cfq_group_weights_show(const struct elevator_queue *e, char *buf, size_t len);
+int cfq_groups_show(const struct elevator_queue *e, char *buf, size_t len);
 int cfq_group_weights_store(struct elevator_queue *e, const char *buf);
 
 /* cfq_iocontext.c: a process's history */
@@ -175,7 +191,9 @@ struct cfq_io_context *cfq_find_cic(const struct cfq_data *cfqd, pid_t pid);
 void cfq_free_cic(struct cfq_data *cfqd, struct cfq_io_context *cic);
 void cfq_update_history(struct cfq_data *cfqd, struct cfq_queue *cfqq, const struct request *rq,
 			uint64_t now);
+bool cfq_idle_window(const struct cfq_data *cfqd, const struct cfq_queue *cfqq);
 bool cfq_may_idle(const struct cfq_data *cfqd, const struct cfq_queue *cfqq);
+void cfq_update_hw_tag(struct cfq_data *cfqd);
 void cfq_idle_failed(struct cfq_data *cfqd, const struct cfq_queue *cfqq);
 
 /* cfq_service.c: which queue has the disk, and for how long */

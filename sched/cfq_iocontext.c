@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* cfq_iocontext.c - a process's history in CFQ: think time, seeks, its idle window. */
+/* cfq_iocontext.c - a process's history in CFQ: think time, seeks, its idle window, as the disk allows. */
 #include <stdlib.h>
 
 #include "cfq_impl.h"
@@ -121,7 +121,7 @@ void cfq_update_history(struct cfq_data *cfqd, struct cfq_queue *cfqq,
  * Sync queues idle unless slice_idle is 0 or their process's idle window
  * is closed (cfq_update_idle_window); the idle class never does.
  */
-bool cfq_may_idle(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
+bool cfq_idle_window(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
 {
 	const struct cfq_io_context *cic;
 
@@ -129,6 +129,43 @@ bool cfq_may_idle(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
 		return false;
 	cic = cfq_find_cic(cfqd, cfqq->pid);
 	return !cic || cic->idle_window;
+}
+
+/*
+ * cfq_should_idle: and never on flash that queues (or not yet known not
+ * to), where the other queues' requests cost the process no seek and the
+ * disk serves them beside its own.
+ */
+bool cfq_may_idle(const struct cfq_data *cfqd, const struct cfq_queue *cfqq)
+{
+	if (blk_queue_nonrot(cfqd->queue) && cfqd->hw_tag)
+		return false;
+	return cfq_idle_window(cfqd, cfqq);
+}
+
+/*
+ * cfq_update_hw_tag, at each completion before it is counted: sample the
+ * driver's depth only under load, and not while the active queue, which
+ * may be idled for, has too few requests to fill the disk (its own lack,
+ * not the disk's); once the disk is seen to queue it stays so.
+ */
+void cfq_update_hw_tag(struct cfq_data *cfqd)
+{
+	const struct cfq_queue *active = cfqd->active;
+
+	if (cfqd->rq_in_driver > cfqd->hw_tag_est_depth)
+		cfqd->hw_tag_est_depth = cfqd->rq_in_driver;
+	if (cfqd->hw_tag == 1)
+		return;
+	if (cfqd->rq_queued <= CFQ_HW_QUEUE_MIN && cfqd->rq_in_driver <= CFQ_HW_QUEUE_MIN)
+		return;
+	if (active && cfq_idle_window(cfqd, active) &&
+	    active->dispatched + active->queued < CFQ_HW_QUEUE_MIN &&
+	    cfqd->rq_in_driver < CFQ_HW_QUEUE_MIN)
+		return;
+	if (cfqd->hw_tag_samples++ < CFQ_HW_TAG_SAMPLES)
+		return;
+	cfqd->hw_tag = cfqd->hw_tag_est_depth >= CFQ_HW_QUEUE_MIN;
 }
 
 /* The idling ran out with no request: the queue is no longer deep (cfq_idle_slice_timer). */

@@ -66,7 +66,7 @@ struct cfq_queue *cfq_get_queue(struct cfq_data *cfqd, const struct request *rq)
 	cfqq->group = &cfqd->root_group;
 	if (sync) {
 		LIST_INSERT_HEAD(&cfqd->hash[cfq_hash_key(rq->pid)], cfqq, hash);
-		cfq_group_attach(cfqd, cfqq);
+		cfq_group_attach(cfqd, cfqq, rq);
 	} else {
 		*cfq_async_slot(cfqd, rq->ioprio) = cfqq;
 	}
@@ -117,6 +117,7 @@ void cfq_remove_request(struct cfq_data *cfqd, struct request *rq)
 		cfqq->next_rq = cfq_find_next_rq(cfqd, cfqq, rq);
 	elv_rb_del(&cfqq->sort_list, rq);
 	TAILQ_REMOVE(&cfqq->fifo, rq, queuelist);
+	cfqd->rq_queued--;
 	if (!--cfqq->queued)
 		cfq_del_rr(cfqd, cfqq);
 }

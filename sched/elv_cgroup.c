@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* elv_cgroup.c - what bfq's and cfq's groups share: a process's cgroup, a group's weight. */
+/* elv_cgroup.c - what bfq's and cfq's groups share: a group's weight, the group_weights tunable. */
 
 /*
- * A process's cgroup (v2) is the "0::PATH" line of /proc/PID/cgroup, a
- * group's weight the "default N" line of a file in its directory under
- * /sys/fs/cgroup.  The elevators read them when a process's queue or a
- * group is made, never per request.  The files are opened non-blocking:
- * /proc and cgroupfs answer from memory.
+ * A group's weight is the "default N" line of a file in its cgroup's
+ * directory under /sys/fs/cgroup, read when the group is made, never per
+ * request.  The file is opened non-blocking: cgroupfs answers from
+ * memory.  Which cgroup a request is in comes with the request.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,26 +32,6 @@ static int elv_read_small(const char *file, char *buf, size_t len)
 	return 0;
 }
 
-static int elv_sys_cgroup_of(void *priv, pid_t pid, char *path, size_t len)
-{
-	char file[64], buf[4096], *line, *nl;
-
-	(void)priv;
-	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
-	if (elv_read_small(file, buf, sizeof(buf)))
-		return -ENOENT;
-	for (line = buf; line && *line; line = nl ? nl + 1 : NULL) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		if (!strncmp(line, "0::/", 4) && strlen(line + 3) < len) {
-			strcpy(path, line + 3);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /* The cgroup file's weight within 1..max, 0 if absent or out of range. */
 static unsigned int elv_cgroup_read_weight(const char *path, const char *weight_file,
 					   unsigned int max)
@@ -73,12 +52,6 @@ static unsigned int elv_sys_cgroup_weight(void *priv, const char *path)
 
 	/* both files hold at most 10000 (io.weight); the elevator bounds its own */
 	return elv_cgroup_read_weight(path, weight_file, 10000);
-}
-
-static int elv_none_cgroup_of(void *priv, pid_t pid, char *path, size_t len)
-{
-	(void)priv, (void)pid, (void)path, (void)len;
-	return -ENOENT;
 }
 
 static unsigned int elv_none_cgroup_weight(void *priv, const char *path)
@@ -110,7 +83,6 @@ void elv_cgroup_ops_init(struct elv_cgroup_ops *ops, const struct blk_clock *clo
 		return;
 	}
 
-	ops->cgroup_of = real ? elv_sys_cgroup_of : elv_none_cgroup_of;
 	ops->cgroup_weight = real ? elv_sys_cgroup_weight : elv_none_cgroup_weight;
 	ops->priv = (void *)weight_file;
 }

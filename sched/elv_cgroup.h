@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* elv_cgroup.h - what bfq's and cfq's groups share: a process's cgroup, a group's weight. */
+/* elv_cgroup.h - what bfq's and cfq's groups share: a group's weight, the group_weights tunable. */
 #ifndef RQDISK_ELV_CGROUP_H
 #define RQDISK_ELV_CGROUP_H
 
@@ -9,13 +9,13 @@
 #define ELV_MAX_GROUP_WEIGHTS 256
 
 /*
- * Where a process's group and a group's weight come from: /proc and
- * /sys/fs/cgroup unless a test puts its own here.  cgroup_of fills path
- * ("/" for the root) and returns 0, or returns -errno (the root then);
- * cgroup_weight returns the cgroup's weight, or 0 for none set.
+ * Where a group's weight comes from: /sys/fs/cgroup unless a test puts
+ * its own here.  cgroup_weight returns the cgroup's weight, or 0 for
+ * none set.  A request's group is the cgroup it carries
+ * (blk_rq_cgroup()), which its submitter resolved: no elevator reads
+ * /proc.
  */
 struct elv_cgroup_ops {
-	int (*cgroup_of)(void *priv, pid_t pid, char *path, size_t len);
 	unsigned int (*cgroup_weight)(void *priv, const char *path);
 	void *priv;
 };
@@ -23,8 +23,8 @@ struct elv_cgroup_ops {
 /*
  * The lookups for a queue on clock, the weight read from weight_file
  * ("default N") in the cgroup's directory, N in 1..max_weight.  On a
- * virtual clock (a replay, a test) pids are not this system's: every
- * process is in the root.
+ * virtual clock (a replay, a test) the cgroups are not this system's:
+ * none has a weight file, and group_weights gives theirs.
  */
 void elv_cgroup_ops_init(struct elv_cgroup_ops *ops, const struct blk_clock *clock,
 			 const char *weight_file);

@@ -384,8 +384,12 @@ START_TEST(byte_swapped_file_reads_in_host_order)
 }
 END_TEST
 
-/* The kernel puts a cgroup id before the pdu of records marked __BLK_TA_CGROUP. */
-START_TEST(cgroup_id_is_skipped)
+/*
+ * The kernel puts a cgroup id before the pdu of records marked
+ * __BLK_TA_CGROUP: kept (in the tracing host's byte order), and the pdu
+ * read after it.
+ */
+START_TEST(cgroup_id_is_kept)
 {
 	struct {
 		uint64_t cgroup;
@@ -406,6 +410,7 @@ START_TEST(cgroup_id_is_skipped)
 	ck_assert_uint_eq(t.nr, 1);
 	ck_assert_uint_eq(t.ev[0].action, BLK_TA_SPLIT | WRITE_CAT);
 	ck_assert_uint_eq(t.ev[0].split_at, 4096);
+	ck_assert_uint_eq(t.ev[0].cgroup_id, 12345);
 	bt_trace_free(&t);
 	scratch_free(&s);
 }
@@ -511,7 +516,7 @@ static Suite *blktrace_read_suite(void)
 	tcase_add_test(tc, split_pdu_and_process_name);
 	tcase_add_test(tc, message_note_is_passed_over);
 	tcase_add_test(tc, byte_swapped_file_reads_in_host_order);
-	tcase_add_test(tc, cgroup_id_is_skipped);
+	tcase_add_test(tc, cgroup_id_is_kept);
 	tcase_add_test(tc, no_such_trace);
 	tcase_add_test(tc, bad_magic);
 	tcase_add_test(tc, unknown_version);

@@ -10,7 +10,7 @@
 #include "elv_harness.h"
 #include "elv_sim.h"
 #include "tunable_test.h"
-#include "../sched/elv_cgroup.h"
+#include "../sched/cfq_impl.h"
 
 #define ELEVATOR "cfq"
 
@@ -962,15 +962,23 @@ END_TEST
  * with slice_idle (ms) on model, the other's reads in *other_reads.
  */
 static uint64_t reader_beside(const char *model, const char *slice_idle, uint64_t think_ns,
-			      uint64_t stride, uint64_t *other_reads)
+			      uint64_t stride, unsigned int other_sectors, uint64_t *other_reads)
 {
 	struct elv_sim *s = elv_sim_new(ELEVATOR, model);
 	struct elv_sim_proc *reader, *other;
 	uint64_t sectors;
 
+	/*
+	 * Flash known not to queue, where the process's history alone decides
+	 * (flash that queues, or is not known not to, is never idled for:
+	 * test_queueing_flash_not_idled); five requests are never out here,
+	 * too few to learn it.
+	 */
+	if (!strncmp(model, "ssd", 3))
+		((struct cfq_data *)s->fd->q->elevator->elevator_data)->hw_tag = 0;
 	tunable_store_ok(s->fd, "slice_idle", slice_idle);
 	reader = elv_sim_add(s, SC_READER, 0, 128, 4, 0, 0);
-	other = elv_sim_add(s, SC_OTHER, 4000000, 8, 1, think_ns, 0);
+	other = elv_sim_add(s, SC_OTHER, 4000000, other_sectors, 1, think_ns, 0);
 	other->stride = stride;
 	elv_sim_run(s, SC_RUN_NS);
 	sectors = reader->sectors_done;
@@ -979,12 +987,16 @@ static uint64_t reader_beside(const char *model, const char *slice_idle, uint64_
 	return sectors;
 }
 
-/* The reader gets what it gets with slice_idle=0, within 3%, and the other is served. */
-static void check_not_idled_for(const char *model, uint64_t think_ns, uint64_t stride)
+/*
+ * The reader gets what it gets with slice_idle=0, within 3%, and the
+ * other, reading sectors at a time, is served.
+ */
+static void check_not_idled_for(const char *model, uint64_t think_ns, uint64_t stride,
+				unsigned int sectors)
 {
 	uint64_t o_idle, o_none;
-	uint64_t idle = reader_beside(model, "8", think_ns, stride, &o_idle);
-	uint64_t none = reader_beside(model, "0", think_ns, stride, &o_none);
+	uint64_t idle = reader_beside(model, "8", think_ns, stride, sectors, &o_idle);
+	uint64_t none = reader_beside(model, "0", think_ns, stride, sectors, &o_none);
 
 	fprintf(stderr, "cfq %s: reader %llu sectors beside %llu reads, %llu beside %llu %s\n",
 		model, (unsigned long long)idle, (unsigned long long)o_idle,
@@ -1005,13 +1017,14 @@ static void check_not_idled_for(const char *model, uint64_t think_ns, uint64_t s
  */
 START_TEST(test_long_thinker_not_idled_hdd)
 {
-	check_not_idled_for("hdd", 20 * MS, 8);
+	check_not_idled_for("hdd", 20 * MS, 8, 8);
 }
 END_TEST
 
+/* On flash a read of 4 KiB is a seek: 16 KiB ones leave the think time alone to decide. */
 START_TEST(test_long_thinker_not_idled_ssd)
 {
-	check_not_idled_for("ssd", 20 * MS, 8);
+	check_not_idled_for("ssd", 20 * MS, 32, 32);
 }
 END_TEST
 
@@ -1024,13 +1037,13 @@ END_TEST
  */
 START_TEST(test_seeky_not_idled_hdd)
 {
-	check_not_idled_for("hdd", 0, 1000003);
+	check_not_idled_for("hdd", 0, 1000003, 8);
 }
 END_TEST
 
 START_TEST(test_seeky_not_idled_ssd)
 {
-	check_not_idled_for("ssd", 0, 1000003);
+	check_not_idled_for("ssd", 0, 1000003, 8);
 }
 END_TEST
 
@@ -1040,7 +1053,7 @@ END_TEST
  * jumping 10000 sectors and the rest next to the last; then B waits while
  * A's last read completes.  Whether the disk idled for A.
  */
-static bool idles_for_a(bool flash, unsigned int seeks, unsigned int sectors)
+static bool idles_for_a(bool flash, int hw_tag, unsigned int seeks, unsigned int sectors)
 {
 	struct fake_disk *fd = elv_disk(ELEVATOR, true, 0);
 	struct test_bio tb[8], b;
@@ -1048,6 +1061,8 @@ static bool idles_for_a(bool flash, unsigned int seeks, unsigned int sectors)
 	bool idled;
 
 	fd->q->limits.rotational = !flash;
+	/* whether the disk queues, as if learned (one request out never teaches it) */
+	((struct cfq_data *)fd->q->elevator->elevator_data)->hw_tag = hw_tag;
 	elv_start_serial(fd);
 	for (unsigned int i = 0; i < 8; i++) {
 		if (i)
@@ -1070,7 +1085,7 @@ static bool idles_for_a(bool flash, unsigned int seeks, unsigned int sectors)
  */
 static bool idles_after_seeks(unsigned int seeks)
 {
-	return idles_for_a(false, seeks, 8);
+	return idles_for_a(false, -1, seeks, 8);
 }
 
 START_TEST(test_seeky_bounds)
@@ -1081,15 +1096,102 @@ START_TEST(test_seeky_bounds)
 END_TEST
 
 /*
- * cfq_update_io_seektime on flash: a request under 32 sectors is a seek
- * wherever it lies, so a process of small sequential reads is seeky there
- * and not idled for; one of larger reads is, as on a rotating disk.
+ * cfq_update_io_seektime on flash known not to queue: a request under 32
+ * sectors is a seek wherever it lies, so a process of small sequential
+ * reads is seeky there and not idled for; one of larger reads is, as on a
+ * rotating disk.
  */
 START_TEST(test_seek_rule_flash)
 {
-	ck_assert(idles_for_a(false, 0, 8));
-	ck_assert(!idles_for_a(true, 0, 8));
-	ck_assert(idles_for_a(true, 0, 32));
+	ck_assert(idles_for_a(false, 0, 0, 8));
+	ck_assert(!idles_for_a(true, 0, 0, 8));
+	ck_assert(idles_for_a(true, 0, 0, 32));
+}
+END_TEST
+
+/*
+ * cfq_should_idle, cfq_arm_slice_timer: flash that queues, or is not yet
+ * known not to (hw_tag -1, as Linux starts), is never idled for, the
+ * larger reads' process neither; a rotating disk that queues still is.
+ */
+START_TEST(test_queueing_flash_never_idles)
+{
+	ck_assert(!idles_for_a(true, 1, 0, 32));
+	ck_assert(!idles_for_a(true, -1, 0, 32));
+	ck_assert(idles_for_a(false, 1, 0, 32));
+}
+END_TEST
+
+/*
+ * cfq_update_hw_tag: readers keeping eight reads out each load the disk;
+ * after 50 completions under that load cfq knows whether the disk queues:
+ * the ssd model (32 at once) does, the same flash taking one at a time
+ * does not, and neither does the hdd model (one at a time).  Before any
+ * I/O it is not known (-1).
+ */
+static int hw_tag_learned(const char *model, unsigned int *depth)
+{
+	struct elv_sim *s = elv_sim_new(ELEVATOR, model);
+	const struct cfq_data *cfqd = s->fd->q->elevator->elevator_data;
+	int hw_tag;
+
+	ck_assert_int_eq(cfqd->hw_tag, -1);
+	for (unsigned int i = 0; i < 4; i++)
+		elv_sim_add(s, SC_READER + (pid_t)i, (sector_t)i * 1000000, 128, 8, 0, 0);
+	elv_sim_run(s, 2000 * MS);
+	hw_tag = cfqd->hw_tag;
+	*depth = cfqd->hw_tag_est_depth;
+	fprintf(stderr, "cfq %s: hw_tag %d, deepest %u\n", model, hw_tag, *depth);
+	elv_sim_free(s);
+	return hw_tag;
+}
+
+START_TEST(test_hw_tag_learned)
+{
+	unsigned int depth;
+
+	ck_assert_int_eq(hw_tag_learned("ssd", &depth), 1);
+	ck_assert_uint_ge(depth, CFQ_HW_QUEUE_MIN);
+	ck_assert_int_eq(hw_tag_learned("ssd:depth=1", &depth), 0);
+	ck_assert_uint_eq(depth, 1);
+	ck_assert_int_eq(hw_tag_learned("hdd", &depth), 0);
+}
+END_TEST
+
+/*
+ * Eight sequential readers of 64 KiB, one read out each, far apart, for
+ * 2 s on model with slice_idle (ms): the sectors they read together.
+ */
+static uint64_t eight_readers(const char *model, const char *slice_idle)
+{
+	struct elv_sim *s = elv_sim_new(ELEVATOR, model);
+	struct elv_sim_proc *p[8];
+	uint64_t sectors = 0;
+
+	tunable_store_ok(s->fd, "slice_idle", slice_idle);
+	for (unsigned int i = 0; i < 8; i++)
+		p[i] = elv_sim_add(s, SC_READER + (pid_t)i, (sector_t)i * 1000000, 128, 1, 0, 0);
+	elv_sim_run(s, 2000 * MS);
+	for (unsigned int i = 0; i < 8; i++)
+		sectors += p[i]->sectors_done;
+	elv_sim_free(s);
+	return sectors;
+}
+
+/*
+ * The scenario of cfq_should_idle's rule: on the ssd model, which queues,
+ * eight sequential readers of one read at a time read together what they
+ * read with slice_idle 0 (within 3%), each beside the others; idling for
+ * each in turn, as on a rotating disk, would leave one read out at a time.
+ */
+START_TEST(test_queueing_flash_not_idled)
+{
+	uint64_t idle = eight_readers("ssd", "8"), none = eight_readers("ssd", "0");
+
+	fprintf(stderr, "cfq ssd: eight readers %llu sectors, %llu with slice_idle=0\n",
+		(unsigned long long)idle, (unsigned long long)none);
+	ck_assert_msg(idle * 100 >= none * 97, "eight readers: %llu sectors, %llu with slice_idle=0",
+		      (unsigned long long)idle, (unsigned long long)none);
 }
 END_TEST
 
@@ -1097,16 +1199,6 @@ END_TEST
 
 #define MS_NS 1000000ull
 #define GROUP_RUN_NS (10000 * MS_NS)
-
-/* The cgroups of the tests: pids 4000.. in /a, 4100.. in /b, the rest in the root. */
-static int test_cgroup_of(void *priv, pid_t pid, char *path, size_t len)
-{
-	(void)priv;
-	if (pid / 100 != 40 && pid / 100 != 41)
-		return -ENOENT;
-	snprintf(path, len, "%s", pid / 100 == 40 ? "/a" : "/b");
-	return 0;
-}
 
 /* /a's io.weight is 100, /b's 300. */
 static unsigned int test_cgroup_weight(void *priv, const char *path)
@@ -1122,6 +1214,28 @@ static unsigned int test_no_cgroup_weight(void *priv, const char *path)
 }
 
 /*
+ * The read-only groups file lists the groups the requests' cgroups made,
+ * /b (made last) first, each with its weight and its two queues; a write
+ * to it is refused.
+ */
+static void assert_groups_file(struct elevator_queue *e, unsigned int b_weight)
+{
+	const struct elv_tunable *t = e->type->tunables;
+	char text[256], want[64];
+	int n;
+
+	while (t->name && strcmp(t->name, "groups"))
+		t++;
+	ck_assert_ptr_nonnull(t->name);
+	n = elv_tunable_text(e, t, text, sizeof(text));
+	ck_assert_int_ge(n, 0);
+	text[n] = '\0';
+	snprintf(want, sizeof(want), "/b %u 2\n/a 100 2\n", b_weight);
+	ck_assert_str_eq(text, want);
+	ck_assert_int_eq(elv_tunable_store(e, "groups", "/a 1"), -EACCES);
+}
+
+/*
  * Two groups, each with two sequential readers (64 KiB, two out at a
  * time) far apart, on the hdd model for GROUP_RUN_NS: the sectors /b's
  * readers got over /a's, times 1000.  weight_of: where the groups'
@@ -1129,7 +1243,7 @@ static unsigned int test_no_cgroup_weight(void *priv, const char *path)
  */
 static uint64_t group_ratio(unsigned int (*weight_of)(void *, const char *), const char *tunable)
 {
-	const struct elv_cgroup_ops ops = { test_cgroup_of, weight_of, NULL };
+	const struct elv_cgroup_ops ops = { weight_of, NULL };
 	struct elv_sim *s;
 	struct elv_sim_proc *p[4];
 	uint64_t a, b;
@@ -1139,15 +1253,19 @@ static uint64_t group_ratio(unsigned int (*weight_of)(void *, const char *), con
 	elv_cgroup_override(NULL);
 	if (tunable)
 		ck_assert_int_eq(elv_tunable_store(s->fd->q->elevator, "group_weights", tunable), 0);
-	for (unsigned int i = 0; i < 4; i++)
+	for (unsigned int i = 0; i < 4; i++) {
 		p[i] = elv_sim_add(s, (i < 2 ? 4000 : 4100) + i % 2, (sector_t)i * 1000000, 128, 2, 0,
 				   0);
+		/* the cgroup on the request, as the frontend resolves it from the caller */
+		p[i]->blkcg = elv_sim_cgroup(s, i < 2 ? "/a" : "/b");
+	}
 	elv_sim_run(s, GROUP_RUN_NS);
 	a = p[0]->sectors_done + p[1]->sectors_done;
 	b = p[2]->sectors_done + p[3]->sectors_done;
 	fprintf(stderr, "cfq: group /a %llu sectors, /b %llu\n", (unsigned long long)a,
 		(unsigned long long)b);
 	ck_assert_uint_gt(a, 0);
+	assert_groups_file(s->fd->q->elevator, tunable ? 300 : weight_of(NULL, "/b") ? 300 : 100);
 	elv_sim_free(s);
 	return b * 1000 / a;
 }
@@ -1248,6 +1366,9 @@ static Suite *cfq_suite(void)
 	tcase_add_test(idle, test_async_request_ends_idle);
 	tcase_add_test(idle, test_seeky_bounds);
 	tcase_add_test(idle, test_seek_rule_flash);
+	tcase_add_test(idle, test_queueing_flash_never_idles);
+	tcase_add_test(idle, test_hw_tag_learned);
+	tcase_add_test(idle, test_queueing_flash_not_idled);
 	tcase_set_timeout(idle, 120);
 	tcase_add_test(idle, test_long_thinker_not_idled_hdd);
 	tcase_add_test(idle, test_long_thinker_not_idled_ssd);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* check_ioprio_cache.c - callers' I/O priorities: Linux's mapping, the refresh, the bound. */
+/* check_ioprio_cache.c - callers' I/O priorities and cgroups: Linux's mapping, the refresh, the bound. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "fake_driver.h"
@@ -16,6 +18,8 @@ struct fake_procs {
 	int nice[MAX_PID];
 	uint64_t now;
 	unsigned int lookups;
+	const char *cgroup[MAX_PID]; /* NULL: the root; "-": no such process */
+	unsigned int cgroup_lookups;
 };
 
 static int fake_get_ioprio(void *arg, pid_t pid)
@@ -43,12 +47,27 @@ static uint64_t fake_now(void *arg)
 	return ((struct fake_procs *)arg)->now;
 }
 
+/* The cgroup's id is made up from its path's first letter, to see it carried. */
+static int fake_get_cgroup(void *arg, pid_t pid, char *path, size_t len, uint64_t *id)
+{
+	struct fake_procs *p = arg;
+	const char *cg = p->cgroup[pid] ? p->cgroup[pid] : "/";
+
+	p->cgroup_lookups++;
+	if (!strcmp(cg, "-"))
+		return -ESRCH;
+	snprintf(path, len, "%s", cg);
+	*id = 1000 + (uint64_t)(unsigned char)cg[1];
+	return 0;
+}
+
 static struct fake_procs procs;
 static struct ioprio_cache cache;
 
 static void setup(void)
 {
-	const struct ioprio_source src = {fake_get_ioprio, fake_get_nice, fake_now, &procs};
+	const struct ioprio_source src = {fake_get_ioprio, fake_get_nice, fake_now, &procs,
+					  fake_get_cgroup};
 
 	for (int i = 0; i < MAX_PID; i++) {
 		procs.ioprio[i] = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0);
@@ -56,7 +75,14 @@ static void setup(void)
 	}
 	procs.now = 5 * SEC;
 	procs.lookups = 0;
+	procs.cgroup_lookups = 0;
+	memset(procs.cgroup, 0, sizeof(procs.cgroup));
 	ioprio_cache_init(&cache, &src);
+}
+
+static void teardown(void)
+{
+	ioprio_cache_exit(&cache);
 }
 
 #define BE(level) IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, level)
@@ -159,6 +185,77 @@ START_TEST(test_bound_evicts_least_recent)
 }
 END_TEST
 
+/*
+ * A caller's cgroup, as its bios carry it: one object per cgroup (two
+ * processes of /a get the same), the root's is NULL, asked with the
+ * priority and trusted as long: a process moved to /b shows in /b once
+ * the interval is over, not before.
+ */
+START_TEST(test_cgroup_interned_and_refreshed)
+{
+	const struct blkcg *a;
+
+	procs.cgroup[5] = "/a";
+	procs.cgroup[6] = "/a";
+	a = ioprio_cache_blkcg(&cache, 5);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(blkcg_path(a), "/a");
+	ck_assert_uint_eq(a->id, 1000 + 'a');
+	ck_assert_ptr_eq(ioprio_cache_blkcg(&cache, 6), a);
+	ck_assert_ptr_null(ioprio_cache_blkcg(&cache, 7));
+	ck_assert_uint_eq(procs.cgroup_lookups, 3);
+	ioprio_cache_get(&cache, 5); /* the priority comes with it: no new question */
+	ck_assert_uint_eq(procs.cgroup_lookups, 3);
+	ck_assert_uint_eq(procs.lookups, 3);
+
+	procs.cgroup[5] = "/b"; /* echo 5 > /sys/fs/cgroup/b/cgroup.procs */
+	procs.now += SEC - 1;
+	ck_assert_ptr_eq(ioprio_cache_blkcg(&cache, 5), a);
+	procs.now += 1;
+	ck_assert_str_eq(blkcg_path(ioprio_cache_blkcg(&cache, 5)), "/b");
+	ck_assert_ptr_eq(ioprio_cache_blkcg(&cache, 6), a); /* /a lives on for 6 */
+	procs.cgroup[5] = "/a";
+	procs.now += SEC;
+	ck_assert_ptr_eq(ioprio_cache_blkcg(&cache, 5), a); /* back: the same object */
+}
+END_TEST
+
+/*
+ * A pid that is gone, was never a process, or whose cgroup cannot be
+ * read is the root's (NULL), and is asked about again after the interval:
+ * by then it may be another process, in another cgroup.
+ */
+START_TEST(test_cgroup_gone_is_root)
+{
+	procs.cgroup[9] = "-";
+	ck_assert_ptr_null(ioprio_cache_blkcg(&cache, 9));
+	ck_assert_ptr_null(ioprio_cache_blkcg(&cache, 0));
+	ck_assert_ptr_null(ioprio_cache_blkcg(&cache, -1));
+	procs.cgroup[9] = "/reused";
+	procs.now += SEC;
+	ck_assert_str_eq(blkcg_path(ioprio_cache_blkcg(&cache, 9)), "/reused");
+}
+END_TEST
+
+/* The "0::PATH" line of /proc/self/cgroup, or "" on a system without cgroup v2. */
+static void own_cgroup(char *path, size_t len)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	path[0] = '\0';
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::/", 4)) {
+			size_t n = strcspn(line + 3, "\n");
+
+			ck_assert_uint_lt(n, len);
+			memcpy(path, line + 3, n);
+			path[n] = '\0';
+		}
+	fclose(f);
+}
+
 /* The kernel's own source: this process, at its nice value, has a priority. */
 START_TEST(test_system_source)
 {
@@ -167,6 +264,27 @@ START_TEST(test_system_source)
 	ioprio_cache_init(&sys, NULL);
 	ck_assert_int_ne(IOPRIO_PRIO_CLASS(ioprio_cache_get(&sys, getpid())), IOPRIO_CLASS_NONE);
 	ck_assert_uint_eq(ioprio_cache_get(&sys, 0), IOPRIO_DEFAULT);
+	ioprio_cache_exit(&sys);
+}
+END_TEST
+
+/* ... and a cgroup: /proc/self/cgroup's v2 path, the root's (NULL) where it is "/" or none. */
+START_TEST(test_system_source_cgroup)
+{
+	struct ioprio_cache sys;
+	const struct blkcg *cg;
+	char want[BLKCG_PATH_MAX];
+
+	own_cgroup(want, sizeof(want));
+	ioprio_cache_init(&sys, NULL);
+	cg = ioprio_cache_blkcg(&sys, getpid());
+	if (!want[0] || !strcmp(want, "/")) {
+		ck_assert_ptr_null(cg);
+	} else {
+		ck_assert_ptr_nonnull(cg);
+		ck_assert_str_eq(blkcg_path(cg), want);
+	}
+	ioprio_cache_exit(&sys);
 }
 END_TEST
 
@@ -175,7 +293,7 @@ static Suite *ioprio_cache_suite(void)
 	Suite *s = suite_create("ioprio_cache");
 	TCase *tc = tcase_create("cache");
 
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_none_maps_from_nice);
 	tcase_add_test(tc, test_set_classes_kept);
 	tcase_add_test(tc, test_gone_is_default);
@@ -183,6 +301,9 @@ static Suite *ioprio_cache_suite(void)
 	tcase_add_test(tc, test_gone_refreshed);
 	tcase_add_test(tc, test_bound_evicts_least_recent);
 	tcase_add_test(tc, test_system_source);
+	tcase_add_test(tc, test_cgroup_interned_and_refreshed);
+	tcase_add_test(tc, test_cgroup_gone_is_root);
+	tcase_add_test(tc, test_system_source_cgroup);
 	suite_add_tcase(s, tc);
 	return s;
 }

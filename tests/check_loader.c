@@ -464,7 +464,7 @@ END_TEST
 
 START_TEST(test_tunable_half_number_half_text_is_refused)
 {
-	assert_refused("broken-tunable", "tunable mixed needs get and set, or show and store", NULL);
+	assert_refused("broken-tunable", "tunable mixed needs get and set, or show (and store)", NULL);
 }
 END_TEST
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "blkcg.h"
 #include "fake_driver.h"
 
 static char mem[1 << 20] __attribute__((aligned(4096)));
@@ -330,6 +331,73 @@ START_TEST(test_gap_filled_between_priorities_keeps_two_requests)
 }
 END_TEST
 
+/*
+ * Linux's blk_cgroup_mergeable: a bio never joins a request of another
+ * cgroup, at its back or its front, nor do two requests of two cgroups
+ * become one when a bio of either fills the gap between them.
+ */
+START_TEST(test_cgroups_never_merge)
+{
+	struct fake_disk *fd = stopped_disk("deadline"); /* deadline offers front merges */
+	struct blkcg_table cgs = { 0 };
+	const struct blkcg *a = blkcg_intern(&cgs, "/a", 0), *b = blkcg_intern(&cgs, "/b", 0);
+	struct test_bio tb[5];
+	static const struct {
+		sector_t sector;
+		size_t off;
+		int cg; /* 0 the root, 1 /a, 2 /b */
+	} bios[5] = {
+		{ 0, 0, 1 },      /* [0,8) of /a */
+		{ 8, 4096, 2 },   /* a back merge onto /a's but for its cgroup */
+		{ 24, 12288, 1 }, /* [24,32) of /a */
+		{ 16, 8192, 1 },  /* joins [24,32) at its front, not [8,16) of /b */
+		{ 40, 20480, 0 }, /* a root bio beside nothing */
+	};
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_eq(blkcg_intern(&cgs, "/a", 0), a);
+	ck_assert_ptr_null(blkcg_intern(&cgs, "/", 0));
+	for (int i = 0; i < 5; i++) {
+		tbio_init(&tb[i], REQ_OP_WRITE, bios[i].sector, 8, mem + bios[i].off);
+		tb[i].bio.bi_blkcg = bios[i].cg == 1 ? a : bios[i].cg == 2 ? b : NULL;
+		submit_bio(fd->q, &tb[i].bio);
+	}
+	ck_assert_uint_eq(dispatch_count(fd), 4);
+	ck_assert_uint_eq(fd->events[0].sector, 0);
+	ck_assert_uint_eq(fd->events[0].nr_sectors, 8);
+	ck_assert_uint_eq(fd->events[1].sector, 8);
+	ck_assert_uint_eq(fd->events[1].nr_sectors, 8);
+	ck_assert_uint_eq(fd->events[2].sector, 16);
+	ck_assert_uint_eq(fd->events[2].nr_sectors, 16);
+	ck_assert_uint_eq(fd->events[3].sector, 40);
+	finish(fd, tb, 5);
+	blkcg_table_free(&cgs);
+}
+END_TEST
+
+/* The same cgroup merges as before: one request, which carries the cgroup. */
+START_TEST(test_one_cgroup_merges)
+{
+	struct fake_disk *fd = stopped_disk("noop");
+	struct blkcg_table cgs = { 0 };
+	const struct blkcg *a = blkcg_intern(&cgs, "/a/b", 0);
+	struct test_bio tb[2];
+
+	for (int i = 0; i < 2; i++) {
+		tbio_init(&tb[i], REQ_OP_WRITE, (sector_t)i * 8, 8, mem + i * 4096);
+		tb[i].bio.bi_blkcg = a;
+		submit_bio(fd->q, &tb[i].bio);
+	}
+	ck_assert_uint_eq(dispatch_count(fd), 1);
+	ck_assert_uint_eq(fd->events[0].nr_sectors, 16);
+	ck_assert_str_eq(blkcg_path(blk_rq_cgroup(fake_nth(fd, 0))), "/a/b");
+	ck_assert_str_eq(blkcg_path(NULL), "/");
+	finish(fd, tb, 2);
+	blkcg_table_free(&cgs);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("merge");
@@ -350,6 +418,8 @@ int main(void)
 	tcase_add_test(tc, test_fua_and_flush_do_not_merge);
 	tcase_add_test(tc, test_priorities_never_merge);
 	tcase_add_test(tc, test_gap_filled_between_priorities_keeps_two_requests);
+	tcase_add_test(tc, test_cgroups_never_merge);
+	tcase_add_test(tc, test_one_cgroup_merges);
 	suite_add_tcase(s, tc);
 	return fake_run_suite(s);
 }

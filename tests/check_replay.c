@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <linux/blktrace_api.h>
 
 #include "fake_driver.h"
 #include "replay.h"
@@ -267,6 +270,55 @@ START_TEST(iolog_v2_and_v3)
 	ck_assert_uint_eq(t.ios[0].time, 250000);
 	ck_assert_uint_eq(t.ios[1].time, 1250000);
 	ck_assert_uint_eq(t.ios[1].sector, 2048);
+	replay_trace_free(&t);
+}
+END_TEST
+
+/* A Q record of a read from pid at sector, marked with cgroup id cg unless it is 0. */
+static void write_q(FILE *f, uint32_t pid, uint64_t sector, uint64_t cg)
+{
+	struct blk_io_trace rec = {
+		.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
+		.sector = sector,
+		.bytes = 4096,
+		.action = __BLK_TA_QUEUE | BLK_TC_ACT(BLK_TC_READ) | (cg ? __BLK_TA_CGROUP : 0),
+		.pid = pid,
+		.pdu_len = cg ? sizeof(cg) : 0,
+	};
+
+	ck_assert_uint_eq(fwrite(&rec, sizeof(rec), 1, f), 1);
+	if (cg)
+		ck_assert_uint_eq(fwrite(&cg, sizeof(cg), 1, f), 1);
+}
+
+/*
+ * A blktrace's cgroup ids (Q records marked __BLK_TA_CGROUP) reach the
+ * bios: one cgroup per id, named /ID (group_weights weighs it by that
+ * name), the root's id (1) and unmarked records in the root (NULL).
+ */
+START_TEST(blktrace_cgroup_ids_carried)
+{
+	char name[] = "/tmp/check_replay_cg_XXXXXX", why[256] = "";
+	struct replay_trace t;
+	int fd = mkstemp(name);
+	FILE *f = fdopen(fd, "w");
+
+	ck_assert_ptr_nonnull(f);
+	write_q(f, 10, 0, 4242);
+	write_q(f, 11, 8, 1);
+	write_q(f, 12, 16, 0);
+	write_q(f, 13, 24, 4242);
+	write_q(f, 14, 32, 77);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(replay_load(name, &t, why, sizeof(why)) == 0, "%s", why);
+	unlink(name);
+	ck_assert_uint_eq(t.nr, 5);
+	ck_assert_ptr_nonnull(t.ios[0].blkcg);
+	ck_assert_str_eq(blkcg_path(t.ios[0].blkcg), "/4242");
+	ck_assert_ptr_null(t.ios[1].blkcg);
+	ck_assert_ptr_null(t.ios[2].blkcg);
+	ck_assert_ptr_eq(t.ios[3].blkcg, t.ios[0].blkcg);
+	ck_assert_str_eq(blkcg_path(t.ios[4].blkcg), "/77");
 	replay_trace_free(&t);
 }
 END_TEST
@@ -534,6 +586,7 @@ static Suite *replay_suite(void)
 	tcase_add_test(tc, sstf_and_clook_seek_less_than_noop);
 	tcase_add_test(tc, deadline_bounds_what_sstf_starves);
 	tcase_add_test(tc, iolog_v2_and_v3);
+	tcase_add_test(tc, blktrace_cgroup_ids_carried);
 	tcase_add_test(tc, bad_iologs_name_the_line);
 	tcase_add_test(tc, mq_same_input_same_numbers);
 	tcase_add_test(tc, mq_one_queue_is_the_26_queue);

@@ -56,9 +56,17 @@ void elv_submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, secto
 void elv_submit_from(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
 		     unsigned int sectors, pid_t pid, unsigned short ioprio)
 {
+	elv_submit_cg(fd, tb, op, sector, sectors, pid, ioprio, NULL);
+}
+
+void elv_submit_cg(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
+		   unsigned int sectors, pid_t pid, unsigned short ioprio,
+		   const struct blkcg *blkcg)
+{
 	tbio_init(tb, op, sector, sectors, elv_buf);
 	tb->bio.bi_pid = pid;
 	tb->bio.bi_ioprio = ioprio;
+	tb->bio.bi_blkcg = blkcg;
 	submit_bio(fd->q, &tb->bio);
 }
 

@@ -28,6 +28,10 @@ void elv_submit(struct fake_disk *fd, struct test_bio *tb, enum req_op op, secto
 /* A bio from process pid at priority ioprio. */
 void elv_submit_from(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
 		     unsigned int sectors, pid_t pid, unsigned short ioprio);
+/* The same from cgroup blkcg (NULL: the root), as the frontend's bios carry it. */
+void elv_submit_cg(struct fake_disk *fd, struct test_bio *tb, enum req_op op, sector_t sector,
+		   unsigned int sectors, pid_t pid, unsigned short ioprio,
+		   const struct blkcg *blkcg);
 
 /* ---- draining ---- */
 

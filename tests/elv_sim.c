@@ -97,8 +97,8 @@ static void sim_procs(struct elv_sim *s)
 			p->out[j] = true;
 			p->sent++;
 			p->sent_at[j] = now;
-			elv_submit_from(s->fd, &p->tb[j], REQ_OP_READ, p->next, p->sectors, p->pid,
-					IOPRIO_DEFAULT);
+			elv_submit_cg(s->fd, &p->tb[j], REQ_OP_READ, p->next, p->sectors, p->pid,
+				      IOPRIO_DEFAULT, p->blkcg);
 			p->next = (p->next + p->stride) % (SIM_CAPACITY - p->sectors);
 		}
 	}
@@ -197,6 +197,7 @@ void elv_sim_free(struct elv_sim *s)
 			elv_wake(fd);
 	}
 	fake_disk_free(fd);
+	blkcg_table_free(&s->cgroups);
 	disk_model_free(s->m);
 	free(s);
 }

@@ -4,6 +4,7 @@
 #define RQDISK_ELV_SIM_H
 
 #include "elv_harness.h"
+#include "blkcg.h"
 #include "model.h"
 
 #define ELV_SIM_MAX_PROCS 32
@@ -17,6 +18,7 @@
  */
 struct elv_sim_proc {
 	pid_t pid;
+	const struct blkcg *blkcg; /* its cgroup (elv_sim_cgroup), NULL for the root */
 	sector_t next;
 	unsigned int sectors, depth;
 	uint64_t stride, think_ns;
@@ -45,6 +47,7 @@ struct elv_sim {
 	unsigned int nr_out;
 	struct elv_sim_proc procs[ELV_SIM_MAX_PROCS];
 	unsigned int nr_procs;
+	struct blkcg_table cgroups; /* what procs' blkcg point at */
 };
 
 /* elevator over the model spec ("hdd", "ssd") on a 4 GiB disk; nr_requests 1024. */
@@ -52,6 +55,11 @@ struct elv_sim *elv_sim_new(const char *elevator, const char *model);
 /* A process that starts start_ns after the sim was made; returns it, to read its results. */
 struct elv_sim_proc *elv_sim_add(struct elv_sim *s, pid_t pid, sector_t start, unsigned int sectors,
 				 unsigned int depth, uint64_t think_ns, uint64_t start_ns);
+/* The cgroup path, interned in the sim, for a process's blkcg: as the frontend resolves one. */
+static inline const struct blkcg *elv_sim_cgroup(struct elv_sim *s, const char *path)
+{
+	return blkcg_intern(&s->cgroups, path, 0);
+}
 /* Run the virtual clock for for_ns more, or until every process with a limit is done. */
 void elv_sim_run(struct elv_sim *s, uint64_t for_ns);
 /* Stop every process, let what is queued complete, free it all. */

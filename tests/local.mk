@@ -234,6 +234,7 @@ INTEGRATION_TESTS = \
 	tests/test-memory.sh \
 	tests/test-memcg.sh \
 	tests/test-ioprio.sh \
+	tests/test-cgroup-groups.sh \
 	tests/test-nbd.sh \
 	tests/test-nbd-failures.sh \
 	tests/test-nbd-multiconn.sh \

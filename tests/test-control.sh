@@ -49,6 +49,12 @@ for e in "${names[@]}"; do
 	for t in "$q"/iosched/*; do
 		[ -e "$t" ] || continue
 		v=$(cat "$t")
+		# bfq's and cfq's groups are read-only: the mode says so, a write fails
+		if [ "$(basename "$t")" = groups ]; then
+			[[ "$(stat -c %A "$t")" != *w* ]] || fail "groups is writable under $e"
+			if (echo "/a 1" >"$t") 2>/dev/null; then fail "a write to groups was taken under $e"; fi
+			continue
+		fi
 		# bfq's weights and bfq's and cfq's group_weights are text, one
 		# line a write: checked on their own below
 		if [ "$(basename "$t")" != weights ] && [ "$(basename "$t")" != group_weights ]; then
@@ -86,7 +92,7 @@ echo deadline >"$q/scheduler"
 
 say "bfq's tunables, and its weights: PID WEIGHT lines set, read back, removed, bad ones refused"
 echo bfq >"$q/scheduler" || fail "switching to bfq failed"
-[ "$(ls "$q/iosched" | tr '\n' ' ')" = "back_seek_max back_seek_penalty fifo_expire_async fifo_expire_sync group_weights low_latency max_budget slice_idle slice_idle_us strict_guarantees timeout_sync weights " ] ||
+[ "$(ls "$q/iosched" | tr '\n' ' ')" = "back_seek_max back_seek_penalty fifo_expire_async fifo_expire_sync group_weights groups low_latency max_budget slice_idle slice_idle_us strict_guarantees timeout_sync weights " ] ||
 	fail "bfq's tunables are: $(ls "$q/iosched")"
 w=$q/iosched/weights
 [ -z "$(cat "$w")" ] || fail "bfq starts with weights: $(cat "$w")"

@@ -83,7 +83,7 @@ say "every tunable of a shipped elevator (its ELV_ATTR table in sched/) is a tag
 # (the table the control tree's queue/iosched/ shows, read from the
 # source: listing it otherwise needs a mount)
 tunables=$(find "$top_srcdir/sched" -name '*.c' -exec \
-	sed -nE 's/.*ELV_(TEXT_)?ATTR\([a-z_]+, *([a-z_0-9]+)\).*/\2/p' {} + | sort -u)
+	sed -nE 's/.*ELV_(TEXT_|RO_)?ATTR\([a-z_]+, *([a-z_0-9]+)\).*/\2/p' {} + | sort -u)
 [ "$(wc -w <<<"$tunables")" -ge 20 ] || fail "sched/ lists only these tunables: $tunables"
 for t in $tunables; do
 	tags "$man/rqdisk-elevators.7.in" | grep -qE "(^|[^a-z_])$t([^a-z_]|$)" ||

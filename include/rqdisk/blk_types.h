@@ -43,6 +43,15 @@ enum req_op {
 struct bio;
 typedef void(bio_end_io_t)(struct bio *bio, int error);
 
+/*
+ * A cgroup (v2) as bios carry it, Linux's blkcg: interned, one object
+ * per cgroup for as long as the program runs, so two bios come from one
+ * cgroup exactly when they point at the same one.  NULL: the root
+ * cgroup, or nobody said.  Opaque: an elevator asks blk_rq_cgroup() and
+ * blkcg_path() (elevator.h).
+ */
+struct blkcg;
+
 /* One memory segment of a bio: any address, any length. */
 struct bio_vec {
 	void *bv_base;
@@ -71,6 +80,13 @@ struct bio {
 	struct bio *bi_parent; /* split or bounce parent, for clones */
 	void *bi_bounce;       /* aligned copy of the data, for bounced clones */
 	unsigned int bi_good;  /* bytes before the first that failed: bi_size while none has */
+
+	/*
+	 * The submitter's cgroup, or NULL (the root).  Added at the end with
+	 * no new API version, as elv_ns: the core and its callers make every
+	 * bio, an elevator only reads one.
+	 */
+	const struct blkcg *bi_blkcg;
 };
 
 static inline unsigned int bio_sectors(const struct bio *bio)
@@ -166,6 +182,11 @@ struct request {
 	struct blk_mq_hw_ctx *mq_hctx;
 	/* Core-managed: ns inside the elevator's hooks for it, while lock statistics are on. */
 	uint64_t elv_ns;
+	/*
+	 * Core-managed: its bios' cgroup, all alike (the core never merges
+	 * across cgroups).  Read it with blk_rq_cgroup().
+	 */
+	const struct blkcg *blkcg;
 };
 
 #define rq_for_each_bio(_bio, rq) \

@@ -67,7 +67,8 @@ struct elevator_queue {
  * instead, and no get or set: show writes at most len bytes of text and
  * returns its length; store gets one write's text (NUL-terminated, a
  * trailing newline possibly there) and returns 0 or -EINVAL, leaving everything as
- * it was on an error.  Both are called with the queue lock held.
+ * it was on an error.  A text tunable without store is read-only (a
+ * write fails with EACCES).  Both are called with the queue lock held.
  */
 struct elv_tunable {
 	const char *name;
@@ -245,6 +246,22 @@ void elv_schedule_dispatch(struct elevator_queue *e, uint64_t when_ns);
 bool blk_queue_nonrot(const struct request_queue *q);
 
 /*
+ * The cgroup (v2) rq's bios were submitted from, as Linux's bio carries
+ * its blkcg: an interned identifier, the same pointer for every request
+ * of one cgroup, NULL for the root cgroup or when the submitter is not
+ * known.  Two requests of different cgroups are never merged.  Added
+ * with no new API version (an elevator built before never asks).
+ */
+const struct blkcg *blk_rq_cgroup(const struct request *rq);
+
+/*
+ * The cgroup's path under the cgroup (v2) root, as /proc/PID/cgroup
+ * shows it ("/" for NULL, the root): what its weight files and the
+ * group_weights tunables are found by.  Valid as long as the queue.
+ */
+const char *blkcg_path(const struct blkcg *blkcg);
+
+/*
  * Define tunable name kept in member of the elevator's data (of type type),
  * in natural units (mult 1) or in milliseconds kept as nanoseconds (mult
  * NSEC_PER_MSEC).  List it in the table with ELV_ATTR(prefix, name).
@@ -264,6 +281,12 @@ bool blk_queue_nonrot(const struct request_queue *q);
 	{                                                                       \
 		#name, prefix##_##name##_min, prefix##_##name##_max,            \
 			prefix##_##name##_get, prefix##_##name##_set, NULL, NULL \
+	}
+
+/* A read-only text tunable: prefix_name_show, defined by the elevator. */
+#define ELV_RO_ATTR(prefix, name)                                               \
+	{                                                                       \
+		#name, 0, 0, NULL, NULL, prefix##_##name##_show, NULL           \
 	}
 
 /* A text tunable: prefix_name_show and prefix_name_store, defined by the elevator. */

@@ -100,6 +100,7 @@ struct bio *bio_clone_range(struct bio *parent, size_t offset, unsigned int size
 	bio->bi_flags = parent->bi_flags;
 	bio->bi_pid = parent->bi_pid;
 	bio->bi_ioprio = parent->bi_ioprio;
+	bio->bi_blkcg = parent->bi_blkcg;
 	bio->bi_sector = parent->bi_sector + (offset >> SECTOR_SHIFT);
 	bio->bi_size = size;
 	bio->bi_good = size;

@@ -159,8 +159,8 @@ static int elv_plugin_check(const char *path, const struct elevator_type *t, cha
 #undef REQUIRE_HOOK
 	for (const struct elv_tunable *u = t->tunables; u && u->name; u++)
 		if (!(u->get && u->set && !u->show && !u->store) &&
-		    !(u->show && u->store && !u->get && !u->set))
-			ELV_REFUSE("elevator %s: tunable %s needs get and set, or show and store",
+		    !(u->show && !u->get && !u->set))
+			ELV_REFUSE("elevator %s: tunable %s needs get and set, or show (and store)",
 				   path, u->name);
 	return 0;
 }
@@ -511,6 +511,8 @@ int elv_tunable_store(struct elevator_queue *e, const char *name, const char *bu
 
 	if (!t)
 		return -ENOENT;
+	if (t->show && !t->store)
+		return -EACCES; /* read-only */
 	if (t->store)
 		return t->store(e, buf);
 	errno = 0;

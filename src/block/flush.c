@@ -87,6 +87,7 @@ int blk_barrier_begin(struct request_queue *q, struct bio *bio)
 		flush->rq_flags = RQF_BARRIER;
 		flush->pid = bio->bi_pid;
 		flush->ioprio = bio->bi_ioprio;
+		flush->blkcg = bio->bi_blkcg;
 		blk_add_trace_rq(q, flush, BLK_TA_GETRQ);
 		blk_epoch_add(q, flush);
 		bio->bi_flags |= REQ_FUA;

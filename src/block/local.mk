@@ -5,6 +5,8 @@
 noinst_LTLIBRARIES += src/block/libblock.la
 src_block_libblock_la_SOURCES = \
 	src/block/bio.c \
+	src/block/blkcg.c \
+	src/block/blkcg.h \
 	src/block/blk_mq.c \
 	src/block/blk_mq.h \
 	src/block/blk_mq_dispatch.c \

@@ -100,15 +100,17 @@ static bool bio_mergeable(const struct bio *bio)
 }
 
 /*
- * Same kind of I/O at the same priority in the epoch the bio joins:
- * discards never meet reads or writes, and an idle-class bio never rides
- * in a real-time request (nor the other way round), as in Linux.
+ * Same kind of I/O at the same priority from the same cgroup in the epoch
+ * the bio joins: discards never meet reads or writes, an idle-class bio
+ * never rides in a real-time request (nor the other way round), and a
+ * group's bio is never served as another group's (blk_cgroup_mergeable),
+ * as in Linux.
  */
 static bool blk_rq_merge_ok(struct request_queue *q, const struct request *rq,
 			    const struct bio *bio)
 {
 	return rq_mergeable(rq) && rq->cmd_op == bio->bi_op && rq->ioprio == bio->bi_ioprio &&
-	       rq->epoch == q->submit_epoch;
+	       rq->blkcg == bio->bi_blkcg && rq->epoch == q->submit_epoch;
 }
 
 static enum elv_merge blk_try_merge(const struct request *rq, const struct bio *bio)
@@ -169,7 +171,8 @@ static bool attempt_merge(struct request_queue *q, struct request *rq, struct re
 
 	/* after a front merge rq is whatever ends where next starts: maybe nothing */
 	if (!rq || !next || next == rq || !rq_mergeable(next) || next->cmd_op != rq->cmd_op ||
-	    next->ioprio != rq->ioprio || next->epoch != rq->epoch || (rq->rq_flags & RQF_HELD) != (next->rq_flags & RQF_HELD))
+	    next->ioprio != rq->ioprio || next->blkcg != rq->blkcg || next->epoch != rq->epoch ||
+	    (rq->rq_flags & RQF_HELD) != (next->rq_flags & RQF_HELD))
 		return false;
 	/* both wait in the elevator, or both in the hold list: nowhere else */
 	if (!(next->rq_flags & (RQF_ELVPRIV | RQF_HELD)) ||

@@ -40,6 +40,7 @@ void blk_rq_bio_prep(struct request *rq, struct bio *bio)
 	rq->cmd_flags = bio->bi_flags;
 	rq->pid = bio->bi_pid;
 	rq->ioprio = bio->bi_ioprio;
+	rq->blkcg = bio->bi_blkcg;
 	rq->sector = rq->hard_sector = bio->bi_sector;
 	rq->nr_sectors = rq->hard_nr_sectors = bio_sectors(bio);
 	rq->bio = rq->biotail = bio;

@@ -76,7 +76,7 @@ int ctl_getattr(struct rqdisk *d, fuse_ino_t ino, struct stat *st)
 	blk_queue_lock(d->q);
 	ret = ctl_tunable(d, ino, &t);
 	if (!ret)
-		ctl_attr(ino, false, true, d, st);
+		ctl_attr(ino, false, t->set || t->store, d, st);
 	blk_queue_unlock(d->q);
 	return ret;
 }
@@ -90,7 +90,7 @@ static int ctl_lookup_tunable(struct rqdisk *d, const char *name, struct stat *s
 	blk_queue_lock(d->q);
 	for (t = ctl_tunables(d); t && t->name && idx < CTL_TUNABLES_MAX; t++, idx++)
 		if (!strcmp(t->name, name)) {
-			ctl_attr(ctl_tunable_ino(d, idx), false, true, d, st);
+			ctl_attr(ctl_tunable_ino(d, idx), false, t->set || t->store, d, st);
 			ret = 0;
 			break;
 		}

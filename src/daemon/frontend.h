@@ -69,7 +69,7 @@ struct rqdisk {
 	 */
 	struct wb_err wb_err;
 	uint64_t lost_taken; /* of the stack's losses (stack->lost.events), those in wb_err */
-	struct ioprio_cache ioprio;	/* the callers' I/O priorities, which their bios carry */
+	struct ioprio_cache ioprio;	/* the callers' I/O priorities and cgroups, which their bios carry */
 };
 
 extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;

@@ -47,6 +47,7 @@ struct fe_io {
 	struct range_waiter lock;
 	pid_t pid;                /* the caller's, which its bios carry */
 	unsigned short ioprio;    /* and its I/O priority, looked up as the request came */
+	const struct blkcg *blkcg; /* and its cgroup, looked up with it */
 	struct bio bio, head, tail;
 	struct bio_vec vec, head_vec, tail_vec;
 };
@@ -65,10 +66,12 @@ static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
 	/*
 	 * Here, on the thread that reads FUSE requests: a bio made later, as
 	 * a range lock is granted, may be made on another thread (a hardware
-	 * queue's, --queue-mode=mq), and the priority cache is this thread's.
+	 * queue's, --queue-mode=mq), and the priority cache is this thread's
+	 * (the cgroups it hands out never change once made: any thread reads them).
 	 */
 	io->pid = fuse_req_ctx(req)->pid;
 	io->ioprio = ioprio_cache_get(&d->ioprio, io->pid);
+	io->blkcg = ioprio_cache_blkcg(&d->ioprio, io->pid);
 	io->start = off / d->lbs * d->lbs;
 	io->end = (off + len + d->lbs - 1) / d->lbs * d->lbs;
 	return io;
@@ -123,6 +126,7 @@ static void fe_bio(struct fe_io *io, struct bio *bio, struct bio_vec *vec, enum 
 	bio_init(bio, op, pos >> SECTOR_SHIFT, (unsigned int)size, vec, mem ? 1 : 0);
 	bio->bi_pid = io->pid;
 	bio->bi_ioprio = io->ioprio;
+	bio->bi_blkcg = io->blkcg;
 	bio->bi_end_io = end_io;
 	bio->bi_private = io;
 }

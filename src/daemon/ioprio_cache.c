@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ioprio_cache.c - the I/O priority of each process the disk serves, asked once a while per pid. */
+/* ioprio_cache.c - the I/O priority and cgroup of each process the disk serves, asked once a while per pid. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,7 +41,40 @@ static uint64_t sys_now(void *arg)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static const struct ioprio_source sys_source = {sys_get_ioprio, sys_get_nice, sys_now, NULL};
+/* The "0::PATH" line of /proc/PID/cgroup (v2), and its directory's inode: the cgroup's id. */
+static int sys_get_cgroup(void *arg, pid_t pid, char *path, size_t len, uint64_t *id)
+{
+	char file[BLKCG_PATH_MAX + 64], buf[4096], *line, *nl;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	(void)arg;
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	for (line = buf; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "0::/", 4) || strlen(line + 3) >= len)
+			continue;
+		strcpy(path, line + 3);
+		snprintf(file, sizeof(file), "/sys/fs/cgroup%s", path);
+		*id = stat(file, &st) ? 0 : (uint64_t)st.st_ino;
+		return 0;
+	}
+	return -ENOENT; /* cgroup v1 alone: no v2 cgroup to place it in */
+}
+
+static const struct ioprio_source sys_source = {sys_get_ioprio, sys_get_nice, sys_now, NULL,
+						sys_get_cgroup};
 
 void ioprio_cache_init(struct ioprio_cache *c, const struct ioprio_source *src)
 {
@@ -101,21 +137,55 @@ static struct ioprio_cache_entry *ioprio_cache_slot(struct ioprio_cache *c, pid_
 	return victim;
 }
 
-unsigned short ioprio_cache_get(struct ioprio_cache *c, pid_t pid)
+/* Ask the source for pid's cgroup; a process that is gone, or any failure, is the root's. */
+static const struct blkcg *blkcg_lookup(struct ioprio_cache *c, pid_t pid)
+{
+	char path[BLKCG_PATH_MAX];
+	uint64_t id = 0;
+
+	if (!c->src.get_cgroup || c->src.get_cgroup(c->src.arg, pid, path, sizeof(path), &id))
+		return NULL;
+	return blkcg_intern(&c->cgroups, path, id);
+}
+
+/* pid's entry, asked again if it is new or older than the refresh; NULL for no process. */
+static const struct ioprio_cache_entry *ioprio_cache_entry(struct ioprio_cache *c, pid_t pid)
 {
 	struct ioprio_cache_entry *e;
 	uint64_t now;
 
 	/* 0 is no process (I/O the kernel started), and would ask about ourselves */
 	if (pid <= 0)
-		return IOPRIO_DEFAULT;
+		return NULL;
 	e = ioprio_cache_slot(c, pid);
 	e->used = ++c->uses;
 	now = c->src.now(c->src.arg);
 	if (e->pid != pid || now - e->looked_up >= c->refresh_ns) {
 		e->pid = pid;
 		e->ioprio = ioprio_lookup(&c->src, pid);
+		e->blkcg = blkcg_lookup(c, pid);
 		e->looked_up = now;
 	}
-	return e->ioprio;
+	return e;
+}
+
+unsigned short ioprio_cache_get(struct ioprio_cache *c, pid_t pid)
+{
+	const struct ioprio_cache_entry *e = ioprio_cache_entry(c, pid);
+
+	return e ? e->ioprio : IOPRIO_DEFAULT;
+}
+
+const struct blkcg *ioprio_cache_blkcg(struct ioprio_cache *c, pid_t pid)
+{
+	const struct ioprio_cache_entry *e = ioprio_cache_entry(c, pid);
+
+	return e ? e->blkcg : NULL;
+}
+
+void ioprio_cache_exit(struct ioprio_cache *c)
+{
+	for (unsigned int i = 0; i < IOPRIO_CACHE_SLOTS; i++)
+		c->slot[i] = (struct ioprio_cache_entry){ 0 };
+	blkcg_table_free(&c->cgroups);
 }

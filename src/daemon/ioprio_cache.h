@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ioprio_cache.h - the I/O priority of each process the disk serves, asked once a while per pid. */
+/* ioprio_cache.h - the I/O priority and cgroup of each process the disk serves, asked once a while per pid. */
 #ifndef RQDISK_IOPRIO_CACHE_H
 #define RQDISK_IOPRIO_CACHE_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "blkcg.h"
 #include "ioprio.h"
 
 /* Processes remembered at once; the least recently seen makes room. */
 #define IOPRIO_CACHE_SLOTS 64
 
 /*
- * How long a looked-up priority is trusted.  ionice(1) may change a
- * running process's priority and a pid may be reused by another process:
- * a second is soon enough for both to show, while two system calls per
+ * How long a looked-up priority and cgroup are trusted.  ionice(1) may
+ * change a running process's priority, a process may be moved to another
+ * cgroup, and a pid may be reused by another process: a second is soon
+ * enough for each to show, while system calls and a read of /proc per
  * FUSE request, on the one thread that serves them all, would not be.
  */
 #define IOPRIO_CACHE_REFRESH_NS 1000000000ull
@@ -28,11 +30,18 @@ struct ioprio_source {
 	/* A monotonic clock, in nanoseconds. */
 	uint64_t (*now)(void *arg);
 	void *arg;
+	/*
+	 * The process's cgroup (v2): its path into path ("/" the root) and
+	 * the cgroup's id (0 if not known), 0; or -errno.  NULL: every
+	 * process is in the root.
+	 */
+	int (*get_cgroup)(void *arg, pid_t pid, char *path, size_t len, uint64_t *id);
 };
 
 struct ioprio_cache_entry {
 	pid_t pid; /* 0: a free slot */
 	unsigned short ioprio;
+	const struct blkcg *blkcg; /* in the cache's table; NULL: the root */
 	uint64_t looked_up; /* when, on the source's clock */
 	uint64_t used;	    /* the cache's count of lookups when last asked for */
 };
@@ -42,6 +51,7 @@ struct ioprio_cache {
 	uint64_t refresh_ns;
 	uint64_t uses;
 	struct ioprio_cache_entry slot[IOPRIO_CACHE_SLOTS];
+	struct blkcg_table cgroups; /* every cgroup seen, for as long as the cache */
 };
 
 /* An empty cache over src, or over the kernel's priorities when src is NULL. */
@@ -53,5 +63,16 @@ void ioprio_cache_init(struct ioprio_cache *c, const struct ioprio_source *src);
  * does), IOPRIO_DEFAULT for a pid that is gone or was never a process.
  */
 unsigned short ioprio_cache_get(struct ioprio_cache *c, pid_t pid);
+
+/*
+ * The cgroup pid's I/O is charged to, as a bio carries it (bi_blkcg),
+ * looked up with the priority and trusted as long: NULL (the root) for a
+ * pid that is gone, was never a process, or is in the root.  The object
+ * lives until ioprio_cache_exit(), which must come after the last bio.
+ */
+const struct blkcg *ioprio_cache_blkcg(struct ioprio_cache *c, pid_t pid);
+
+/* Free the cgroups: no bio or request may point at one any more. */
+void ioprio_cache_exit(struct ioprio_cache *c);
 
 #endif

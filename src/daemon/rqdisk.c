@@ -328,6 +328,7 @@ static int teardown(struct rqdisk_state *s, bool failed)
 	else
 		blk_cleanup_queue(s->disk.q);
 	fe_buffers_free(&s->disk);
+	ioprio_cache_exit(&s->disk.ioprio); /* after the queue: its requests pointed at the cgroups */
 	teardown_power(s);
 	if (failed && s->created)
 		unlink(s->opt.image);

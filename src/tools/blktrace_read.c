@@ -254,9 +254,13 @@ static int bt_add_record(struct bt_reader *r, const struct blk_io_trace *rec,
 		.cpu = rec->cpu,
 		.error = rec->error,
 	};
-	if (rec->action & __BLK_TA_CGROUP) { /* the cgroup id is not kept */
+	if (rec->action & __BLK_TA_CGROUP) {
 		if (len < BT_CGROUP_ID_LEN)
 			return bt_fail(r, -EINVAL, "a cgroup record with a %zu-byte pdu", len);
+		/* in the byte order of the host that traced, as the header */
+		memcpy(&e->cgroup_id, pdu, sizeof(e->cgroup_id));
+		if (r->swapped)
+			e->cgroup_id = bswap_64(e->cgroup_id);
 		pdu += BT_CGROUP_ID_LEN;
 		len -= BT_CGROUP_ID_LEN;
 	}

@@ -18,13 +18,14 @@ struct bt_event {
 	uint64_t sector;
 	uint32_t bytes;
 	uint32_t action;   /* BLK_TA_* with the BLK_TC_ACT() category bits; never __BLK_TA_CGROUP:
-			    * the reader takes the cgroup id off the pdu */
+			    * the reader takes the cgroup id off the pdu, into cgroup_id */
 	uint32_t pid;
 	uint32_t sequence;
 	uint32_t cpu;
 	uint16_t error;
 	uint64_t split_at; /* BLK_TA_SPLIT: the sector where the second part starts */
 	char comm[16];     /* BLK_TN_PROCESS: the process name, NUL-terminated */
+	uint64_t cgroup_id; /* a __BLK_TA_CGROUP record's cgroup (its kernfs id), else 0 */
 };
 
 struct bt_trace {

@@ -118,6 +118,7 @@ static void replay_submit_one(struct replay_state *st)
 	bio_init(&rb->bio, io->op, io->sector, size, &rb->vec, op_has_data(io->op) ? 1 : 0);
 	rb->bio.bi_flags = io->flags;
 	rb->bio.bi_pid = io->pid;
+	rb->bio.bi_blkcg = io->blkcg;
 	rb->bio.bi_end_io = replay_end_io;
 	rb->bio.bi_private = rb;
 	rb->st = st;

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "blkcg.h"
 #include "blkdev.h"
 
 /* One I/O of the trace, as its submitter issued it. */
@@ -26,6 +27,12 @@ struct replay_io {
 	 * queues in turn.
 	 */
 	unsigned int cpu;
+	/*
+	 * Its cgroup, which its bios carry: a blktrace record's cgroup id
+	 * (its Q record marked __BLK_TA_CGROUP), named "/ID"; NULL (the
+	 * root) for the rest, and for every I/O of an iolog.
+	 */
+	const struct blkcg *blkcg;
 };
 
 /*
@@ -42,6 +49,7 @@ struct replay_trace {
 	size_t nr;
 	sector_t capacity; /* the end of the highest I/O: the disk is at least this big */
 	unsigned int max_bytes; /* the largest data I/O */
+	struct blkcg_table cgroups; /* what the I/Os' blkcg point at */
 };
 
 /*

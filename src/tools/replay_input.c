@@ -100,6 +100,7 @@ static int replay_load_blktrace(const char *name, struct replay_trace *t, char *
 		if (ret)
 			break;
 		replay_from_queue(e, &io);
+		io.blkcg = blkcg_intern_id(&t->cgroups, e->cgroup_id);
 		io.time = e->time - origin;
 		ret = replay_add(t, &io, &alloc);
 		if (ret == -ENOMEM)
@@ -362,5 +363,6 @@ int replay_load(const char *name, struct replay_trace *t, char *why, size_t whyl
 void replay_trace_free(struct replay_trace *t)
 {
 	free(t->ios);
+	blkcg_table_free(&t->cgroups);
 	memset(t, 0, sizeof(*t));
 }

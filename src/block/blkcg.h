@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* blkcg.h - the cgroups bios carry: one interned object per cgroup, named by path and id. */
+#ifndef RQDISK_BLKCG_H
+#define RQDISK_BLKCG_H
+
+#include <stdint.h>
+
+#include <rqdisk/blk_types.h>
+
+/* The longest cgroup path kept, NUL included; a longer one is taken for the root. */
+#define BLKCG_PATH_MAX 256
+
+struct blkcg {
+	uint64_t id; /* the kernel's cgroup id (its directory's inode), 0 if not known */
+	char path[BLKCG_PATH_MAX]; /* under the cgroup (v2) root, as /proc/PID/cgroup says */
+};
+
+/*
+ * The cgroups one submitter has seen, each made once and never freed
+ * before the table: a bio may point at one for as long as the queue it
+ * went to lives.  Only the thread that makes bios interns; the objects
+ * never change once made, so elevators on other threads read them under
+ * the queue lock the bio was submitted under.
+ */
+struct blkcg_table {
+	struct blkcg **cg;
+	unsigned int nr, alloc;
+};
+
+/*
+ * The cgroup of path (and id, when known), made on first sight; NULL for
+ * the root ("/"), a path that is not absolute or too long, or no memory:
+ * the bio is then served as the root's, as Linux's is without a blkcg.
+ */
+const struct blkcg *blkcg_intern(struct blkcg_table *t, const char *path, uint64_t id);
+
+/*
+ * The cgroup a trace knows by its id alone (blktrace's cgroup records):
+ * named "/ID" (decimal) so that group_weights can weigh it; NULL for
+ * 0 and 1 (none, and the root cgroup's id).
+ */
+const struct blkcg *blkcg_intern_id(struct blkcg_table *t, uint64_t id);
+
+/* Free every cgroup: no bio or request may point at one any more. */
+void blkcg_table_free(struct blkcg_table *t);
+
+#endif
