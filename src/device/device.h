@@ -72,9 +72,9 @@ struct iovec;
  * 2: dev_map_sg() takes the layer, as every call that reaches the queue
  * above does.  3: struct request grew (the multi-queue fields, elv_ns), so
  * a layer's per-request data (dev_rq_pdu) moved: a module built before
- * would find it in the wrong place.
+ * would find it in the wrong place.  4: it grew again (the cgroup).
  */
-#define DEV_API_VERSION 3
+#define DEV_API_VERSION 4
 
 /* The longest spec a layer is opened from, and the deepest stack. */
 #define DEV_SPEC_MAX 512
