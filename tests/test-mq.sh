@@ -47,7 +47,6 @@ refused "--hw-queue-depth: '0' is not a number from 1 to 4096" --queue-mode=mq -
 refused "--hw-queue-depth: '4097' is not a number" --queue-mode=mq --hw-queue-depth 4097
 refused "--hw-queues is for --queue-mode=mq" --hw-queues 2
 refused "--hw-queue-depth is for --queue-mode=mq" --queue-mode=rq --hw-queue-depth 8
-refused "--queue-mode=mq does not take --fuse-uring yet" --queue-mode=mq --fuse-uring
 
 say "the 2.6 queue: queue_mode rq, one hardware queue, no mq/"
 start_rqdisk "$tmp/img" "$tmp/mnt"

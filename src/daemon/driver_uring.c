@@ -10,9 +10,11 @@
  * its own besides: the thread runs its queue, the stack's I/O of what it
  * dispatched goes on its ring (the host ops pick the calling thread's
  * ring), and the completions end the requests there, under the queue lock
- * as everything of the stack.  The loop keeps the FUSE device, the
- * backends' fds and the timers; a hardware queue's thread wakes it through
- * an eventfd when a timer must be armed earlier.
+ * as everything of the stack.  With FUSE over io_uring each thread also
+ * carries the FUSE ring entries of its CPUs (the watcher's serve_queue
+ * runs on it).  The loop keeps the FUSE device, the backends' fds and the
+ * timers; a hardware queue's thread wakes it through an eventfd when a
+ * timer must be armed earlier.
  */
 
 #include <assert.h>
@@ -300,9 +302,9 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	enum uring_serve st = URING_SERVE_MORE;
 
 	assert(pthread_equal(pthread_self(), d->creator)); /* the ring's one issuer */
-	uring_hwqs_spawn(d);
 	d->looping = true;
-	d->watch = w;
+	d->watch = w; /* before the hardware queues' threads, which serve it too */
+	uring_hwqs_spawn(d);
 	d->watch_ready = true; /* input may be there before the first poll */
 	d->watch_input = true;
 	while (st != URING_SERVE_DONE || !blk_queue_idle_unlocked(d->q))

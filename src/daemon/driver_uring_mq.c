@@ -168,6 +168,12 @@ static void uring_hwq_reap(struct uring_hwq *h)
 			h->efd_armed = false;
 			continue;
 		}
+		if (ud & UD_WATCH_TAG) { /* the watcher's (FUSE's ring): served once the lock is dropped */
+			h->d->watch->complete(h->d->watch->arg, (void *)(uintptr_t)(ud & ~UD_WATCH_TAG),
+					      cqe->res);
+			__atomic_store_n(&h->watch_pending, true, __ATOMIC_RELEASE);
+			continue;
+		}
 		assert(ud >= UD_RESERVED_END && !(ud & 3));
 		((struct dev_io *)(uintptr_t)ud)->done((struct dev_io *)(uintptr_t)ud, cqe->res);
 	}
@@ -188,11 +194,28 @@ static void uring_hwq_arm(struct uring_hwq *h)
 	h->efd_armed = true;
 }
 
+/* No lock held: the watcher's part of this thread's turn (FUSE requests taken and answered). */
+static void uring_hwq_serve(struct uring_hwq *h)
+{
+	const struct uring_watch *w = h->d->watch;
+
+	if (__atomic_exchange_n(&h->watch_pending, false, __ATOMIC_ACQ_REL) && w->serve_queue)
+		w->serve_queue(w->arg, h->hctx->queue_num);
+}
+
+/* Work waits on this thread: its turn must not sleep. */
+static bool uring_hwq_busy(struct uring_hwq *h)
+{
+	return __atomic_load_n(&h->pending, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&h->watch_pending, __ATOMIC_ACQUIRE);
+}
+
 /*
  * A hardware queue's thread: run the queue when asked (queue_rq under the
  * queue lock puts each request's I/O on this ring), submit, sleep on the
- * ring, end what completed under the queue lock.  No lock is held across
- * the wait.
+ * ring, end what completed under the queue lock, then serve the watcher
+ * (the FUSE requests of this queue's CPUs, which come on this ring).  No
+ * lock is held across the wait.
  */
 static void *uring_hwq_main(void *arg)
 {
@@ -217,7 +240,7 @@ static void *uring_hwq_main(void *arg)
 		blk_queue_lock(q);
 		uring_hwq_notify(h, &ended);
 		blk_queue_unlock(q);
-		if (__atomic_load_n(&h->pending, __ATOMIC_ACQUIRE))
+		if (uring_hwq_busy(h))
 			ret = io_uring_submit(&h->ring);
 		else
 			ret = io_uring_submit_and_wait(&h->ring, 1);
@@ -228,7 +251,12 @@ static void *uring_hwq_main(void *arg)
 			uring_hwq_reap(h);
 			blk_queue_unlock(q);
 		}
+		uring_hwq_serve(h);
 	}
+	/* the queue is idle: answers still to be sent (the watcher's) go out */
+	__atomic_store_n(&h->watch_pending, true, __ATOMIC_RELEASE);
+	uring_hwq_serve(h);
+	io_uring_submit(&h->ring);
 	return NULL;
 }
 
@@ -277,11 +305,12 @@ static int uring_hwq_ring_init(struct uring_hwq *h, unsigned int entries)
 {
 	unsigned int deferred = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 				IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
-	int ret = io_uring_queue_init(entries, &h->ring, deferred);
+	unsigned int big = h->d->big_sqe ? IORING_SETUP_SQE128 : 0; /* FUSE's commands */
+	int ret = io_uring_queue_init(entries, &h->ring, deferred | big);
 
 	h->disabled = !ret;
 	if (ret == -EINVAL)
-		ret = io_uring_queue_init(entries, &h->ring, 0);
+		ret = io_uring_queue_init(entries, &h->ring, big);
 	return ret;
 }
 
@@ -359,4 +388,48 @@ void uring_hwqs_spawn(struct uring_driver *d)
 		}
 		d->hwqs[i].started = true;
 	}
+}
+
+unsigned int uring_driver_nr_queues(const struct uring_driver *d)
+{
+	return d->nr_hwqs;
+}
+
+/* As blk_mq_map_queues() maps the software queues. */
+unsigned int uring_driver_cpu_queue(const struct uring_driver *d, unsigned int cpu)
+{
+	const struct blk_mq_queue *mq = d->q->mq;
+
+	return mq ? mq->ctxs[cpu % mq->nr_ctx].hctx->queue_num : 0;
+}
+
+int uring_driver_thread_queue(const struct uring_driver *d)
+{
+	return uring_self && uring_self->d == d ? (int)uring_self->hctx->queue_num : -1;
+}
+
+struct io_uring_sqe *uring_driver_thread_sqe(struct uring_driver *d, void *tag)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!uring_self || uring_self->d != d)
+		return uring_driver_watch_sqe(d, tag);
+	assert(!((uintptr_t)tag & 3) && (uintptr_t)tag >= UD_RESERVED_END);
+	if (!uring_hwq_room(uring_self, 1))
+		return NULL;
+	sqe = io_uring_get_sqe(&uring_self->ring);
+	memset(sqe, 0, (uring_self->ring.flags & IORING_SETUP_SQE128) ? 128 : sizeof(*sqe));
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)tag | UD_WATCH_TAG);
+	return sqe;
+}
+
+/* As run_async: the thread's own ask is seen before it sleeps; another's writes its eventfd. */
+void uring_driver_watch_again_queue(struct uring_driver *d, unsigned int n)
+{
+	struct uring_hwq *h = &d->hwqs[n];
+
+	assert(n < d->nr_hwqs);
+	if (__atomic_exchange_n(&h->watch_pending, true, __ATOMIC_ACQ_REL) || uring_self == h)
+		return;
+	uring_eventfd_kick(h->efd);
 }

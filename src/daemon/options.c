@@ -474,17 +474,13 @@ static int check_image(const struct rqdisk_options *o)
 /*
  * The hardware-queue options shape the mq queue alone; the mq queue runs
  * on the image file or --null (its threads carry out the file backend's
- * I/O) and answers FUSE requests read from /dev/fuse.
+ * I/O).
  */
 static int check_mq(const struct rqdisk_options *o)
 {
 	if (o->queue_mode == QUEUE_MODE_RQ && (o->hw_queues || o->hw_queue_depth)) {
 		fprintf(stderr, "rqdisk: %s is for --queue-mode=mq\n",
 			o->hw_queues ? "--hw-queues" : "--hw-queue-depth");
-		return -EINVAL;
-	}
-	if (o->queue_mode == QUEUE_MODE_MQ && o->fuse_uring == FUSE_URING_ON) {
-		fprintf(stderr, "rqdisk: --queue-mode=mq does not take --fuse-uring yet\n");
 		return -EINVAL;
 	}
 	if (o->queue_mode == QUEUE_MODE_MQ && (rbd_is_spec(o->image) || strstr(o->image, "://"))) {
