@@ -244,9 +244,11 @@ static void uring_poll_idle(struct uring_driver *d)
 }
 
 /*
- * How long the loop may wait: for ever, but a moment (1 ms) while it
- * waits for requests to end on a multi-queue queue, should the end come
- * between what serve saw and end_wake being set.
+ * Lock held: how long the loop may wait: for ever, but a moment (1 ms)
+ * while it waits for requests to end on a multi-queue queue, should the
+ * end come between what serve saw and end_wake being set.  Read in the
+ * hold that set end_wake: a hardware queue's thread clears it under the
+ * lock once the loop may be asleep.
  */
 static struct __kernel_timespec *uring_wait_limit(struct uring_driver *d)
 {
@@ -259,6 +261,7 @@ static struct __kernel_timespec *uring_wait_limit(struct uring_driver *d)
 static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 {
 	const struct uring_watch *w = d->watch;
+	struct __kernel_timespec *limit;
 	struct io_uring_cqe *cqe;
 	int ret = 0;
 
@@ -275,13 +278,14 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 		uring_arm_poll(d, w->fd);
 	uring_arm_fd_watches(d);
 	uring_submit(d);
+	limit = uring_wait_limit(d);
 	blk_queue_unlock(d->q);
 	/* input still waiting, or nothing left to wait for: only reap what is there */
 	if (!d->watch_ready && !(st == URING_SERVE_DONE && blk_queue_idle_unlocked(d->q))) {
 		uring_poll_idle(d);
 		if (!io_uring_cq_ready(&d->ring))
 			d->stats.sleeps++;
-		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, uring_wait_limit(d), w->waitmask);
+		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, limit, w->waitmask);
 		if (ret == -ETIME)
 			ret = 0;
 	}
