@@ -190,6 +190,7 @@ INTEGRATION_TESTS = \
 	tests/test-mq-uring.sh \
 	tests/test-mq-barrier-uring.sh \
 	tests/test-mq-uring-cpu.sh \
+	tests/test-mq-idle-poll.sh \
 	tests/test-mkfs-fsck-mq-uring.sh \
 	tests/test-sigterm-mq-uring.sh \
 	tests/test-rmw-concurrent.sh \

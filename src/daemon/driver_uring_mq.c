@@ -211,6 +211,37 @@ static bool uring_hwq_busy(struct uring_hwq *h)
 }
 
 /*
+ * No work waits on this thread: submit and wait.  With nothing of its
+ * hardware queue queued or in flight (no driver tag in use), first look
+ * at the ring for up to the watch's idle poll time, as the 2.6 queue's
+ * loop does (uring_poll_idle): the next request of a client at queue
+ * depth 1 comes sooner than a sleeping CPU wakes.  A kick from another
+ * thread ends the look too (its eventfd's read completes, or the flag).
+ */
+static int uring_hwq_wait(struct uring_hwq *h)
+{
+	unsigned int us = h->d->watch->idle_poll_us;
+	uint64_t end;
+	int ret;
+
+	if (!us || blk_mq_tags_in_use(&h->hctx->tags))
+		return io_uring_submit_and_wait(&h->ring, 1);
+	ret = io_uring_submit(&h->ring);
+	if (ret < 0)
+		return ret;
+	/* the real clock even under a virtual one: this spends real CPU time */
+	end = blk_clock_now(&blk_real_clock) + us * 1000ull;
+	do {
+		if (io_uring_get_events(&h->ring) < 0)
+			break;
+	} while (!io_uring_cq_ready(&h->ring) && !uring_hwq_busy(h) &&
+		 blk_clock_now(&blk_real_clock) < end);
+	if (io_uring_cq_ready(&h->ring) || uring_hwq_busy(h))
+		return 0;
+	return io_uring_submit_and_wait(&h->ring, 1);
+}
+
+/*
  * A hardware queue's thread: run the queue when asked (queue_rq under the
  * queue lock puts each request's I/O on this ring), submit, sleep on the
  * ring, end what completed under the queue lock, then serve the watcher
@@ -243,7 +274,7 @@ static void *uring_hwq_main(void *arg)
 		if (uring_hwq_busy(h))
 			ret = io_uring_submit(&h->ring);
 		else
-			ret = io_uring_submit_and_wait(&h->ring, 1);
+			ret = uring_hwq_wait(h);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 			fprintf(stderr, "rqdisk: io_uring_submit_and_wait: %s\n", strerror(-ret));
 		if (!io_uring_peek_cqe(&h->ring, &cqe)) {
