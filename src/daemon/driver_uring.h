@@ -109,8 +109,7 @@ struct uring_watch {
 	 * With the queue idle, look for input this long (µs) before sleeping:
 	 * the next request of a client at queue depth 1 comes sooner than a
 	 * sleeping CPU wakes.  Never while I/O is queued or in flight.  mq:
-	 * each hardware queue's thread too, on its ring, with nothing of its
-	 * hardware queue queued or in flight.
+	 * each hardware queue's thread too, on its own ring.
 	 */
 	unsigned int idle_poll_us;
 	/*

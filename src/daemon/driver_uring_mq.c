@@ -211,12 +211,14 @@ static bool uring_hwq_busy(struct uring_hwq *h)
 }
 
 /*
- * No work waits on this thread: submit and wait.  With nothing of its
- * hardware queue queued or in flight (no driver tag in use), first look
- * at the ring for up to the watch's idle poll time, as the 2.6 queue's
- * loop does (uring_poll_idle): the next request of a client at queue
- * depth 1 comes sooner than a sleeping CPU wakes.  A kick from another
- * thread ends the look too (its eventfd's read completes, or the flag).
+ * No work waits on this thread: submit and wait.  With nothing queued or
+ * in flight on the whole queue, first look at the ring for up to the
+ * watch's idle poll time, as the 2.6 queue's loop does (uring_poll_idle):
+ * the next request of a client at queue depth 1 comes sooner than a
+ * sleeping CPU wakes.  Not while another hardware queue is busy: a thread
+ * with nothing of its own to do would spin on a CPU the busy one needs.
+ * A kick from another thread ends the look too (its eventfd's read
+ * completes, or the flag).
  */
 static int uring_hwq_wait(struct uring_hwq *h)
 {
@@ -224,7 +226,7 @@ static int uring_hwq_wait(struct uring_hwq *h)
 	uint64_t end;
 	int ret;
 
-	if (!us || blk_mq_tags_in_use(&h->hctx->tags))
+	if (!us || !blk_queue_idle_unlocked(h->d->q))
 		return io_uring_submit_and_wait(&h->ring, 1);
 	ret = io_uring_submit(&h->ring);
 	if (ret < 0)
