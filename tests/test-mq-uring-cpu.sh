@@ -5,9 +5,9 @@
 # on its own ring, so a writer pinned to CPU 0 has every request dispatched
 # by hardware queue 0 and none by queue 1, and pinned to CPU 1 the other way
 # round (mq/N/dispatched), under none and kyber, whose lists are per
-# hardware queue; the loop's thread is not woken for each request (its
-# voluntary context switches stay well under the requests' count); the data
-# reads back as written.
+# hardware queue; neither the loop's thread nor the other hardware queue's
+# is woken for each request (their voluntary context switches stay well
+# under the requests' count); the data reads back as written.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -36,6 +36,19 @@ loop_wakeups()
 	awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "/proc/$rqdisk_pid/task/$rqdisk_pid/status"
 }
 
+# The hardware queues' threads' voluntary context switches, queue 0's first:
+# the daemon's threads named rqdisk but the loop's, in the order made.
+hwq_wakeups()
+{
+	local t
+
+	for t in $(ls /proc/"$rqdisk_pid"/task | sort -n); do
+		[ "$t" = "$rqdisk_pid" ] && continue
+		[ "$(cat "/proc/$rqdisk_pid/task/$t/comm")" = rqdisk ] || continue
+		awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "/proc/$rqdisk_pid/task/$t/status"
+	done
+}
+
 # pinned_write CPU HALF: the HALF-th half of the data written from CPU, 4 KiB direct.
 pinned_write()
 {
@@ -54,17 +67,23 @@ for e in none kyber; do
 		before=$(dispatched "$cpu")
 		before_other=$(dispatched "$other")
 		wakeups=$(loop_wakeups)
+		read -r -a hwq <<<"$(hwq_wakeups | tr '\n' ' ')"
 		pinned_write "$cpu" "$cpu"
 		wakeups=$(($(loop_wakeups) - wakeups))
+		read -r -a hwq_after <<<"$(hwq_wakeups | tr '\n' ' ')"
+		other_wakeups=$((hwq_after[other] - hwq[other]))
 		mine=$(($(dispatched "$cpu") - before))
 		theirs=$(($(dispatched "$other") - before_other))
-		echo "CPU $cpu: queue $cpu dispatched $mine, queue $other $theirs; the loop woke $wakeups times"
+		echo "CPU $cpu: queue $cpu dispatched $mine, queue $other $theirs; the loop woke" \
+			"$wakeups times, queue $other's thread $other_wakeups"
 		[ "$mine" -ge "$count" ] ||
 			fail "$e: hardware queue $cpu dispatched $mine of CPU $cpu's $count writes"
 		[ "$theirs" = 0 ] ||
 			fail "$e: hardware queue $other dispatched $theirs requests while CPU $cpu wrote"
 		[ "$wakeups" -lt $((count / 4)) ] ||
 			fail "$e: the loop's thread woke $wakeups times for $count requests: a hand-off"
+		[ "$other_wakeups" -lt $((count / 4)) ] ||
+			fail "$e: queue $other's thread woke $other_wakeups times for CPU $cpu's $count requests"
 	done
 	taskset -c 1 dd if="$rqdisk_disk" of="$tmp/back" bs=4k count=$((2 * count)) iflag=direct \
 		status=none || fail "reading back failed"

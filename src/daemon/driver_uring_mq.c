@@ -21,14 +21,20 @@ __thread struct uring_hwq *uring_self;
 
 /*
  * A multi-queue queue's request_fn, lock held: the core runs it where the
- * 2.6 queue would dispatch (a request ended, a layer's kick; a bio
- * queued is its submitter's to kick).  Every hardware queue is asked to run, by its thread (run_async
- * only wakes it), as blk_mq_run_hw_queue(hctx, true) defers to kblockd.
+ * 2.6 queue would dispatch (a bio submitted, a layer's kick, an elevator's
+ * timer).  A bio submitted through blk_mq's own path (submit_ctx set)
+ * kicks only the hardware queues it put work on, which it marked: waking
+ * every thread for each bio would be a hand-off per I/O to threads with
+ * nothing to do.  Anything else asks every hardware queue to run, by its
+ * thread (run_async only wakes it), as blk_mq_run_hw_queue(hctx, true)
+ * defers to kblockd.
  */
 void uring_mq_request_fn(struct request_queue *q)
 {
-	/* a bio being submitted: its submitter kicks what it queued on (blk_mq_submit_bio) */
-	blk_mq_kick_hw_queues(q);
+	if (q->mq->submit_ctx)
+		blk_mq_kick_marked(q); /* run_async: the queue lock may be held */
+	else
+		blk_mq_kick_hw_queues(q);
 }
 
 /* Write an eventfd: a count of 1 more. */
