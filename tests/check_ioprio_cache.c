@@ -237,6 +237,35 @@ START_TEST(test_cgroup_gone_is_root)
 }
 END_TEST
 
+/*
+ * Each hardware queue's thread has a cache of its own (--queue-mode=mq
+ * over FUSE's ring); they share the disk's cgroups, so that one cgroup is
+ * one object, which groups and the merge rule compare by pointer, whichever
+ * thread met it first.
+ */
+START_TEST(test_thread_caches_share_the_disks_cgroups)
+{
+	const struct ioprio_source src = {fake_get_ioprio, fake_get_nice, fake_now, &procs,
+					  fake_get_cgroup};
+	struct ioprio_cache thread0, thread1;
+	const struct blkcg *a;
+
+	ioprio_cache_init(&thread0, &src);
+	ioprio_cache_init(&thread1, &src);
+	ioprio_cache_share_cgroups(&thread0, &cache);
+	ioprio_cache_share_cgroups(&thread1, &cache);
+	procs.cgroup[5] = "/a";
+	procs.cgroup[6] = "/a";
+	a = ioprio_cache_blkcg(&thread0, 5);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_eq(ioprio_cache_blkcg(&thread1, 6), a);
+	ck_assert_ptr_eq(ioprio_cache_blkcg(&cache, 5), a);
+	ioprio_cache_exit(&thread0); /* a thread's cache going frees none of the disk's */
+	ioprio_cache_exit(&thread1);
+	ck_assert_str_eq(blkcg_path(a), "/a");
+}
+END_TEST
+
 /* The "0::PATH" line of /proc/self/cgroup, or "" on a system without cgroup v2. */
 static void own_cgroup(char *path, size_t len)
 {
@@ -303,6 +332,7 @@ static Suite *ioprio_cache_suite(void)
 	tcase_add_test(tc, test_system_source);
 	tcase_add_test(tc, test_cgroup_interned_and_refreshed);
 	tcase_add_test(tc, test_cgroup_gone_is_root);
+	tcase_add_test(tc, test_thread_caches_share_the_disks_cgroups);
 	tcase_add_test(tc, test_system_source_cgroup);
 	suite_add_tcase(s, tc);
 	return s;

@@ -191,6 +191,12 @@ INTEGRATION_TESTS = \
 	tests/test-fio-verify-uring.sh \
 	tests/test-mq.sh \
 	tests/test-mq-barrier.sh \
+	tests/test-mq-uring.sh \
+	tests/test-mq-barrier-uring.sh \
+	tests/test-mq-uring-cpu.sh \
+	tests/test-mq-idle-poll.sh \
+	tests/test-mkfs-fsck-mq-uring.sh \
+	tests/test-sigterm-mq-uring.sh \
 	tests/test-rmw-concurrent.sh \
 	tests/test-sigterm.sh \
 	tests/test-sigterm-uring.sh \

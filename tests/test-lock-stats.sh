@@ -139,8 +139,7 @@ snap
 stop_rqdisk
 
 say "the multi-queue queue: the hardware queues' threads take the same lock"
-# (FUSE on /dev/fuse whatever RQDISK_TEST_OPTS says: mq mode takes no --fuse-uring yet)
-start_rqdisk --fuse-uring=off --queue-mode=mq --hw-queues 2 "$tmp/img" "$tmp/mnt"
+start_rqdisk --queue-mode=mq --hw-queues 2 "$tmp/img" "$tmp/mnt"
 echo 1 >"$q/lock_stats_enable" || fail "writing 1 to lock_stats_enable failed"
 io 256
 snap

@@ -3,8 +3,8 @@
 # test-mq-barrier.sh - a flush covers every write completed on any hardware
 # queue before it: on a multi-queue disk with two hardware queues over a
 # volatile write cache, a write submitted from CPU 0 completes through
-# hardware queue 0 (the daemon pinned there, elevator none: a request
-# leaves by its software queue's hardware queue), a flush submitted from
+# hardware queue 0 (the daemon and the writer pinned there, elevator none:
+# a request leaves by its software queue's hardware queue), a flush submitted from
 # CPU 1 goes through hardware queue 1, the power is cut, and the write is
 # on the image.  A write that no flush covered is lost with the power, so
 # the cut is a real one.
@@ -36,14 +36,14 @@ image_zero()
 
 write_pattern()
 {
-	dd if="$tmp/pat" of="$rqdisk_disk" bs=64k seek=$(($1 * 16)) oflag=direct conv=notrunc \
+	taskset -c "$cpu" dd if="$tmp/pat" of="$rqdisk_disk" bs=64k seek=$(($1 * 16)) oflag=direct conv=notrunc \
 		status=none
 }
 
 # flush: an fsync of the disk, which FUSE sends as a flush, nothing written.
 flush()
 {
-	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' \
+	taskset -c "$cpu" python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' \
 		"$rqdisk_disk"
 }
 
@@ -52,9 +52,12 @@ dispatched()
 	cat "$m/mq/$1/dispatched"
 }
 
-# on_cpu N: the daemon's loop, which submits every FUSE request's bios, runs on CPU N.
+# on_cpu N: the daemon's loop, which submits the bios of the FUSE requests
+# it reads from /dev/fuse, and the test's writer and flusher, whose CPU
+# says which ring queue a request takes with FUSE over io_uring, run on CPU N.
 on_cpu()
 {
+	cpu=$1
 	taskset -p -c "$1" "$rqdisk_pid" >/dev/null || fail "cannot pin the daemon to CPU $1"
 }
 

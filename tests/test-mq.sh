@@ -5,8 +5,9 @@
 # queue/nr_hw_queues and mq/N/ show the hardware queues, their tags, CPUs
 # and counts; fio's random writes with verify, two jobs at once, pass on
 # one and on two hardware queues under every elevator, switched through
-# queue/scheduler; and the 2.6 queue (the default) shows queue_mode rq and
-# no mq/.
+# queue/scheduler; the image is opened once per hardware queue (once on the
+# 2.6 queue); and the 2.6 queue (the default) shows queue_mode rq and no
+# mq/.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -47,7 +48,6 @@ refused "--hw-queue-depth: '0' is not a number from 1 to 4096" --queue-mode=mq -
 refused "--hw-queue-depth: '4097' is not a number" --queue-mode=mq --hw-queue-depth 4097
 refused "--hw-queues is for --queue-mode=mq" --hw-queues 2
 refused "--hw-queue-depth is for --queue-mode=mq" --queue-mode=rq --hw-queue-depth 8
-refused "--queue-mode=mq does not take --fuse-uring yet" --queue-mode=mq --fuse-uring
 
 say "the 2.6 queue: queue_mode rq, one hardware queue, no mq/"
 start_rqdisk "$tmp/img" "$tmp/mnt"
@@ -84,6 +84,29 @@ m=$tmp/mnt
 [ "$(cat "$m/mq/0/nr_tags")" = 64 ] || fail "nr_tags is not 64 by default"
 echo 1 >"$m/mq/0/run" 2>/dev/null && fail "mq/0/run could be written"
 echo 1 >"$m/queue/queue_mode" 2>/dev/null && fail "queue_mode could be written"
+stop_rqdisk
+
+# image_files: the daemon's open files of the image, by their open file descriptions.
+image_files()
+{
+	local fd n=0
+
+	for fd in /proc/"$rqdisk_pid"/fd/*; do
+		[ "$(readlink "$fd")" = "$tmp/img" ] && n=$((n + 1))
+	done
+	echo $n
+}
+
+say "the file backend opens the image once per hardware queue, once on the 2.6 queue"
+for nr in 1 3; do
+	start_rqdisk --queue-mode=mq --hw-queues $nr "$tmp/img" "$tmp/mnt"
+	[ "$(image_files)" = $nr ] || fail "$(image_files) open files of the image for $nr hardware queues"
+	dd if=/dev/zero of="$rqdisk_disk" bs=4k count=64 oflag=direct conv=notrunc status=none ||
+		fail "writing through $nr hardware queues failed"
+	stop_rqdisk
+done
+start_rqdisk "$tmp/img" "$tmp/mnt"
+[ "$(image_files)" = 1 ] || fail "$(image_files) open files of the image on the 2.6 queue"
 stop_rqdisk
 
 # verify NR ELEVATOR: fio's random writes with verify through the disk, two jobs.

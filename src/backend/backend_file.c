@@ -4,7 +4,11 @@
  * and each request becomes I/O on it that the host's loop carries out
  * (dev_host_ops.submit_io: the daemon's io_uring ring).  A short transfer
  * is continued from the first byte not moved, and the whole sectors moved
- * end as they go.
+ * end as they go.  A host with several I/O queues (a multi-queue queue's
+ * hardware queues, a thread and a ring each) has the image opened once per
+ * queue, and each thread's I/O goes on its own open file: no two threads
+ * share a struct file's counts in the kernel.  A flush on any of them
+ * makes the whole file's writes durable (fdatasync is the inode's).
  */
 #include <assert.h>
 #include <errno.h>
@@ -59,7 +63,9 @@ struct file_backend {
 	struct blk_dev *dev;
 	const struct dev_host_ops *host_ops;
 	void *host;
-	int fd;
+	int fd;    /* the image, as first opened: fds[0] */
+	int *fds;  /* an open file of the image per host I/O queue */
+	unsigned int nr_fds;
 	char *path; /* as opened: what a failed flush at exit names */
 	bool read_only;
 	unsigned long zero_writes; /* write-zeroes done by writing zeros */
@@ -167,9 +173,18 @@ static void file_prep_fallocate(struct file_slot *s, int mode)
 	s->io.len = s->len;
 }
 
+/* The calling thread's open file of the image. */
+static int file_fd(const struct file_backend *fb)
+{
+	unsigned int q = fb->nr_fds > 1 ? fb->host_ops->io_queue(fb->host) : 0;
+
+	return fb->fds[q < fb->nr_fds ? q : 0];
+}
+
 /* Send what slot s needs next: the whole request, or what is left of it. */
 static void file_issue(struct file_backend *fb, struct file_slot *s)
 {
+	s->io.fd = file_fd(fb);
 	switch (s->kind) {
 	case FILE_READ:
 		file_prep_rw(s, DEV_IO_READV, s->iov + s->iov_idx, s->nr_iov - s->iov_idx);
@@ -345,6 +360,10 @@ static void file_complete(struct dev_io *io, int res)
 
 static void file_free(struct file_backend *fb)
 {
+	for (unsigned int i = 1; i < fb->nr_fds; i++)
+		if (fb->fds[i] >= 0)
+			close(fb->fds[i]);
+	free(fb->fds);
 	if (fb->fd >= 0)
 		close(fb->fd);
 	free(fb->path);
@@ -476,6 +495,40 @@ static int file_open_image(struct file_backend *fb, const char *args, struct dev
 	return stack->direct ? file_direct_alignment(fb, lim, why, whylen) : 0;
 }
 
+/*
+ * An open file of the image for each further host I/O queue: opened anew
+ * through the first (/proc/self/fd), so that each is a file of its own on
+ * the same inode, whatever has become of the path since.
+ */
+static int file_open_queues(struct file_backend *fb, int flags, char *why, size_t whylen)
+{
+	const struct dev_host_ops *ops = fb->host_ops;
+	unsigned int nr = ops->nr_io_queues && ops->io_queue ? ops->nr_io_queues(fb->host) : 1;
+	char self[64];
+
+	fb->fds = calloc(nr ? nr : 1, sizeof(*fb->fds));
+	if (!fb->fds) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	fb->fds[0] = fb->fd;
+	fb->nr_fds = 1;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fb->fd);
+	while (fb->nr_fds < nr) {
+		int fd = open(self, flags);
+
+		if (fd < 0) {
+			int err = errno;
+
+			snprintf(why, whylen, "image %s: opening it again for hardware queue %u: %s",
+				 fb->path, fb->nr_fds, strerror(err));
+			return -err;
+		}
+		fb->fds[fb->nr_fds++] = fd;
+	}
+	return 0;
+}
+
 static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *lim, char *why,
 		     size_t whylen)
 {
@@ -504,10 +557,11 @@ static int file_open(struct blk_dev *dev, const char *args, struct dev_limits *l
 		goto fail;
 	}
 	ret = file_open_image(fb, args, lim, why, whylen);
+	if (!ret)
+		ret = file_open_queues(fb, (fb->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+					   (dev->stack->direct ? O_DIRECT : 0), why, whylen);
 	if (ret)
 		goto fail;
-	for (unsigned int i = 0; i < dev_depth(dev); i++)
-		fb->slots[i].io.fd = fb->fd; /* every I/O of the slot's is on the image */
 	dev->priv = fb;
 	/* punching holes and zeroing ranges, or writing zeros */
 	lim->discard = lim->write_zeroes = true;

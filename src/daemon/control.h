@@ -30,7 +30,7 @@ void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file
 /* Answers req, at once or (a switch of elevators) once the new elevator runs. */
 void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size,
 	       bool owner);
-void ctl_release(struct fuse_file_info *fi);
+void ctl_release(struct rqdisk *d, struct fuse_file_info *fi);
 void ctl_cleanup(struct rqdisk *d);
 void ctl_readdir(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, size_t size, off_t off);
 

@@ -206,7 +206,9 @@ int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi, bool o
 		return len;
 	}
 	f->len = (size_t)len < sizeof(f->buf) ? (size_t)len : sizeof(f->buf) - 1;
+	blk_queue_lock(d->q); /* mq: every hardware queue's thread opens and releases */
 	LIST_INSERT_HEAD(&d->ctl_files, f, link);
+	blk_queue_unlock(d->q);
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = 1; /* the text changes: never cache it */
 	return 0;
@@ -299,11 +301,13 @@ void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf
 		fuse_reply_write(req, size);
 }
 
-void ctl_release(struct fuse_file_info *fi)
+void ctl_release(struct rqdisk *d, struct fuse_file_info *fi)
 {
 	struct ctl_file *f = (struct ctl_file *)(uintptr_t)fi->fh;
 
+	blk_queue_lock(d->q);
 	LIST_REMOVE(f, link);
+	blk_queue_unlock(d->q);
 	free(f);
 }
 

@@ -10,9 +10,11 @@
  * its own besides: the thread runs its queue, the stack's I/O of what it
  * dispatched goes on its ring (the host ops pick the calling thread's
  * ring), and the completions end the requests there, under the queue lock
- * as everything of the stack.  The loop keeps the FUSE device, the
- * backends' fds and the timers; a hardware queue's thread wakes it through
- * an eventfd when a timer must be armed earlier.
+ * as everything of the stack.  With FUSE over io_uring each thread also
+ * carries the FUSE ring entries of its CPUs (the watcher's serve_queue
+ * runs on it).  The loop keeps the FUSE device, the backends' fds and the
+ * timers; a hardware queue's thread wakes it through an eventfd when a
+ * timer must be armed earlier.
  */
 
 #include <assert.h>
@@ -216,9 +218,11 @@ static void uring_poll_idle(struct uring_driver *d)
 }
 
 /*
- * How long the loop may wait: for ever, but a moment (1 ms) while it
- * waits for requests to end on a multi-queue queue, should the end come
- * between what serve saw and end_wake being set.
+ * Lock held: how long the loop may wait: for ever, but a moment (1 ms)
+ * while it waits for requests to end on a multi-queue queue, should the
+ * end come between what serve saw and end_wake being set.  Read in the
+ * hold that set end_wake: a hardware queue's thread clears it under the
+ * lock once the loop may be asleep.
  */
 static struct __kernel_timespec *uring_wait_limit(struct uring_driver *d)
 {
@@ -231,6 +235,7 @@ static struct __kernel_timespec *uring_wait_limit(struct uring_driver *d)
 static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 {
 	const struct uring_watch *w = d->watch;
+	struct __kernel_timespec *limit;
 	struct io_uring_cqe *cqe;
 	int ret = 0;
 
@@ -247,13 +252,14 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 		uring_arm_poll(d, w->fd);
 	uring_arm_fd_watches(d);
 	uring_submit(d);
+	limit = uring_wait_limit(d);
 	blk_queue_unlock(d->q);
 	/* input still waiting, or nothing left to wait for: only reap what is there */
 	if (!d->watch_ready && !(st == URING_SERVE_DONE && blk_queue_idle_unlocked(d->q))) {
 		uring_poll_idle(d);
 		if (!io_uring_cq_ready(&d->ring))
 			d->stats.sleeps++;
-		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, uring_wait_limit(d), w->waitmask);
+		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, limit, w->waitmask);
 		if (ret == -ETIME)
 			ret = 0;
 	}
@@ -274,9 +280,9 @@ void uring_driver_run(struct uring_driver *d, const struct uring_watch *w)
 	enum uring_serve st = URING_SERVE_MORE;
 
 	assert(pthread_equal(pthread_self(), d->creator)); /* the ring's one issuer */
-	uring_hwqs_spawn(d);
 	d->looping = true;
-	d->watch = w;
+	d->watch = w; /* before the hardware queues' threads, which serve it too */
+	uring_hwqs_spawn(d);
 	d->watch_ready = true; /* input may be there before the first poll */
 	d->watch_input = true;
 	while (st != URING_SERVE_DONE || !blk_queue_idle_unlocked(d->q))

@@ -108,9 +108,17 @@ struct uring_watch {
 	/*
 	 * With the queue idle, look for input this long (µs) before sleeping:
 	 * the next request of a client at queue depth 1 comes sooner than a
-	 * sleeping CPU wakes.  Never while I/O is queued or in flight.
+	 * sleeping CPU wakes.  Never while I/O is queued or in flight.  mq:
+	 * each hardware queue's thread too, on its own ring.
 	 */
 	unsigned int idle_poll_us;
+	/*
+	 * mq: on hardware queue n's thread, no lock held, after complete ran
+	 * there for a CQE of its ring (an SQE from uring_driver_thread_sqe()
+	 * on that thread), or after uring_driver_watch_again_queue(n).  NULL:
+	 * the watcher never puts SQEs on a hardware queue's ring.
+	 */
+	void (*serve_queue)(void *arg, unsigned int n);
 };
 
 /* Runs until serve says DONE and the queue is idle. */
@@ -132,6 +140,25 @@ bool uring_driver_watch_input(const struct uring_driver *d);
 
 /* In the loop's thread: call serve in the next turn, with or without new input. */
 void uring_driver_watch_again(struct uring_driver *d);
+
+/*
+ * The hardware queues (mq), each with a thread and a ring: their number,
+ * 0 on a 2.6 queue; the one the software queue of cpu feeds; and the
+ * calling thread's, or -1 for any other thread (the loop's).
+ */
+unsigned int uring_driver_nr_queues(const struct uring_driver *d);
+unsigned int uring_driver_cpu_queue(const struct uring_driver *d, unsigned int cpu);
+int uring_driver_thread_queue(const struct uring_driver *d);
+
+/*
+ * uring_driver_watch_sqe() on the calling thread's own ring: a hardware
+ * queue's (its CQE goes to w->complete on that thread, then serve_queue),
+ * or the loop's.  NULL if that SQ is full even after submitting it.
+ */
+struct io_uring_sqe *uring_driver_thread_sqe(struct uring_driver *d, void *tag);
+
+/* Any thread: hardware queue n's thread calls w->serve_queue in its next turn. */
+void uring_driver_watch_again_queue(struct uring_driver *d, unsigned int n);
 
 /* What the driver decided, counted since it was made: tests assert on these. */
 struct uring_driver_stats {

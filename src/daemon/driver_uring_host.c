@@ -175,6 +175,22 @@ static void uring_lost_writes(void *host, const char *msg)
 	syslog(LOG_DAEMON | LOG_WARNING, "%s", msg);
 }
 
+/* dev_host_ops.nr_io_queues: a ring per hardware queue (mq), or the loop's one. */
+static unsigned int uring_nr_io_queues(void *host)
+{
+	struct uring_driver *d = host;
+
+	return d->nr_hwqs ? d->nr_hwqs : 1;
+}
+
+/* dev_host_ops.io_queue: the calling thread's hardware queue; the loop's thread is 0's. */
+static unsigned int uring_io_queue(void *host)
+{
+	int n = uring_driver_thread_queue(host);
+
+	return n < 0 ? 0 : (unsigned int)n;
+}
+
 const struct dev_host_ops uring_host_ops = {
 	.watch_fd = uring_watch_fd,
 	.unwatch_fd = uring_unwatch_fd,
@@ -184,4 +200,6 @@ const struct dev_host_ops uring_host_ops = {
 	.io_room = uring_io_room,
 	.submit_io = uring_submit_io,
 	.set_io_kick = uring_set_io_kick,
+	.nr_io_queues = uring_nr_io_queues,
+	.io_queue = uring_io_queue,
 };

@@ -65,6 +65,7 @@ struct uring_hwq {
 	uint64_t efd_buf; /* what the eventfd's read brings */
 	bool efd_armed;   /* a read of it is out */
 	bool pending;     /* atomic: asked to run (run_async) */
+	bool watch_pending; /* atomic: the watcher's serve_queue is to run */
 	bool stop;        /* atomic: the driver is going */
 };
 

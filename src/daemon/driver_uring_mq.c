@@ -21,14 +21,20 @@ __thread struct uring_hwq *uring_self;
 
 /*
  * A multi-queue queue's request_fn, lock held: the core runs it where the
- * 2.6 queue would dispatch (a request ended, a layer's kick; a bio
- * queued is its submitter's to kick).  Every hardware queue is asked to run, by its thread (run_async
- * only wakes it), as blk_mq_run_hw_queue(hctx, true) defers to kblockd.
+ * 2.6 queue would dispatch (a bio submitted, a layer's kick, an elevator's
+ * timer).  A bio submitted through blk_mq's own path (submit_ctx set)
+ * kicks only the hardware queues it put work on, which it marked: waking
+ * every thread for each bio would be a hand-off per I/O to threads with
+ * nothing to do.  Anything else asks every hardware queue to run, by its
+ * thread (run_async only wakes it), as blk_mq_run_hw_queue(hctx, true)
+ * defers to kblockd.
  */
 void uring_mq_request_fn(struct request_queue *q)
 {
-	/* a bio being submitted: its submitter kicks what it queued on (blk_mq_submit_bio) */
-	blk_mq_kick_hw_queues(q);
+	if (q->mq->submit_ctx)
+		blk_mq_kick_marked(q); /* run_async: the queue lock may be held */
+	else
+		blk_mq_kick_hw_queues(q);
 }
 
 /* Write an eventfd: a count of 1 more. */
@@ -168,6 +174,12 @@ static void uring_hwq_reap(struct uring_hwq *h)
 			h->efd_armed = false;
 			continue;
 		}
+		if (ud & UD_WATCH_TAG) { /* the watcher's (FUSE's ring): served once the lock is dropped */
+			h->d->watch->complete(h->d->watch->arg, (void *)(uintptr_t)(ud & ~UD_WATCH_TAG),
+					      cqe->res);
+			__atomic_store_n(&h->watch_pending, true, __ATOMIC_RELEASE);
+			continue;
+		}
 		assert(ud >= UD_RESERVED_END && !(ud & 3));
 		((struct dev_io *)(uintptr_t)ud)->done((struct dev_io *)(uintptr_t)ud, cqe->res);
 	}
@@ -188,11 +200,61 @@ static void uring_hwq_arm(struct uring_hwq *h)
 	h->efd_armed = true;
 }
 
+/* No lock held: the watcher's part of this thread's turn (FUSE requests taken and answered). */
+static void uring_hwq_serve(struct uring_hwq *h)
+{
+	const struct uring_watch *w = h->d->watch;
+
+	if (__atomic_exchange_n(&h->watch_pending, false, __ATOMIC_ACQ_REL) && w->serve_queue)
+		w->serve_queue(w->arg, h->hctx->queue_num);
+}
+
+/* Work waits on this thread: its turn must not sleep. */
+static bool uring_hwq_busy(struct uring_hwq *h)
+{
+	return __atomic_load_n(&h->pending, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&h->watch_pending, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * No work waits on this thread: submit and wait.  With nothing queued or
+ * in flight on the whole queue, first look at the ring for up to the
+ * watch's idle poll time, as the 2.6 queue's loop does (uring_poll_idle):
+ * the next request of a client at queue depth 1 comes sooner than a
+ * sleeping CPU wakes.  Not while another hardware queue is busy: a thread
+ * with nothing of its own to do would spin on a CPU the busy one needs.
+ * A kick from another thread ends the look too (its eventfd's read
+ * completes, or the flag).
+ */
+static int uring_hwq_wait(struct uring_hwq *h)
+{
+	unsigned int us = h->d->watch->idle_poll_us;
+	uint64_t end;
+	int ret;
+
+	if (!us || !blk_queue_idle_unlocked(h->d->q))
+		return io_uring_submit_and_wait(&h->ring, 1);
+	ret = io_uring_submit(&h->ring);
+	if (ret < 0)
+		return ret;
+	/* the real clock even under a virtual one: this spends real CPU time */
+	end = blk_clock_now(&blk_real_clock) + us * 1000ull;
+	do {
+		if (io_uring_get_events(&h->ring) < 0)
+			break;
+	} while (!io_uring_cq_ready(&h->ring) && !uring_hwq_busy(h) &&
+		 blk_clock_now(&blk_real_clock) < end);
+	if (io_uring_cq_ready(&h->ring) || uring_hwq_busy(h))
+		return 0;
+	return io_uring_submit_and_wait(&h->ring, 1);
+}
+
 /*
  * A hardware queue's thread: run the queue when asked (queue_rq under the
  * queue lock puts each request's I/O on this ring), submit, sleep on the
- * ring, end what completed under the queue lock.  No lock is held across
- * the wait.
+ * ring, end what completed under the queue lock, then serve the watcher
+ * (the FUSE requests of this queue's CPUs, which come on this ring).  No
+ * lock is held across the wait.
  */
 static void *uring_hwq_main(void *arg)
 {
@@ -217,10 +279,10 @@ static void *uring_hwq_main(void *arg)
 		blk_queue_lock(q);
 		uring_hwq_notify(h, &ended);
 		blk_queue_unlock(q);
-		if (__atomic_load_n(&h->pending, __ATOMIC_ACQUIRE))
+		if (uring_hwq_busy(h))
 			ret = io_uring_submit(&h->ring);
 		else
-			ret = io_uring_submit_and_wait(&h->ring, 1);
+			ret = uring_hwq_wait(h);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 			fprintf(stderr, "rqdisk: io_uring_submit_and_wait: %s\n", strerror(-ret));
 		if (!io_uring_peek_cqe(&h->ring, &cqe)) {
@@ -228,7 +290,12 @@ static void *uring_hwq_main(void *arg)
 			uring_hwq_reap(h);
 			blk_queue_unlock(q);
 		}
+		uring_hwq_serve(h);
 	}
+	/* the queue is idle: answers still to be sent (the watcher's) go out */
+	__atomic_store_n(&h->watch_pending, true, __ATOMIC_RELEASE);
+	uring_hwq_serve(h);
+	io_uring_submit(&h->ring);
 	return NULL;
 }
 
@@ -277,11 +344,12 @@ static int uring_hwq_ring_init(struct uring_hwq *h, unsigned int entries)
 {
 	unsigned int deferred = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 				IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
-	int ret = io_uring_queue_init(entries, &h->ring, deferred);
+	unsigned int big = h->d->big_sqe ? IORING_SETUP_SQE128 : 0; /* FUSE's commands */
+	int ret = io_uring_queue_init(entries, &h->ring, deferred | big);
 
 	h->disabled = !ret;
 	if (ret == -EINVAL)
-		ret = io_uring_queue_init(entries, &h->ring, 0);
+		ret = io_uring_queue_init(entries, &h->ring, big);
 	return ret;
 }
 
@@ -359,4 +427,48 @@ void uring_hwqs_spawn(struct uring_driver *d)
 		}
 		d->hwqs[i].started = true;
 	}
+}
+
+unsigned int uring_driver_nr_queues(const struct uring_driver *d)
+{
+	return d->nr_hwqs;
+}
+
+/* As blk_mq_map_queues() maps the software queues. */
+unsigned int uring_driver_cpu_queue(const struct uring_driver *d, unsigned int cpu)
+{
+	const struct blk_mq_queue *mq = d->q->mq;
+
+	return mq ? mq->ctxs[cpu % mq->nr_ctx].hctx->queue_num : 0;
+}
+
+int uring_driver_thread_queue(const struct uring_driver *d)
+{
+	return uring_self && uring_self->d == d ? (int)uring_self->hctx->queue_num : -1;
+}
+
+struct io_uring_sqe *uring_driver_thread_sqe(struct uring_driver *d, void *tag)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!uring_self || uring_self->d != d)
+		return uring_driver_watch_sqe(d, tag);
+	assert(!((uintptr_t)tag & 3) && (uintptr_t)tag >= UD_RESERVED_END);
+	if (!uring_hwq_room(uring_self, 1))
+		return NULL;
+	sqe = io_uring_get_sqe(&uring_self->ring);
+	memset(sqe, 0, (uring_self->ring.flags & IORING_SETUP_SQE128) ? 128 : sizeof(*sqe));
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)tag | UD_WATCH_TAG);
+	return sqe;
+}
+
+/* As run_async: the thread's own ask is seen before it sleeps; another's writes its eventfd. */
+void uring_driver_watch_again_queue(struct uring_driver *d, unsigned int n)
+{
+	struct uring_hwq *h = &d->hwqs[n];
+
+	assert(n < d->nr_hwqs);
+	if (__atomic_exchange_n(&h->watch_pending, true, __ATOMIC_ACQ_REL) || uring_self == h)
+		return;
+	uring_eventfd_kick(h->efd);
 }

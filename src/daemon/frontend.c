@@ -224,7 +224,7 @@ static void fe_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct rqdisk *d = fe_disk(req);
 
 	if (fe_is_ctl(d, ino))
-		ctl_release(fi);
+		ctl_release(d, fi);
 	else if (fe_is_disk(d, ino))
 		fe_file_release(d, (struct fe_file *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);

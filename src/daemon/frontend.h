@@ -49,13 +49,6 @@ struct rqdisk {
 	char *spare; /* an input buffer for when bufs has none: what the request needs fails */
 	struct fuse_ring *ring;       /* FUSE over io_uring, or NULL */
 	bool fuse_on_ring;            /* the ring has carried a request: fuse/transport */
-	/*
-	 * While a request is being handled: memory that stays its own until
-	 * it is answered (the ring entry's payload), or NULL.  A write's data
-	 * is read from it in place and a read's data read into it.
-	 */
-	char *held;
-	size_t held_len;
 	uid_t uid; /* the mount's owner: with root, the only one who may write */
 	gid_t gid;
 	struct timespec mtime;
@@ -73,6 +66,27 @@ struct rqdisk {
 };
 
 extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;
+
+/*
+ * What the thread handing a FUSE request to the session knows of it and
+ * libfuse does not carry, for the time of fuse_session_process_buf(): the
+ * ring sets it (fuse_ring.c); a request read from /dev/fuse has none.  Per
+ * thread: on a multi-queue queue each hardware queue's thread answers the
+ * requests of its own CPUs' ring queues, all at once.
+ */
+struct fe_origin {
+	/*
+	 * Memory that stays the request's own until it is answered (the ring
+	 * entry's payload), or NULL.  A write's data is read from it in place
+	 * and a read's data read into it.
+	 */
+	char *held;
+	size_t held_len;
+	int cpu; /* the CPU the caller ran on (its ring queue's), or -1: not known */
+	struct ioprio_cache *ioprio; /* this thread's priority cache, or NULL: the disk's */
+};
+
+extern __thread struct fe_origin fe_origin;
 
 /*
  * The buffers, from an arena of pool bytes (bufpool_init() flags), and the

@@ -36,7 +36,7 @@ struct fe_io {
 	uint64_t start, end; /* the same, widened to whole blocks */
 	char *buf;           /* [start, end) for reads and writes */
 	char *input;         /* the FUSE input buffer buf lies in, or NULL: buf is a copy */
-	bool held;           /* buf lies in the request's own memory (rqdisk.held) */
+	bool held;           /* buf lies in the request's own memory (fe_origin.held) */
 	char *edge;          /* a write's partial head and tail blocks, as on disk */
 	int pending;         /* bios out in the current stage */
 	int error;
@@ -46,16 +46,28 @@ struct fe_io {
 	struct fe_file *file; /* an fsync's or FUA write's: told of losses as it ends */
 	struct range_waiter lock;
 	pid_t pid;                /* the caller's, which its bios carry */
+	unsigned int cpu;         /* the caller's: its bios' software queue (mq) */
 	unsigned short ioprio;    /* and its I/O priority, looked up as the request came */
 	const struct blkcg *blkcg; /* and its cgroup, looked up with it */
 	struct bio bio, head, tail;
 	struct bio_vec vec, head_vec, tail_vec;
 };
 
+__thread struct fe_origin fe_origin = { .cpu = -1 };
+
+/* The caller's CPU, as the ring's queue says it, else the thread's that reads the request. */
+static unsigned int fe_cpu(void)
+{
+	int cpu = fe_origin.cpu >= 0 ? fe_origin.cpu : sched_getcpu();
+
+	return cpu < 0 ? 0 : (unsigned int)cpu;
+}
+
 static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
 {
 	struct rqdisk *d = fe_disk(req);
 	struct fe_io *io = calloc(1, sizeof(*io));
+	struct ioprio_cache *cache;
 
 	if (!io)
 		return NULL;
@@ -64,41 +76,40 @@ static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
 	io->off = off;
 	io->len = len;
 	/*
-	 * Here, on the thread that reads FUSE requests: a bio made later, as
-	 * a range lock is granted, may be made on another thread (a hardware
-	 * queue's, --queue-mode=mq), and the priority cache is this thread's
-	 * (the cgroups it hands out never change once made: any thread reads them).
+	 * Here, on the thread that took the FUSE request: a bio made later,
+	 * as a range lock is granted, may be made on another thread (a
+	 * hardware queue's, --queue-mode=mq), and the priority cache is this
+	 * thread's (the cgroups it hands out are the disk's, shared by every
+	 * thread's cache, and never change once made: any thread reads them).
 	 */
+	cache = fe_origin.ioprio ? fe_origin.ioprio : &d->ioprio;
 	io->pid = fuse_req_ctx(req)->pid;
-	io->ioprio = ioprio_cache_get(&d->ioprio, io->pid);
-	io->blkcg = ioprio_cache_blkcg(&d->ioprio, io->pid);
+	io->ioprio = ioprio_cache_get(cache, io->pid);
+	io->blkcg = ioprio_cache_blkcg(cache, io->pid);
+	io->cpu = fe_cpu();
 	io->start = off / d->lbs * d->lbs;
 	io->end = (off + len + d->lbs - 1) / d->lbs * d->lbs;
 	return io;
 }
 
-/* The submitter's CPU: its software queue on a multi-queue queue. */
-static unsigned int fe_cpu(void)
+/* submit_bio, into the caller's CPU's software queue on a multi-queue queue. */
+static void fe_submit(struct fe_io *io, struct bio *bio)
 {
-	int cpu = sched_getcpu();
+	struct request_queue *q = io->disk->q;
 
-	return cpu < 0 ? 0 : (unsigned int)cpu;
-}
-
-/* submit_bio, into the submitting CPU's software queue on a multi-queue queue. */
-static void fe_submit(struct request_queue *q, struct bio *bio)
-{
 	if (queue_is_mq(q))
-		blk_mq_submit_bio(q, bio, fe_cpu());
+		blk_mq_submit_bio(q, bio, io->cpu);
 	else
 		submit_bio(q, bio);
 }
 
 /* The same, queue lock held: the queue's request_fn kicks the hardware queues. */
-static void __fe_submit(struct request_queue *q, struct bio *bio)
+static void __fe_submit(struct fe_io *io, struct bio *bio)
 {
+	struct request_queue *q = io->disk->q;
+
 	if (queue_is_mq(q))
-		__blk_mq_submit_bio(q, bio, fe_cpu());
+		__blk_mq_submit_bio(q, bio, io->cpu);
 	else
 		__submit_bio(q, bio);
 }
@@ -184,8 +195,8 @@ void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 		return;
 	}
 	io = fe_io_new(req, (uint64_t)off, len);
-	if (io && !fe_unaligned(io) && len <= d->held_len) {
-		io->buf = d->held;
+	if (io && !fe_unaligned(io) && len <= fe_origin.held_len) {
+		io->buf = fe_origin.held;
 		io->held = true;
 	}
 	if (!io || (!io->held && fe_alloc(io, &io->buf, io->end - io->start))) {
@@ -197,7 +208,7 @@ void fe_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 	fe_bio(io, &io->bio, &io->vec, REQ_OP_READ, io->start, io->end - io->start, io->buf,
 	       fe_read_done);
 	io->bio.bi_flags = REQ_SYNC;
-	fe_submit(d->q, &io->bio);
+	fe_submit(io, &io->bio);
 }
 
 /*
@@ -226,7 +237,7 @@ static void fe_write_submit(struct fe_io *io)
 	       fe_write_done);
 	if (io->fua)
 		io->bio.bi_flags = REQ_FUA | REQ_SYNC;
-	__fe_submit(io->disk->q, &io->bio);
+	__fe_submit(io, &io->bio);
 }
 
 static bool fe_head_partial(const struct fe_io *io)
@@ -291,9 +302,9 @@ static void fe_write_granted(struct range_waiter *w)
 		fe_bio(io, &io->tail, &io->tail_vec, REQ_OP_READ, io->end - lbs, lbs,
 		       io->edge + lbs, fe_rmw_read_done);
 	if (head || !tail)
-		__fe_submit(io->disk->q, &io->head);
+		__fe_submit(io, &io->head);
 	if (tail)
-		__fe_submit(io->disk->q, &io->tail);
+		__fe_submit(io, &io->tail);
 }
 
 static void fe_write_start(struct fe_io *io)
@@ -366,7 +377,9 @@ static bool fe_take_input(struct fe_io *io, const struct fuse_bufvec *bufv)
 
 	if (bufv->count != 1 || (bufv->buf[0].flags & FUSE_BUF_IS_FD) || fe_unaligned(io))
 		return false;
-	if (fe_within(mem, io->len, d->held, d->held_len)) {
+	if (fe_origin.held) { /* a ring entry's: never an input buffer of the loop's */
+		if (!fe_within(mem, io->len, fe_origin.held, fe_origin.held_len))
+			return false;
 		io->buf = mem;
 		io->held = true;
 		return true;
@@ -484,7 +497,7 @@ void fe_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_inf
 	io->file = (struct fe_file *)(uintptr_t)fi->fh;
 	fe_bio(io, &io->bio, &io->vec, REQ_OP_FLUSH, 0, 0, NULL, fe_flush_done);
 	io->bio.bi_flags = REQ_SYNC;
-	fe_submit(io->disk->q, &io->bio);
+	fe_submit(io, &io->bio);
 }
 
 static void fe_range_chunk(struct fe_io *io);
@@ -509,7 +522,7 @@ static void fe_range_chunk(struct fe_io *io)
 
 	fe_bio(io, &io->bio, &io->vec, io->op, io->next, size, NULL, fe_range_done);
 	io->next += size;
-	__fe_submit(io->disk->q, &io->bio);
+	__fe_submit(io, &io->bio);
 }
 
 static void fe_range_granted(struct range_waiter *w)

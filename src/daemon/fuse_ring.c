@@ -12,11 +12,20 @@
  * lays each request out as /dev/fuse would have for
  * fuse_session_process_buf(), and turns the session's replies into
  * commits.  INIT, FORGET and INTERRUPT still come on /dev/fuse.
+ *
+ * On a multi-queue queue each hardware queue's thread owns the entries of
+ * the CPUs whose software queues feed it: it registers them on its own
+ * ring, so the kernel hands it the requests of those CPUs, and it takes,
+ * queues, dispatches and answers each on that ring, as blk-mq runs a
+ * request on the hardware context of the CPU that made it.  An answer
+ * made on another thread (a request dispatched by another hardware queue,
+ * a timer's end on the loop's) is posted to the owner, whose ring sends it.
  */
 #include <bsd/sys/queue.h>
 #include <errno.h>
 #include <linux/fuse.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +77,11 @@ struct fring_cmd_req {
 #define FRING_SYS_ENABLE "/sys/module/fuse/parameters/enable_uring"
 #define FRING_SYS_CPUS "/sys/devices/system/cpu/possible"
 
+struct fring_owner;
+
 struct fring_ent {
 	struct fuse_ring *r;
+	struct fring_owner *owner; /* whose ring its commands go on */
 	struct fring_req_header *hdr;
 	char *payload; /* page-aligned, FRING_FRONT bytes of our own before it */
 	struct iovec iov[2];
@@ -82,6 +94,23 @@ struct fring_ent {
 
 STAILQ_HEAD(fring_list, fring_ent);
 
+/*
+ * A thread whose ring carries entries: the loop's (the 2.6 queue), or a
+ * hardware queue's.  ready and unsent are its thread's alone.
+ */
+struct fring_owner {
+	struct fuse_ring *r;
+	unsigned int n; /* the hardware queue, 0 for the loop */
+	struct fring_list ready;  /* the kernel has handed them a request */
+	struct fring_list unsent; /* to register, or answered: waiting for an SQE */
+	pthread_mutex_t lock;     /* posted, closed */
+	struct fring_list posted; /* to send from this ring, put there by other threads */
+	bool closed;              /* the session is over: nothing more is answered */
+	/* held while requests are answered: fuse_ring_stop() waits for it */
+	pthread_mutex_t serve_lock;
+	struct ioprio_cache ioprio; /* the callers' priorities, for this thread */
+};
+
 struct fuse_ring {
 	struct fuse_session *se;
 	int fd;
@@ -92,7 +121,8 @@ struct fuse_ring {
 	bool offered;  /* the kernel's INIT asked */
 	bool accepted; /* our INIT reply said yes */
 	bool started;  /* entries queued for registering */
-	bool said;     /* an unexpected error was reported */
+	bool said;     /* atomic: an unexpected error was reported */
+	bool mq;       /* the hardware queues' threads own the entries */
 	size_t payload_sz;
 	unsigned int nr_queues;
 	unsigned int depth; /* entries a queue */
@@ -103,9 +133,10 @@ struct fuse_ring {
 	char *mem;
 	size_t mem_len;
 	bool locked; /* hdrs and mem are locked in memory */
+	pthread_mutex_t hash_lock; /* answers come from any thread */
 	struct fring_ent *hash[FRING_HASH];
-	struct fring_list ready;  /* the kernel has handed them a request */
-	struct fring_list unsent; /* to register, or answered: waiting for an SQE */
+	struct fring_owner *owners;
+	unsigned int nr_owners;
 };
 
 static int fring_read_sys(const char *path, char *buf, size_t len)
@@ -169,23 +200,27 @@ static void fring_hash_add(struct fuse_ring *r, struct fring_ent *e)
 {
 	struct fring_ent **b = &r->hash[fring_hash_of(e->unique)];
 
+	pthread_mutex_lock(&r->hash_lock);
 	e->hnext = *b;
 	*b = e;
+	pthread_mutex_unlock(&r->hash_lock);
 }
 
 static struct fring_ent *fring_hash_take(struct fuse_ring *r, uint64_t unique)
 {
 	struct fring_ent **p = &r->hash[fring_hash_of(unique)];
+	struct fring_ent *e = NULL;
 
+	pthread_mutex_lock(&r->hash_lock);
 	for (; *p; p = &(*p)->hnext) {
-		struct fring_ent *e = *p;
-
-		if (e->unique == unique) {
+		if ((*p)->unique == unique) {
+			e = *p;
 			*p = e->hnext;
-			return e;
+			break;
 		}
 	}
-	return NULL;
+	pthread_mutex_unlock(&r->hash_lock);
+	return e;
 }
 
 static void fring_prep(struct fuse_ring *r, struct fring_ent *e, struct io_uring_sqe *sqe)
@@ -207,14 +242,36 @@ static void fring_prep(struct fuse_ring *r, struct fring_ent *e, struct io_uring
 	e->unique = 0;
 }
 
-/* Register e, or answer its request and ask for the next; later if the SQ is full. */
+/* On o's thread: o's serve runs in its next turn. */
+static void fring_serve_again(struct fring_owner *o)
+{
+	if (o->r->mq)
+		uring_driver_watch_again_queue(o->r->driver, o->n);
+	else
+		uring_driver_watch_again(o->r->driver);
+}
+
+/*
+ * Register e, or answer its request and ask for the next, on its owner's
+ * ring: now on the owner's thread (later if the SQ is full), else posted
+ * to it.
+ */
 static void fring_send(struct fuse_ring *r, struct fring_ent *e)
 {
-	struct io_uring_sqe *sqe = uring_driver_watch_sqe(r->driver, e);
+	struct fring_owner *o = e->owner;
+	struct io_uring_sqe *sqe;
 
+	if (r->mq && uring_driver_thread_queue(r->driver) != (int)o->n) {
+		pthread_mutex_lock(&o->lock);
+		STAILQ_INSERT_TAIL(&o->posted, e, link);
+		pthread_mutex_unlock(&o->lock);
+		uring_driver_watch_again_queue(r->driver, o->n);
+		return;
+	}
+	sqe = uring_driver_thread_sqe(r->driver, e);
 	if (!sqe) {
-		STAILQ_INSERT_TAIL(&r->unsent, e, link);
-		uring_driver_watch_again(r->driver);
+		STAILQ_INSERT_TAIL(&o->unsent, e, link);
+		fring_serve_again(o);
 		return;
 	}
 	fring_prep(r, e, sqe);
@@ -335,35 +392,84 @@ static void fring_answer(struct fuse_ring *r, struct fring_ent *e)
 	memcpy(msg, ih, sizeof(*ih));
 	memcpy(msg + sizeof(*ih), e->hdr->op_in, op);
 	fring_hash_add(r, e);
-	r->disk->held = e->payload;
-	r->disk->held_len = r->payload_sz;
+	fe_origin = (struct fe_origin){ .held = e->payload, .held_len = r->payload_sz,
+					.cpu = (int)e->qid,
+					.ioprio = r->mq ? &e->owner->ioprio : NULL };
 	fuse_session_process_buf(r->se, &(struct fuse_buf){ .size = ih->len, .mem = msg });
-	r->disk->held = NULL;
-	r->disk->held_len = 0;
+	fe_origin = (struct fe_origin){ .cpu = -1 };
 }
 
+/* Every entry to its owner, to be registered on its ring. */
 static void fring_start(struct fuse_ring *r)
 {
-	for (unsigned int i = 0; i < r->nr_ents; i++)
-		STAILQ_INSERT_TAIL(&r->unsent, &r->ents[i], link);
+	for (unsigned int i = 0; i < r->nr_ents; i++) {
+		struct fring_owner *o = r->ents[i].owner;
+
+		if (!r->mq) {
+			STAILQ_INSERT_TAIL(&o->unsent, &r->ents[i], link);
+			continue;
+		}
+		pthread_mutex_lock(&o->lock);
+		STAILQ_INSERT_TAIL(&o->posted, &r->ents[i], link);
+		pthread_mutex_unlock(&o->lock);
+	}
+	for (unsigned int n = 0; r->mq && n < r->nr_owners; n++)
+		uring_driver_watch_again_queue(r->driver, n);
 	r->started = true;
+}
+
+/*
+ * On o's thread: answer what the kernel has handed over (unless the
+ * session is over), then send what waits for o's ring.
+ */
+static void fring_serve_owner(struct fuse_ring *r, struct fring_owner *o)
+{
+	struct fring_list unsent = STAILQ_HEAD_INITIALIZER(unsent);
+	struct fring_ent *e;
+	bool closed;
+
+	pthread_mutex_lock(&o->serve_lock);
+	pthread_mutex_lock(&o->lock);
+	STAILQ_CONCAT(&unsent, &o->posted);
+	closed = o->closed;
+	pthread_mutex_unlock(&o->lock);
+	while (!closed && (e = STAILQ_FIRST(&o->ready))) {
+		STAILQ_REMOVE_HEAD(&o->ready, link);
+		fring_answer(r, e);
+	}
+	pthread_mutex_unlock(&o->serve_lock);
+	STAILQ_CONCAT(&unsent, &o->unsent);
+	while ((e = STAILQ_FIRST(&unsent))) {
+		STAILQ_REMOVE_HEAD(&unsent, link);
+		fring_send(r, e);
+	}
 }
 
 void fuse_ring_serve(struct fuse_ring *r)
 {
-	struct fring_list unsent = STAILQ_HEAD_INITIALIZER(unsent);
-	struct fring_ent *e;
-
 	if (r->accepted && !r->started)
 		fring_start(r);
-	while ((e = STAILQ_FIRST(&r->ready))) {
-		STAILQ_REMOVE_HEAD(&r->ready, link);
-		fring_answer(r, e);
-	}
-	STAILQ_CONCAT(&unsent, &r->unsent);
-	while ((e = STAILQ_FIRST(&unsent))) {
-		STAILQ_REMOVE_HEAD(&unsent, link);
-		fring_send(r, e);
+	if (!r->mq)
+		fring_serve_owner(r, &r->owners[0]);
+}
+
+void fuse_ring_serve_queue(struct fuse_ring *r, unsigned int n)
+{
+	if (r->mq && n < r->nr_owners)
+		fring_serve_owner(r, &r->owners[n]);
+}
+
+void fuse_ring_stop(struct fuse_ring *r)
+{
+	for (unsigned int n = 0; n < r->nr_owners; n++) {
+		struct fring_owner *o = &r->owners[n];
+
+		pthread_mutex_lock(&o->lock);
+		o->closed = true;
+		pthread_mutex_unlock(&o->lock);
+		/* a thread answering now has done so once this is had */
+		pthread_mutex_lock(&o->serve_lock);
+		pthread_mutex_unlock(&o->serve_lock);
 	}
 }
 
@@ -394,14 +500,12 @@ void fuse_ring_complete(void *arg, void *tag, int res)
 
 	(void)arg;
 	if (!res) {
-		r->disk->fuse_on_ring = true;
-		STAILQ_INSERT_TAIL(&r->ready, e, link);
+		__atomic_store_n(&r->disk->fuse_on_ring, true, __ATOMIC_RELAXED);
+		STAILQ_INSERT_TAIL(&e->owner->ready, e, link); /* this is its owner's thread */
 		return;
 	}
-	if (fring_error_said(r, res) && !r->said) {
+	if (fring_error_said(r, res) && !__atomic_exchange_n(&r->said, true, __ATOMIC_RELAXED))
 		fprintf(stderr, "rqdisk: FUSE over io_uring: %s\n", strerror(-res));
-		r->said = true;
-	}
 }
 
 /*
@@ -432,10 +536,37 @@ static int fring_alloc(struct fuse_ring *r)
 
 		e->r = r;
 		e->qid = i / r->depth;
+		e->owner = &r->owners[r->mq ? uring_driver_cpu_queue(r->driver, e->qid) : 0];
 		e->hdr = &r->hdrs[i];
 		e->payload = r->mem + i * stride + FRING_FRONT;
 		e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };
 		e->iov[1] = (struct iovec){ e->payload, r->payload_sz };
+	}
+	return 0;
+}
+
+/* The loop alone, or a thread per hardware queue. */
+static int fring_owners_init(struct fuse_ring *r)
+{
+	unsigned int nr = uring_driver_nr_queues(r->driver);
+
+	r->mq = nr > 0;
+	r->nr_owners = nr ? nr : 1;
+	r->owners = calloc(r->nr_owners, sizeof(*r->owners));
+	if (!r->owners)
+		return -ENOMEM;
+	for (unsigned int n = 0; n < r->nr_owners; n++) {
+		struct fring_owner *o = &r->owners[n];
+
+		o->r = r;
+		o->n = n;
+		STAILQ_INIT(&o->ready);
+		STAILQ_INIT(&o->unsent);
+		STAILQ_INIT(&o->posted);
+		pthread_mutex_init(&o->lock, NULL);
+		pthread_mutex_init(&o->serve_lock, NULL);
+		ioprio_cache_init(&o->ioprio, NULL);
+		ioprio_cache_share_cgroups(&o->ioprio, &r->disk->ioprio);
 	}
 	return 0;
 }
@@ -451,11 +582,10 @@ struct fuse_ring *fuse_ring_new(struct fuse_session *se, int fd, struct rqdisk *
 	*r = (struct fuse_ring){
 		.se = se, .fd = fd, .disk = disk, .driver = driver, .flags = flags
 	};
-	STAILQ_INIT(&r->ready);
-	STAILQ_INIT(&r->unsent);
+	pthread_mutex_init(&r->hash_lock, NULL);
 	r->payload_sz = FE_MAX_IO;
 	r->nr_queues = fring_nr_queues();
-	if (fring_alloc(r) || fuse_session_custom_io(se, &io, fd)) {
+	if (fring_owners_init(r) || fring_alloc(r) || fuse_session_custom_io(se, &io, fd)) {
 		fuse_ring_free(r);
 		return NULL;
 	}
@@ -476,6 +606,13 @@ void fuse_ring_free(struct fuse_ring *r)
 		munmap(r->mem, r->mem_len);
 	if (r->hdrs)
 		munmap(r->hdrs, r->hdrs_len);
+	for (unsigned int n = 0; r->owners && n < r->nr_owners; n++) {
+		pthread_mutex_destroy(&r->owners[n].lock);
+		pthread_mutex_destroy(&r->owners[n].serve_lock);
+		ioprio_cache_exit(&r->owners[n].ioprio); /* its cgroups are the disk's cache's */
+	}
+	free(r->owners);
+	pthread_mutex_destroy(&r->hash_lock);
 	free(r->ents);
 	free(r);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fuse_ring.h - FUSE requests carried on the loop's io_uring ring (Linux 6.14+). */
+/* fuse_ring.h - FUSE requests carried on io_uring (Linux 6.14+): the loop's ring, or each hardware queue's. */
 #ifndef RQDISK_FUSE_RING_H
 #define RQDISK_FUSE_RING_H
 
@@ -29,6 +29,8 @@ int fuse_ring_available(char *why, size_t whylen);
 
 /*
  * A ring for session se on the FUSE device fd, whose requests go to disk.
+ * On a driver with hardware queues (mq) each hardware queue's thread
+ * carries the entries of the CPUs mapped to it, on its own ring.
  * Installs the session's reply path; call before the first request is
  * read.  The ring carries nothing until the kernel's INIT offers it;
  * disk->fuse_on_ring says when it does.
@@ -46,7 +48,22 @@ void fuse_ring_saw_request(struct fuse_ring *r, const void *mem, size_t size);
  */
 void fuse_ring_serve(struct fuse_ring *r);
 
-/* uring_watch.complete for the ring's commands. */
+/*
+ * mq, on hardware queue n's thread (uring_watch.serve_queue): register its
+ * entries, answer what the kernel has handed it, send the answers made for
+ * it on other threads.  The 2.6 queue's loop does it all in
+ * fuse_ring_serve().
+ */
+void fuse_ring_serve_queue(struct fuse_ring *r, unsigned int n);
+
+/*
+ * The session is over, on the loop's thread: nothing more is answered,
+ * and no thread is answering once this returns (answers of requests in
+ * flight still go out).  Before the queue is drained at the end.
+ */
+void fuse_ring_stop(struct fuse_ring *r);
+
+/* uring_watch.complete for the ring's commands, on the thread whose ring carried them. */
 void fuse_ring_complete(void *arg, void *tag, int res);
 
 /* Whether the entries' buffers are locked in memory (mlock was permitted). */

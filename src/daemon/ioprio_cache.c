@@ -81,6 +81,13 @@ void ioprio_cache_init(struct ioprio_cache *c, const struct ioprio_source *src)
 	memset(c, 0, sizeof(*c));
 	c->src = src ? *src : sys_source;
 	c->refresh_ns = IOPRIO_CACHE_REFRESH_NS;
+	c->cgroups_owner = c;
+	pthread_mutex_init(&c->cgroups_lock, NULL);
+}
+
+void ioprio_cache_share_cgroups(struct ioprio_cache *c, struct ioprio_cache *owner)
+{
+	c->cgroups_owner = owner;
 }
 
 /* Linux's task_nice_ioprio(): nice -20..19 to best-effort levels 0..7. */
@@ -143,9 +150,16 @@ static const struct blkcg *blkcg_lookup(struct ioprio_cache *c, pid_t pid)
 	char path[BLKCG_PATH_MAX];
 	uint64_t id = 0;
 
+	struct ioprio_cache *owner = c->cgroups_owner;
+	const struct blkcg *cg;
+
 	if (!c->src.get_cgroup || c->src.get_cgroup(c->src.arg, pid, path, sizeof(path), &id))
 		return NULL;
-	return blkcg_intern(&c->cgroups, path, id);
+	/* a lookup is at most one a pid a second: the lock is not on the I/O path */
+	pthread_mutex_lock(&owner->cgroups_lock);
+	cg = blkcg_intern(&owner->cgroups, path, id);
+	pthread_mutex_unlock(&owner->cgroups_lock);
+	return cg;
 }
 
 /* pid's entry, asked again if it is new or older than the refresh; NULL for no process. */
@@ -188,4 +202,5 @@ void ioprio_cache_exit(struct ioprio_cache *c)
 	for (unsigned int i = 0; i < IOPRIO_CACHE_SLOTS; i++)
 		c->slot[i] = (struct ioprio_cache_entry){ 0 };
 	blkcg_table_free(&c->cgroups);
+	pthread_mutex_destroy(&c->cgroups_lock);
 }

@@ -3,6 +3,7 @@
 #ifndef RQDISK_IOPRIO_CACHE_H
 #define RQDISK_IOPRIO_CACHE_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -52,6 +53,13 @@ struct ioprio_cache {
 	uint64_t uses;
 	struct ioprio_cache_entry slot[IOPRIO_CACHE_SLOTS];
 	struct blkcg_table cgroups; /* every cgroup seen, for as long as the cache */
+	/*
+	 * The cache whose table this one interns into: itself, or the disk's
+	 * when each thread has a cache of its own (ioprio_cache_share_cgroups),
+	 * so that one cgroup is one object whichever thread met it first.
+	 */
+	struct ioprio_cache *cgroups_owner;
+	pthread_mutex_t cgroups_lock; /* the owner's: guards its table */
 };
 
 /* An empty cache over src, or over the kernel's priorities when src is NULL. */
@@ -71,6 +79,12 @@ unsigned short ioprio_cache_get(struct ioprio_cache *c, pid_t pid);
  * lives until ioprio_cache_exit(), which must come after the last bio.
  */
 const struct blkcg *ioprio_cache_blkcg(struct ioprio_cache *c, pid_t pid);
+
+/*
+ * c, a thread's own cache, interns its cgroups in owner's table (the
+ * disk's) from now on; owner outlives c, and c keeps no cgroup of its own.
+ */
+void ioprio_cache_share_cgroups(struct ioprio_cache *c, struct ioprio_cache *owner);
 
 /* Free the cgroups: no bio or request may point at one any more. */
 void ioprio_cache_exit(struct ioprio_cache *c);

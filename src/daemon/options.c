@@ -113,8 +113,9 @@ static void usage(FILE *f)
 		"                               keys irqmode=none|softirq|timer and\n"
 		"                               completion_nsec=N (rqdisk --help-backend null)\n"
 		"      --idle-poll USEC         with no I/O in flight, poll for the next\n"
-		"                               request this long before sleeping (default\n"
-		"                               50; 0: never)\n"
+		"                               request this long before sleeping, in the\n"
+		"                               loop and (mq) each hardware queue's thread\n"
+		"                               (default 50; 0: never)\n"
 		"      --queue-mode MODE        rq (default): the 2.6 request queue; mq:\n"
 		"                               software queues onto hardware queues\n"
 		"      --hw-queues N            mq: hardware queues, a thread each (default:\n"
@@ -474,17 +475,13 @@ static int check_image(const struct rqdisk_options *o)
 /*
  * The hardware-queue options shape the mq queue alone; the mq queue runs
  * on the image file or --null (its threads carry out the file backend's
- * I/O) and answers FUSE requests read from /dev/fuse.
+ * I/O).
  */
 static int check_mq(const struct rqdisk_options *o)
 {
 	if (o->queue_mode == QUEUE_MODE_RQ && (o->hw_queues || o->hw_queue_depth)) {
 		fprintf(stderr, "rqdisk: %s is for --queue-mode=mq\n",
 			o->hw_queues ? "--hw-queues" : "--hw-queue-depth");
-		return -EINVAL;
-	}
-	if (o->queue_mode == QUEUE_MODE_MQ && o->fuse_uring == FUSE_URING_ON) {
-		fprintf(stderr, "rqdisk: --queue-mode=mq does not take --fuse-uring yet\n");
 		return -EINVAL;
 	}
 	if (o->queue_mode == QUEUE_MODE_MQ && (rbd_is_spec(o->image) || strstr(o->image, "://"))) {

@@ -88,8 +88,6 @@ static int check_fuse_uring(struct rqdisk_state *s)
 {
 	char why[160];
 
-	if (s->opt.queue_mode == QUEUE_MODE_MQ) /* its requests come from /dev/fuse alone */
-		s->opt.fuse_uring = FUSE_URING_OFF;
 	if (s->opt.fuse_uring == FUSE_URING_OFF || fuse_ring_available(why, sizeof(why)) ||
 	    test_fuse_uring())
 		return 0;
@@ -399,6 +397,8 @@ static enum uring_serve serve_fuse(void *arg)
 				s->serve_error = n;
 			}
 			fuse_session_exit(s->se);
+			if (s->ring) /* mq: no hardware queue's thread takes more */
+				fuse_ring_stop(s->ring);
 			flush_at_exit(s);
 			return URING_SERVE_DONE;
 		}
@@ -406,17 +406,28 @@ static enum uring_serve serve_fuse(void *arg)
 	return URING_SERVE_MORE;
 }
 
+/* mq: hardware queue n's thread serves the FUSE requests of its CPUs, on its ring. */
+static void serve_fuse_queue(void *arg, unsigned int n)
+{
+	struct rqdisk_state *s = arg;
+
+	if (s->ring)
+		fuse_ring_serve_queue(s->ring, n);
+}
+
 /*
  * One thread serves the mount: it reads FUSE requests, submits their I/O
- * and reaps completions in one loop.  The termination signals are let in
- * only while it sleeps, so a signal always ends a wait.
+ * and reaps completions in one loop (on a multi-queue queue with FUSE
+ * over io_uring, each hardware queue's thread does for its CPUs'
+ * requests).  The termination signals are let in only while the loop's
+ * thread sleeps, so a signal always ends a wait.
  */
 static int serve(struct rqdisk_state *s)
 {
 	int fd = fuse_session_fd(s->se);
 	sigset_t term, waitmask;
 	struct uring_watch w = { fd, serve_fuse, s, &waitmask, fuse_ring_complete,
-				 s->opt.idle_poll_us };
+				 s->opt.idle_poll_us, serve_fuse_queue };
 
 	sigemptyset(&term);
 	sigaddset(&term, SIGINT);

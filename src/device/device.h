@@ -313,6 +313,15 @@ struct dev_host_ops {
 	bool (*io_room)(void *host, unsigned int need);
 	void (*submit_io)(void *host, struct dev_io *io);
 	void (*set_io_kick)(void *host, void (*kick)(void *arg), void *arg);
+	/*
+	 * The queues the host carries I/O on, each with a thread and a ring
+	 * of its own (a multi-queue queue's hardware queues), and the one of
+	 * the calling thread, from 0 (a thread of none: 0): a backend may keep
+	 * a file per queue, so that no two threads share one.  Asked at open
+	 * and at each submit_io.  NULL: one queue.
+	 */
+	unsigned int (*nr_io_queues)(void *host);
+	unsigned int (*io_queue)(void *host);
 };
 
 /*

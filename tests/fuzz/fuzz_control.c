@@ -335,7 +335,7 @@ static void show(struct rqdisk *d, const struct node *node, char *text)
 	ctl_read((fuse_req_t)d, d, node->ino, &fi, MAX_TEXT - 1, 0);
 	FUZZ_ASSERT(answer.count == 1 && !answer.error);
 	answer.text = NULL;
-	ctl_release(&fi);
+	ctl_release(d, &fi);
 	check_text(text, answer.size, node->flags);
 }
 
