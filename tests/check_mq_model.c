@@ -50,6 +50,24 @@ START_TEST(test_qd1_is_the_sum_of_the_steps)
 END_TEST
 
 /*
+ * A sleeping thread takes up work wake_ns after it is handed it: at QD1
+ * the queue's thread sleeps twice an I/O (before the take, before the
+ * end) and the job once (before the reap), and its own next submission
+ * finds it awake.
+ */
+START_TEST(test_wake_ups_add_to_each_io)
+{
+	struct mq_model_params p = base();
+	struct mq_model_result r;
+
+	p.wake_ns = 5000;
+	r = run(&p);
+	assert_near(r.iops, 1e9 / (4000 + 1000 + 300 + 10000 + 200 + 1000 + 3 * 5000), 0.001,
+		    "IOPS");
+}
+END_TEST
+
+/*
  * The job and the one queue's thread share CPU 0 (both number 0): with
  * enough in flight that CPU is never idle, and every I/O takes all of its
  * CPU time there.
@@ -153,6 +171,7 @@ static Suite *mq_model_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_qd1_is_the_sum_of_the_steps);
+	tcase_add_test(tc, test_wake_ups_add_to_each_io);
 	tcase_add_test(tc, test_a_saturated_cpu_sets_the_rate);
 	tcase_add_test(tc, test_one_queue_lock_caps_what_many_queues_do);
 	tcase_add_test(tc, test_tags_bound_a_slow_device);

@@ -7,7 +7,7 @@
 #include "mq_model.h"
 
 enum step_kind { CLIENT_SUBMIT, TAKE, SUBMIT, END, ANSWER, CLIENT_REAP };
-enum thread_state { IDLE, READY, RUNNING, BLOCKED };
+enum thread_state { IDLE, WAKING, READY, RUNNING, BLOCKED };
 
 /* An I/O: one pending step (on a thread's list), device time, or a tag wait at a time. */
 struct mrq {
@@ -50,12 +50,12 @@ struct mhctx {
 	struct mrq_list tag_waits;
 };
 
-enum event_kind { EV_STEP_DONE, EV_DEVICE_DONE };
+enum event_kind { EV_STEP_DONE, EV_DEVICE_DONE, EV_WAKE };
 
 struct event {
 	uint64_t at, seq;
 	enum event_kind kind;
-	void *arg; /* the CPU, or the request */
+	void *arg; /* the CPU, the request, or the thread */
 };
 
 struct model {
@@ -205,8 +205,15 @@ static void push_step(struct model *m, struct mthread *t, struct mrq *rq, enum s
 {
 	rq->step = k;
 	rq_append(&t->steps, rq);
-	if (t->state == IDLE)
+	if (t->state != IDLE)
+		return;
+	if (!m->p->wake_ns) {
 		make_ready(m, t);
+		return;
+	}
+	/* asleep: what wakes it takes wake_ns to reach it */
+	t->state = WAKING;
+	event_add(m, m->now + m->p->wake_ns, EV_WAKE, t);
 }
 
 /* Time counted from the warm-up's end: what came before is not in the figures. */
@@ -331,10 +338,13 @@ static void cpu_step_done(struct model *m, struct mcpu *c)
 	c->busy += m->now - since(m, c->busy_since);
 	if (t->holds >= 0)
 		lock_release(m, t);
-	t->state = IDLE;
+	/* between its steps a thread is awake: work handed to it now needs no wake-up */
+	t->state = RUNNING;
 	step_done(m, rq);
-	if (t->state == IDLE && t->steps.head)
+	if (t->steps.head)
 		make_ready(m, t);
+	else
+		t->state = IDLE;
 	cpu_dispatch(m, c);
 }
 
@@ -363,7 +373,8 @@ static int model_alloc(struct model *m, const struct mq_model_params *p)
 	unsigned int nr_rqs = p->jobs * p->iodepth;
 
 	m->p = p;
-	m->heap_size = nr_rqs + p->cpus + 1; /* a step per CPU, device time per request */
+	/* a step per CPU, device time per request, a wake-up per thread */
+	m->heap_size = nr_rqs + p->cpus + p->jobs + p->hw_queues + 1;
 	m->heap = calloc(m->heap_size, sizeof(*m->heap));
 	m->threads = calloc(p->jobs + p->hw_queues, sizeof(*m->threads));
 	m->cpus = calloc(p->cpus, sizeof(*m->cpus));
@@ -443,6 +454,8 @@ int mq_model_run(const struct mq_model_params *p, struct mq_model_result *r)
 		m.now = e.at;
 		if (e.kind == EV_STEP_DONE)
 			cpu_step_done(&m, e.arg);
+		else if (e.kind == EV_WAKE)
+			make_ready(&m, e.arg);
 		else
 			push_step(&m, hctx_thread(&m, ((struct mrq *)e.arg)->hctx), e.arg, END);
 	}

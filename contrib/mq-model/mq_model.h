@@ -16,7 +16,9 @@
  *
  * A CPU runs one thread's step at a time, to its end, and its ready
  * threads in turn; a thread that finds the lock held sleeps until it is
- * handed the lock, and then waits for its CPU like any other.  Every time
+ * handed the lock, and then waits for its CPU like any other.  A thread
+ * with nothing to do sleeps, and work handed to it is taken up wake_ns
+ * later (the wake-up's latency: no CPU of its own, but the work waits).  Every time
  * is a constant, and ties are broken by the order events were made, so a
  * run is a function of its parameters alone.
  */
@@ -39,6 +41,7 @@ struct mq_model_params {
 	uint64_t end_lock_ns;	    /* ... ending it, under the lock */
 	uint64_t answer_ns;	    /* ... answering FUSE, unlocked */
 	uint64_t device_ns;	    /* the device's time for it (no CPU) */
+	uint64_t wake_ns;	    /* an idle thread handed work runs no sooner than this after */
 	uint64_t requests;	    /* I/Os to complete; the first tenth warms up */
 };
 

@@ -34,6 +34,7 @@ static void usage(FILE *f)
 		"      --end-lock-ns N     ... to end it, locked (default 200)\n"
 		"      --answer-ns N       ... to answer FUSE (default 1300)\n"
 		"      --device-ns N       the device's time per I/O (default 0: --null)\n"
+		"      --wake-ns N         a sleeping thread's wake-up latency (default 0)\n"
 		"      --requests N        I/Os per size (default 200000)\n"
 		"      --csv               comma-separated values\n"
 		"  -h, --help              this help\n"
@@ -41,7 +42,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_SIZES = 256, OPT_HWQ, OPT_JOBS, OPT_DEPTH, OPT_TAGS, OPT_LOCK, OPT_CLIENT, OPT_TAKE,
-       OPT_SUBMIT, OPT_END, OPT_ANSWER, OPT_DEVICE, OPT_REQUESTS, OPT_CSV };
+       OPT_SUBMIT, OPT_END, OPT_ANSWER, OPT_DEVICE, OPT_WAKE, OPT_REQUESTS, OPT_CSV };
 
 static const struct option options[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
@@ -56,6 +57,7 @@ static const struct option options[] = {
 	{ "end-lock-ns", required_argument, NULL, OPT_END },
 	{ "answer-ns", required_argument, NULL, OPT_ANSWER },
 	{ "device-ns", required_argument, NULL, OPT_DEVICE },
+	{ "wake-ns", required_argument, NULL, OPT_WAKE },
 	{ "requests", required_argument, NULL, OPT_REQUESTS },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "help", no_argument, NULL, 'h' },
@@ -150,6 +152,8 @@ static int parse_option(struct config *c, int opt, const char *arg)
 		return parse_ns("--answer-ns", arg, &c->p.answer_ns);
 	case OPT_DEVICE:
 		return parse_ns("--device-ns", arg, &c->p.device_ns);
+	case OPT_WAKE:
+		return parse_ns("--wake-ns", arg, &c->p.wake_ns);
 	case OPT_REQUESTS:
 		ret = cli_number(PROG, "--requests", arg, 100, 4294967296ul, &v);
 		c->p.requests = v;
