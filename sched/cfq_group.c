@@ -87,13 +87,10 @@ int cfq_groups_show(const struct elevator_queue *e, char *buf, size_t len)
 	if (len)
 		buf[0] = '\0';
 	LIST_FOREACH(g, &cfqd->groups, link) {
-		int w = snprintf(buf + n, len - n, "%s %u %u\n", g->path, g->weight, g->nr_queues);
+		int ret = elv_groups_line(buf, len, &n, g->path, g->weight, g->nr_queues);
 
-		if (w < 0)
-			return -EINVAL;
-		n += (size_t)w;
-		if (n >= len)
-			return (int)len;
+		if (ret)
+			return ret < 0 ? ret : (int)len;
 	}
 	return (int)n;
 }

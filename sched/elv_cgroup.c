@@ -121,6 +121,17 @@ int elv_group_weights_show(const struct elv_group_weights *gw, char *buf, size_t
 	return (int)(n < len ? n : len);
 }
 
+int elv_groups_line(char *buf, size_t len, size_t *n, const char *path, unsigned int weight,
+		    unsigned int queues)
+{
+	int w = snprintf(buf + *n, len - *n, "%s %u %u\n", path, weight, queues);
+
+	if (w < 0)
+		return -EINVAL;
+	*n += (size_t)w;
+	return *n >= len;
+}
+
 /* "PATH WEIGHT": PATH absolute, no blanks; WEIGHT 0..max or "default" (0). */
 static int elv_group_weights_parse(const char *buf, unsigned int max, char *path,
 				   unsigned int *weight)

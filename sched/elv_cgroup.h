@@ -48,6 +48,12 @@ struct elv_group_weights {
 
 unsigned int elv_group_weight_find(const struct elv_group_weights *gw, const char *path);
 int elv_group_weights_show(const struct elv_group_weights *gw, char *buf, size_t len);
+/*
+ * A groups file's line, "PATH WEIGHT QUEUES", at buf + *n: 0 while there
+ * is room for more, 1 once buf is full, -EINVAL on an error.
+ */
+int elv_groups_line(char *buf, size_t len, size_t *n, const char *path, unsigned int weight,
+		    unsigned int queues);
 /* WEIGHT 1..max sets, 0 or "default" removes; the group's path in path. -EINVAL for the rest. */
 int elv_group_weights_store(struct elv_group_weights *gw, const char *buf, unsigned int max,
 			    char *path);
