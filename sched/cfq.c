@@ -39,8 +39,10 @@
  *    is never idled for, where they idle for the last one of a group.
  *  - Whether the disk queues is learned as later kernels' hw_tag, and
  *    flash that queues (or is not known not to) is never idled for
- *    (cfq_should_idle); later kernels also set slice_idle to 0 on flash
- *    from the start, which is left to the tunable here.
+ *    (cfq_should_idle); later 4.x kernels also set slice_idle to 0
+ *    on flash once the queue is registered (cfq_registered_queue), which
+ *    is left to the tunable here: the elevator is made before the device
+ *    below says whether it rotates.
  *  - The FIFO is checked at each dispatch until one expired request has
  *    been served out of order in the slice (2.6.20; 2.6.23 looked once).
  *  - The async request budget counts the whole slice (2.6.20; 2.6.23

@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blkcg.h"
 #include "blktrace.h"
+#include "blktrace_read.h"
 #include "fake_driver.h"
 #include "fake_mq.h"
 
@@ -116,7 +118,7 @@ static const char *acts(const struct traced *tr)
 	unsigned int n = 0;
 
 	for (unsigned int i = 0; i < tr->nr; i++) {
-		unsigned int a = tr->recs[i].t.action & 0xffff;
+		unsigned int a = tr->recs[i].t.action & 0xffff & ~(unsigned int)__BLK_TA_CGROUP;
 
 		if (is_note(&tr->recs[i]))
 			continue;
@@ -361,6 +363,101 @@ START_TEST(test_split_records_each_cut)
 	ck_range(ev(&tr, 7), 16, 4);
 	ck_range(ev(&tr, 14), 16, 4);
 	traced_free(&tr);
+}
+END_TEST
+
+/* Off (the default, as Linux's blk_cgroup option): no record names its cgroup. */
+START_TEST(test_cgroup_id_only_when_asked)
+{
+	struct blkcg_table cgs = { 0 };
+	struct traced tr;
+	struct test_bio tb;
+
+	traced_start(&tr, "noop");
+	tbio_init(&tb, REQ_OP_WRITE, 0, 8, mem);
+	tb.bio.bi_pid = getpid();
+	tb.bio.bi_blkcg = blkcg_intern(&cgs, "/jobs/a", 4242);
+	submit_bio(tr.fd->q, &tb.bio);
+	fake_complete_all(tr.fd);
+	traced_stop(&tr);
+	ck_assert_str_eq(acts(&tr), "QGIDC");
+	for (unsigned int i = 0; i < 5; i++) {
+		ck_assert_uint_eq(ev(&tr, i)->action & __BLK_TA_CGROUP, 0);
+		ck_assert_uint_eq(ev(&tr, i)->pdu_len, 0);
+	}
+	traced_free(&tr);
+	blkcg_table_free(&cgs);
+}
+END_TEST
+
+/* The cgroup id a record carries (before its own pdu), or 0 where it is not marked. */
+static uint64_t rec_cgroup(const struct traced *tr, const struct blk_io_trace *t)
+{
+	uint64_t id;
+
+	if (!(t->action & __BLK_TA_CGROUP))
+		return 0;
+	ck_assert_uint_ge(t->pdu_len, sizeof(id));
+	memcpy(&id, ev_pdu(tr, t), sizeof(id));
+	return id;
+}
+
+/*
+ * Asked for (q->blk_trace_cgroup, trace/cgroup in the control tree), as
+ * Linux's blktrace (4.14 on) with its blk_cgroup option: a record of a
+ * bio or request from a cgroup is marked __BLK_TA_CGROUP with the kernel's cgroup id, in host
+ * byte order, before its own pdu (a split's sector after it); the root's
+ * and an unknown cgroup's records are not marked.  rqdisk-replay's reader
+ * takes the same ids back off the file.
+ */
+START_TEST(test_cgroup_id_recorded_and_read_back)
+{
+	struct blkcg_table cgs = { 0 };
+	const struct blkcg *cg = blkcg_intern(&cgs, "/jobs/a", 4242);
+	struct traced tr;
+	struct test_bio tb[2];
+	struct bt_trace bt;
+	char why[256];
+	uint64_t at;
+
+	ck_assert_ptr_nonnull(cg);
+	traced_start(&tr, "noop");
+	tr.fd->q->blk_trace_cgroup = true;
+	tr.fd->q->limits.max_sectors = 8;
+	tbio_init(&tb[0], REQ_OP_WRITE, 0, 12, mem);
+	tb[0].bio.bi_pid = getpid();
+	tb[0].bio.bi_blkcg = cg;
+	submit_bio(tr.fd->q, &tb[0].bio);
+	fake_complete_all(tr.fd);
+	submit(&tr, &tb[1], REQ_OP_READ, 0, 1000, 8, mem); /* the root's */
+	fake_complete_all(tr.fd);
+	traced_stop(&tr);
+
+	ck_assert_str_eq(acts(&tr), "QXGIGIDDCCQGIDC");
+	for (unsigned int i = 0; i < 10; i++)
+		ck_assert_uint_eq(rec_cgroup(&tr, ev(&tr, i)), 4242);
+	ck_assert_uint_eq(ev(&tr, 0)->pdu_len, 8);
+	ck_assert_uint_eq(ev(&tr, 1)->pdu_len, 16); /* the id, then where the rest starts */
+	memcpy(&at, ev_pdu(&tr, ev(&tr, 1)) + 8, sizeof(at));
+	ck_assert_uint_eq(be64toh(at), 8);
+	for (unsigned int i = 10; i < 15; i++) {
+		ck_assert_uint_eq(ev(&tr, i)->action & __BLK_TA_CGROUP, 0);
+		ck_assert_uint_eq(ev(&tr, i)->pdu_len, 0);
+	}
+
+	ck_assert_msg(!bt_trace_load(tr.name, &bt, why, sizeof(why)), "%s", why);
+	ck_assert_uint_eq(bt.nr, 16); /* the process note, then the 15 events */
+	for (size_t i = 0, n = 0; i < bt.nr; i++) {
+		if (bt.ev[i].action & BLK_TC_ACT(BLK_TC_NOTIFY))
+			continue;
+		ck_assert_uint_eq(bt.ev[i].cgroup_id, n++ < 10 ? 4242 : 0);
+		ck_assert_uint_eq(bt.ev[i].action & __BLK_TA_CGROUP, 0);
+		if (bt_act(&bt.ev[i]) == __BLK_TA_SPLIT)
+			ck_assert_uint_eq(bt.ev[i].split_at, 8);
+	}
+	bt_trace_free(&bt);
+	traced_free(&tr);
+	blkcg_table_free(&cgs);
 }
 END_TEST
 
@@ -815,6 +912,8 @@ int main(void)
 	tcase_add_test(tc, test_barrier_write_and_its_preflush);
 	tcase_add_test(tc, test_back_and_front_merges);
 	tcase_add_test(tc, test_split_records_each_cut);
+	tcase_add_test(tc, test_cgroup_id_recorded_and_read_back);
+	tcase_add_test(tc, test_cgroup_id_only_when_asked);
 	tcase_add_test(tc, test_merged_discards_keep_their_bytes);
 	tcase_add_test(tc, test_bounce_is_recorded);
 	tcase_add_test(tc, test_completion_covers_the_issued_range);

@@ -241,6 +241,7 @@ INTEGRATION_TESTS = \
 	tests/test-memcg.sh \
 	tests/test-ioprio.sh \
 	tests/test-cgroup-groups.sh \
+	tests/test-trace-cgroup.sh \
 	tests/test-nbd.sh \
 	tests/test-nbd-failures.sh \
 	tests/test-nbd-multiconn.sh \

@@ -78,6 +78,7 @@ struct request_queue {
 	char *blk_trace_name;        /* where the control tree's next trace goes, or NULL */
 	int blk_trace_last;          /* the stopped trace's file, held for a restart, or -1 */
 	int *blk_trace_last_hw;      /* mq: its files of hardware queues 1.. (blktrace.c) */
+	bool blk_trace_cgroup;       /* records name their cgroup (Linux's blk_cgroup option) */
 	struct disk_stats stats;
 	unsigned long bounced; /* bios copied through a bounce buffer */
 	unsigned long split;   /* bios split to fit the limits */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "blk_mq.h"
+#include "blkcg.h"
 #include "blktrace.h"
 
 /*
@@ -33,6 +34,7 @@
 #define BLK_TRACE_COMM_LEN 16        /* the kernel's TASK_COMM_LEN: blkparse copies this much */
 #define BLK_TRACE_PIDS_MIN 64
 #define BLK_TRACE_HELD_END (-2) /* ends q->blk_trace_last_hw (a failed dup leaves -1) */
+#define BLK_TRACE_PDU_MAX 8     /* the longest pdu of an I/O record: a split's sector */
 
 _Static_assert(sizeof(struct blk_io_trace) == 48, "blkparse reads 48-byte records");
 
@@ -233,17 +235,44 @@ struct blk_trace_io {
 	unsigned int flags;
 	pid_t pid;
 	int error; /* -errno */
+	uint64_t cgroup_id; /* the kernel's id of its cgroup, 0 for the root's or not known */
 };
+
+/*
+ * The id a record names its cgroup by: the kernel's (Linux's blktrace
+ * records cgroup_id(), 4.14 on), where q->blk_trace_cgroup asks for it
+ * (Linux's blk_cgroup trace option, off by default: blkparse before 1.3
+ * takes a marked record for a bad one), the cgroup is not the root and its
+ * id is known; 0 leaves the record unmarked, as the root's.
+ */
+static uint64_t blk_trace_cgroup_id(const struct request_queue *q, const struct blkcg *cg)
+{
+	return q->blk_trace_cgroup && cg ? cg->id : 0;
+}
 
 static void blk_trace_add(struct request_queue *q, const struct blk_trace_io *io, uint32_t what,
 			  const void *pdu, uint16_t pdu_len)
 {
 	struct blk_trace *bt = q->blk_trace;
 	unsigned int cpu = io->cpu < bt->nr_cpus ? io->cpu : 0;
+	unsigned char cg_pdu[sizeof(io->cgroup_id) + BLK_TRACE_PDU_MAX];
 	struct blk_io_trace t;
 
 	if (pid_first_seen(bt, io->pid))
 		blk_trace_note_process(q, io->pid, cpu);
+	/*
+	 * From a cgroup: marked __BLK_TA_CGROUP, its id (host byte order, as
+	 * the header) ahead of the record's own pdu, where blkparse and the
+	 * kernel put it.
+	 */
+	if (io->cgroup_id && pdu_len <= BLK_TRACE_PDU_MAX) {
+		memcpy(cg_pdu, &io->cgroup_id, sizeof(io->cgroup_id));
+		if (pdu_len)
+			memcpy(cg_pdu + sizeof(io->cgroup_id), pdu, pdu_len);
+		what |= __BLK_TA_CGROUP;
+		pdu = cg_pdu;
+		pdu_len += sizeof(io->cgroup_id);
+	}
 	t = (struct blk_io_trace){
 		.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
 		.sequence = ++bt->cpus[cpu].sequence,
@@ -265,7 +294,8 @@ static struct blk_trace_io bio_trace_io(const struct request_queue *q, const str
 {
 	return (struct blk_trace_io){ .cpu = blk_trace_submit_cpu(q), .sector = bio->bi_sector,
 				      .nr_sectors = bio_sectors(bio), .op = bio->bi_op,
-				      .flags = bio->bi_flags, .pid = bio->bi_pid };
+				      .flags = bio->bi_flags, .pid = bio->bi_pid,
+				      .cgroup_id = blk_trace_cgroup_id(q, bio->bi_blkcg) };
 }
 
 void __blk_add_trace_bio(struct request_queue *q, const struct bio *bio, uint32_t what)
@@ -283,7 +313,8 @@ void __blk_add_trace_rq(struct request_queue *q, const struct request *rq, uint3
 {
 	struct blk_trace_io io = { .cpu = blk_trace_rq_cpu(rq), .sector = blk_rq_pos(rq),
 				   .nr_sectors = blk_rq_sectors(rq), .op = rq->cmd_op,
-				   .flags = rq->cmd_flags, .pid = rq->pid };
+				   .flags = rq->cmd_flags, .pid = rq->pid,
+				   .cgroup_id = blk_trace_cgroup_id(q, rq->blkcg) };
 
 	if (what == BLK_TA_COMPLETE) {
 		io.sector = rq->issue_sector;

@@ -275,6 +275,26 @@ static int store_trace_enable(struct rqdisk *d, const char *buf)
 	return __blk_trace_setup(d->q, d->q->blk_trace_name, NULL, 0);
 }
 
+static int show_trace_cgroup(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d\n", d->q->blk_trace_cgroup);
+}
+
+/*
+ * 1: each record of a process in a cgroup (v2) other than the root carries
+ * the cgroup's id, as Linux's blk_cgroup trace option has it; at once,
+ * tracing or not.
+ */
+static int store_trace_cgroup(struct rqdisk *d, const char *buf)
+{
+	unsigned long v;
+
+	if (parse_ulong(buf, 0, 1, &v))
+		return -EINVAL;
+	d->q->blk_trace_cgroup = v;
+	return 0;
+}
+
 /* Not in sysfs: how FUSE requests reach the daemon, "uring" or "dev" (/dev/fuse). */
 static int show_fuse_transport(struct rqdisk *d, char *buf, size_t len)
 {
@@ -364,6 +384,7 @@ const struct ctl_node ctl_nodes[] = {
 	{ CTL_TRACE, CTL_ROOT, "trace", NULL, NULL },
 	{ CTL_TRACE_NAME, CTL_TRACE, "name", show_trace_name, store_trace_name },
 	{ CTL_TRACE_ENABLE, CTL_TRACE, "enable", show_trace_enable, store_trace_enable },
+	{ CTL_TRACE_CGROUP, CTL_TRACE, "cgroup", show_trace_cgroup, store_trace_cgroup },
 	{ CTL_DEVICE, CTL_ROOT, "device", NULL, NULL },
 	{ CTL_DEVICE_STACK, CTL_DEVICE, "stack", show_device_stack, NULL },
 	{ CTL_DEVICE_LOST_WRITES, CTL_DEVICE, "lost_writes", show_device_lost_writes, NULL },

@@ -2,6 +2,9 @@
 /* ioprio_cache.c - the I/O priority and cgroup of each process the disk serves, asked once a while per pid. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <mntent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -41,10 +44,33 @@ static uint64_t sys_now(void *arg)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Where the cgroup v2 hierarchy is mounted, which /proc/PID/cgroup's
+ * paths are under: /sys/fs/cgroup on a unified system, but
+ * /sys/fs/cgroup/unified on a hybrid one (v1 controllers beside it), so
+ * it is looked up, not assumed; false where none is mounted.
+ */
+static bool cgroup2_mount(char *dir, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	struct mntent *m;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && (m = getmntent(f)))
+		if (!strcmp(m->mnt_type, "cgroup2") && strlen(m->mnt_dir) < len) {
+			strcpy(dir, m->mnt_dir);
+			found = true;
+		}
+	endmntent(f);
+	return found;
+}
+
 /* The "0::PATH" line of /proc/PID/cgroup (v2), and its directory's inode: the cgroup's id. */
 static int sys_get_cgroup(void *arg, pid_t pid, char *path, size_t len, uint64_t *id)
 {
-	char file[BLKCG_PATH_MAX + 64], buf[4096], *line, *nl;
+	char file[PATH_MAX + BLKCG_PATH_MAX], mnt[PATH_MAX], buf[4096], *line, *nl;
 	struct stat st;
 	ssize_t n;
 	int fd;
@@ -66,8 +92,11 @@ static int sys_get_cgroup(void *arg, pid_t pid, char *path, size_t len, uint64_t
 		if (strncmp(line, "0::/", 4) || strlen(line + 3) >= len)
 			continue;
 		strcpy(path, line + 3);
-		snprintf(file, sizeof(file), "/sys/fs/cgroup%s", path);
-		*id = stat(file, &st) ? 0 : (uint64_t)st.st_ino;
+		*id = 0;
+		if (cgroup2_mount(mnt, sizeof(mnt))) {
+			snprintf(file, sizeof(file), "%s%s", mnt, path);
+			*id = stat(file, &st) ? 0 : (uint64_t)st.st_ino;
+		}
 		return 0;
 	}
 	return -ENOENT; /* cgroup v1 alone: no v2 cgroup to place it in */
