@@ -221,6 +221,7 @@ INTEGRATION_TESTS = \
 	tests/test-write-cache.sh \
 	tests/test-disks.sh \
 	tests/test-disks-power.sh \
+	tests/test-disks-log-order.sh \
 	tests/test-crash-rename-cut.sh \
 	tests/test-crash-ext4.sh \
 	tests/test-crash-aim.sh \

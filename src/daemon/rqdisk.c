@@ -202,6 +202,7 @@ static int setup_queue(struct rqdisk_state *s)
 	/* the backend opens the image from its args, and finds the disk's size */
 	if (backend_of(s, &backend))
 		return -1;
+	uring_driver_set_disk(s->driver, s->index);
 	if (uring_driver_set_stack(s->driver, s->opt.filters, s->opt.nr_filters, backend,
 				   s->image_path, 0, why, sizeof(why))) {
 		die_msg("%s", why);
