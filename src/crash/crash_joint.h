@@ -28,7 +28,8 @@ struct crash_joint {
 
 /*
  * The order file's text (len bytes) over the logs of nr_disks disks (disk
- * d's log is logs[d], kept by the caller while j is used): 0, or -EINVAL
+ * d's log is logs[d]; the caller keeps the array and the logs while j is
+ * used): 0, or -EINVAL
  * with one line in why ("order line 7: ...", or a disk whose lines are not
  * its log's entries), or -ENOMEM.
  */

@@ -33,6 +33,8 @@ src_crash_rqdisk_crash_SOURCES = \
 	src/crash/crash_checker.c \
 	src/crash/crash_checker.h \
 	src/crash/crash_files.c \
+	src/crash/crash_joint_run.c \
+	src/crash/crash_joint_run.h \
 	src/crash/crash_loop.c \
 	src/crash/crash_loop.h \
 	src/crash/crash_main.c \
