@@ -6,6 +6,8 @@ EXTRA_DIST += \
 	contrib/bench/peers \
 	contrib/ceph-single-node.sh \
 	contrib/compare-elevators \
+	contrib/crash/btrfs-raid1 \
+	contrib/crash/check-btrfs-raid1 \
 	contrib/crash/check-durability \
 	contrib/crash/check-fs \
 	contrib/crash/check-rename \

@@ -223,6 +223,7 @@ INTEGRATION_TESTS = \
 	tests/test-disks-power.sh \
 	tests/test-disks-log-order.sh \
 	tests/test-crash-joint.sh \
+	tests/test-crash-btrfs-raid1.sh \
 	tests/test-crash-rename-cut.sh \
 	tests/test-crash-ext4.sh \
 	tests/test-crash-aim.sh \
