@@ -47,7 +47,7 @@ struct rqdisk_state {
 	/* --disk: the disks this one shares a daemon with, or NULL (disks.c) */
 	struct rqdisk_domain *domain;
 	unsigned int index;     /* diskN */
-	int stop_fd;            /* the domain says stop: the loop ends the session */
+	int stop_fd;            /* the domain says stop: the loop stops serving (fuse_session_exit) */
 	int cut_fd;             /* the domain says cut: the loop joins the cut */
 	uint64_t cut_gen;       /* the last cut of the domain's this disk took part in */
 	pthread_t thread;

@@ -44,7 +44,7 @@ static void stop_signal(int sig)
 	errno = saved;
 }
 
-/* On the disk's loop thread, lock held: the domain stops, the session ends as at a signal. */
+/* On the disk's loop thread, lock held: the domain stops; serving ends as at a signal. */
 static void stop_ready(void *arg)
 {
 	struct rqdisk_state *s = arg;
@@ -53,7 +53,7 @@ static void stop_ready(void *arg)
 	if (read(s->stop_fd, &n, sizeof(n)) != sizeof(n))
 		return;
 	fuse_session_exit(s->se);
-	uring_driver_watch_again(s->driver); /* serve sees the session end in the next turn */
+	uring_driver_watch_again(s->driver); /* serve sees it in the next turn */
 }
 
 int domain_watch_stop(struct rqdisk_state *s)
