@@ -6,6 +6,7 @@
 # joint state breaks the order the disks' writes were made in.  A program that writes
 # disk0 after disk1 without flushing disk1 is caught: a state with disk0's write and
 # without disk1's, named by its ID.  --list prints the IDs; a wrong order is refused.
+# SIGTERM ends the run and its checker, leaving no state file behind.
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/disks-functions.sh"
 requires_root
@@ -79,6 +80,23 @@ status=0
 	-- "$tmp/implies" 0 A 1 B >"$tmp/out" || status=$?
 [ $status = 1 ] || fail "status $status, not 1: $(cat "$tmp/out")"
 grep -q "^FAIL joint:[0-9]*-1\.0 " "$tmp/out" || fail "the failing state is not named: $(cat "$tmp/out")"
+
+say "SIGTERM ends the run and its checker, and takes its state files away"
+mkdir "$tmp/t"
+TMPDIR=$tmp/t "$CRASH" --order "$tmp/order" "$tmp/base0" "$tmp/log0" "$tmp/base1" "$tmp/log1" \
+	-- sleep 60 >"$tmp/out" 2>"$tmp/err" &
+cpid=$!
+for ((i = 0; i < 50; i++)); do
+	pgrep -P $cpid -x sleep >/dev/null && break
+	sleep 0.1
+done
+[ -n "$(ls -A "$tmp/t")" ] || fail "no state files under TMPDIR while a checker runs"
+kill -TERM $cpid
+status=0
+wait $cpid || status=$?
+[ $status = 143 ] || fail "status $status after SIGTERM, not 143: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/t")" ] || fail "left under TMPDIR: $(ls -R "$tmp/t")"
+! pgrep -x sleep -P $cpid >/dev/null || fail "the checker outlived the run"
 
 say "refused in one line: an order of other logs, an odd number of files, no CHECK"
 status=0

@@ -51,8 +51,10 @@ struct jrun {
 	struct crash_joint j;
 	char *order_text;
 	size_t order_len;
-	char dir[64];
+	char dir[256];
 	unsigned long states, failed;
+	sigset_t stop; /* SIGINT, SIGTERM, SIGHUP: blocked while it runs, taken in the wait */
+	int sig;       /* the one that ended the run, or 0 */
 };
 
 bool joint_wanted(int argc, char **argv)
@@ -205,7 +207,7 @@ static int joint_write_disk(struct jrun *r, unsigned int d, size_t pos,
 {
 	uint64_t drop[J_MAX_DROP];
 	struct crash_spec spec = { .pos = pos, .drop = drop, .torn_e = -1 };
-	char path[96];
+	char path[320];
 	struct ovl o;
 	int fd, ret;
 
@@ -228,7 +230,7 @@ static int joint_write_disk(struct jrun *r, unsigned int d, size_t pos,
 static int joint_exec(struct jrun *r, const char *id)
 {
 	unsigned int n = 0;
-	char var[32], path[96];
+	char var[32], path[320];
 	pid_t pid;
 	int st;
 
@@ -240,6 +242,7 @@ static int joint_exec(struct jrun *r, const char *id)
 	if (!pid) {
 		char **argv = calloc(n + 1, sizeof(*argv));
 
+		sigprocmask(SIG_UNBLOCK, &r->stop, NULL);
 		for (unsigned int i = 0; argv && i < n; i++)
 			argv[i] = strcmp(r->check[i], "{}") ? r->check[i] : r->dir;
 		for (unsigned int d = 0; d < r->nr; d++) {
@@ -256,6 +259,14 @@ static int joint_exec(struct jrun *r, const char *id)
 		_exit(127);
 	}
 	for (unsigned int t = 0; waitpid(pid, &st, WNOHANG) == 0; t++) {
+		int sig = sigtimedwait(&r->stop, NULL, &(struct timespec){ .tv_nsec = 10000000 });
+
+		if (sig > 0) { /* stopped: the checker ends, then the run, its files taken away */
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			r->sig = sig;
+			return -EINTR;
+		}
 		if (t == r->timeout_s * 100u) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
@@ -263,7 +274,6 @@ static int joint_exec(struct jrun *r, const char *id)
 				r->timeout_s);
 			return 1;
 		}
-		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
 	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -291,6 +301,8 @@ static int joint_state(struct jrun *r, size_t n, const struct crash_joint_ref *v
 		}
 	}
 	ret = joint_exec(r, id);
+	if (ret == -EINTR)
+		return ret;
 	if (ret < 0) {
 		fprintf(stderr, PROG ": fork: %s\n", strerror(-ret));
 		return ret;
@@ -345,13 +357,16 @@ static int joint_run(struct jrun *r)
 	}
 	if (ret == -ENOMEM)
 		fprintf(stderr, PROG ": out of memory\n");
+	if (ret == -EINTR)
+		fprintf(stderr, PROG ": stopped by signal %d after %lu joint states\n", r->sig,
+			r->states);
 	free(v);
 	return ret;
 }
 
 static void joint_cleanup(struct jrun *r)
 {
-	char path[96];
+	char path[320];
 
 	if (r->dir[0]) {
 		for (unsigned int d = 0; d < r->nr; d++) {
@@ -380,10 +395,15 @@ int joint_main(int argc, char **argv)
 		r.d[d].base_fd = -1;
 	if (joint_parse(argc, argv, &r))
 		return J_TROUBLE;
+	sigemptyset(&r.stop);
+	sigaddset(&r.stop, SIGINT);
+	sigaddset(&r.stop, SIGTERM);
+	sigaddset(&r.stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &r.stop, NULL);
 	if (joint_load(&r))
 		goto out;
 	snprintf(r.dir, sizeof(r.dir), "%s/rqdisk-crash.XXXXXX",
-		 tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
+		 tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp");
 	if (!r.list && !mkdtemp(r.dir)) {
 		fprintf(stderr, PROG ": %s: %s\n", r.dir, strerror(errno));
 		r.dir[0] = '\0';
@@ -398,5 +418,10 @@ int joint_main(int argc, char **argv)
 	status = r.failed ? J_FAILED : J_CONSISTENT;
 out:
 	joint_cleanup(&r);
+	if (r.sig) { /* said as the shell expects: the signal */
+		signal(r.sig, SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, &r.stop, NULL);
+		raise(r.sig);
+	}
 	return status;
 }
