@@ -8,6 +8,8 @@ EXTRA_DIST += \
 	contrib/mq-model/measure \
 	contrib/ceph-single-node.sh \
 	contrib/compare-elevators \
+	contrib/crash/btrfs-raid1 \
+	contrib/crash/check-btrfs-raid1 \
 	contrib/crash/check-durability \
 	contrib/crash/check-fs \
 	contrib/crash/check-rename \

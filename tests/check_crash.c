@@ -16,6 +16,7 @@
 #include "fake_driver.h"
 #include "crash_aim.h"
 #include "crash_dedup.h"
+#include "crash_joint.h"
 #include "crash_log.h"
 #include "crash_overlay.h"
 #include "crash_shard.h"
@@ -1895,6 +1896,126 @@ START_TEST(ranges_are_read_strictly)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------ several disks' logs */
+
+/* disk 0: w F w   disk 1: w w F;  made in the order 0 1 0 1 1 0 */
+static void joint_logs(struct tlog *t, struct crash_log *log)
+{
+	char why[256];
+
+	tlog_init(&t[0], 512);
+	tlog_entry(&t[0], 0, 1, W, NULL, 1);
+	tlog_entry(&t[0], 0, 0, F, NULL, 0);
+	tlog_entry(&t[0], 1, 1, W, NULL, 2);
+	tlog_init(&t[1], 512);
+	tlog_entry(&t[1], 0, 1, W, NULL, 3);
+	tlog_entry(&t[1], 1, 1, W, NULL, 4);
+	tlog_entry(&t[1], 0, 0, F, NULL, 0);
+	for (int d = 0; d < 2; d++)
+		ck_assert_int_eq(parse(&t[d], 64 * 512, &log[d], why), 0);
+}
+
+static void joint_free(struct tlog *t, struct crash_log *log)
+{
+	for (int d = 0; d < 2; d++) {
+		crash_log_free(&log[d]);
+		free(t[d].buf);
+	}
+}
+
+#define ORDER "rqdisk-log-order 1\n0\n1\n0\n1\n1\n0\n"
+
+START_TEST(joint_positions_follow_the_order)
+{
+	const struct crash_log *logs[2];
+	struct crash_log log[2];
+	struct crash_joint j;
+	struct tlog t[2];
+	char why[256];
+	size_t pos[2];
+
+	joint_logs(t, log);
+	logs[0] = &log[0];
+	logs[1] = &log[1];
+	ck_assert_int_eq(crash_joint_init(&j, logs, 2, ORDER, strlen(ORDER), why, sizeof(why)), 0);
+	ck_assert_uint_eq(j.nr, 6);
+	ck_assert_uint_eq(j.seq[4].disk, 1);
+	ck_assert_uint_eq(j.seq[4].entry, 2);
+	crash_joint_positions(&j, 0, pos);
+	ck_assert(pos[0] == 0 && pos[1] == 0);
+	crash_joint_positions(&j, 3, pos);
+	ck_assert(pos[0] == 2 && pos[1] == 1);
+	crash_joint_positions(&j, 6, pos);
+	ck_assert(pos[0] == 3 && pos[1] == 3);
+	crash_joint_free(&j);
+	joint_free(t, log);
+}
+END_TEST
+
+START_TEST(joint_volatile_writes_are_every_disks_in_order)
+{
+	const struct crash_log *logs[2];
+	struct crash_joint_ref v[6];
+	struct crash_log log[2];
+	struct crash_joint j;
+	struct tlog t[2];
+	char why[256];
+	size_t n;
+
+	joint_logs(t, log);
+	logs[0] = &log[0];
+	logs[1] = &log[1];
+	ck_assert_int_eq(crash_joint_init(&j, logs, 2, ORDER, strlen(ORDER), why, sizeof(why)), 0);
+	/* after 0 1: disk 0's write and disk 1's, neither flushed */
+	ck_assert_int_eq(crash_joint_volatile(&j, 2, v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(v[0].disk == 0 && v[0].entry == 0 && v[1].disk == 1 && v[1].entry == 0);
+	/* after 0 1 0 1: disk 0 flushed its write; disk 1's two are not */
+	ck_assert_int_eq(crash_joint_volatile(&j, 4, v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(v[0].disk == 1 && v[0].entry == 0 && v[1].disk == 1 && v[1].entry == 1);
+	/* all: disk 1 flushed; disk 0's last write is not */
+	ck_assert_int_eq(crash_joint_volatile(&j, 6, v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(v[0].disk == 0 && v[0].entry == 2);
+	crash_joint_free(&j);
+	joint_free(t, log);
+}
+END_TEST
+
+/* joint_refused ORDER WHY: the order is refused over the two logs, with a line holding WHY. */
+static void joint_refused(const char *order, unsigned int nr_disks, const char *want)
+{
+	const struct crash_log *logs[2];
+	struct crash_log log[2];
+	struct crash_joint j;
+	struct tlog t[2];
+	char why[256] = "";
+
+	joint_logs(t, log);
+	logs[0] = &log[0];
+	logs[1] = &log[1];
+	ck_assert_int_eq(crash_joint_init(&j, logs, nr_disks, order, strlen(order), why,
+					  sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, want) && !strchr(why, '\n'), "said: %s", why);
+	ck_assert_ptr_null(j.seq);
+	joint_free(t, log);
+}
+
+START_TEST(joint_orders_that_do_not_fit_are_refused)
+{
+	joint_refused("rqdisk-log-order 1\n0\n1\n0\n1\n1\n", 2,
+		      "order: disk 0 has 2 lines, its log 3 entries");
+	joint_refused("rqdisk-log-order 1\n0\n1\n0\n1\n1\n0\n0\n", 2,
+		      "order: disk 0 has 4 lines, its log 3 entries");
+	joint_refused("rqdisk-log-order 1\n0\n1\n0\n1\n2\n0\n", 2,
+		      "order line 6: '2' is not a disk number below 2");
+	joint_refused("rqdisk-log-order 2\n", 2, "order line 1: not an rqdisk log order");
+	joint_refused(ORDER, 1, "order line 3: '1' is not a disk number below 1");
+	joint_refused(ORDER, 0, "order: 0 disks");
+}
+END_TEST
 static Suite *crash_suite(void)
 {
 	Suite *s = suite_create("crash");
@@ -1930,6 +2051,9 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, aimed_runs_fold_and_shard_as_the_unaimed_run);
 	tcase_add_test(tc, ranges_are_read_strictly);
 	tcase_add_test(tc, ranges_clear_copy_next_and_max);
+	tcase_add_test(tc, joint_positions_follow_the_order);
+	tcase_add_test(tc, joint_volatile_writes_are_every_disks_in_order);
+	tcase_add_test(tc, joint_orders_that_do_not_fit_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -229,6 +229,11 @@ INTEGRATION_TESTS = \
 	tests/test-fault-sectors.sh \
 	tests/test-fault-ext4.sh \
 	tests/test-write-cache.sh \
+	tests/test-disks.sh \
+	tests/test-disks-power.sh \
+	tests/test-disks-log-order.sh \
+	tests/test-crash-joint.sh \
+	tests/test-crash-btrfs-raid1.sh \
 	tests/test-crash-rename-cut.sh \
 	tests/test-crash-ext4.sh \
 	tests/test-crash-aim.sh \
@@ -308,6 +313,7 @@ tests_rmw_writers_LDADD = $(PTHREAD_LIBS)
 EXTRA_DIST += \
 	$(INTEGRATION_TESTS) \
 	tests/crash-functions.sh \
+	tests/disks-functions.sh \
 	tests/replay-functions.sh \
 	tests/fault-functions.sh \
 	tests/functions.sh \

@@ -11,6 +11,8 @@ src_common_libcommon_la_SOURCES = \
 	src/common/cli.h \
 	src/common/kv.c \
 	src/common/kv.h \
+	src/common/log_order.c \
+	src/common/log_order.h \
 	src/common/log_writes.c \
 	src/common/log_writes.h \
 	src/common/sector_ranges.c \

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "crash_checker.h"
+#include "crash_joint_run.h"
 #include "crash_report.h"
 #include "crash_run.h"
 
@@ -461,6 +462,8 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int ret, sig = 0, status = EXIT_TROUBLE;
 
+	if (joint_wanted(argc, argv))
+		return joint_main(argc, argv);
 	ret = parse_options(argc, argv, &o);
 	if (ret) {
 		crash_aim_free(&o.aim);

@@ -12,6 +12,8 @@ src_crash_libcrash_la_SOURCES = \
 	src/crash/crash_guard.h \
 	src/crash/crash_id.c \
 	src/crash/crash_id.h \
+	src/crash/crash_joint.c \
+	src/crash/crash_joint.h \
 	src/crash/crash_log.c \
 	src/crash/crash_log.h \
 	src/crash/crash_marks.c \
@@ -31,6 +33,8 @@ src_crash_rqdisk_crash_SOURCES = \
 	src/crash/crash_checker.c \
 	src/crash/crash_checker.h \
 	src/crash/crash_files.c \
+	src/crash/crash_joint_run.c \
+	src/crash/crash_joint_run.h \
 	src/crash/crash_loop.c \
 	src/crash/crash_loop.h \
 	src/crash/crash_main.c \

@@ -235,6 +235,14 @@ void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file
 		fuse_reply_buf(req, f->buf + from, n);
 }
 
+/* The write cache's cut, in power/ or in device/write-cache/. */
+static bool is_power_cut(const struct blk_dev *dev, const struct dev_attr *a)
+{
+	const char *dir = dev->ops->ctl_dir;
+
+	return dir && !strcmp(dir, "power") && !strcmp(a->name, "cut");
+}
+
 /* Lock held: apply val to ino; 1 if the answer is left to the completion path. */
 static int ctl_store(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *val,
 		     size_t size)
@@ -250,7 +258,10 @@ static int ctl_store(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const cha
 	if (!n && !ctl_layer(d, ino, &dev, &a)) {
 		if (!a || !a->store)
 			return -EACCES;
-		ret = a->store(dev, val);
+		if (d->cut_all && is_power_cut(dev, a))
+			ret = d->cut_all(d, val);
+		else
+			ret = a->store(dev, val);
 		return ret < 0 ? ret : 0; /* answered here, whatever else it returned */
 	}
 	if (!n) {

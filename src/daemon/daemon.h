@@ -10,6 +10,7 @@
 #ifndef RQDISK_DAEMON_H
 #define RQDISK_DAEMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "blk_mq.h"
@@ -17,6 +18,7 @@
 #include "options.h"
 
 struct backend_type;
+struct rqdisk_domain;
 struct dev_ops;
 struct fuse_ring;
 struct uring_driver;
@@ -42,6 +44,59 @@ struct rqdisk_state {
 	struct bio exit_flush; /* the write cache's, before the loop ends */
 	bool exit_flushed;
 	int exit_flush_error; /* the cache's data did not all reach the image */
+	/* --disk: the disks this one shares a daemon with, or NULL (disks.c) */
+	struct rqdisk_domain *domain;
+	unsigned int index;     /* diskN */
+	int stop_fd;            /* the domain says stop: the loop stops serving (fuse_session_exit) */
+	int cut_fd;             /* the domain says cut: the loop joins the cut */
+	uint64_t cut_gen;       /* the last cut of the domain's this disk took part in */
+	pthread_t thread;
+	bool thread_started;
+	bool started;           /* set up and mounted */
+	char *dir;              /* MOUNTPOINT/diskN */
+	bool made_dir;          /* and ours to remove */
+	int status;             /* the thread's: 0, or -1 */
+	char *trace_name;       /* --trace with %d replaced, or NULL */
+	char *filter_specs[RQDISK_MAX_FILTERS]; /* --filter with %d replaced */
+};
+
+/* rqdisk.c: the steps of a start, and the serve loop, as each disk's thread runs them */
+int check_fuse_device(void);
+int start_paths(struct rqdisk_state *s);
+int start_disk(struct rqdisk_state *s);
+int serve(struct rqdisk_state *s);
+int sync_image(struct rqdisk_state *s);
+int teardown(struct rqdisk_state *s, bool failed);
+
+/* disks.c: several disks, a thread and a mount each; the process's exit status */
+int run_disks(struct rqdisk_state *first);
+/* On the disk's thread at its setup: the domain's stop and cut fds watched by its loop. */
+int domain_watch_stop(struct rqdisk_state *s);
+
+/* power_domain.c: a cut of the write cache on any disk cuts them all at one instant */
+struct blk_dev *power_layer(const struct dev_stack *st);
+const struct dev_attr *power_attr(struct blk_dev *dev, const char *name);
+int domain_cut(struct rqdisk_state *s, const char *how);
+void domain_cut_ready(void *arg);
+int domain_cut_write(struct rqdisk *d, const char *how);
+
+/*
+ * The disks one daemon serves (--disk): started together, stopped
+ * together, and one power domain.  Under lock.
+ */
+struct rqdisk_domain {
+	struct rqdisk_state *disks;
+	unsigned int nr;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int reported; /* threads that have said how their start went */
+	bool failed;           /* a disk did not start: none serves */
+	bool decided, go;
+	unsigned int live; /* disks serving: what a cut waits for */
+	bool cutting;      /* a cut waits for every live disk to stop where it is */
+	uint64_t cut_gen;  /* cuts begun */
+	unsigned int cut_arrived;
+	char cut_how[16];
 };
 
 /* daemon_util.c: "rqdisk: " and the message, a line on stderr. */
@@ -73,7 +128,7 @@ void teardown_power(struct rqdisk_state *s);
 /* memory.c */
 int setup_memory(struct rqdisk_state *s);
 void lock_memory(struct rqdisk_state *s);
-void set_io_flusher(void);
+void set_io_flusher(bool quiet);
 
 /* daemonize.c */
 int daemonize_start(struct rqdisk_state *s);

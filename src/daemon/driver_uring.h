@@ -85,6 +85,9 @@ extern const struct blk_mq_ops uring_mq_ops;
 /* The stack, for the control tree's device/stack. */
 const struct dev_stack *uring_driver_stack(const struct uring_driver *d);
 
+/* Before uring_driver_set_stack: the disk's number in its daemon (dev_stack.disk). */
+void uring_driver_set_disk(struct uring_driver *d, unsigned int disk);
+
 /*
  * The daemon's event loop, run in the thread that made the driver: one wait
  * covers the ring's completions and a file to serve (the FUSE device), and

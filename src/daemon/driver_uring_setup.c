@@ -207,6 +207,11 @@ int uring_driver_set_filters(struct uring_driver *d, const char *const *filters,
 	return uring_driver_set_stack(d, filters, nr, NULL, NULL, capacity, why, whylen);
 }
 
+void uring_driver_set_disk(struct uring_driver *d, unsigned int disk)
+{
+	d->stack.disk = disk;
+}
+
 const struct dev_stack *uring_driver_stack(const struct uring_driver *d)
 {
 	return &d->stack;

@@ -63,6 +63,11 @@ struct rqdisk {
 	struct wb_err wb_err;
 	uint64_t lost_taken; /* of the stack's losses (stack->lost.events), those in wb_err */
 	struct ioprio_cache ioprio;	/* the callers' I/O priorities and cgroups, which their bios carry */
+	/*
+	 * A write to power/cut, lock held; NULL: the write cache's own store.
+	 * Several disks (--disk) are one power domain: it cuts them all.
+	 */
+	int (*cut_all)(struct rqdisk *d, const char *how);
 };
 
 extern const struct fuse_lowlevel_ops rqdisk_fuse_ops;

@@ -35,6 +35,7 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/daemon_util.c \
 	src/daemon/daemonize.c \
 	src/daemon/disk_files.c \
+	src/daemon/disks.c \
 	src/daemon/disk_files.h \
 	src/daemon/frontend.c \
 	src/daemon/frontend.h \
@@ -49,6 +50,7 @@ src_daemon_rqdisk_SOURCES = \
 	src/daemon/options.c \
 	src/daemon/options.h \
 	src/daemon/power.c \
+	src/daemon/power_domain.c \
 	src/daemon/privilege.c \
 	src/daemon/registry_help.c \
 	src/daemon/registry_help.h \

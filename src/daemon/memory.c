@@ -85,7 +85,7 @@ void lock_memory(struct rqdisk_state *s)
 	/* where the arena could not be locked, mlockall would be refused too */
 	bool all = s->disk.bufs.locked && lock_process();
 
-	if (all && (!s->ring || fuse_ring_locked(s->ring)))
+	if ((all && (!s->ring || fuse_ring_locked(s->ring))) || s->index) /* said once a daemon */
 		return;
 	fprintf(stderr, "rqdisk: warning: mlock refused (no CAP_IPC_LOCK, or RLIMIT_MEMLOCK "
 			"too low): I/O buffers may be reclaimed; see MEMORY PRESSURE in rqdisk(8)\n");
@@ -95,11 +95,13 @@ void lock_memory(struct rqdisk_state *s)
  * Our own reclaim must not wait on the writeback of a loop device on this
  * disk.  Refused, it is said once, with what to do: the service unit puts
  * the daemon in a cgroup of its own (safe without the flag) and grants the
- * capability; or the capability given to the program.
+ * capability; or the capability given to the program.  The flag is the
+ * calling thread's: each disk's thread sets its own, and disk0 alone says
+ * a refusal (quiet for the others).
  */
-void set_io_flusher(void)
+void set_io_flusher(bool quiet)
 {
-	if (!prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
+	if (!prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) || quiet)
 		return;
 	if (errno == EPERM)
 		fprintf(stderr,

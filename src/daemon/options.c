@@ -37,6 +37,7 @@ enum {
 	OPT_QUEUE_MODE,
 	OPT_HW_QUEUES,
 	OPT_HW_QUEUE_DEPTH,
+	OPT_DISK,
 	OPT_LIST,
 	OPT_HELP_FILTER,
 	OPT_HELP_BACKEND,
@@ -66,6 +67,7 @@ static const struct option long_options[] = {
 	{ "queue-mode", required_argument, NULL, OPT_QUEUE_MODE },
 	{ "hw-queues", required_argument, NULL, OPT_HW_QUEUES },
 	{ "hw-queue-depth", required_argument, NULL, OPT_HW_QUEUE_DEPTH },
+	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "list", required_argument, NULL, OPT_LIST },
@@ -80,9 +82,10 @@ static const struct option long_options[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rqdisk [OPTIONS] IMAGE MOUNTPOINT\n"
+		"Usage: rqdisk [OPTIONS] [--disk IMAGE2...] IMAGE MOUNTPOINT\n"
 		"Expose IMAGE as a disk file: MOUNTPOINT/disk for a directory, or\n"
-		"MOUNTPOINT itself for a regular file.\n"
+		"MOUNTPOINT itself for a regular file.  With --disk, one daemon serves\n"
+		"several images, disk N on the directory MOUNTPOINT/diskN (IMAGE is disk0).\n"
 #ifdef HAVE_LIBNBD
 		"IMAGE may be an NBD server's export: nbd://HOST[:PORT]/EXPORT or\n"
 		"nbd+unix:///EXPORT?socket=PATH.\n"
@@ -121,6 +124,9 @@ static void usage(FILE *f)
 		"      --hw-queues N            mq: hardware queues, a thread each (default:\n"
 		"                               the CPUs online, at most 64)\n"
 		"      --hw-queue-depth N       mq: driver tags per hardware queue (default 64)\n"
+		"      --disk IMAGE2            serve IMAGE2 too, as the next diskN, with the\n"
+		"                               same options; %%d in a --filter or --trace is\n"
+		"                               the disk's number (repeatable, up to 15)\n"
 		"  -r, --read-only              refuse writes\n"
 		"      --create SIZE            create IMAGE of SIZE (K, M, G, T) if missing\n"
 		"      --allow-other            let other users read the disk and the tree\n"
@@ -298,6 +304,21 @@ static int parse_mq_number(const char *name, const char *arg, unsigned long max,
 	return ret;
 }
 
+/* --disk IMAGE: one more disk, served as IMAGE is. */
+static int add_disk(struct rqdisk_options *o, const char *image)
+{
+	if (o->nr_disks == RQDISK_MAX_DISKS - 1) {
+		fprintf(stderr, "rqdisk: --disk: no more than %d disks in all\n", RQDISK_MAX_DISKS);
+		return -EINVAL;
+	}
+	if (!*image) {
+		fprintf(stderr, "rqdisk: --disk: the IMAGE is empty\n");
+		return -EINVAL;
+	}
+	o->disks[o->nr_disks++] = image;
+	return 0;
+}
+
 /* No argument is "on", as the option was before it took one. */
 /* --null=KEYS: the null backend's, checked now as it will open them. */
 static int parse_null_keys(const char *arg, const char **keys)
@@ -374,6 +395,8 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 	case OPT_HW_QUEUE_DEPTH:
 		return parse_mq_number("--hw-queue-depth", arg, RQDISK_MAX_HW_QUEUE_DEPTH,
 				       &o->hw_queue_depth);
+	case OPT_DISK:
+		return add_disk(o, arg);
 	case OPT_CREATE:
 		if (parse_size(arg, &o->create_size) || !o->create_size) {
 			fprintf(stderr, "rqdisk: --create: '%s' is not a size (like 64M or 2G)\n", arg);
@@ -492,6 +515,39 @@ static int check_mq(const struct rqdisk_options *o)
 	return 0;
 }
 
+/*
+ * Several disks: each checked as IMAGE is, and the files the disks write
+ * told apart, since every disk gets the same options: a log and its base
+ * (log-writes' file= and base=) and a trace name need %d, each disk's
+ * number.
+ */
+static int check_disks(struct rqdisk_options *o)
+{
+	const char *first = o->image;
+	int ret = 0;
+
+	if (!o->nr_disks)
+		return 0;
+	if (o->trace && !strstr(o->trace, "%d")) {
+		fprintf(stderr, "rqdisk: --trace %s: with several disks the NAME needs %%d, each "
+			"disk's number\n", o->trace);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < o->nr_filters; i++) {
+		if (!strncmp(o->filters[i], "log-writes", 10) && !strstr(o->filters[i], "%d")) {
+			fprintf(stderr, "rqdisk: --filter %s: with several disks the log's file "
+				"needs %%d, each disk's number\n", o->filters[i]);
+			return -EINVAL;
+		}
+	}
+	for (unsigned int i = 0; i < o->nr_disks && !ret; i++) {
+		o->image = o->disks[i];
+		ret = check_image(o) || check_mq(o) ? -EINVAL : 0;
+	}
+	o->image = first;
+	return ret;
+}
+
 /* What the options say together, once each is known. */
 static int check_together(const struct rqdisk_options *o)
 {
@@ -552,5 +608,5 @@ enum parse_result rqdisk_parse_options(int argc, char **argv, struct rqdisk_opti
 	}
 	o->image = argv[optind];
 	o->mountpoint = argv[optind + 1];
-	return check_together(o) || check_image(o) ? PARSE_ERROR : PARSE_OK;
+	return check_together(o) || check_image(o) || check_disks(o) ? PARSE_ERROR : PARSE_OK;
 }

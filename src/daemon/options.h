@@ -17,6 +17,8 @@
 /* --hw-queue-depth's default: null_blk's hw_queue_depth */
 #define RQDISK_HW_QUEUE_DEPTH 64
 #define RQDISK_MAX_HW_QUEUE_DEPTH 4096
+/* IMAGE and the --disk ones: a thread and a mount each */
+#define RQDISK_MAX_DISKS 16
 
 /* --queue-mode: the 2.6 request queue, or the multi-queue one beside it */
 enum queue_mode {
@@ -57,6 +59,9 @@ struct rqdisk_options {
 	enum queue_mode queue_mode;
 	unsigned int hw_queues;      /* --hw-queues; 0: not given (the CPUs online) */
 	unsigned int hw_queue_depth; /* --hw-queue-depth; 0: not given */
+	/* --disk: the disks after IMAGE (disk1, disk2, ...); none: IMAGE alone, as ever */
+	const char *disks[RQDISK_MAX_DISKS - 1];
+	unsigned int nr_disks;
 };
 
 enum parse_result { PARSE_OK, PARSE_EXIT_OK, PARSE_ERROR };

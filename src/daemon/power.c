@@ -17,7 +17,7 @@
 static volatile sig_atomic_t power_signal_fd = -1;
 
 /* The layer that shows its files as power/ (write-cache), or NULL. */
-static struct blk_dev *power_layer(const struct dev_stack *st)
+struct blk_dev *power_layer(const struct dev_stack *st)
 {
 	for (unsigned int i = 0; i < st->nr_layers; i++) {
 		const char *dir = st->layers[i].ops->ctl_dir;
@@ -56,11 +56,15 @@ static void power_ready(void *arg)
 		return;
 	}
 	fprintf(stderr, "rqdisk: SIGPWR: the power is cut\n");
-	a->store(dev, "all");
+	if (s->domain)
+		domain_cut(s, "all");
+	else
+		a->store(dev, "all");
 }
 
 /*
- * SIGPWR cuts the power as "echo all > power/cut" does: the handler only
+ * SIGPWR cuts the power as "echo all > power/cut" does (on every disk of
+ * the daemon's, as that does: power_domain.c): the handler only
  * writes to an eventfd, which the loop watches and reads on its thread,
  * with the queue lock held.
  */
@@ -70,6 +74,8 @@ int setup_power(struct rqdisk_state *s)
 	struct sigaction sa = { .sa_handler = power_signal, .sa_flags = SA_RESTART };
 	int ret;
 
+	if (s->index) /* several disks: SIGPWR is disk0's, and its cut every disk's */
+		return 0;
 	s->power_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->power_fd < 0) {
 		die_msg("eventfd: %s", strerror(errno));

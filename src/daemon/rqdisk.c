@@ -36,7 +36,7 @@
  */
 #define SERVE_BATCH 16
 
-static int check_fuse_device(void)
+int check_fuse_device(void)
 {
 	if (access("/dev/fuse", R_OK | W_OK)) {
 		die_msg("/dev/fuse: %s (is the fuse module loaded, and may you use it?)",
@@ -200,6 +200,7 @@ static int setup_queue(struct rqdisk_state *s)
 	/* the backend opens the image from its args, and finds the disk's size */
 	if (backend_of(s, &backend))
 		return -1;
+	uring_driver_set_disk(s->driver, s->index);
 	if (uring_driver_set_stack(s->driver, s->opt.filters, s->opt.nr_filters, backend,
 				   s->image_path, 0, why, sizeof(why))) {
 		die_msg("%s", why);
@@ -285,6 +286,8 @@ static int setup_fuse(struct rqdisk_state *s)
 	s->mounted = true;
 	if (s->opt.fuse_uring != FUSE_URING_OFF && setup_fuse_ring(s))
 		return -1;
+	if (s->domain) /* the disks' signals are the domain's (disks.c) */
+		return domain_watch_stop(s);
 	if (fuse_set_signal_handlers(s->se))
 		return -1;
 	s->signals = true;
@@ -296,7 +299,7 @@ static int setup_fuse(struct rqdisk_state *s)
  * Undo start.  -1 where the stack's close found its data may not be
  * durable (a backend's flush at exit failed; it said why), else 0.
  */
-static int teardown(struct rqdisk_state *s, bool failed)
+int teardown(struct rqdisk_state *s, bool failed)
 {
 	int ret = 0;
 
@@ -422,7 +425,7 @@ static void serve_fuse_queue(void *arg, unsigned int n)
  * requests).  The termination signals are let in only while the loop's
  * thread sleeps, so a signal always ends a wait.
  */
-static int serve(struct rqdisk_state *s)
+int serve(struct rqdisk_state *s)
 {
 	int fd = fuse_session_fd(s->se);
 	sigset_t term, waitmask;
@@ -447,15 +450,16 @@ static int serve(struct rqdisk_state *s)
  * The loop has ended what was queued: close the trace.  The stack's close
  * (teardown) makes the image durable, and fails the exit if it cannot.
  */
-static int sync_image(struct rqdisk_state *s)
+int sync_image(struct rqdisk_state *s)
 {
 	assert(blk_queue_idle(s->disk.q)); /* the loop returns only once the queue is */
 	return finish_trace(s);
 }
 
-static int start(struct rqdisk_state *s)
+/* What is checked and chosen for a disk before the fork: its mount point, its backend. */
+int start_paths(struct rqdisk_state *s)
 {
-	if (check_fuse_device() || check_mountpoint(s) || check_fuse_uring(s))
+	if (check_mountpoint(s) || check_fuse_uring(s))
 		return -1;
 	s->mountpoint = absolute_path(s->opt.mountpoint);
 	if (!s->mountpoint) {
@@ -463,16 +467,31 @@ static int start(struct rqdisk_state *s)
 		return -1;
 	}
 	s->opt.mountpoint = s->mountpoint;
-	if (choose_backend(s))
-		return -1;
-	if (!s->opt.foreground && daemonize_start(s))
-		return -1;
+	return choose_backend(s);
+}
+
+/*
+ * A disk set up and mounted, on the thread that will serve it: its ring
+ * takes submissions from one thread, and PR_SET_IO_FLUSHER and the
+ * capabilities are the thread's.
+ */
+int start_disk(struct rqdisk_state *s)
+{
 	if (open_image(s) || setup_queue(s) || setup_power(s) || raise_setup_privilege() ||
 	    setup_memory(s) || setup_trace(s) || setup_fuse(s))
 		return -1;
 	lock_memory(s);
-	set_io_flusher();
+	set_io_flusher(s->index > 0);
 	return drop_setup_privilege();
+}
+
+static int start(struct rqdisk_state *s)
+{
+	if (check_fuse_device() || start_paths(s))
+		return -1;
+	if (!s->opt.foreground && daemonize_start(s))
+		return -1;
+	return start_disk(s);
 }
 
 int main(int argc, char **argv)
@@ -492,6 +511,8 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	if (s.opt.nr_disks)
+		return run_disks(&s);
 	if (start(&s)) {
 		teardown(&s, true); /* before the parent returns: nothing left behind */
 		daemonize_finish(&s, 1);

@@ -166,6 +166,7 @@ int dev_stack_open(struct dev_stack *s, const char *const *specs, unsigned int n
 	const struct dev_queue_ops *queue_ops = s->queue_ops;
 	void *queue = s->queue;
 	bool to_syslog = s->syslog, read_only = s->read_only, direct = s->direct;
+	unsigned int disk = s->disk;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
@@ -177,6 +178,7 @@ int dev_stack_open(struct dev_stack *s, const char *const *specs, unsigned int n
 	s->syslog = to_syslog;
 	s->read_only = read_only;
 	s->direct = direct;
+	s->disk = disk;
 	if (nr + 1 > DEV_MAX_LAYERS) {
 		snprintf(why, whylen, "more than %d filters", DEV_MAX_LAYERS - 1);
 		return -EINVAL;

@@ -405,6 +405,13 @@ struct dev_stack {
 	 */
 	bool read_only;
 	bool direct;
+	/*
+	 * Set by the host before the stack opens: the disk's number among the
+	 * disks one daemon serves (rqdisk --disk), 0 for a lone disk.  The
+	 * log-writes filter's shared order (order=) says which disk's log
+	 * each entry went to.
+	 */
+	unsigned int disk;
 };
 
 /*

@@ -19,6 +19,7 @@ src_device_libdevice_la_SOURCES = \
 	src/device/log-writes/log_writes_files.c \
 	src/device/log-writes/log_writes_impl.h \
 	src/device/log-writes/log_writes_io.c \
+	src/device/log-writes/log_writes_order.c \
 	src/device/log-writes/log_writes_writer.c \
 	src/device/model/filter_model.c \
 	src/device/model/model.c \

@@ -13,6 +13,8 @@ FUZZ_TARGETS = \
 	tests/fuzz/fuzz-crash-log \
 	tests/fuzz/fuzz-crash-id \
 	tests/fuzz/fuzz-ranges \
+	tests/fuzz/fuzz-log-order \
+	tests/fuzz/fuzz-crash-joint \
 	tests/fuzz/fuzz-rbd-spec \
 	tests/fuzz/fuzz-differential \
 	$(NULL)
@@ -56,6 +58,14 @@ tests_fuzz_fuzz_crash_log_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_crash_id_SOURCES = tests/fuzz/fuzz_crash_id.c tests/fuzz/fuzz.h $(FUZZ_MAIN)
 tests_fuzz_fuzz_crash_id_LDADD = src/crash/libcrash.la $(FUZZ_LIBS)
 tests_fuzz_fuzz_crash_id_LDFLAGS = $(FUZZ_LINK_FLAGS)
+# The order file of several disks' logs (log-writes' order=).
+tests_fuzz_fuzz_log_order_SOURCES = tests/fuzz/fuzz_log_order.c tests/fuzz/fuzz.h $(FUZZ_MAIN)
+tests_fuzz_fuzz_log_order_LDADD = $(FUZZ_LIBS)
+tests_fuzz_fuzz_log_order_LDFLAGS = $(FUZZ_LINK_FLAGS)
+# Several disks' logs read with their order (rqdisk-crash's library).
+tests_fuzz_fuzz_crash_joint_SOURCES = tests/fuzz/fuzz_crash_joint.c tests/fuzz/fuzz.h $(FUZZ_MAIN)
+tests_fuzz_fuzz_crash_joint_LDADD = src/crash/libcrash.la $(FUZZ_LIBS)
+tests_fuzz_fuzz_crash_joint_LDFLAGS = $(FUZZ_LINK_FLAGS)
 # rqdisk-crash's --only ranges, as rqdisk-extents prints them.
 tests_fuzz_fuzz_ranges_SOURCES = tests/fuzz/fuzz_ranges.c tests/fuzz/fuzz.h $(FUZZ_MAIN)
 tests_fuzz_fuzz_ranges_LDADD = $(FUZZ_LIBS)

@@ -42,12 +42,14 @@
 #include "kv.h"
 #include "log_writes_impl.h"
 
-enum { LW_FILE, LW_BASE, LW_ENABLE, NR_LW_KEYS };
+enum { LW_FILE, LW_BASE, LW_ENABLE, LW_ORDER, NR_LW_KEYS };
 
 static const struct dev_key lw_keys[] = {
 	[LW_FILE] = { .name = "file", .help = "the log to write, in dm-log-writes' format" },
 	[LW_BASE] = { .name = "base", .help = "where to copy the disk as it is when the log starts" },
 	[LW_ENABLE] = { .name = "enable", .help = "1 to log from the start (the default), 0 not yet" },
+	[LW_ORDER] = { .name = "order",
+		       .help = "the file that orders the entries of several disks' logs (rqdisk --disk)" },
 	{ .name = NULL },
 };
 
@@ -80,7 +82,7 @@ static int lw_parse_key(void *opaque, const char *key, size_t klen, const char *
 			break;
 	if (k == NR_LW_KEYS) {
 		snprintf(w->why, w->whylen,
-			 "log-writes: no key '%.*s' (there are: file, base, enable)", (int)klen,
+			 "log-writes: no key '%.*s' (there are: file, base, enable, order)", (int)klen,
 			 key);
 		return -EINVAL;
 	}
@@ -116,6 +118,11 @@ static int lw_parse(const char *args, struct lw_args *a, char *why, size_t whyle
 		snprintf(why, whylen, "log-writes: file= and base= are the same file");
 		return -EINVAL;
 	}
+	if (a->val[LW_ORDER] && (!strcmp(a->val[LW_ORDER], a->val[LW_FILE]) ||
+				 (a->val[LW_BASE] && !strcmp(a->val[LW_ORDER], a->val[LW_BASE])))) {
+		snprintf(why, whylen, "log-writes: order= is the log or its base");
+		return -EINVAL;
+	}
 	if (a->val[LW_ENABLE]) {
 		if (strcmp(a->val[LW_ENABLE], "0") && strcmp(a->val[LW_ENABLE], "1")) {
 			snprintf(why, whylen, "log-writes: enable must be 0 or 1, not '%s'",
@@ -147,8 +154,8 @@ static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const ch
 			 "put log-writes below the cache that loses them (write-cache)");
 		return -EINVAL;
 	}
-	for (int k = LW_FILE; k <= LW_BASE; k++) {
-		if (a->val[k] && lw_same_file(a->val[k], image)) {
+	for (int k = LW_FILE; k < NR_LW_KEYS; k++) {
+		if (k != LW_ENABLE && a->val[k] && lw_same_file(a->val[k], image)) {
 			snprintf(why, whylen, "log-writes: %s=%s is the image itself", lw_keys[k].name,
 				 a->val[k]);
 			return -EINVAL;
@@ -156,6 +163,10 @@ static int lw_check_stack(struct blk_dev *dev, const struct lw_args *a, const ch
 	}
 	if (a->val[LW_BASE] && lw_same_file(a->val[LW_BASE], a->val[LW_FILE])) {
 		snprintf(why, whylen, "log-writes: file= and base= are the same file");
+		return -EINVAL;
+	}
+	if (a->val[LW_ORDER] && lw_same_file(a->val[LW_ORDER], a->val[LW_FILE])) {
+		snprintf(why, whylen, "log-writes: file= and order= are the same file");
 		return -EINVAL;
 	}
 	if (lim->logical_block_size < SECTOR_SIZE ||
@@ -181,6 +192,8 @@ static void lw_destroy(struct lw_filter *lw)
 	free(lw->stop_blk);
 	pthread_mutex_destroy(&lw->lock);
 	pthread_cond_destroy(&lw->wake);
+	if (lw->order)
+		lw_order_put(lw->order, true); /* a failed open: the disk never served */
 	if (lw->efd >= 0)
 		close(lw->efd);
 	if (lw->fd >= 0)
@@ -237,6 +250,14 @@ static int lw_start(struct lw_filter *lw, const struct lw_args *a, const char *i
 	if (ret) {
 		snprintf(why, whylen, "log-writes: watching the eventfd: %s", strerror(-ret));
 		goto fail;
+	}
+	lw->disk = s->disk;
+	if (a->val[LW_ORDER]) {
+		lw->order = lw_order_get(a->val[LW_ORDER], lw->disk, why, whylen);
+		if (!lw->order) {
+			ret = -EINVAL;
+			goto fail;
+		}
 	}
 	lw_log_super(lw); /* an empty log, readable from now on */
 	/* off from the start: what completes until it is on is missing, as after log/enable 0 */
@@ -332,6 +353,11 @@ static void lw_close(struct blk_dev *dev)
 		s->close_error = -EIO;
 	}
 	s->host_ops->unwatch_fd(s->host, lw->efd);
+	if (lw->order && lw_order_put(lw->order, s->aborted) && !s->aborted) {
+		lw_say(lw, "log-writes: the order %s is not whole on disk", lw_order_path(lw->order));
+		s->close_error = -EIO;
+	}
+	lw->order = NULL;
 	/* the disk never served: what the filter made goes, as after a failed open */
 	if (s->aborted && lw->made_log)
 		unlink(lw->path);

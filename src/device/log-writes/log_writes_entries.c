@@ -116,6 +116,8 @@ void lw_log(struct lw_filter *lw, struct lw_block *b)
 	if (!lw_emit(lw, b))
 		return;
 	lw->nr_entries++;
+	if (lw->order) /* its place among the other disks' entries, at the moment it takes it */
+		lw_order_note(lw->order, lw->disk);
 	if (flags & LOG_MARK_FLAG)
 		lw->n.marks++;
 	else if (flags & LOG_FLUSH_FLAG)

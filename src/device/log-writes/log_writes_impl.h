@@ -86,6 +86,8 @@ struct lw_filter {
 	struct lw_counts n;
 	char last_mark[256]; /* what log/mark shows */
 	bool made_log, made_base; /* created here: taken away if the start is aborted */
+	struct lw_order *order; /* order=: shared with the other disks' filters, or NULL */
+	unsigned int disk;      /* this disk's number there (dev_stack.disk) */
 
 	/* Shared with the writer, under lock. */
 	pthread_t writer;
@@ -131,6 +133,13 @@ int lw_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 void *lw_writer(void *arg);
 void lw_ready(void *arg);
 bool lw_emit(struct lw_filter *lw, struct lw_block *b);
+
+/* log_writes_order.c: order=, the entries of several disks' logs in one order (log_order.h). */
+struct lw_order;
+struct lw_order *lw_order_get(const char *path, unsigned int disk, char *why, size_t whylen);
+void lw_order_note(struct lw_order *o, unsigned int disk);
+int lw_order_put(struct lw_order *o, bool aborted);
+const char *lw_order_path(const struct lw_order *o);
 
 /* log_writes_files.c: the log and base= made new, the image copied into base=. */
 bool lw_same_file(const char *path, const char *image);
