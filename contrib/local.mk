@@ -16,6 +16,7 @@ EXTRA_DIST += \
 	contrib/crash/check-sqlite \
 	contrib/crash/commit-records \
 	contrib/crash/experiments \
+	contrib/crash/fuse-unmount.sh \
 	contrib/crash/generic-482 \
 	contrib/crash/parallel-shards \
 	contrib/crash/slurm-shards.sbatch \
