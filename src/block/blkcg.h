@@ -25,6 +25,14 @@ struct blkcg {
 struct blkcg_table {
 	struct blkcg **cg;
 	unsigned int nr, alloc;
+	/*
+	 * Where each cgroup is found by path and by id (those with one): an
+	 * open-addressed index of 2 * alloc slots each, holding i + 1 for
+	 * cg[i] (0: empty).  A trace may name a cgroup per I/O: no lookup
+	 * walks them all.
+	 */
+	unsigned int *by_path, *by_id;
+	unsigned int slots;
 };
 
 /*
