@@ -18,9 +18,10 @@ struct blkcg {
 /*
  * The cgroups one submitter has seen, each made once and never freed
  * before the table: a bio may point at one for as long as the queue it
- * went to lives.  Only the thread that makes bios interns; the objects
- * never change once made, so elevators on other threads read them under
- * the queue lock the bio was submitted under.
+ * went to lives.  The table is not locked: one thread interns at a time
+ * (the daemon's threads that make bios take the disk's cache's lock for it),
+ * and the objects never change once made, so elevators on other threads
+ * read them under the queue lock the bio was submitted under.
  */
 struct blkcg_table {
 	struct blkcg **cg;
