@@ -237,6 +237,26 @@ START_TEST(test_cgroup_gone_is_root)
 }
 END_TEST
 
+/* What a bio takes, both in one look: the same as asked one at a time, and the defaults for no process. */
+START_TEST(test_lookup_gives_both)
+{
+	unsigned short ioprio;
+	const struct blkcg *cg;
+
+	procs.ioprio[5] = RT(2);
+	procs.cgroup[5] = "/a";
+	ioprio_cache_lookup(&cache, 5, &ioprio, &cg);
+	ck_assert_uint_eq(ioprio, RT(2));
+	ck_assert_str_eq(blkcg_path(cg), "/a");
+	ck_assert_ptr_eq(ioprio_cache_blkcg(&cache, 5), cg);
+	ck_assert_uint_eq(ioprio_cache_get(&cache, 5), ioprio);
+	ck_assert_uint_eq(procs.lookups, 1);
+	ioprio_cache_lookup(&cache, 0, &ioprio, &cg);
+	ck_assert_uint_eq(ioprio, IOPRIO_DEFAULT);
+	ck_assert_ptr_null(cg);
+}
+END_TEST
+
 /*
  * Each hardware queue's thread has a cache of its own (--queue-mode=mq
  * over FUSE's ring); they share the disk's cgroups, so that one cgroup is
@@ -333,6 +353,7 @@ static Suite *ioprio_cache_suite(void)
 	tcase_add_test(tc, test_cgroup_interned_and_refreshed);
 	tcase_add_test(tc, test_cgroup_gone_is_root);
 	tcase_add_test(tc, test_thread_caches_share_the_disks_cgroups);
+	tcase_add_test(tc, test_lookup_gives_both);
 	tcase_add_test(tc, test_system_source_cgroup);
 	suite_add_tcase(s, tc);
 	return s;

@@ -84,9 +84,9 @@ static struct fe_io *fe_io_new(fuse_req_t req, uint64_t off, uint64_t len)
 	 */
 	cache = fe_origin.ioprio ? fe_origin.ioprio : &d->ioprio;
 	io->pid = fuse_req_ctx(req)->pid;
-	io->ioprio = ioprio_cache_get(cache, io->pid);
-	io->blkcg = ioprio_cache_blkcg(cache, io->pid);
-	io->cpu = fe_cpu();
+	ioprio_cache_lookup(cache, io->pid, &io->ioprio, &io->blkcg);
+	/* the caller's CPU picks a software queue, which the 2.6 queue has none of */
+	io->cpu = queue_is_mq(d->q) ? fe_cpu() : 0;
 	io->start = off / d->lbs * d->lbs;
 	io->end = (off + len + d->lbs - 1) / d->lbs * d->lbs;
 	return io;

@@ -226,6 +226,15 @@ const struct blkcg *ioprio_cache_blkcg(struct ioprio_cache *c, pid_t pid)
 	return e ? e->blkcg : NULL;
 }
 
+void ioprio_cache_lookup(struct ioprio_cache *c, pid_t pid, unsigned short *ioprio,
+			 const struct blkcg **blkcg)
+{
+	const struct ioprio_cache_entry *e = ioprio_cache_entry(c, pid);
+
+	*ioprio = e ? e->ioprio : IOPRIO_DEFAULT;
+	*blkcg = e ? e->blkcg : NULL;
+}
+
 void ioprio_cache_exit(struct ioprio_cache *c)
 {
 	for (unsigned int i = 0; i < IOPRIO_CACHE_SLOTS; i++)

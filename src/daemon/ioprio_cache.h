@@ -86,6 +86,10 @@ const struct blkcg *ioprio_cache_blkcg(struct ioprio_cache *c, pid_t pid);
  */
 void ioprio_cache_share_cgroups(struct ioprio_cache *c, struct ioprio_cache *owner);
 
+/* Both at once, as a bio takes them: one look in the cache, not two. */
+void ioprio_cache_lookup(struct ioprio_cache *c, pid_t pid, unsigned short *ioprio,
+			 const struct blkcg **blkcg);
+
 /* Free the cgroups: no bio or request may point at one any more. */
 void ioprio_cache_exit(struct ioprio_cache *c);
 
