@@ -17,6 +17,7 @@
 #include "crash_aim.h"
 #include "crash_dedup.h"
 #include "crash_joint.h"
+#include "crash_joint_id.h"
 #include "crash_log.h"
 #include "crash_overlay.h"
 #include "crash_shard.h"
@@ -1899,7 +1900,7 @@ END_TEST
 
 /* ------------------------------------------------------------ several disks' logs */
 
-/* disk 0: w F w   disk 1: w w F;  made in the order 0 1 0 1 1 0 */
+/* disk 0: w F w   disk 1: w w(4 sectors) F;  made in the order 0 1 0 1 1 0 */
 static void joint_logs(struct tlog *t, struct crash_log *log)
 {
 	char why[256];
@@ -1910,7 +1911,7 @@ static void joint_logs(struct tlog *t, struct crash_log *log)
 	tlog_entry(&t[0], 1, 1, W, NULL, 2);
 	tlog_init(&t[1], 512);
 	tlog_entry(&t[1], 0, 1, W, NULL, 3);
-	tlog_entry(&t[1], 1, 1, W, NULL, 4);
+	tlog_entry(&t[1], 1, 4, W, NULL, 4);
 	tlog_entry(&t[1], 0, 0, F, NULL, 0);
 	for (int d = 0; d < 2; d++)
 		ck_assert_int_eq(parse(&t[d], 64 * 512, &log[d], why), 0);
@@ -2016,6 +2017,125 @@ START_TEST(joint_orders_that_do_not_fit_are_refused)
 	joint_refused(ORDER, 0, "order: 0 disks");
 }
 END_TEST
+
+/* ID's text parses, and prints back the same. */
+static void joint_id_round_trip(const char *id, struct crash_joint_state *st)
+{
+	char why[256] = "", back[CRASH_JOINT_ID_MAX];
+
+	ck_assert_msg(!crash_joint_id_parse(id, st, why, sizeof(why)), "%s: %s", id, why);
+	crash_joint_id_format(st, back, sizeof(back));
+	ck_assert_str_eq(back, id);
+}
+
+static void joint_id_refused(const char *id, const char *want)
+{
+	struct crash_joint_state st;
+	char why[256] = "";
+
+	ck_assert_int_eq(crash_joint_id_parse(id, &st, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, want) && !strchr(why, '\n'), "%s: said %s", id, why);
+}
+
+START_TEST(joint_ids_round_trip_and_bad_ones_are_refused)
+{
+	struct crash_joint_state st;
+
+	joint_id_round_trip("joint:4-1.0-1.1~0.2@512/1", &st);
+	ck_assert_uint_eq(st.n, 4);
+	ck_assert_uint_eq(st.nr_drop, 2);
+	ck_assert(st.drop[0].disk == 1 && st.drop[0].entry == 0);
+	ck_assert(st.drop[1].disk == 1 && st.drop[1].entry == 1);
+	ck_assert(st.torn && st.torn_w.disk == 0 && st.torn_w.entry == 2);
+	ck_assert(st.torn_a == 512 && st.torn_k == 1);
+	joint_id_round_trip("joint:0", &st);
+	ck_assert(!st.torn && !st.nr_drop);
+	joint_id_round_trip("joint:12~15.7@4096/3", &st);
+	joint_id_refused("joint:04", "bad joint state ID 'joint:04' at '04'");
+	joint_id_refused("joint:4-16.0", "at '16.0': disks are numbered 0 to 15");
+	joint_id_refused("joint:4-0.1-0.2-0.3-0.4", "at '-0.4': at most 3 lost writes");
+	joint_id_refused("joint:4~0.1@512", "at ''");
+	joint_id_refused("joint:4~0.1@512/1-0.2", "at '-0.2'");
+	joint_id_refused("joint:4x", "at 'x'");
+	joint_id_refused("flush:1", "at 'flush:1'");
+	joint_id_refused("joint:4-1.\n", "at '?'");
+}
+END_TEST
+
+/* ID is a state of the two logs: disk D's part as a one-disk ID, resolved in its log. */
+static void joint_state_taken(const struct crash_joint *j, const char *id, unsigned int d,
+			      const char *want)
+{
+	struct crash_joint_state st;
+	struct crash_spec spec;
+	struct crash_id one;
+	char why[256] = "", *text;
+
+	ck_assert_int_eq(crash_joint_id_parse(id, &st, why, sizeof(why)), 0);
+	ck_assert_msg(!crash_joint_check(j, &st, why, sizeof(why)), "%s: %s", id, why);
+	ck_assert_int_eq(crash_joint_disk_id(j, &st, d, &one), 0);
+	text = crash_id_format(&one);
+	ck_assert_str_eq(text, want);
+	ck_assert_int_eq(crash_resolve(j->logs[d], &one, &spec, why, sizeof(why)), 0);
+	free(text);
+	crash_id_free(&one);
+}
+
+static void joint_state_refused(const struct crash_joint *j, const char *id, const char *want)
+{
+	struct crash_joint_state st;
+	char why[256] = "";
+
+	ck_assert_int_eq(crash_joint_id_parse(id, &st, why, sizeof(why)), 0);
+	ck_assert_int_eq(crash_joint_check(j, &st, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, want) && !strchr(why, '\n'), "%s: said %s", id, why);
+}
+
+START_TEST(joint_states_are_each_disks_state_at_one_instant)
+{
+	const struct crash_log *logs[2];
+	struct crash_log log[2];
+	struct crash_joint j;
+	struct tlog t[2];
+	char why[256];
+	uint64_t ks[3];
+
+	joint_logs(t, log);
+	logs[0] = &log[0];
+	logs[1] = &log[1];
+	ck_assert_int_eq(crash_joint_init(&j, logs, 2, ORDER, strlen(ORDER), why, sizeof(why)), 0);
+	/* after 0 1 0 1: disk 0 at 2 (flushed), disk 1 at 2 with both writes volatile */
+	joint_state_taken(&j, "joint:4", 0, "entry:2");
+	joint_state_taken(&j, "joint:4-1.0-1.1", 1, "entry:2+drop:0,1");
+	joint_state_taken(&j, "joint:4-1.0-1.1", 0, "entry:2");
+	joint_state_taken(&j, "joint:4~1.1@512/3", 1, "entry:2+torn:1@512/3");
+	joint_state_taken(&j, "joint:4~1.1@512/3", 0, "entry:2");
+	joint_state_taken(&j, "joint:4-1.0~1.1@1024/1", 1, "entry:2+drop:0+torn:1@1024/1");
+	joint_state_refused(&j, "joint:7", "the order has 6 entries, not 7");
+	joint_state_refused(&j, "joint:4-2.0", "disk 2: there are 2 disks");
+	joint_state_refused(&j, "joint:4-0.0",
+			    "lost write 0.0 is not a volatile write after the order's first 4 "
+			    "entries");
+	joint_state_refused(&j, "joint:4-1.1-1.0",
+			    "the lost writes must follow the order's sequence, each once");
+	joint_state_refused(&j, "joint:4-1.0-1.0", "each once");
+	joint_state_refused(&j, "joint:6~1.1@512/1",
+			    "torn write 1.1 is not a volatile write after the order's first 6");
+	joint_state_refused(&j, "joint:4-1.1~1.1@512/1", "torn write 1.1 is lost too");
+	joint_state_refused(&j, "joint:4~1.1@512/4", "torn write 1.1 cannot keep 4 of its units");
+	joint_state_refused(&j, "joint:4~1.0@512/1", "torn write 1.0 cannot keep 1");
+	joint_state_refused(&j, "joint:4~1.1@1000/1", "of 1000 bytes");
+	/* the torn lengths: a write of 4 units tears after 1, 2, 3; one of a unit never */
+	ck_assert_uint_eq(crash_joint_torn_ks(&j, (struct crash_joint_ref){ 1, 1 }, 512, ks), 3);
+	ck_assert(ks[0] == 1 && ks[1] == 2 && ks[2] == 3);
+	ck_assert_uint_eq(crash_joint_torn_ks(&j, (struct crash_joint_ref){ 1, 0 }, 512, ks), 0);
+	/* bytes 512 to 2560 touch 3 units of 1024 */
+	ck_assert_uint_eq(crash_joint_torn_ks(&j, (struct crash_joint_ref){ 1, 1 }, 1024, ks), 2);
+	ck_assert(ks[0] == 1 && ks[1] == 2);
+	crash_joint_free(&j);
+	joint_free(t, log);
+}
+END_TEST
 static Suite *crash_suite(void)
 {
 	Suite *s = suite_create("crash");
@@ -2054,6 +2174,8 @@ static Suite *crash_suite(void)
 	tcase_add_test(tc, joint_positions_follow_the_order);
 	tcase_add_test(tc, joint_volatile_writes_are_every_disks_in_order);
 	tcase_add_test(tc, joint_orders_that_do_not_fit_are_refused);
+	tcase_add_test(tc, joint_ids_round_trip_and_bad_ones_are_refused);
+	tcase_add_test(tc, joint_states_are_each_disks_state_at_one_instant);
 	suite_add_tcase(s, tc);
 	return s;
 }

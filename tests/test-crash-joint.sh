@@ -5,7 +5,10 @@
 # (fsync) before a write on disk1 is in every state that holds the disk1 write: no
 # joint state breaks the order the disks' writes were made in.  A program that writes
 # disk0 after disk1 without flushing disk1 is caught: a state with disk0's write and
-# without disk1's, named by its ID.  --list prints the IDs; a wrong order is refused.
+# without disk1's, named by its ID.  --torn tears that write too, which a checker
+# that every untorn state passes catches.  --state rebuilds a FAIL line's state from
+# its ID, which fails the same checker, and -o writes its images; a bad joint ID is
+# refused in one line.  --list prints the IDs; a wrong order is refused.
 # SIGTERM ends the run and its checker, leaving no state file behind.
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/disks-functions.sh"
@@ -34,7 +37,12 @@ eval b=\\\$RQDISK_CRASH_IMAGE\$3
 sh "$tmp/has" "\$a" "$tmp/\$2" || exit 0
 sh "$tmp/has" "\$b" "$tmp/\$4"
 SH
-chmod +x "$tmp/has" "$tmp/implies"
+# disk1 holds B whole, or none of it
+cat >"$tmp/whole" <<SH
+#!/bin/sh
+cmp -s -n 4096 "\$RQDISK_CRASH_IMAGE1" "$tmp/B" || cmp -s -n 4096 "\$RQDISK_CRASH_IMAGE1" /dev/zero
+SH
+chmod +x "$tmp/has" "$tmp/implies" "$tmp/whole"
 
 # run_disks: the two disks logged, base copies made, order kept; then WORKLOAD (a function).
 run_disks()
@@ -80,6 +88,60 @@ status=0
 	-- "$tmp/implies" 0 A 1 B >"$tmp/out" || status=$?
 [ $status = 1 ] || fail "status $status, not 1: $(cat "$tmp/out")"
 grep -q "^FAIL joint:[0-9]*-1\.0 " "$tmp/out" || fail "the failing state is not named: $(cat "$tmp/out")"
+mv "$tmp/out" "$tmp/out-drop"
+
+DISKS=("$tmp/base0" "$tmp/log0" "$tmp/base1" "$tmp/log1")
+say "--torn: disk1's unflushed write torn, caught by a checker every untorn state passes"
+"$CRASH" --order "$tmp/order" --drop 2 "${DISKS[@]}" -- "$tmp/whole" >"$tmp/out" ||
+	fail "an untorn state failed: $(cat "$tmp/out")"
+grep -q "joint states of 2 disks, 0 failed" "$tmp/out" || fail "$(cat "$tmp/out")"
+status=0
+"$CRASH" --order "$tmp/order" --torn "${DISKS[@]}" -- "$tmp/whole" >"$tmp/out" || status=$?
+[ $status = 1 ] || fail "--torn: status $status, not 1: $(cat "$tmp/out")"
+grep -q "^FAIL joint:[0-9]*~1\.0@[0-9]*/1 " "$tmp/out" || fail "no torn state named: $(cat "$tmp/out")"
+! grep "^FAIL" "$tmp/out" | grep -v "~1\.0@" || fail "an untorn state failed: $(cat "$tmp/out")"
+"$CRASH" --order "$tmp/order" --torn --list "${DISKS[@]}" >"$tmp/ids" || fail "--torn --list failed"
+[ "$(grep -c "~1\.0@" "$tmp/ids")" = "$(grep -c "^FAIL" "$tmp/out")" ] ||
+	fail "not every torn state failed: $(cat "$tmp/ids" "$tmp/out")"
+# a 4096-byte write is one unit of 4096 bytes: nothing to tear
+"$CRASH" --order "$tmp/order" --torn --atomic 4096 "${DISKS[@]}" -- "$tmp/whole" >"$tmp/out4" ||
+	fail "--atomic 4096 tore a write of one unit: $(cat "$tmp/out4")"
+
+say "--state ID rebuilds the state of a FAIL line, which fails the same checker"
+torn=$(sed -n 's/^FAIL \([^ ]*\) .*/\1/p' "$tmp/out" | head -n 1)
+dropped=$(sed -n 's/^FAIL \([^ ]*\) .*/\1/p' "$tmp/out-drop" | head -n 1)
+for id in "$torn" "$dropped"; do
+	[ "$id" = "$torn" ] && check=("$tmp/whole") || check=("$tmp/implies" 0 A 1 B)
+	status=0
+	"$CRASH" --order "$tmp/order" --state "$id" "${DISKS[@]}" -- "${check[@]}" >"$tmp/out" ||
+		status=$?
+	[ $status = 1 ] && grep -q "^FAIL $id (status 1)$" "$tmp/out" &&
+		grep -q "^1 joint states of 2 disks, 1 failed$" "$tmp/out" ||
+		fail "--state $id: status $status, $(cat "$tmp/out")"
+done
+say "--state ID -o DIR writes every disk's image of the state"
+"$CRASH" --order "$tmp/order" --state "$torn" -o "$tmp/st" "${DISKS[@]}" >"$tmp/out" 2>&1 ||
+	fail "--state -o: $(cat "$tmp/out")"
+[ "$(stat -c %s "$tmp/st/disk0")" = 4194304 ] && [ "$(stat -c %s "$tmp/st/disk1")" = 4194304 ] ||
+	fail "the images are not whole disks: $(ls -l "$tmp/st")"
+RQDISK_CRASH_IMAGE1=$tmp/st/disk1 "$tmp/whole" && fail "the torn image passes the checker"
+a=${torn##*@}
+cmp -s -n "${a%/*}" "$tmp/st/disk1" "$tmp/B" || fail "disk1 lacks B's first unit"
+cmp -s -n 4096 "$tmp/st/disk0" "$tmp/A" || fail "disk0 lacks A, fsynced before the point"
+ln -s "$tmp/st" "$tmp/link"
+"$CRASH" --order "$tmp/order" --state "$torn" -o "$tmp/link" "${DISKS[@]}" 2>"$tmp/err" &&
+	fail "-o through a symbolic link was taken"
+grep -q "symbolic link: refused" "$tmp/err" || fail "said: $(cat "$tmp/err")"
+
+say "a bad joint ID, or one of no state of these logs, is refused in one line, nothing written"
+for id in "joint:1-0.x" "joint:99999" "${torn%%~*}-0.0" "flush:1"; do
+	status=0
+	"$CRASH" --order "$tmp/order" --state "$id" -o "$tmp/bad" "${DISKS[@]}" 2>"$tmp/err" ||
+		status=$?
+	[ $status = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || fail "$id: status $status, $(cat "$tmp/err")"
+	[ ! -e "$tmp/bad" ] || fail "$id: -o's directory was made"
+done
+grep -q "bad joint state ID 'flush:1'" "$tmp/err" || fail "said: $(cat "$tmp/err")"
 
 say "SIGTERM ends the run and its checker, and takes its state files away"
 mkdir "$tmp/t"

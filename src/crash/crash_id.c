@@ -136,6 +136,11 @@ static bool take_number(const char **p, uint64_t *out)
 	return true;
 }
 
+bool crash_id_number(const char **p, uint64_t *out)
+{
+	return take_number(p, out);
+}
+
 static bool take_word(const char **p, const char *w)
 {
 	size_t n = strlen(w);

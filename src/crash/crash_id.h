@@ -45,6 +45,9 @@ int crash_id_copy(struct crash_id *dst, const struct crash_id *src);
  */
 char *crash_marks_text(const struct crash_log *log, size_t pos);
 
+/* A decimal number at *p, no sign, no leading zero, at most 2^62: *p moved past it. */
+bool crash_id_number(const char **p, uint64_t *out);
+
 /* At most max bytes of s for a message, each outside '!'..'~' as '?'; out holds max + 1. */
 const char *crash_printable(const char *s, size_t max, char *out);
 

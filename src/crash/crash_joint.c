@@ -96,6 +96,128 @@ int crash_joint_volatile(const struct crash_joint *j, size_t n, struct crash_joi
 	return ret;
 }
 
+/* Where w is among the nv writes of v: its index, or nv. */
+static size_t find_ref(const struct crash_joint_ref *v, size_t nv, struct crash_joint_ref w)
+{
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].disk == w.disk && v[i].entry == w.entry)
+			return i;
+	return nv;
+}
+
+/* The lost and torn writes are among the nv volatile ones v, the lost in v's order, each once. */
+static int check_writes(const struct crash_joint_state *st, const struct crash_joint_ref *v,
+			size_t nv, char *why, size_t whylen)
+{
+	size_t at, next = 0;
+
+	for (unsigned int i = 0; i < st->nr_drop; i++) {
+		at = find_ref(v, nv, st->drop[i]);
+		if (at == nv)
+			return crash_refuse(why, whylen, "lost write %u.%zu is not a volatile write "
+					    "after the order's first %zu entries", st->drop[i].disk,
+					    st->drop[i].entry, st->n);
+		if (at < next)
+			return crash_refuse(why, whylen, "the lost writes must follow the order's "
+					    "sequence, each once");
+		next = at + 1;
+	}
+	if (!st->torn)
+		return 0;
+	if (find_ref(v, nv, st->torn_w) == nv)
+		return crash_refuse(why, whylen, "torn write %u.%zu is not a volatile write after "
+				    "the order's first %zu entries", st->torn_w.disk,
+				    st->torn_w.entry, st->n);
+	if (find_ref(st->drop, st->nr_drop, st->torn_w) < st->nr_drop)
+		return crash_refuse(why, whylen, "torn write %u.%zu is lost too", st->torn_w.disk,
+				    st->torn_w.entry);
+	return 0;
+}
+
+/* The disks named are j's. */
+static int check_disks(const struct crash_joint *j, const struct crash_joint_state *st,
+		       char *why, size_t whylen)
+{
+	for (unsigned int i = 0; i <= st->nr_drop; i++) {
+		const struct crash_joint_ref *w = i < st->nr_drop ? &st->drop[i] : &st->torn_w;
+
+		if ((i < st->nr_drop || st->torn) && w->disk >= j->nr_disks)
+			return crash_refuse(why, whylen, "disk %u: there are %u disks", w->disk,
+					    j->nr_disks);
+	}
+	return 0;
+}
+
+int crash_joint_check(const struct crash_joint *j, const struct crash_joint_state *st, char *why,
+		      size_t whylen)
+{
+	struct crash_joint_ref *v;
+	struct crash_spec spec;
+	struct crash_id id;
+	char what[256];
+	size_t nv = 0;
+	int ret;
+
+	if (st->n > j->nr)
+		return crash_refuse(why, whylen, "the order has %zu entries, not %zu", j->nr,
+				    st->n);
+	ret = check_disks(j, st, why, whylen);
+	if (ret)
+		return ret;
+	v = malloc((j->nr + 1) * sizeof(*v));
+	ret = v ? crash_joint_volatile(j, st->n, v, &nv) : -ENOMEM;
+	if (!ret)
+		ret = check_writes(st, v, nv, why, whylen);
+	free(v);
+	/* what is left to check is the torn write's units: its disk's log says */
+	for (unsigned int d = 0; !ret && d < j->nr_disks; d++) {
+		ret = crash_joint_disk_id(j, st, d, &id);
+		if (!ret && crash_resolve(j->logs[d], &id, &spec, what, sizeof(what)))
+			ret = crash_refuse(why, whylen, "torn write %u.%zu cannot keep %llu of its "
+					   "units of %llu bytes (a power of two, 512 to 65536; 0 < K < "
+					   "its units; no discard)", st->torn_w.disk, st->torn_w.entry,
+					   (unsigned long long)st->torn_k,
+					   (unsigned long long)st->torn_a);
+		crash_id_free(&id);
+	}
+	if (ret == -ENOMEM)
+		snprintf(why, whylen, "out of memory");
+	return ret;
+}
+
+int crash_joint_disk_id(const struct crash_joint *j, const struct crash_joint_state *st,
+			unsigned int d, struct crash_id *id)
+{
+	size_t pos[LOG_ORDER_MAX_DISKS];
+
+	memset(id, 0, sizeof(*id));
+	crash_joint_positions(j, st->n, pos);
+	id->kind = PT_ENTRY;
+	id->k = pos[d];
+	id->drop = malloc(CRASH_JOINT_MAX_DROP * sizeof(*id->drop));
+	if (!id->drop)
+		return -ENOMEM;
+	/* the order meets each disk's entries rising: so does its share of the lost */
+	for (unsigned int i = 0; i < st->nr_drop; i++)
+		if (st->drop[i].disk == d)
+			id->drop[id->nr_drop++] = st->drop[i].entry;
+	if (st->torn && st->torn_w.disk == d) {
+		id->torn = true;
+		id->torn_e = st->torn_w.entry;
+		id->torn_a = st->torn_a;
+		id->torn_k = st->torn_k;
+	}
+	return 0;
+}
+
+size_t crash_joint_torn_ks(const struct crash_joint *j, struct crash_joint_ref w, uint64_t a,
+			   uint64_t ks[3])
+{
+	const struct crash_entry *e = &j->logs[w.disk]->e[w.entry];
+
+	return e->data ? crash_torn_ks(crash_torn_units(e, a), ks) : 0;
+}
+
 void crash_joint_free(struct crash_joint *j)
 {
 	free(j->seq);

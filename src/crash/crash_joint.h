@@ -9,9 +9,15 @@
 #ifndef RQDISK_CRASH_JOINT_H
 #define RQDISK_CRASH_JOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "crash_id.h"
 #include "crash_log.h"
+
+/* The most writes a joint state loses: --drop's bound. */
+#define CRASH_JOINT_MAX_DROP 3
 
 /* One entry of one disk's log. */
 struct crash_joint_ref {
@@ -47,6 +53,41 @@ void crash_joint_positions(const struct crash_joint *j, size_t n, size_t *pos);
  */
 int crash_joint_volatile(const struct crash_joint *j, size_t n, struct crash_joint_ref *out,
 			 size_t *count);
+
+/*
+ * One joint state (crash_joint_id.h names it): the order's first n
+ * entries made, less the writes in drop, and the torn write, when torn,
+ * made only in its first torn_k units of torn_a bytes.
+ */
+struct crash_joint_state {
+	size_t n;
+	struct crash_joint_ref drop[CRASH_JOINT_MAX_DROP]; /* in the order's sequence */
+	unsigned int nr_drop;
+	bool torn;
+	struct crash_joint_ref torn_w;
+	uint64_t torn_a, torn_k;
+};
+
+/*
+ * Whether st is a state of j: 0, or -EINVAL with one line in why (n past
+ * the order's end, a disk past the last, a lost or torn write that is
+ * not among the volatile writes at n, lost writes out of the order's
+ * sequence, a torn write with no such units), or -ENOMEM.
+ */
+int crash_joint_check(const struct crash_joint *j, const struct crash_joint_state *st, char *why,
+		      size_t whylen);
+
+/*
+ * Disk d's part of st (checked) as a state of its log alone: "entry:" its
+ * position, its lost writes, its torn write.  0 or -ENOMEM; crash_resolve
+ * takes *id, crash_id_free frees it.
+ */
+int crash_joint_disk_id(const struct crash_joint *j, const struct crash_joint_state *st,
+			unsigned int d, struct crash_id *id);
+
+/* The torn lengths (crash_torn_ks) of write w in units of a bytes: none for a discard. */
+size_t crash_joint_torn_ks(const struct crash_joint *j, struct crash_joint_ref w, uint64_t a,
+			   uint64_t ks[3]);
 
 void crash_joint_free(struct crash_joint *j);
 

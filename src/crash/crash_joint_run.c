@@ -6,9 +6,11 @@
  * order where any disk's flush or FUA write completed, and at its end,
  * every disk's state at that instant is built (crash_joint.h): each log's
  * prefix, less every subset of up to --drop K of the writes the disks
- * held in their volatile caches then, chosen across all the disks.  CHECK
- * runs once per joint state, its disks' images as whole files in a
- * directory of its own.
+ * held in their volatile caches then, chosen across all the disks, and
+ * with --torn each of those writes torn alone.  CHECK runs once per joint
+ * state, its disks' images as whole files in a directory of its own.
+ * --state ID builds the one state its ID names (crash_joint_id.h), checked
+ * or written to a directory (-o).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,13 +26,14 @@
 
 #include "cli.h"
 #include "crash_joint.h"
+#include "crash_joint_id.h"
 #include "crash_joint_run.h"
 #include "crash_options.h"
 #include "crash_overlay.h"
 #include "log_order.h"
 
 enum { J_CONSISTENT = 0, J_FAILED = 1, J_TROUBLE = 2 };
-#define J_MAX_DROP 3
+#define J_MAX_DROP CRASH_JOINT_MAX_DROP
 
 struct jdisk {
 	const char *base, *logpath;
@@ -41,9 +44,10 @@ struct jdisk {
 };
 
 struct jrun {
-	const char *order_path;
+	const char *order_path, *state_id, *output;
 	unsigned int drop, timeout_s;
-	bool list;
+	uint32_t atomic; /* --atomic, or 0: each disk's log's sectorsize */
+	bool list, torn;
 	char **check;
 	struct jdisk d[LOG_ORDER_MAX_DISKS];
 	unsigned int nr;
@@ -78,13 +82,17 @@ static int joint_parse(int argc, char **argv, struct jrun *r)
 		{ "drop", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "torn", no_argument, NULL, 'T' },
+		{ "atomic", required_argument, NULL, 'a' },
+		{ "state", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
 	int opt, n;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
 		if (opt == 'O')
 			r->order_path = optarg;
 		else if (opt == 'd' && !cli_number(PROG, "--drop", optarg, 0, J_MAX_DROP, &v))
@@ -93,9 +101,19 @@ static int joint_parse(int argc, char **argv, struct jrun *r)
 			r->timeout_s = (unsigned int)v;
 		else if (opt == 'l')
 			r->list = true;
+		else if (opt == 'T')
+			r->torn = true;
+		else if (opt == 'a' && !cli_number(PROG, "--atomic", optarg, 512, 65536, &v)) {
+			if (v & (v - 1))
+				return joint_usage("--atomic must be a power of two");
+			r->atomic = (uint32_t)v;
+		} else if (opt == 's')
+			r->state_id = optarg;
+		else if (opt == 'o')
+			r->output = optarg;
 		else if (opt == '?')
-			return joint_usage("with --order: only --drop K (0 to 3), --timeout S and --list; "
-					   "no other option yet");
+			return joint_usage("with --order: only --drop K (0 to 3), --torn, --atomic "
+					   "BYTES, --state ID, -o DIR, --timeout S and --list");
 		else
 			return -EINVAL; /* a bad number: cli_number said so */
 	}
@@ -110,8 +128,12 @@ static int joint_parse(int argc, char **argv, struct jrun *r)
 		r->d[i].logpath = argv[optind + 2 * i + 1];
 	}
 	r->check = n < argc && argv[n + 1] ? &argv[n + 1] : NULL;
-	if (!r->check && !r->list)
-		return joint_usage("no CHECK: give one after \"--\", or --list");
+	if (r->output && !r->state_id)
+		return joint_usage("-o DIR writes the state --state ID names: give --state");
+	if (r->state_id && r->list)
+		return joint_usage("--state and --list: one or the other");
+	if (!r->check && !r->list && !r->output)
+		return joint_usage("no CHECK: give one after \"--\", or --list, or --state ID -o DIR");
 	return 0;
 }
 
@@ -190,39 +212,44 @@ static bool joint_point(const struct jrun *r, size_t n)
 	return (flags & (LOG_FLUSH_FLAG | LOG_FUA_FLAG)) && !(flags & LOG_MARK_FLAG);
 }
 
-/* The state's ID: "joint:N" (the order's first N entries), then "-D.E" for each write lost. */
-static void joint_id(char *buf, size_t len, size_t n, const struct crash_joint_ref *v,
-		     const size_t *pick, unsigned int k)
+/* Disk d's image of the state st (checked) into fd, truncated to the disk's size. */
+static int joint_write_disk(struct jrun *r, const struct crash_joint_state *st, unsigned int d,
+			    int fd)
 {
-	int at = snprintf(buf, len, "joint:%zu", n);
+	struct crash_spec spec;
+	struct crash_id id;
+	char why[512];
+	struct ovl o;
+	int ret;
 
-	for (unsigned int i = 0; i < k && at > 0 && (size_t)at < len; i++)
-		at += snprintf(buf + at, len - (size_t)at, "-%u.%zu", v[pick[i]].disk,
-			       v[pick[i]].entry);
+	ret = crash_joint_disk_id(&r->j, st, d, &id);
+	if (!ret && crash_resolve(&r->d[d].log, &id, &spec, why, sizeof(why)))
+		ret = -EINVAL; /* crash_joint_check took it: not the state it checked */
+	if (!ret)
+		ret = ovl_build(&o, &r->d[d].log, &spec, r->d[d].base_fd, r->d[d].size, NULL);
+	if (!ret) {
+		ret = ovl_write_image(&o, fd);
+		ovl_free(&o);
+	}
+	crash_id_free(&id);
+	return ret;
 }
 
-/* Disk d's image of the state into DIR/diskD. */
-static int joint_write_disk(struct jrun *r, unsigned int d, size_t pos,
-			    const struct crash_joint_ref *v, const size_t *pick, unsigned int k)
+/* Every disk's image of st as DIR/diskD, for the checker. */
+static int joint_write_state(struct jrun *r, const struct crash_joint_state *st, const char *id)
 {
-	uint64_t drop[J_MAX_DROP];
-	struct crash_spec spec = { .pos = pos, .drop = drop, .torn_e = -1 };
 	char path[320];
-	struct ovl o;
-	int fd, ret;
+	int fd, ret = 0;
 
-	for (unsigned int i = 0; i < k; i++) /* pick rises, and so do one disk's entries in v */
-		if (v[pick[i]].disk == d)
-			drop[spec.nr_drop++] = v[pick[i]].entry;
-	ret = ovl_build(&o, &r->d[d].log, &spec, r->d[d].base_fd, r->d[d].size, NULL);
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "%s/disk%u", r->dir, d);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ret = fd < 0 ? -errno : ovl_write_image(&o, fd);
-	if (fd >= 0)
-		close(fd);
-	ovl_free(&o);
+	for (unsigned int d = 0; d < r->nr && !ret; d++) {
+		snprintf(path, sizeof(path), "%s/disk%u", r->dir, d);
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		ret = fd < 0 ? -errno : joint_write_disk(r, st, d, fd);
+		if (fd >= 0)
+			close(fd);
+		if (ret)
+			fprintf(stderr, PROG ": %s: disk%u's state: %s\n", id, d, strerror(-ret));
+	}
 	return ret;
 }
 
@@ -279,27 +306,20 @@ static int joint_exec(struct jrun *r, const char *id)
 }
 
 /* One joint state: listed, or built and checked.  0, or -errno (said). */
-static int joint_state(struct jrun *r, size_t n, const struct crash_joint_ref *v,
-		       const size_t *pick, unsigned int k)
+static int joint_state(struct jrun *r, const struct crash_joint_state *st)
 {
-	size_t pos[LOG_ORDER_MAX_DISKS];
-	char id[256];
+	char id[CRASH_JOINT_ID_MAX];
 	int ret;
 
-	joint_id(id, sizeof(id), n, v, pick, k);
+	crash_joint_id_format(st, id, sizeof(id));
 	r->states++;
 	if (r->list) {
 		printf("%s\n", id);
 		return 0;
 	}
-	crash_joint_positions(&r->j, n, pos);
-	for (unsigned int d = 0; d < r->nr; d++) {
-		ret = joint_write_disk(r, d, pos[d], v, pick, k);
-		if (ret) {
-			fprintf(stderr, PROG ": %s: disk%u's state: %s\n", id, d, strerror(-ret));
-			return ret;
-		}
-	}
+	ret = joint_write_state(r, st, id);
+	if (ret)
+		return ret;
 	ret = joint_exec(r, id);
 	if (ret == -EINTR)
 		return ret;
@@ -315,10 +335,11 @@ static int joint_state(struct jrun *r, size_t n, const struct crash_joint_ref *v
 	return 0;
 }
 
-/* Every subset of v of k writes, in rising order of picks. */
+/* Every subset of v of k writes lost, in rising order of picks. */
 static int joint_subsets(struct jrun *r, size_t n, const struct crash_joint_ref *v, size_t nv,
 			 unsigned int k)
 {
+	struct crash_joint_state st = { .n = n, .nr_drop = k };
 	size_t pick[J_MAX_DROP];
 	int ret = 0;
 
@@ -327,7 +348,9 @@ static int joint_subsets(struct jrun *r, size_t n, const struct crash_joint_ref 
 	for (unsigned int i = 0; i < k; i++)
 		pick[i] = i;
 	for (;;) {
-		ret = joint_state(r, n, v, pick, k);
+		for (unsigned int i = 0; i < k; i++)
+			st.drop[i] = v[pick[i]];
+		ret = joint_state(r, &st);
 		if (ret || !k)
 			return ret;
 		int i = (int)k - 1;
@@ -342,18 +365,42 @@ static int joint_subsets(struct jrun *r, size_t n, const struct crash_joint_ref 
 	}
 }
 
-static int joint_run(struct jrun *r)
+/* --torn: each of v torn alone, after 1, n/2 and n-1 of its n atomic units. */
+static int joint_torn(struct jrun *r, size_t n, const struct crash_joint_ref *v, size_t nv)
+{
+	struct crash_joint_state st = { .n = n, .torn = true };
+	uint64_t ks[3];
+	int ret = 0;
+
+	for (size_t i = 0; i < nv && !ret; i++) {
+		st.torn_w = v[i];
+		st.torn_a = r->atomic ? r->atomic : r->d[v[i].disk].log.sectorsize;
+		for (size_t m = crash_joint_torn_ks(&r->j, v[i], st.torn_a, ks), x = 0;
+		     x < m && !ret; x++) {
+			st.torn_k = ks[x];
+			ret = joint_state(r, &st);
+		}
+	}
+	return ret;
+}
+
+/* Every joint state, or the one --state names. */
+static int joint_run(struct jrun *r, const struct crash_joint_state *one)
 {
 	struct crash_joint_ref *v = malloc((r->j.nr + 1) * sizeof(*v));
 	size_t nv;
 	int ret = v ? 0 : -ENOMEM;
 
-	for (size_t n = 0; !ret && n <= r->j.nr; n++) {
+	if (!ret && one)
+		ret = joint_state(r, one);
+	for (size_t n = 0; !ret && !one && n <= r->j.nr; n++) {
 		if (!joint_point(r, n))
 			continue;
 		ret = crash_joint_volatile(&r->j, n, v, &nv);
 		for (unsigned int k = 0; !ret && k <= r->drop; k++)
 			ret = joint_subsets(r, n, v, nv, k);
+		if (!ret && r->torn)
+			ret = joint_torn(r, n, v, nv);
 	}
 	if (ret == -ENOMEM)
 		fprintf(stderr, PROG ": out of memory\n");
@@ -361,6 +408,98 @@ static int joint_run(struct jrun *r)
 		fprintf(stderr, PROG ": stopped by signal %d after %lu joint states\n", r->sig,
 			r->states);
 	free(v);
+	return ret;
+}
+
+/* --state ID: a state of these disks' logs, or refused in one line. */
+static int joint_load_state(struct jrun *r, struct crash_joint_state *st)
+{
+	char why[512];
+
+	if (crash_joint_id_parse(r->state_id, st, why, sizeof(why))) {
+		fprintf(stderr, PROG ": %s\n", why);
+		return -1;
+	}
+	if (crash_joint_check(&r->j, st, why, sizeof(why))) {
+		/* an ID that parses is plain digits and punctuation: printable */
+		fprintf(stderr, PROG ": state %s: %s\n", r->state_id, why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * -o's file for disk d, open: what writing it would harm (a BASE or a LOG
+ * of the run, another user's file, a second name of a file, not a regular
+ * file), or NULL.
+ */
+static const char *joint_clobbers(const struct jrun *r, int fd)
+{
+	struct stat out, st;
+
+	if (fstat(fd, &out))
+		return "cannot be looked at";
+	if (!S_ISREG(out.st_mode))
+		return "not a regular file";
+	if (out.st_uid != geteuid() || out.st_nlink > 1)
+		return "another user's file, or a second name of a file";
+	for (unsigned int d = 0; d < r->nr; d++) {
+		if (!fstat(r->d[d].base_fd, &st) && st.st_dev == out.st_dev &&
+		    st.st_ino == out.st_ino)
+			return "a BASE of the run";
+		if (!stat(r->d[d].logpath, &st) && st.st_dev == out.st_dev &&
+		    st.st_ino == out.st_ino)
+			return "a LOG of the run";
+	}
+	return NULL;
+}
+
+/*
+ * --state ID -o DIR: every disk's image of the state as DIR/diskD (DIR
+ * made when missing), each a whole file of its disk's size.  Never
+ * through a symbolic link, nor over what joint_clobbers refuses.
+ */
+static int joint_output(struct jrun *r, const struct crash_joint_state *st)
+{
+	const char *harm;
+	char name[16];
+	int dfd, fd, ret = 0;
+
+	if (mkdir(r->output, 0700) && errno != EEXIST) {
+		fprintf(stderr, PROG ": -o %s: %s\n", r->output, strerror(errno));
+		return -1;
+	}
+	dfd = open(r->output, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		int err = errno;
+		struct stat ls;
+
+		/* a link to a directory is ENOTDIR, to anything else ELOOP */
+		fprintf(stderr, PROG ": -o %s: %s\n", r->output,
+			!lstat(r->output, &ls) && S_ISLNK(ls.st_mode)
+				? "a symbolic link: refused (name the directory itself)"
+				: strerror(err));
+		return -1;
+	}
+	for (unsigned int d = 0; d < r->nr && !ret; d++) {
+		snprintf(name, sizeof(name), "disk%u", d);
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			    0644);
+		harm = fd < 0 ? strerror(errno) : joint_clobbers(r, fd);
+		if (!harm && fcntl(fd, F_SETFL, 0))
+			harm = strerror(errno);
+		if (!harm) {
+			ret = joint_write_disk(r, st, d, fd);
+			harm = ret ? strerror(-ret) : NULL;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (harm) {
+			fprintf(stderr, PROG ": -o %s/%s: %s\n", r->output, name, harm);
+			ret = -1;
+		}
+	}
+	close(dfd);
 	return ret;
 }
 
@@ -388,6 +527,7 @@ static void joint_cleanup(struct jrun *r)
 int joint_main(int argc, char **argv)
 {
 	struct jrun r = { .drop = 1, .timeout_s = DEFAULT_TIMEOUT_S };
+	struct crash_joint_state st = { 0 };
 	const char *tmp = getenv("TMPDIR");
 	int status = J_TROUBLE;
 
@@ -395,13 +535,20 @@ int joint_main(int argc, char **argv)
 		r.d[d].base_fd = -1;
 	if (joint_parse(argc, argv, &r))
 		return J_TROUBLE;
+	if (joint_load(&r) || (r.state_id && joint_load_state(&r, &st)))
+		goto out;
+	if (r.output && joint_output(&r, &st))
+		goto out;
+	if (r.output && !r.check) {
+		status = J_CONSISTENT;
+		goto out;
+	}
+	/* a run of checkers takes these signals in its wait, to end them and clean up */
 	sigemptyset(&r.stop);
 	sigaddset(&r.stop, SIGINT);
 	sigaddset(&r.stop, SIGTERM);
 	sigaddset(&r.stop, SIGHUP);
 	sigprocmask(SIG_BLOCK, &r.stop, NULL);
-	if (joint_load(&r))
-		goto out;
 	snprintf(r.dir, sizeof(r.dir), "%s/rqdisk-crash.XXXXXX",
 		 tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp");
 	if (!r.list && !mkdtemp(r.dir)) {
@@ -411,7 +558,7 @@ int joint_main(int argc, char **argv)
 	}
 	if (r.list)
 		r.dir[0] = '\0';
-	if (joint_run(&r))
+	if (joint_run(&r, r.state_id ? &st : NULL))
 		goto out;
 	if (!r.list)
 		printf("%lu joint states of %u disks, %lu failed\n", r.states, r.nr, r.failed);

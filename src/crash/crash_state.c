@@ -105,6 +105,11 @@ static uint64_t torn_units(const struct crash_entry *e, uint64_t a)
 	return end - first;
 }
 
+uint64_t crash_torn_units(const struct crash_entry *e, uint64_t a)
+{
+	return torn_units(e, a);
+}
+
 /* The bytes of e written, from its start, when only its first k units are: up to a unit's end. */
 static uint64_t torn_bytes(const struct crash_entry *e, uint64_t a, uint64_t k)
 {

@@ -67,6 +67,9 @@ int crash_at_check(const struct crash_log *log, const struct crash_at *at, char 
 int crash_points(const struct crash_log *log, const struct crash_at *at, struct crash_point **out,
 		 size_t *nr);
 
+/* The disk's atomic units of a bytes that entry e writes into, a unit partly written whole. */
+uint64_t crash_torn_units(const struct crash_entry *e, uint64_t a);
+
 /* The torn lengths tried for a write of n atomic units: 1, n/2, n-1 (distinct, 0 < k < n). */
 size_t crash_torn_ks(uint64_t n, uint64_t ks[3]);
 

@@ -14,6 +14,8 @@ src_crash_libcrash_la_SOURCES = \
 	src/crash/crash_id.h \
 	src/crash/crash_joint.c \
 	src/crash/crash_joint.h \
+	src/crash/crash_joint_id.c \
+	src/crash/crash_joint_id.h \
 	src/crash/crash_log.c \
 	src/crash/crash_log.h \
 	src/crash/crash_marks.c \

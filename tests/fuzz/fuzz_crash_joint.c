@@ -6,7 +6,9 @@
  * made to hold as many entries as the order gives each disk, an order that
  * parses is taken, its sequence numbers each disk's entries rising, the
  * positions after n entries add up to n, and the volatile writes there are
- * each disk's own (crash_volatile) in the order's sequence.  With one entry
+ * each disk's own (crash_volatile) in the order's sequence; a state losing
+ * the first or the last of them is taken, one losing both out of the
+ * order's sequence, or one past the order's end, refused.  With one entry
  * more in disk 0's log, the same order is refused in one line naming the
  * count; an order that does not parse is refused in one line.
  */
@@ -48,8 +50,29 @@ static uint8_t *make_log(size_t nr, unsigned int flush_every, size_t *len)
 	return buf;
 }
 
+/* The joint states at n losing one of the nv volatile writes v, or two out of order. */
+static void check_states(const struct crash_joint *j, size_t n, const struct crash_joint_ref *v,
+			 size_t nv)
+{
+	struct crash_joint_state st = { .n = n, .nr_drop = 1 };
+	char why[256] = "";
+
+	for (size_t k = 0; k < nv; k += nv - 1 > k ? nv - 1 - k : 1) {
+		st.drop[0] = v[k];
+		FUZZ_ASSERT(!crash_joint_check(j, &st, why, sizeof(why)));
+	}
+	if (nv < 2)
+		return;
+	st.nr_drop = 2;
+	st.drop[0] = v[nv - 1];
+	st.drop[1] = v[0];
+	FUZZ_ASSERT(crash_joint_check(j, &st, why, sizeof(why)) == -EINVAL);
+	FUZZ_ASSERT(strstr(why, "sequence") && !strchr(why, '\n'));
+}
+
 static void check_taken(const struct crash_joint *j, const struct crash_log *logs)
 {
+	char why[256];
 	struct crash_joint_ref *v = malloc((j->nr + 1) * sizeof(*v));
 	size_t pos[MAX_DISKS], next[MAX_DISKS] = { 0 }, nv, vd[2 * TEXT_MAX];
 
@@ -71,7 +94,10 @@ static void check_taken(const struct crash_joint *j, const struct crash_log *log
 		FUZZ_ASSERT(nv == own);
 		for (size_t k = 0; k < nv; k++)
 			FUZZ_ASSERT(v[k].entry < pos[v[k].disk]);
+		check_states(j, n, v, nv);
 	}
+	FUZZ_ASSERT(crash_joint_check(j, &(struct crash_joint_state){ .n = j->nr + 1 }, why,
+				      sizeof(why)) == -EINVAL);
 	free(v);
 }
 
