@@ -25,12 +25,7 @@ start_disks()
 			is_mounted "$mnt/disk$n" || break
 		done
 		[ $n = "$nr" ] && return 0
-		if ! kill -0 "$rqdisk_pid" 2>/dev/null; then
-			rqdisk_status=0
-			wait "$rqdisk_pid" || rqdisk_status=$?
-			rqdisk_pid=
-			fail "rqdisk exited with status $rqdisk_status before mounting $mnt/disk*"
-		fi
+		rqdisk_fail_if_gone "$mnt/disk*"
 		sleep 0.1
 	done
 	fail "rqdisk did not mount $nr disks under $mnt within 30 seconds"

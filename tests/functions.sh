@@ -350,6 +350,17 @@ _reap_rqdisk()
 }
 _reap_registered=
 
+# rqdisk_fail_if_gone WHAT: fail, with its exit status, if the daemon is gone
+# before WHAT was mounted
+rqdisk_fail_if_gone()
+{
+	kill -0 "$rqdisk_pid" 2>/dev/null && return 0
+	rqdisk_status=0
+	wait "$rqdisk_pid" || rqdisk_status=$?
+	rqdisk_pid=
+	fail "rqdisk exited with status $rqdisk_status before mounting $1"
+}
+
 # start_rqdisk [OPTIONS] IMAGE MOUNTPOINT: run the daemon in the foreground,
 # in the background of this shell, and return once the disk is mounted.
 # Sets rqdisk_pid, rqdisk_mnt and rqdisk_disk (the path of the disk file).
@@ -377,12 +388,7 @@ start_rqdisk()
 			if [ -d "$mnt" ]; then rqdisk_disk=$mnt/disk; else rqdisk_disk=$mnt; fi
 			return 0
 		fi
-		if ! kill -0 "$rqdisk_pid" 2>/dev/null; then
-			rqdisk_status=0
-			wait "$rqdisk_pid" || rqdisk_status=$?
-			rqdisk_pid=
-			fail "rqdisk exited with status $rqdisk_status before mounting $mnt"
-		fi
+		rqdisk_fail_if_gone "$mnt"
 		sleep 0.1
 	done
 	fail "rqdisk did not mount $mnt within 30 seconds"
