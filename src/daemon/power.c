@@ -44,14 +44,12 @@ static void power_ready(void *arg)
 {
 	struct rqdisk_state *s = arg;
 	struct blk_dev *dev = power_layer(s->disk.stack);
-	const struct dev_attr *a = dev ? dev->ops->attrs : NULL;
+	const struct dev_attr *a = power_attr(dev, "cut");
 	uint64_t n;
 
 	if (read(s->power_fd, &n, sizeof(n)) != sizeof(n))
 		return;
-	while (a && a->name && strcmp(a->name, "cut"))
-		a++;
-	if (!a || !a->name || !a->store) {
+	if (!a || !a->store) {
 		fprintf(stderr, "rqdisk: SIGPWR: no write-cache filter: no power to cut\n");
 		return;
 	}
