@@ -52,6 +52,7 @@ UNIT_TESTS = \
 	tests/check_uring_backend \
 	tests/check_null_backend \
 	tests/check_uring_loop \
+	tests/check_uring_mq \
 	tests/check_switch \
 	tests/check_loader \
 	tests/check_blktrace \

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # test-mq-idle-poll.sh - --idle-poll on the multi-queue queue: a hardware
 # queue's thread looks at its ring before it sleeps while nothing is queued
-# or in flight.  A writer at queue depth 1, pinned to CPU 0, with FUSE over
-# io_uring (its requests come on hardware queue 0's ring), on --null with
-# irqmode=none (a request ends as it is dispatched: no wait for a device):
+# or in flight.  A writer at queue depth 1, pinned to CPU 0 (the daemon to
+# CPU 1), with FUSE over io_uring (its requests come on hardware queue 0's
+# ring), on --null with irqmode=none (a request ends as it is dispatched: no wait for a device):
 # with --idle-poll 0 the hardware queues' threads sleep (their voluntary
 # context switches) for one request in four at least, as the next request
 # comes after they went to sleep; with a poll time far longer than the gap
@@ -49,6 +49,10 @@ sleeps_for()
 	start_rqdisk --queue-mode=mq --hw-queues 2 --fuse-uring=on --elevator none \
 		--null=irqmode=none --idle-poll "$1" "$tmp/img" "$tmp/mnt"
 	[ "$(cat "$tmp/mnt/fuse/transport")" = uring ] || fail "FUSE requests do not come on io_uring"
+	# The daemon's threads on CPU 1, the writer on CPU 0: on one CPU the
+	# writer, woken by an answer, may preempt the thread before it waits,
+	# which then finds the next request there without sleeping
+	taskset -a -p -c 1 "$rqdisk_pid" >/dev/null || fail "cannot move the daemon to CPU 1"
 	before=$(hwq_sleeps)
 	taskset -c 0 dd if="$tmp/data" of="$rqdisk_disk" bs=4k oflag=direct conv=notrunc \
 		status=none || fail "writing with --idle-poll $1 failed"

@@ -19,6 +19,9 @@
  */
 __thread struct uring_hwq *uring_self;
 
+/* At exit, the turns a thread takes to send its last answers: a CQ reaped each time. */
+#define URING_HWQ_LAST_TURNS 16
+
 /*
  * A multi-queue queue's request_fn, lock held: the core runs it where the
  * 2.6 queue would dispatch (a bio submitted, a layer's kick, an elevator's
@@ -188,13 +191,21 @@ static void uring_hwq_reap(struct uring_hwq *h)
 		h->d->kick(h->d->kick_arg);
 }
 
-/* A read of the thread's eventfd out on its ring: run_async's wake-up. */
+/*
+ * A read of the thread's eventfd out on its ring: run_async's wake-up.  A
+ * full SQ is submitted first to make room: its completions need not wake
+ * the thread (the watcher's FUSE fetches wait for the next FUSE request),
+ * so without the read a kick from another thread could wait for ever.
+ * Room is lacking after that only while the kernel holds completions
+ * back (its CQ overflowed), which the wait then returns at once.
+ */
 static void uring_hwq_arm(struct uring_hwq *h)
 {
 	struct io_uring_sqe *sqe;
 
-	if (h->efd_armed || !(sqe = io_uring_get_sqe(&h->ring)))
-		return; /* a full SQ: its completions wake the thread */
+	if (h->efd_armed || !uring_hwq_room(h, 1))
+		return;
+	sqe = io_uring_get_sqe(&h->ring);
 	io_uring_prep_read(sqe, h->efd, &h->efd_buf, sizeof(h->efd_buf), 0);
 	io_uring_sqe_set_data64(sqe, UD_WAKE);
 	h->efd_armed = true;
@@ -250,6 +261,31 @@ static int uring_hwq_wait(struct uring_hwq *h)
 }
 
 /*
+ * The loop has stopped and the queue is idle: answers still to be sent
+ * (the watcher's) go out.  One that found no room (the kernel refused the
+ * SQ while its CQ had overflowed) asked for another turn: the CQ is
+ * reaped and it is sent again, a bounded number of times, since nothing
+ * else will run this ring.
+ */
+static void uring_hwq_last_answers(struct uring_hwq *h)
+{
+	struct io_uring_cqe *cqe;
+
+	__atomic_store_n(&h->watch_pending, true, __ATOMIC_RELEASE);
+	for (unsigned int turn = 0; turn < URING_HWQ_LAST_TURNS; turn++) {
+		if (!__atomic_load_n(&h->watch_pending, __ATOMIC_ACQUIRE))
+			break;
+		uring_hwq_serve(h);
+		io_uring_submit(&h->ring);
+		if (!io_uring_peek_cqe(&h->ring, &cqe)) {
+			blk_queue_lock(h->d->q);
+			uring_hwq_reap(h);
+			blk_queue_unlock(h->d->q);
+		}
+	}
+}
+
+/*
  * A hardware queue's thread: run the queue when asked (queue_rq under the
  * queue lock puts each request's I/O on this ring), submit, sleep on the
  * ring, end what completed under the queue lock, then serve the watcher
@@ -292,10 +328,7 @@ static void *uring_hwq_main(void *arg)
 		}
 		uring_hwq_serve(h);
 	}
-	/* the queue is idle: answers still to be sent (the watcher's) go out */
-	__atomic_store_n(&h->watch_pending, true, __ATOMIC_RELEASE);
-	uring_hwq_serve(h);
-	io_uring_submit(&h->ring);
+	uring_hwq_last_answers(h);
 	return NULL;
 }
 
