@@ -164,6 +164,88 @@ START_TEST(test_driver_and_scheduler_tags_bound_two_queues)
 }
 END_TEST
 
+static int update_nr_requests(struct fake_mq *fm, unsigned int nr)
+{
+	int ret;
+
+	blk_queue_lock(fm->q);
+	ret = blk_mq_update_nr_requests(fm->q, nr);
+	blk_queue_unlock(fm->q);
+	blk_mq_kick_marked(fm->q);
+	return ret;
+}
+
+/*
+ * nr_requests written under an elevator resizes its scheduler tags, as
+ * blk_mq_update_nr_requests: 32 reads on 2 driver tags and 6 scheduler
+ * tags hold 6; raised to 10, the waiting take the 4 new tags at once;
+ * lowered to 3, the 10 out stay out, none is taken again until fewer than
+ * 3 are, and from then on 3 are out while any waits.  Every bio still
+ * ends once.
+ */
+START_TEST(test_nr_requests_resizes_scheduler_tags)
+{
+	const char *elevator = fake_elevator(_i);
+	struct fake_mq *fm = mq_disk(elevator, 1, 2, 6);
+	struct blk_mq_tags *tags = &fm->q->mq->sched_tags;
+	static struct test_bio tb[32];
+	unsigned int prev, n, at_three = 0;
+
+	if (!fm->q->elevator) { /* none: test_nr_requests_resizes_driver_tags */
+		fake_mq_free(fm);
+		return;
+	}
+	for (unsigned int i = 0; i < 32; i++)
+		io_at(fm, &tb[i], REQ_OP_READ, (sector_t)((i * 37) % 64) * 64, 8, 0);
+	ck_assert_uint_eq(fm->max_queued, 6);
+	ck_assert_int_eq(update_nr_requests(fm, 10), 0);
+	ck_assert_uint_eq(fm->q->limits.nr_requests, 10);
+	ck_assert_uint_eq(blk_mq_tags_in_use(tags), 10);
+	ck_assert_int_eq(update_nr_requests(fm, 3), 0);
+	prev = blk_mq_tags_in_use(tags);
+	while (fake_mq_complete_first(fm, 0)) {
+		n = blk_mq_tags_in_use(tags);
+		ck_assert_msg(n < prev || n <= 3, "%s: %u scheduler tags out, %u before, nr_requests 3",
+			      elevator, n, prev);
+		at_three += n == 3;
+		prev = n;
+	}
+	fake_mq_drain(fm);
+	ck_assert_msg(at_three >= 16, "%s: 3 scheduler tags out after only %u ends", elevator,
+		      at_three);
+	for (unsigned int i = 0; i < 32; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	ck_assert_int_eq(update_nr_requests(fm, 0), -EINVAL);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/*
+ * Without an elevator nr_requests sets each hardware queue's driver tags,
+ * up to the tag set's depth: down to 2 of 4, two out at most; above 4, no.
+ */
+START_TEST(test_nr_requests_resizes_driver_tags)
+{
+	struct fake_mq *fm = mq_disk(NULL, 2, 4, 0);
+	static struct test_bio tb[32];
+
+	ck_assert_int_eq(update_nr_requests(fm, 5), -EINVAL);
+	ck_assert_int_eq(update_nr_requests(fm, 2), 0);
+	for (unsigned int i = 0; i < 32; i++)
+		io_at(fm, &tb[i], REQ_OP_READ, (sector_t)((i * 37) % 64) * 64, 8, i % 4);
+	ck_assert_uint_eq(fm->hw[0].nr_out, 2);
+	ck_assert_uint_eq(fm->hw[1].nr_out, 2);
+	ck_assert_int_eq(update_nr_requests(fm, 4), 0);
+	ck_assert_uint_eq(fm->hw[0].nr_out, 4);
+	ck_assert_uint_eq(fm->hw[1].nr_out, 4);
+	fake_mq_drain(fm);
+	for (unsigned int i = 0; i < 32; i++)
+		ck_assert_int_eq(tb[i].ended, 1);
+	ck_assert_uint_eq(fm->hw[0].max_out, 4);
+	fake_mq_free(fm);
+}
+END_TEST
+
 /* A busy device gets the same request again, first, once it can take it. */
 START_TEST(test_busy_requeues_in_order)
 {
@@ -490,6 +572,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_split_bio_ends_once, 0, n);
 	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_one_queue, 0, n);
 	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_two_queues, 0, n);
+	tcase_add_loop_test(tc, test_nr_requests_resizes_scheduler_tags, 0, n);
+	tcase_add_test(tc, test_nr_requests_resizes_driver_tags);
 	tcase_add_loop_test(tc, test_run_async_kicks_only, 0, n);
 	tcase_add_loop_test(tc, test_completion_kicks_no_idle_queue, 0, n);
 	tcase_add_loop_test(tc, test_stalled_queue_restarted_by_its_tag, 0, n);

@@ -3,7 +3,8 @@
 # test-mq.sh - the multi-queue mode (--queue-mode=mq): bad values of its
 # options are refused with one line and status 2; queue/queue_mode,
 # queue/nr_hw_queues and mq/N/ show the hardware queues, their tags, CPUs
-# and counts; fio's random writes with verify, two jobs at once, pass on
+# and counts; queue/nr_requests resizes the scheduler tags, or without an
+# elevator the driver tags (mq/N/nr_tags), up to their number; fio's random writes with verify, two jobs at once, pass on
 # one and on two hardware queues under every elevator, switched through
 # queue/scheduler; the image is opened once per hardware queue (once on the
 # 2.6 queue); and the 2.6 queue (the default) shows queue_mode rq and no
@@ -84,6 +85,18 @@ m=$tmp/mnt
 [ "$(cat "$m/mq/0/nr_tags")" = 64 ] || fail "nr_tags is not 64 by default"
 echo 1 >"$m/mq/0/run" 2>/dev/null && fail "mq/0/run could be written"
 echo 1 >"$m/queue/queue_mode" 2>/dev/null && fail "queue_mode could be written"
+
+say "nr_requests sets the scheduler tags, or without an elevator the driver tags"
+echo 16 >"$m/queue/nr_requests" || fail "nr_requests took no 16 under deadline"
+[ "$(cat "$m/queue/nr_requests")" = 16 ] || fail "nr_requests reads $(cat "$m/queue/nr_requests")"
+[ "$(cat "$m/mq/0/nr_tags")" = 64 ] || fail "under deadline nr_requests changed the driver tags"
+echo none >"$m/queue/scheduler" || fail "queue/scheduler took no none"
+echo 8 >"$m/queue/nr_requests" || fail "nr_requests took no 8 under none"
+[ "$(cat "$m/mq/0/nr_tags")" = 8 ] || fail "mq/0/nr_tags is $(cat "$m/mq/0/nr_tags") after nr_requests 8"
+echo 65 >"$m/queue/nr_requests" 2>/dev/null &&
+	fail "nr_requests took 65 under none, above the 64 driver tags"
+dd if=/dev/zero of="$rqdisk_disk" bs=4k count=256 oflag=direct conv=notrunc status=none ||
+	fail "writing with 8 driver tags failed"
 stop_rqdisk
 
 # image_files: the daemon's open files of the image, by their open file descriptions.

@@ -160,7 +160,7 @@ static bool blk_mq_get_queue_tag(struct request_queue *q, struct request *rq, bo
 		rq->internal_tag = tag;
 	else
 		rq->tag = tag;
-	*full = tag < 0 && (!depth || blk_mq_tags_in_use(tags) == tags->nr_tags);
+	*full = tag < 0 && (!depth || blk_mq_tags_in_use(tags) >= tags->nr_tags);
 	return tag >= 0;
 }
 
@@ -233,6 +233,38 @@ void blk_mq_free_rq_tags(struct request *rq)
 	for (unsigned int i = 0; i < mq->set->nr_hw_queues; i++)
 		blk_mq_tag_wakeup_list(q, &mq->hctxs[i].tag_wait);
 	blk_mq_sched_restart(q, hctx);
+}
+
+/*
+ * Queue lock held: nr_requests written, as blk_mq_update_nr_requests()
+ * takes it.  Under an elevator its scheduler tags become nr; without one
+ * each hardware queue's driver tags do, at most the tag set's depth
+ * (-EINVAL above it).  Tags out above a new, lower depth stay out until
+ * they come back.  What waits for a tag and may take one now is queued,
+ * and every hardware queue is marked to run: the caller kicks the marked
+ * once it drops the lock (blk_mq_kick_marked).
+ */
+int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr)
+{
+	struct blk_mq_queue *mq = q->mq;
+	unsigned int i, nr_hw = mq->set->nr_hw_queues;
+	int ret = 0;
+
+	if (!nr || (!q->elevator && nr > mq->set->queue_depth))
+		return -EINVAL;
+	if (q->elevator)
+		ret = blk_mq_resize_tags(&mq->sched_tags, nr);
+	for (i = 0; !q->elevator && i < nr_hw; i++)
+		ret = blk_mq_resize_tags(&mq->hctxs[i].tags, nr); /* within its size: no allocation */
+	if (ret)
+		return ret;
+	q->limits.nr_requests = nr;
+	blk_mq_tag_wakeup_list(q, &mq->tag_wait);
+	for (i = 0; i < nr_hw; i++) {
+		blk_mq_tag_wakeup_list(q, &mq->hctxs[i].tag_wait);
+		blk_mq_mark(&mq->hctxs[i], BLK_MQ_S_RUN);
+	}
+	return 0;
 }
 
 /* Queue lock held: bio merges so far, of every kind (/sys/block/DEV/stat's). */

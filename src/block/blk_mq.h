@@ -47,7 +47,8 @@ typedef int blk_status_t;
 
 struct blk_mq_tags {
 	pthread_mutex_t lock;
-	unsigned int nr_tags;
+	unsigned int nr_tags;  /* at most this many out at once */
+	unsigned int nr_alloc; /* tag numbers made: 0 to nr_alloc - 1; nr_tags at most after a shrink */
 	unsigned int nr_free;
 	unsigned int *free; /* a stack of free tag numbers */
 };
@@ -186,10 +187,12 @@ void blk_mq_free_tags(struct blk_mq_tags *tags);
 int blk_mq_get_tag(struct blk_mq_tags *tags, unsigned int shallow_depth);
 void blk_mq_put_tag(struct blk_mq_tags *tags, int tag);
 unsigned int blk_mq_tags_in_use(struct blk_mq_tags *tags);
+int blk_mq_resize_tags(struct blk_mq_tags *tags, unsigned int nr_tags);
 void blk_mq_tags_swap(struct blk_mq_tags *tags, struct blk_mq_tags *with);
 
 /* blk_mq_sched.c */
 int blk_mq_elevator_init(struct request_queue *q, const char *name, char *why, size_t whylen);
+int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr);
 int blk_mq_elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen);
 int blk_mq_sched_switch_prepare(struct request_queue *q, const struct elevator_type *t,
 				char *why, size_t whylen);

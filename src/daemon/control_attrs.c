@@ -149,13 +149,19 @@ static int show_nr_requests(struct rqdisk *d, char *buf, size_t len)
 	return snprintf(buf, len, "%u\n", d->q->limits.nr_requests);
 }
 
-/* Down to one, up to what the driver was set up to carry. */
+/*
+ * Down to one, up to what the driver was set up to carry.  On a
+ * multi-queue queue the tags follow: the elevator's scheduler tags, or
+ * without one each hardware queue's driver tags, up to --hw-queue-depth.
+ */
 static int store_nr_requests(struct rqdisk *d, const char *buf)
 {
 	unsigned long v;
 
 	if (parse_ulong(buf, 1, d->max_nr_requests, &v))
 		return -EINVAL;
+	if (queue_is_mq(d->q))
+		return blk_mq_update_nr_requests(d->q, (unsigned int)v);
 	d->q->limits.nr_requests = (unsigned int)v;
 	return 0;
 }

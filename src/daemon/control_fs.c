@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "blk_mq.h"
 #include "control_impl.h"
 
 #define CTL_FILE_SIZE 4096 /* what sysfs reports for every attribute */
@@ -306,6 +307,8 @@ void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf
 	blk_queue_lock(d->q);
 	ret = ctl_store(req, d, ino, val, size);
 	blk_queue_unlock(d->q);
+	if (queue_is_mq(d->q))
+		blk_mq_kick_marked(d->q); /* what a store let go (nr_requests) */
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else if (!ret)
