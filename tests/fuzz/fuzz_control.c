@@ -6,8 +6,10 @@
  * was taken; a write from anyone but the owner, or to a read-only file, or
  * to a tunable of an elevator no longer running, is refused; every text
  * shown is whole lines; and a file that takes back what it shows (a
- * number, fault/rules) takes it unchanged.  The input: an elevator to
- * start with, then writes of [node | 0x80 if not the owner's][length]
+ * number, fault/rules) takes it unchanged.  The input: a byte whose top
+ * bit picks the queue (set: a multi-queue queue of two hardware queues,
+ * with mq/N/ and nr_requests resizing its tags) and whose rest picks the
+ * elevator to start with, then writes of [node | 0x80 if not the owner's][length]
  * [value...]; the running elevator's tunables are numbers, and text for
  * bfq's weights.  Writes that would reach outside the process are left
  * out: a scheduler path (dlopen), trace/enable (a file) and fault's
@@ -20,10 +22,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blk_mq.h"
 #include "control.h"
 #include "fuzz.h"
 #include "queue_stack.h"
@@ -86,6 +90,52 @@ size_t fuse_add_direntry(fuse_req_t req, char *buf, size_t bufsize, const char *
 static void no_driver(struct request_queue *q)
 {
 	(void)q;
+}
+
+/* The multi-queue queue's driver: no bio is ever submitted, so nothing reaches it. */
+static blk_status_t no_queue_rq(struct blk_mq_hw_ctx *hctx, struct request *rq)
+{
+	(void)hctx;
+	(void)rq;
+	abort();
+}
+
+/* As the daemon's driver, a kick only wakes a thread: the tree kicks with the queue lock held. */
+static void no_run_async(struct blk_mq_hw_ctx *hctx)
+{
+	(void)hctx;
+}
+
+static const struct blk_mq_ops no_mq_ops = { .queue_rq = no_queue_rq,
+					     .run_async = no_run_async };
+static struct blk_mq_tag_set no_tag_set = { .ops = &no_mq_ops, .nr_hw_queues = 2,
+					    .queue_depth = 64, .nr_cpus = 2 };
+
+/* The queue data[0] asks for, with its elevator: false if mq refuses that one. */
+static bool make_queue(struct rqdisk *d, const char *elevator, bool mq)
+{
+	char why[256];
+
+	if (!mq) {
+		d->q = blk_init_queue(no_driver, NULL, NULL);
+		FUZZ_ASSERT(d->q);
+		FUZZ_ASSERT(!elevator_init(d->q, elevator));
+		return true;
+	}
+	d->q = blk_mq_init_queue(&no_tag_set, NULL, why, sizeof(why));
+	FUZZ_ASSERT(d->q);
+	if (!blk_mq_elevator_init(d->q, elevator, why, sizeof(why)))
+		return true;
+	blk_mq_free_queue(d->q);
+	return false;
+}
+
+static void free_queue(struct request_queue *q)
+{
+	if (queue_is_mq(q))
+		blk_mq_free_queue(q);
+	else
+		blk_cleanup_queue(q);
 }
 
 /* What the target knows of a node, beyond what its mode says. */
@@ -425,17 +475,16 @@ static void write_back(struct rqdisk *d, const struct node *node)
 	FUZZ_ASSERT(!strcmp(before, after));
 }
 
-static void open_all(struct rqdisk *d, struct dev_stack *stack, const uint8_t *data,
+static bool open_all(struct rqdisk *d, struct dev_stack *stack, const uint8_t *data,
 		     size_t nr_names)
 {
 	const char *const *names = elevator_builtin_names();
 	struct dev_limits lim = { 0 };
 	char why[256];
 
-	d->q = blk_init_queue(no_driver, NULL, NULL);
-	FUZZ_ASSERT(d->q);
+	if (!make_queue(d, names[(data[0] & 0x7f) % nr_names], data[0] & 0x80))
+		return false;
 	LIST_INIT(&d->ctl_files);
-	FUZZ_ASSERT(!elevator_init(d->q, names[data[0] % nr_names]));
 	log_spec();
 	stack->host_ops = &host_ops;
 	blk_stack_set_queue(stack, d->q);
@@ -448,6 +497,7 @@ static void open_all(struct rqdisk *d, struct dev_stack *stack, const uint8_t *d
 	unlink(log_path);
 	d->stack = stack;
 	check_top_dirs(d);
+	return true;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -462,7 +512,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	seen.nr = 0;
-	open_all(&d, &stack, data, nr_names);
+	if (!open_all(&d, &stack, data, nr_names))
+		return 0;
 	for (unsigned int w = 0; w < MAX_WRITES && pos + 2 <= size; w++) {
 		struct node nodes[MAX_NODES];
 		size_t n = writable(&d, nodes, MAX_NODES);
@@ -485,6 +536,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctl_cleanup(&d);
 	dev_stack_close(&stack);
 	FUZZ_ASSERT(watched < 0);
-	blk_cleanup_queue(d.q);
+	free_queue(d.q);
 	return 0;
 }
