@@ -5,7 +5,7 @@
 requires_nbd()
 {
 	requires nbdkit nbdcopy
-	"$RQDISK" --help | grep -q nbd+unix || skip "rqdisk was built without libnbd"
+	grep -q nbd+unix <<<"$("$RQDISK" --help)" || skip "rqdisk was built without libnbd"
 }
 
 _stop_pid()

@@ -18,8 +18,8 @@ requires timeout
 built=$(realpath -m "$RQDISK_BACKEND_DIR")
 have_nbd=
 have_rbd=
-"$RQDISK" --help | grep -q nbd+unix && have_nbd=1
-"$RQDISK" --help | grep -q "rbd:POOL" && have_rbd=1
+grep -q nbd+unix <<<"$("$RQDISK" --help)" && have_nbd=1
+grep -q "rbd:POOL" <<<"$("$RQDISK" --help)" && have_rbd=1
 [ -n "$have_nbd$have_rbd" ] || skip "rqdisk was built without libnbd and librbd: no modules"
 
 make_tmpdir tmp

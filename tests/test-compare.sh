@@ -103,7 +103,7 @@ status=0
 	fail "no replayer: status $status, $(cat "$tmp/err")"
 
 say "--help says where the programs are looked for"
-"$compare" --help | grep -q '_build/quickstart' || fail "--help does not say where it looks"
+grep -q '_build/quickstart' <<<"$("$compare" --help)" || fail "--help does not say where it looks"
 
 say "a bad option: one line, exit 1"
 status=0

@@ -317,7 +317,7 @@ dd if="$tmp/B" of="$rqdisk_disk" bs=4k oflag=direct,dsync conv=notrunc status=no
 sync "$rqdisk_disk"
 stop_rqdisk
 cmp -n 4096 "$tmp/fua.img" "$tmp/B" || fail "the image does not hold B"
-"$dump" "$tmp/fua.log" | grep -q FUA ||
+grep -q FUA <<<"$("$dump" "$tmp/fua.log")" ||
 	fail "no FUA entry in the log: $("$dump" "$tmp/fua.log")"
 "$crash" --state end -o "$tmp/fua.end" "$tmp/fua.base" "$tmp/fua.log" ||
 	fail "rqdisk-crash --state end failed"

@@ -14,7 +14,7 @@ requires_fuse
 requires_loop
 requires dd cmp ceph-mon ceph-osd ceph rbd rados monmaptool ceph-authtool uuidgen ss \
 	mkfs.ext4 e2fsck fallocate python3
-"$RQDISK" --help | grep -q "rbd:POOL" || skip "rqdisk was built without librbd"
+grep -q "rbd:POOL" <<<"$("$RQDISK" --help)" || skip "rqdisk was built without librbd"
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"

@@ -84,7 +84,7 @@ grep -q "not loaded by a privileged" "$tmp/err" && fail "a plain rqdisk refused 
 grep -qi "elevator\|lifo\.so" "$tmp/err" &&
 	fail "a plain rqdisk could not take the elevator: $(cat "$tmp/err")"
 
-if "$RQDISK" --help | grep -q nbd+unix; then
+if grep -q nbd+unix <<<"$("$RQDISK" --help)"; then
 	say "setcap: RQDISK_BACKEND_DIR is not heeded; without capabilities it is"
 	# no backend (an elevator): what loads it says so, naming where it was
 	cp "$tmp/lifo.so" "$tmp/mods/backend-nbd.so"
@@ -97,7 +97,7 @@ if "$RQDISK" --help | grep -q nbd+unix; then
 	grep -q "$tmp/mods/backend-nbd.so is not" "$tmp/err" ||
 		fail "a plain rqdisk did not look in RQDISK_BACKEND_DIR: $(cat "$tmp/err")"
 fi
-if "$RQDISK" --help | grep -q "rbd:POOL"; then
+if grep -q "rbd:POOL" <<<"$("$RQDISK" --help)"; then
 	say "setcap: an RBD image is refused in one line (Ceph's configuration names plugins); plain, it is parsed"
 	spec="rbd:pool/image:plugin_dir=$tmp/mods"
 	status=0
