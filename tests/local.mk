@@ -251,6 +251,8 @@ INTEGRATION_TESTS = \
 	tests/test-nbd.sh \
 	tests/test-nbd-failures.sh \
 	tests/test-nbd-multiconn.sh \
+	tests/test-mq-nbd.sh \
+	tests/test-mq-nbd-uring.sh \
 	tests/test-nbd-lost-writes.sh \
 	tests/test-nbd-lost-writes-files.sh \
 	tests/test-log-writes-nbd.sh \

@@ -131,9 +131,27 @@ static void nbd_issue_range(struct nbd_rq *r, struct nbd_handle *h, uint32_t fla
 }
 
 /*
- * Send r on the connections, which are up: its data on the next one in
- * turn, a flush on every one (multi-conn's consistency: what any of them
- * wrote is durable once each has flushed).
+ * The connection a request's data goes on.  On a multi-queue queue, the
+ * submitting hardware queue's: queue i sends on connection i mod N, as
+ * Linux's nbd gives each hardware queue a socket, so that the queues do
+ * not take turns on one.  Otherwise (and for requests sent again by the
+ * loop after a reconnection) the next one in turn.
+ */
+static unsigned int nbd_pick_conn(struct nbd_backend *nb)
+{
+	const struct dev_stack *stack = nb->dev->stack;
+	const struct dev_host_ops *ops = stack->host_ops;
+
+	if (nb->nr_conns > 1 && ops->nr_io_queues && ops->io_queue &&
+	    ops->nr_io_queues(stack->host) > 1)
+		return ops->io_queue(stack->host) % nb->nr_conns;
+	return nb->next_conn++ % nb->nr_conns;
+}
+
+/*
+ * Send r on the connections, which are up: its data on one
+ * (nbd_pick_conn), a flush on every one (multi-conn's consistency: what
+ * any of them wrote is durable once each has flushed).
  */
 void nbd_issue_request(struct nbd_backend *nb, struct nbd_rq *r)
 {
@@ -143,7 +161,7 @@ void nbd_issue_request(struct nbd_backend *nb, struct nbd_rq *r)
 
 	r->issuing = true;
 	r->flush_after = fua && !nb->ex.can_fua && nb->ex.can_flush;
-	r->conn = nb->next_conn++ % nb->nr_conns;
+	r->conn = nbd_pick_conn(nb);
 	if (rq->cmd_op == REQ_OP_FLUSH) {
 		for (unsigned int i = 0; i < nb->nr_conns && nb->ex.can_flush; i++) {
 			if (!nbd_issue(r, nb->conns[i].h, REQ_OP_FLUSH, NULL, 0, 0, 0))

@@ -51,6 +51,19 @@ static void uring_set_io_kick(void *host, void (*kick)(void *arg), void *arg)
 }
 
 /*
+ * Lock held: the watches changed.  The loop's thread arms them now on its
+ * ring; a hardware queue's thread (a backend's submit on mq) has the loop
+ * do it, since that ring is the loop's alone.
+ */
+static void uring_watches_changed(struct uring_driver *d)
+{
+	if (uring_self)
+		uring_mq_watches_changed(d);
+	else
+		uring_arm_fd_watches(d);
+}
+
+/*
  * Lock held: poll every watched fd that has no poll out, and take back the
  * polls of unwatched ones (and of ones that want other events now); one
  * without SQ room waits a turn.
@@ -113,7 +126,7 @@ static int uring_add_watch(struct uring_driver *d, int fd, unsigned int events,
 				      .ready = ready, .ready_events = ready_events, .arg = arg,
 				      .events = events };
 	LIST_INSERT_HEAD(&d->fd_watches, w, link);
-	uring_arm_fd_watches(d);
+	uring_watches_changed(d);
 	return 0;
 }
 
@@ -133,11 +146,16 @@ static void uring_set_fd_events(void *host, int fd, unsigned int events)
 {
 	struct uring_driver *d = host;
 	struct uring_fd_watch *w;
+	bool changed = false;
 
 	LIST_FOREACH(w, &d->fd_watches, link) {
-		if (w->fd == fd && !w->removed)
+		if (w->fd == fd && !w->removed && w->events != events) {
 			w->events = events;
+			changed = true;
+		}
 	}
+	if (changed && uring_self) /* the loop's thread arms them in its turn */
+		uring_mq_watches_changed(d);
 }
 
 /*
@@ -159,7 +177,7 @@ static void uring_unwatch_fd(void *host, int fd)
 			return;
 		}
 		w->removed = true;
-		uring_arm_fd_watches(d);
+		uring_watches_changed(d);
 		return;
 	}
 }

@@ -111,6 +111,7 @@ struct uring_driver {
 	bool wake_armed;
 	bool timer_wake;
 	bool end_wake;
+	bool watch_wake; /* the fd watches changed on a hardware queue's thread */
 	bool timer_fired; /* the loop's timer fired this reap: the hardware queues run */
 };
 
@@ -177,6 +178,7 @@ void uring_arm_fd_watches(struct uring_driver *d);
 /* driver_uring_mq.c: the hardware queues' threads */
 void uring_mq_request_fn(struct request_queue *q);
 void uring_mq_turn(struct uring_driver *d, enum uring_serve st);
+void uring_mq_watches_changed(struct uring_driver *d);
 void uring_hwqs_join(struct uring_driver *d);
 void uring_hwqs_stop(struct uring_driver *d);
 int uring_hwqs_start(struct uring_driver *d, unsigned int entries, char *why, size_t whylen);

@@ -128,6 +128,7 @@ void uring_mq_turn(struct uring_driver *d, enum uring_serve st)
 
 	uring_arm_timer(d);
 	d->timer_wake = false;
+	d->watch_wake = false; /* the turn arms the fd watches next */
 	d->end_wake = st == URING_SERVE_BLOCKED || st == URING_SERVE_DONE;
 	if (d->wake_armed || !uring_sq_room(d, 1))
 		return;
@@ -135,6 +136,20 @@ void uring_mq_turn(struct uring_driver *d, enum uring_serve st)
 	io_uring_prep_read(sqe, d->wake_fd, &d->wake_buf, sizeof(d->wake_buf), 0);
 	io_uring_sqe_set_data64(sqe, UD_WAKE);
 	d->wake_armed = true;
+}
+
+/*
+ * Lock held, on a hardware queue's thread: the fd watches changed (a
+ * backend's submit wants its socket polled for output too, a watch came
+ * or went).  Only the loop's thread arms them, on its ring: it is woken
+ * once until its next turn.
+ */
+void uring_mq_watches_changed(struct uring_driver *d)
+{
+	if (d->watch_wake)
+		return;
+	d->watch_wake = true;
+	uring_eventfd_kick(d->wake_fd);
 }
 
 /*

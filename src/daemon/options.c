@@ -497,8 +497,10 @@ static int check_image(const struct rqdisk_options *o)
 
 /*
  * The hardware-queue options shape the mq queue alone; the mq queue runs
- * on the image file or --null (its threads carry out the file backend's
- * I/O).
+ * on the image file, --null (its threads carry out the file backend's
+ * I/O) or an NBD export (its threads send on the connections, the loop's
+ * thread polls them).  Not on RBD: librbd's completions have not been
+ * tried from the hardware queues' threads.
  */
 static int check_mq(const struct rqdisk_options *o)
 {
@@ -507,8 +509,9 @@ static int check_mq(const struct rqdisk_options *o)
 			o->hw_queues ? "--hw-queues" : "--hw-queue-depth");
 		return -EINVAL;
 	}
-	if (o->queue_mode == QUEUE_MODE_MQ && (rbd_is_spec(o->image) || strstr(o->image, "://"))) {
-		fprintf(stderr, "rqdisk: IMAGE %s: --queue-mode=mq runs on an image file only\n",
+	if (o->queue_mode == QUEUE_MODE_MQ && rbd_is_spec(o->image)) {
+		fprintf(stderr, "rqdisk: IMAGE %s: --queue-mode=mq runs on an image file or an "
+				"NBD export, not RBD\n",
 			o->image);
 		return -EINVAL;
 	}

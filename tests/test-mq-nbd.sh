@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# test-mq-nbd.sh - the multi-queue queue over an NBD export: with two
+# hardware queues and two connections (multi-conn), what is written reads
+# back, and an fsync is a flush on each connection (nbdkit's log); a server
+# killed and started again gets its requests once it is back, sent by the
+# loop's thread, and the data reads back whole; an RBD image is refused in
+# this mode, in one line, mounting nothing.
+source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/nbd-functions.sh"
+requires_root
+requires_fuse
+requires dd cmp
+requires_nbd
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+sock=$tmp/sock
+uri="nbd+unix:///?socket=$sock"
+random_file "$tmp/pat" $((4 << 20))
+cleanup_fn _unmount "$tmp/mnt"
+
+say "an RBD image is refused in mq mode"
+status=0
+timeout 15 "$RQDISK" -f --queue-mode=mq rbd:pool/img "$tmp/mnt" 2>"$tmp/err" || status=$?
+cat "$tmp/err"
+[ $status = 2 ] || fail "rqdisk --queue-mode=mq rbd:pool/img: exit status $status, not 2"
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "not one line on stderr"
+grep -q "^rqdisk: IMAGE rbd:pool/img: --queue-mode=mq runs on an image file or an NBD export" \
+	"$tmp/err" || fail "the refusal does not say why"
+no_mount_under "$tmp" || fail "a refused start left a mount"
+
+# conns_that WORD: the connections whose log lines name WORD (Read, Write, Flush).
+conns_that()
+{
+	grep -o "connection=[0-9]* $1 " "$tmp/nbd.log" | sort -u | wc -l
+}
+
+say "two hardware queues on two connections: the data reads back, an fsync flushes each"
+start_nbdkit "$sock" --filter=log memory 64M logfile="$tmp/nbd.log"
+start_rqdisk --queue-mode=mq --hw-queues 2 --connections 2 "$uri" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/queue/queue_mode")" = mq ] || fail "queue_mode is not mq"
+[ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri timeout=30,connections=2" ] ||
+	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
+dd if="$tmp/pat" of="$tmp/mnt/disk" bs=64k oflag=direct conv=notrunc status=none ||
+	fail "writing through the hardware queues failed"
+dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none || fail "fsync failed"
+dd if="$tmp/mnt/disk" of="$tmp/back" bs=64k count=64 iflag=direct status=none ||
+	fail "reading back failed"
+cmp "$tmp/pat" "$tmp/back" || fail "what was written does not read back"
+[ "$(conns_that Flush)" = 2 ] || fail "the flush went on $(conns_that Flush) connections, not 2"
+stop_rqdisk
+stop_nbdkit
+
+say "the server killed and started again: the requests wait, then complete"
+cp "$tmp/pat" "$tmp/export"
+start_nbdkit "$sock" file "$tmp/export"
+start_rqdisk --queue-mode=mq --hw-queues 2 --connections 2 "$uri" "$tmp/mnt" 2>"$tmp/err2"
+stop_nbdkit KILL
+dd if="$tmp/mnt/disk" of="$tmp/back2" bs=64k count=64 iflag=direct status=none &
+reader=$!
+sleep 1
+kill -0 $reader 2>/dev/null || fail "a read finished while the server was away"
+start_nbdkit "$sock" file "$tmp/export"
+wait $reader || fail "the read waiting for the server failed once it was back"
+cmp "$tmp/pat" "$tmp/back2" || fail "the data read after the server came back differs"
+grep -q "connected again" "$tmp/err2" || fail "no word of the reconnection: $(cat "$tmp/err2")"
+stop_rqdisk
+stop_nbdkit
+echo "PASS"
