@@ -40,3 +40,10 @@ stop_nbdkit()
 	kill "-${1:-TERM}" "$nbdkit_pid" 2>/dev/null || true
 	wait "$nbdkit_pid" 2>/dev/null || true
 }
+
+# nbd_log_conns LOG WORD: how many connections nbdkit's log filter shows
+# lines naming WORD on (Read, Write, Flush).
+nbd_log_conns()
+{
+	grep -o "connection=[0-9]* $2 " "$1" | sort -u | wc -l
+}

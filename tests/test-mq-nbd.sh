@@ -30,12 +30,6 @@ grep -q "^rqdisk: IMAGE rbd:pool/img: --queue-mode=mq runs on an image file or a
 	"$tmp/err" || fail "the refusal does not say why"
 no_mount_under "$tmp" || fail "a refused start left a mount"
 
-# conns_that WORD: the connections whose log lines name WORD (Read, Write, Flush).
-conns_that()
-{
-	grep -o "connection=[0-9]* $1 " "$tmp/nbd.log" | sort -u | wc -l
-}
-
 say "two hardware queues on two connections: the data reads back, an fsync flushes each"
 start_nbdkit "$sock" --filter=log memory 64M logfile="$tmp/nbd.log"
 start_rqdisk --queue-mode=mq --hw-queues 2 --connections 2 "$uri" "$tmp/mnt"
@@ -48,7 +42,8 @@ dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none || fail "fsync
 dd if="$tmp/mnt/disk" of="$tmp/back" bs=64k count=64 iflag=direct status=none ||
 	fail "reading back failed"
 cmp "$tmp/pat" "$tmp/back" || fail "what was written does not read back"
-[ "$(conns_that Flush)" = 2 ] || fail "the flush went on $(conns_that Flush) connections, not 2"
+n=$(nbd_log_conns "$tmp/nbd.log" Flush)
+[ "$n" = 2 ] || fail "the flush went on $n connections, not 2"
 stop_rqdisk
 stop_nbdkit
 

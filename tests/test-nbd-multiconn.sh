@@ -18,12 +18,6 @@ mkdir "$tmp/mnt"
 sock=$tmp/sock
 uri="nbd+unix:///?socket=$sock"
 
-# conns_that WORD: the connections whose log lines name WORD (Read, Write, Flush).
-conns_that()
-{
-	grep -o "connection=[0-9]* $1 " "$tmp/nbd.log" | sort -u | wc -l
-}
-
 say "multi-conn: 4 connections, requests spread over them, a flush on each"
 start_nbdkit "$sock" --filter=log memory 64M logfile="$tmp/nbd.log"
 start_rqdisk --connections 4 "$uri" "$tmp/mnt"
@@ -36,9 +30,12 @@ dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none || fail "fsync
 dd if="$tmp/mnt/disk" of="$tmp/back" bs=64k count=64 iflag=direct status=none ||
 	fail "reads over 4 connections failed"
 cmp "$tmp/pat" "$tmp/back" || fail "what was written over 4 connections does not read back"
-[ "$(conns_that Write)" = 4 ] || fail "writes went on $(conns_that Write) connections, not 4"
-[ "$(conns_that Read)" = 4 ] || fail "reads went on $(conns_that Read) connections, not 4"
-[ "$(conns_that Flush)" = 4 ] || fail "flushes went on $(conns_that Flush) connections, not 4"
+n=$(nbd_log_conns "$tmp/nbd.log" Write)
+[ "$n" = 4 ] || fail "writes went on $n connections, not 4"
+n=$(nbd_log_conns "$tmp/nbd.log" Read)
+[ "$n" = 4 ] || fail "reads went on $n connections, not 4"
+n=$(nbd_log_conns "$tmp/nbd.log" Flush)
+[ "$n" = 4 ] || fail "flushes went on $n connections, not 4"
 stop_rqdisk
 stop_nbdkit
 
