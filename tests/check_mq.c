@@ -164,6 +164,16 @@ START_TEST(test_driver_and_scheduler_tags_bound_two_queues)
 }
 END_TEST
 
+static bool switch_pending(struct fake_mq *fm)
+{
+	bool pending;
+
+	blk_queue_lock(fm->q);
+	pending = fm->q->switch_pending;
+	blk_queue_unlock(fm->q);
+	return pending;
+}
+
 static int update_nr_requests(struct fake_mq *fm, unsigned int nr)
 {
 	int ret;
@@ -221,16 +231,23 @@ START_TEST(test_nr_requests_resizes_scheduler_tags)
 END_TEST
 
 /*
- * Without an elevator nr_requests sets each hardware queue's driver tags,
- * up to the tag set's depth: down to 2 of 4, two out at most; above 4, no.
+ * Without an elevator nr_requests is each hardware queue's driver tags, up
+ * to the tag set's depth, and shows them: down to 2 of 4, two out at most;
+ * above 4, no.  The elevator's nr_requests stays as it was, and an
+ * elevator that comes gives the driver tags back their depth.
  */
 START_TEST(test_nr_requests_resizes_driver_tags)
 {
 	struct fake_mq *fm = mq_disk(NULL, 2, 4, 0);
+	unsigned int elv_nr = fm->q->limits.nr_requests;
 	static struct test_bio tb[32];
+	char why[256] = "";
 
+	ck_assert_uint_eq(blk_mq_nr_requests(fm->q), 4);
 	ck_assert_int_eq(update_nr_requests(fm, 5), -EINVAL);
 	ck_assert_int_eq(update_nr_requests(fm, 2), 0);
+	ck_assert_uint_eq(blk_mq_nr_requests(fm->q), 2);
+	ck_assert_uint_eq(fm->q->limits.nr_requests, elv_nr);
 	for (unsigned int i = 0; i < 32; i++)
 		io_at(fm, &tb[i], REQ_OP_READ, (sector_t)((i * 37) % 64) * 64, 8, i % 4);
 	ck_assert_uint_eq(fm->hw[0].nr_out, 2);
@@ -242,6 +259,36 @@ START_TEST(test_nr_requests_resizes_driver_tags)
 	for (unsigned int i = 0; i < 32; i++)
 		ck_assert_int_eq(tb[i].ended, 1);
 	ck_assert_uint_eq(fm->hw[0].max_out, 4);
+	ck_assert_int_eq(update_nr_requests(fm, 1), 0);
+	ck_assert_msg(!blk_mq_elevator_switch(fm->q, "deadline", why, sizeof(why)), "%s", why);
+	ck_assert_uint_eq(fm->q->mq->hctxs[0].tags.nr_tags, 4);
+	ck_assert_uint_eq(fm->q->mq->hctxs[1].tags.nr_tags, 4);
+	ck_assert_uint_eq(blk_mq_nr_requests(fm->q), elv_nr);
+	fake_mq_free(fm);
+}
+END_TEST
+
+/*
+ * While an elevator switch waits for what is in flight, nr_requests is
+ * refused (EBUSY): the incoming elevator's tags are sized already.  Once
+ * the switch is done it is taken.
+ */
+START_TEST(test_nr_requests_busy_while_switching)
+{
+	struct fake_mq *fm = mq_disk("deadline", 1, 2, 6);
+	static struct test_bio tb[8];
+	char why[256] = "";
+
+	for (unsigned int i = 0; i < 8; i++)
+		io_at(fm, &tb[i], REQ_OP_READ, (sector_t)i * 64, 8, 0);
+	ck_assert_msg(!blk_mq_elevator_switch(fm->q, "noop", why, sizeof(why)), "%s", why);
+	ck_assert(switch_pending(fm));
+	ck_assert_int_eq(update_nr_requests(fm, 3), -EBUSY);
+	fake_mq_drain(fm);
+	ck_assert(!switch_pending(fm));
+	ck_assert_uint_eq(blk_mq_nr_requests(fm->q), 6);
+	ck_assert_int_eq(update_nr_requests(fm, 3), 0);
+	ck_assert_uint_eq(blk_mq_nr_requests(fm->q), 3);
 	fake_mq_free(fm);
 }
 END_TEST
@@ -504,15 +551,6 @@ START_TEST(test_busy_queue_restarted_by_any_end)
 }
 END_TEST
 
-static bool switch_pending(struct fake_mq *fm)
-{
-	bool pending;
-
-	blk_queue_lock(fm->q);
-	pending = fm->q->switch_pending;
-	blk_queue_unlock(fm->q);
-	return pending;
-}
 
 /*
  * A switch between any two elevators (none too) under load: reads and
@@ -574,6 +612,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_driver_and_scheduler_tags_bound_two_queues, 0, n);
 	tcase_add_loop_test(tc, test_nr_requests_resizes_scheduler_tags, 0, n);
 	tcase_add_test(tc, test_nr_requests_resizes_driver_tags);
+	tcase_add_test(tc, test_nr_requests_busy_while_switching);
 	tcase_add_loop_test(tc, test_run_async_kicks_only, 0, n);
 	tcase_add_loop_test(tc, test_completion_kicks_no_idle_queue, 0, n);
 	tcase_add_loop_test(tc, test_stalled_queue_restarted_by_its_tag, 0, n);

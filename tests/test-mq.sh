@@ -91,12 +91,18 @@ echo 16 >"$m/queue/nr_requests" || fail "nr_requests took no 16 under deadline"
 [ "$(cat "$m/queue/nr_requests")" = 16 ] || fail "nr_requests reads $(cat "$m/queue/nr_requests")"
 [ "$(cat "$m/mq/0/nr_tags")" = 64 ] || fail "under deadline nr_requests changed the driver tags"
 echo none >"$m/queue/scheduler" || fail "queue/scheduler took no none"
+[ "$(cat "$m/queue/nr_requests")" = 64 ] ||
+	fail "under none nr_requests reads $(cat "$m/queue/nr_requests"), not the 64 driver tags"
 echo 8 >"$m/queue/nr_requests" || fail "nr_requests took no 8 under none"
 [ "$(cat "$m/mq/0/nr_tags")" = 8 ] || fail "mq/0/nr_tags is $(cat "$m/mq/0/nr_tags") after nr_requests 8"
+[ "$(cat "$m/queue/nr_requests")" = 8 ] || fail "nr_requests reads $(cat "$m/queue/nr_requests")"
 echo 65 >"$m/queue/nr_requests" 2>/dev/null &&
 	fail "nr_requests took 65 under none, above the 64 driver tags"
 dd if=/dev/zero of="$rqdisk_disk" bs=4k count=256 oflag=direct conv=notrunc status=none ||
 	fail "writing with 8 driver tags failed"
+echo deadline >"$m/queue/scheduler" || fail "queue/scheduler took no deadline"
+[ "$(cat "$m/mq/0/nr_tags")" = 64 ] || fail "deadline did not give the driver tags back their 64"
+[ "$(cat "$m/queue/nr_requests")" = 16 ] || fail "deadline's nr_requests is not the 16 it had"
 stop_rqdisk
 
 # image_files: the daemon's open files of the image, by their open file descriptions.

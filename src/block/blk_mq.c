@@ -236,13 +236,25 @@ void blk_mq_free_rq_tags(struct request *rq)
 }
 
 /*
+ * Queue lock held: what nr_requests shows, and takes back unchanged.
+ * Under an elevator, its scheduler tags (the queue's nr_requests); without
+ * one, each hardware queue's driver tags, as Linux's blk-mq shows them.
+ */
+unsigned int blk_mq_nr_requests(const struct request_queue *q)
+{
+	return q->elevator ? q->limits.nr_requests : q->mq->hctxs[0].tags.nr_tags;
+}
+
+/*
  * Queue lock held: nr_requests written, as blk_mq_update_nr_requests()
  * takes it.  Under an elevator its scheduler tags become nr; without one
  * each hardware queue's driver tags do, at most the tag set's depth
- * (-EINVAL above it).  Tags out above a new, lower depth stay out until
- * they come back.  What waits for a tag and may take one now is queued,
- * and every hardware queue is marked to run: the caller kicks the marked
- * once it drops the lock (blk_mq_kick_marked).
+ * (-EINVAL above it), until an elevator comes (blk_mq_sched_switch_finish
+ * gives them back their depth).  Refused (-EBUSY) while a switch waits:
+ * the tags it brings are sized already.  Tags out above a new, lower
+ * depth stay out until they come back.  What waits for a tag and may take
+ * one now is queued, and every hardware queue is marked to run: the
+ * caller kicks the marked once it drops the lock (blk_mq_kick_marked).
  */
 int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr)
 {
@@ -250,6 +262,8 @@ int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr)
 	unsigned int i, nr_hw = mq->set->nr_hw_queues;
 	int ret = 0;
 
+	if (q->switch_pending)
+		return -EBUSY;
 	if (!nr || (!q->elevator && nr > mq->set->queue_depth))
 		return -EINVAL;
 	if (q->elevator)
@@ -258,7 +272,8 @@ int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr)
 		ret = blk_mq_resize_tags(&mq->hctxs[i].tags, nr); /* within its size: no allocation */
 	if (ret)
 		return ret;
-	q->limits.nr_requests = nr;
+	if (q->elevator)
+		q->limits.nr_requests = nr;
 	blk_mq_tag_wakeup_list(q, &mq->tag_wait);
 	for (i = 0; i < nr_hw; i++) {
 		blk_mq_tag_wakeup_list(q, &mq->hctxs[i].tag_wait);

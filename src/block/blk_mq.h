@@ -193,6 +193,7 @@ void blk_mq_tags_swap(struct blk_mq_tags *tags, struct blk_mq_tags *with);
 /* blk_mq_sched.c */
 int blk_mq_elevator_init(struct request_queue *q, const char *name, char *why, size_t whylen);
 int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr);
+unsigned int blk_mq_nr_requests(const struct request_queue *q);
 int blk_mq_elevator_switch(struct request_queue *q, const char *name, char *why, size_t whylen);
 int blk_mq_sched_switch_prepare(struct request_queue *q, const struct elevator_type *t,
 				char *why, size_t whylen);

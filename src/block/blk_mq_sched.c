@@ -141,6 +141,9 @@ void blk_mq_sched_switch_finish(struct request_queue *q)
 	blk_mq_tags_swap(&q->mq->sched_tags, &q->mq->next_sched_tags);
 	blk_mq_free_tags(&q->mq->next_sched_tags);
 	elevator_switch_install(q);
+	/* nr_requests set the driver tags under none; an elevator has the tag set's depth */
+	for (unsigned int i = 0; q->elevator && i < q->mq->set->nr_hw_queues; i++)
+		blk_mq_resize_tags(&q->mq->hctxs[i].tags, q->mq->set->queue_depth); /* no allocation */
 	if (old) {
 		assert(!old->type->has_work(old) || elv_has_mq_ops(old->type));
 		elevator_exit(old);

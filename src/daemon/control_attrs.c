@@ -146,13 +146,15 @@ static int show_write_zeroes_max_bytes(struct rqdisk *d, char *buf, size_t len)
 
 static int show_nr_requests(struct rqdisk *d, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%u\n", d->q->limits.nr_requests);
+	return snprintf(buf, len, "%u\n",
+			queue_is_mq(d->q) ? blk_mq_nr_requests(d->q) : d->q->limits.nr_requests);
 }
 
 /*
  * Down to one, up to what the driver was set up to carry.  On a
  * multi-queue queue the tags follow: the elevator's scheduler tags, or
- * without one each hardware queue's driver tags, up to --hw-queue-depth.
+ * without one each hardware queue's driver tags, up to --hw-queue-depth
+ * (blk_mq_update_nr_requests; EBUSY while an elevator switch waits).
  */
 static int store_nr_requests(struct rqdisk *d, const char *buf)
 {
