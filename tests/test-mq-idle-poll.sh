@@ -18,7 +18,7 @@ requires taskset dd
 RQDISK_TEST_OPTS= # this test says itself how FUSE requests come
 
 [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "two CPUs online are needed"
-taskset -c 0 true 2>/dev/null || skip "CPU 0 is not usable"
+taskset -c 0,1 true 2>/dev/null || skip "CPUs 0 and 1 are not both usable"
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"

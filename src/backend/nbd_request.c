@@ -134,8 +134,9 @@ static void nbd_issue_range(struct nbd_rq *r, struct nbd_handle *h, uint32_t fla
  * The connection a request's data goes on.  On a multi-queue queue, the
  * submitting hardware queue's: queue i sends on connection i mod N, as
  * Linux's nbd gives each hardware queue a socket, so that the queues do
- * not take turns on one.  Otherwise (and for requests sent again by the
- * loop after a reconnection) the next one in turn.
+ * not take turns on one; what the loop's thread sends there (requests
+ * held over a reconnection, a filter's timer) counts as queue 0's.  On
+ * the 2.6 queue, the next one in turn.
  */
 static unsigned int nbd_pick_conn(struct nbd_backend *nb)
 {
