@@ -47,3 +47,14 @@ nbd_log_conns()
 {
 	grep -o "connection=[0-9]* $2 " "$1" | sort -u | wc -l
 }
+
+# round_trip DISK PAT BACK WHAT: PAT (4 MiB) written to DISK in 64 KiB direct
+# writes, an fsync, and read back into BACK, which must equal it; WHAT says
+# through what, in the failures.
+round_trip()
+{
+	dd if="$2" of="$1" bs=64k oflag=direct conv=notrunc status=none || fail "writes $4 failed"
+	dd if=/dev/null of="$1" conv=notrunc,fsync status=none || fail "fsync $4 failed"
+	dd if="$1" of="$3" bs=64k count=64 iflag=direct status=none || fail "reads $4 failed"
+	cmp "$2" "$3" || fail "what was written $4 does not read back"
+}

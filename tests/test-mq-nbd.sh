@@ -36,12 +36,7 @@ start_rqdisk --queue-mode=mq --hw-queues 2 --connections 2 "$uri" "$tmp/mnt"
 [ "$(cat "$tmp/mnt/queue/queue_mode")" = mq ] || fail "queue_mode is not mq"
 [ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri timeout=30,connections=2" ] ||
 	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
-dd if="$tmp/pat" of="$tmp/mnt/disk" bs=64k oflag=direct conv=notrunc status=none ||
-	fail "writing through the hardware queues failed"
-dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none || fail "fsync failed"
-dd if="$tmp/mnt/disk" of="$tmp/back" bs=64k count=64 iflag=direct status=none ||
-	fail "reading back failed"
-cmp "$tmp/pat" "$tmp/back" || fail "what was written does not read back"
+round_trip "$tmp/mnt/disk" "$tmp/pat" "$tmp/back" "through two hardware queues"
 n=$(nbd_log_conns "$tmp/nbd.log" Flush)
 [ "$n" = 2 ] || fail "the flush went on $n connections, not 2"
 stop_rqdisk

@@ -24,12 +24,7 @@ start_rqdisk --connections 4 "$uri" "$tmp/mnt"
 [ "$(cat "$tmp/mnt/device/stack")" = "nbd:$uri timeout=30,connections=4" ] ||
 	fail "device/stack: $(cat "$tmp/mnt/device/stack")"
 random_file "$tmp/pat" $((4 << 20))
-dd if="$tmp/pat" of="$tmp/mnt/disk" bs=64k oflag=direct conv=notrunc status=none ||
-	fail "writes over 4 connections failed"
-dd if=/dev/null of="$tmp/mnt/disk" conv=notrunc,fsync status=none || fail "fsync failed"
-dd if="$tmp/mnt/disk" of="$tmp/back" bs=64k count=64 iflag=direct status=none ||
-	fail "reads over 4 connections failed"
-cmp "$tmp/pat" "$tmp/back" || fail "what was written over 4 connections does not read back"
+round_trip "$tmp/mnt/disk" "$tmp/pat" "$tmp/back" "over 4 connections"
 n=$(nbd_log_conns "$tmp/nbd.log" Write)
 [ "$n" = 4 ] || fail "writes went on $n connections, not 4"
 n=$(nbd_log_conns "$tmp/nbd.log" Read)
