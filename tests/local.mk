@@ -195,6 +195,7 @@ INTEGRATION_TESTS = \
 	tests/test-mq-uring.sh \
 	tests/test-mq-barrier-uring.sh \
 	tests/test-mq-uring-cpu.sh \
+	tests/test-mq-poll-usec.sh \
 	tests/test-mq-idle-poll.sh \
 	tests/test-mkfs-fsck-mq-uring.sh \
 	tests/test-sigterm-mq-uring.sh \

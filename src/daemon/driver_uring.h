@@ -122,6 +122,12 @@ struct uring_watch {
 	 * the watcher never puts SQEs on a hardware queue's ring.
 	 */
 	void (*serve_queue)(void *arg, unsigned int n);
+	/*
+	 * mq: each hardware queue's thread looks at its ring this long (µs)
+	 * before any sleep, I/O in flight or not (--poll-usec), as SQPOLL's
+	 * idle time: the latency of a wake-up traded for a spinning CPU.
+	 */
+	unsigned int poll_us;
 };
 
 /* Runs until serve says DONE and the queue is idle. */

@@ -243,22 +243,26 @@ static bool uring_hwq_busy(struct uring_hwq *h)
 }
 
 /*
- * No work waits on this thread: submit and wait.  With nothing queued or
- * in flight on the whole queue, first look at the ring for up to the
- * watch's idle poll time, as the 2.6 queue's loop does (uring_poll_idle):
- * the next request of a client at queue depth 1 comes sooner than a
- * sleeping CPU wakes.  Not while another hardware queue is busy: a thread
- * with nothing of its own to do would spin on a CPU the busy one needs.
- * A kick from another thread ends the look too (its eventfd's read
+ * No work waits on this thread: submit and wait.  First look at the ring
+ * for up to --poll-usec whatever is in flight, or, with nothing queued or
+ * in flight on the whole queue, for the watch's idle poll time if longer,
+ * as the 2.6 queue's loop does (uring_poll_idle): the next request of a
+ * client at queue depth 1 comes sooner than a sleeping CPU wakes.  The
+ * idle poll waits while another hardware queue is busy: a thread with
+ * nothing of its own to do would spin on a CPU the busy one needs.  A
+ * kick from another thread ends the look too (its eventfd's read
  * completes, or the flag).
  */
 static int uring_hwq_wait(struct uring_hwq *h)
 {
-	unsigned int us = h->d->watch->idle_poll_us;
+	const struct uring_watch *w = h->d->watch;
+	unsigned int us = w->poll_us;
 	uint64_t end;
 	int ret;
 
-	if (!us || !blk_queue_idle_unlocked(h->d->q))
+	if (w->idle_poll_us > us && blk_queue_idle_unlocked(h->d->q))
+		us = w->idle_poll_us;
+	if (!us)
 		return io_uring_submit_and_wait(&h->ring, 1);
 	ret = io_uring_submit(&h->ring);
 	if (ret < 0)

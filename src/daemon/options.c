@@ -28,6 +28,7 @@ enum {
 	OPT_FUSE_URING,
 	OPT_NULL,
 	OPT_IDLE_POLL,
+	OPT_POLL_USEC,
 	OPT_CREATE,
 	OPT_ALLOW_OTHER,
 	OPT_TRACE,
@@ -56,6 +57,7 @@ static const struct option long_options[] = {
 	{ "fuse-uring", optional_argument, NULL, OPT_FUSE_URING },
 	{ "null", optional_argument, NULL, OPT_NULL },
 	{ "idle-poll", required_argument, NULL, OPT_IDLE_POLL },
+	{ "poll-usec", required_argument, NULL, OPT_POLL_USEC },
 	{ "read-only", no_argument, NULL, 'r' },
 	{ "create", required_argument, NULL, OPT_CREATE },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
@@ -124,6 +126,9 @@ static void usage(FILE *f)
 		"      --hw-queues N            mq: hardware queues, a thread each (default:\n"
 		"                               the CPUs online, at most 64)\n"
 		"      --hw-queue-depth N       mq: driver tags per hardware queue (default 64)\n"
+		"      --poll-usec USEC         mq: each hardware queue's thread spins this long\n"
+		"                               for its next completion or request before it\n"
+		"                               sleeps, I/O in flight or not (default 0)\n"
 		"      --disk IMAGE2            serve IMAGE2 too, as the next diskN, with the\n"
 		"                               same options; %%d in a --filter or --trace is\n"
 		"                               the disk's number (repeatable, up to 15)\n"
@@ -260,10 +265,11 @@ static int set_model(struct rqdisk_options *o, const char *spec)
 	return check_filter("--model", filter);
 }
 
-static int parse_idle_poll(const char *arg, unsigned int *us)
+/* --idle-poll or --poll-usec: microseconds, 0 to a second. */
+static int parse_poll_us(const char *name, const char *arg, unsigned int *us)
 {
 	unsigned long v;
-	int ret = cli_number("rqdisk", "--idle-poll", arg, 0, RQDISK_IDLE_POLL_MAX_US, &v);
+	int ret = cli_number("rqdisk", name, arg, 0, RQDISK_IDLE_POLL_MAX_US, &v);
 
 	*us = (unsigned int)v;
 	return ret;
@@ -363,7 +369,9 @@ static int parse_one(int opt, const char *arg, struct rqdisk_options *o)
 		o->null = true;
 		return parse_null_keys(arg, &o->null_keys);
 	case OPT_IDLE_POLL:
-		return parse_idle_poll(arg, &o->idle_poll_us);
+		return parse_poll_us("--idle-poll", arg, &o->idle_poll_us);
+	case OPT_POLL_USEC:
+		return parse_poll_us("--poll-usec", arg, &o->poll_us);
 	case 'r':
 		o->read_only = true;
 		return 0;
@@ -504,9 +512,10 @@ static int check_image(const struct rqdisk_options *o)
  */
 static int check_mq(const struct rqdisk_options *o)
 {
-	if (o->queue_mode == QUEUE_MODE_RQ && (o->hw_queues || o->hw_queue_depth)) {
+	if (o->queue_mode == QUEUE_MODE_RQ && (o->hw_queues || o->hw_queue_depth || o->poll_us)) {
 		fprintf(stderr, "rqdisk: %s is for --queue-mode=mq\n",
-			o->hw_queues ? "--hw-queues" : "--hw-queue-depth");
+			o->hw_queues ? "--hw-queues" : o->hw_queue_depth ? "--hw-queue-depth" :
+									"--poll-usec");
 		return -EINVAL;
 	}
 	if (o->queue_mode == QUEUE_MODE_MQ && rbd_is_spec(o->image)) {

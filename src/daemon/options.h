@@ -47,6 +47,7 @@ struct rqdisk_options {
 	bool null;       /* no I/O on the image: null_blk's instant device */
 	const char *null_keys; /* --null=KEYS: the null backend's, or NULL */
 	unsigned int idle_poll_us; /* poll for input this long before sleeping idle */
+	unsigned int poll_us;      /* mq: a hardware queue's thread spins this long before any sleep */
 	uint64_t create_size; /* 0: the image must exist */
 	const char *trace;    /* NULL, or blktrace to NAME.blktrace.N from the start */
 	const char *model;    /* the last --model's spec; "none" for none */

@@ -430,7 +430,7 @@ int serve(struct rqdisk_state *s)
 	int fd = fuse_session_fd(s->se);
 	sigset_t term, waitmask;
 	struct uring_watch w = { fd, serve_fuse, s, &waitmask, fuse_ring_complete,
-				 s->opt.idle_poll_us, serve_fuse_queue };
+				 s->opt.idle_poll_us, serve_fuse_queue, s->opt.poll_us };
 
 	sigemptyset(&term);
 	sigaddset(&term, SIGINT);

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# test-mq-poll-usec.sh - --poll-usec on the multi-queue queue: a hardware
+# queue's thread spins for its next completion or request before it
+# sleeps, I/O in flight or not.  A writer at queue depth 1, pinned to CPU
+# 0, with FUSE over io_uring, on --null with irqmode=timer (each request
+# ends 200 µs after it is dispatched, by the loop's timer, which hands the
+# answer to the hardware queue's thread): --idle-poll alone, however long,
+# lets the thread sleep while each request is out (a voluntary context
+# switch for one request in two at least); --poll-usec far longer than a
+# request takes keeps it awake (fewer than one in sixteen).  It is for the
+# multi-queue queue only, and takes 0 to 1000000.
+source "$(dirname "$0")/functions.sh"
+requires_root
+requires_fuse
+requires_fuse_uring
+requires taskset dd
+RQDISK_TEST_OPTS= # this test says itself how FUSE requests come
+
+[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "two CPUs online are needed"
+taskset -c 0,1 true 2>/dev/null || skip "CPUs 0 and 1 are not both usable"
+
+make_tmpdir tmp
+mkdir "$tmp/mnt"
+truncate -s 16M "$tmp/img"
+count=256 # 4 KiB direct writes, one at a time
+random_file "$tmp/data" $((count * 4096))
+cleanup_fn _unmount "$tmp/mnt"
+
+say "--poll-usec is for mq, 0 to 1000000"
+for bad in "--poll-usec 10" "--queue-mode=mq --poll-usec 1000001" "--queue-mode=mq --poll-usec 5us"; do
+	status=0
+	# shellcheck disable=SC2086 # the options are words
+	"$RQDISK" -f $bad "$tmp/img" "$tmp/mnt" 2>"$tmp/err" || status=$?
+	[ $status = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q -- "--poll-usec" "$tmp/err" ||
+		fail "rqdisk $bad: status $status, $(cat "$tmp/err")"
+	no_mount_under "$tmp" || fail "rqdisk $bad left a mount"
+done
+
+# The hardware queue's thread's voluntary context switches (the daemon's
+# threads named rqdisk but the loop's, its pid): there is one, --hw-queues 1.
+hwq_sleeps()
+{
+	local t n=0
+
+	for t in /proc/"$rqdisk_pid"/task/*; do
+		[ "${t##*/}" = "$rqdisk_pid" ] && continue
+		[ "$(cat "$t/comm")" = rqdisk ] || continue
+		n=$((n + $(awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "$t/status")))
+	done
+	echo $n
+}
+
+# sleeps_with OPTIONS...: the thread's sleeps while $count writes go by
+sleeps_with()
+{
+	local before
+
+	start_rqdisk --queue-mode=mq --hw-queues 1 --fuse-uring=on --elevator none \
+		--null=irqmode=timer,completion_nsec=200000 "$@" "$tmp/img" "$tmp/mnt"
+	[ "$(cat "$tmp/mnt/fuse/transport")" = uring ] || fail "FUSE requests do not come on io_uring"
+	before=$(hwq_sleeps)
+	taskset -c 0 dd if="$tmp/data" of="$rqdisk_disk" bs=4k oflag=direct conv=notrunc \
+		status=none || fail "writing with $* failed"
+	sleeps=$(($(hwq_sleeps) - before))
+	stop_rqdisk
+	echo "$*: the hardware queue's thread slept $sleeps times for $count writes"
+}
+
+say "--idle-poll alone: the thread sleeps while each request is out"
+sleeps_with --idle-poll 1000000
+[ "$sleeps" -ge $((count / 2)) ] ||
+	fail "only $sleeps sleeps for $count requests 200 µs long: the count proves nothing"
+unpolled=$sleeps
+
+say "--poll-usec far longer than a request: it stays awake"
+sleeps_with --idle-poll 0 --poll-usec 1000000
+[ "$sleeps" -lt $((count / 16)) ] && [ $((4 * sleeps)) -lt "$unpolled" ] ||
+	fail "the hardware queue's thread slept $sleeps times for $count requests with --poll-usec"
+echo "PASS: test-mq-poll-usec.sh"
