@@ -350,6 +350,21 @@ _reap_rqdisk()
 }
 _reap_registered=
 
+# rqdisk_hwq_sleeps: how often the daemon's hardware queues' threads have
+# slept (their voluntary context switches): its threads named rqdisk but
+# the loop's (its pid), so not io_uring's workers (iou-wrk-*).
+rqdisk_hwq_sleeps()
+{
+	local t n=0
+
+	for t in /proc/"$rqdisk_pid"/task/*; do
+		[ "${t##*/}" = "$rqdisk_pid" ] && continue
+		[ "$(cat "$t/comm")" = rqdisk ] || continue
+		n=$((n + $(awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "$t/status")))
+	done
+	echo $n
+}
+
 # rqdisk_fail_if_gone WHAT: fail, with its exit status, if the daemon is gone
 # before WHAT was mounted
 rqdisk_fail_if_gone()

@@ -27,20 +27,6 @@ count=512 # 4 KiB direct writes, one at a time
 random_file "$tmp/data" $((count * 4096))
 cleanup_fn _unmount "$tmp/mnt"
 
-# Voluntary context switches of the hardware queues' threads: the daemon's
-# threads but the loop's (its pid) and io_uring's workers (iou-wrk-*).
-hwq_sleeps()
-{
-	local t n=0
-
-	for t in /proc/"$rqdisk_pid"/task/*; do
-		[ "${t##*/}" = "$rqdisk_pid" ] && continue
-		[ "$(cat "$t/comm")" = rqdisk ] || continue
-		n=$((n + $(awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "$t/status")))
-	done
-	echo $n
-}
-
 # sleeps_for USEC: the hardware queues' threads' sleeps while $count writes go by.
 sleeps_for()
 {
@@ -53,10 +39,10 @@ sleeps_for()
 	# writer, woken by an answer, may preempt the thread before it waits,
 	# which then finds the next request there without sleeping
 	taskset -a -p -c 1 "$rqdisk_pid" >/dev/null || fail "cannot move the daemon to CPU 1"
-	before=$(hwq_sleeps)
+	before=$(rqdisk_hwq_sleeps)
 	taskset -c 0 dd if="$tmp/data" of="$rqdisk_disk" bs=4k oflag=direct conv=notrunc \
 		status=none || fail "writing with --idle-poll $1 failed"
-	sleeps=$(($(hwq_sleeps) - before))
+	sleeps=$(($(rqdisk_hwq_sleeps) - before))
 	stop_rqdisk
 	echo "--idle-poll $1: the hardware queues' threads slept $sleeps times for $count writes"
 }

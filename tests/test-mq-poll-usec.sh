@@ -37,20 +37,6 @@ for bad in "--poll-usec 10" "--queue-mode=mq --poll-usec 1000001" "--queue-mode=
 	no_mount_under "$tmp" || fail "rqdisk $bad left a mount"
 done
 
-# The hardware queue's thread's voluntary context switches (the daemon's
-# threads named rqdisk but the loop's, its pid): there is one, --hw-queues 1.
-hwq_sleeps()
-{
-	local t n=0
-
-	for t in /proc/"$rqdisk_pid"/task/*; do
-		[ "${t##*/}" = "$rqdisk_pid" ] && continue
-		[ "$(cat "$t/comm")" = rqdisk ] || continue
-		n=$((n + $(awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "$t/status")))
-	done
-	echo $n
-}
-
 # sleeps_with OPTIONS...: the thread's sleeps while $count writes go by
 sleeps_with()
 {
@@ -59,10 +45,10 @@ sleeps_with()
 	start_rqdisk --queue-mode=mq --hw-queues 1 --fuse-uring=on --elevator none \
 		--null=irqmode=timer,completion_nsec=200000 "$@" "$tmp/img" "$tmp/mnt"
 	[ "$(cat "$tmp/mnt/fuse/transport")" = uring ] || fail "FUSE requests do not come on io_uring"
-	before=$(hwq_sleeps)
+	before=$(rqdisk_hwq_sleeps)
 	taskset -c 0 dd if="$tmp/data" of="$rqdisk_disk" bs=4k oflag=direct conv=notrunc \
 		status=none || fail "writing with $* failed"
-	sleeps=$(($(hwq_sleeps) - before))
+	sleeps=$(($(rqdisk_hwq_sleeps) - before))
 	stop_rqdisk
 	echo "$*: the hardware queue's thread slept $sleeps times for $count writes"
 }
