@@ -3,13 +3,14 @@
 # test-mq-poll-usec.sh - --poll-usec on the multi-queue queue: a hardware
 # queue's thread spins for its next completion or request before it
 # sleeps, I/O in flight or not.  A writer at queue depth 1, pinned to CPU
-# 0, with FUSE over io_uring, on --null with irqmode=timer (each request
-# ends 200 µs after it is dispatched, by the loop's timer, which hands the
-# answer to the hardware queue's thread): --idle-poll alone, however long,
-# lets the thread sleep while each request is out (a voluntary context
-# switch for one request in two at least); --poll-usec far longer than a
-# request takes keeps it awake (fewer than one in sixteen).  It is for the
-# multi-queue queue only, and takes 0 to 1000000.
+# 0, with FUSE over io_uring, on the image opened with O_DIRECT (each write
+# waits for the device, and ends on the hardware queue's own ring, so no
+# other thread of the daemon takes the queue lock meanwhile, on which a
+# spinning thread could sleep on a loaded machine): --idle-poll alone,
+# however long, lets the thread sleep while each write is out (a voluntary
+# context switch for one write in two at least); --poll-usec far longer
+# than a write takes keeps it awake (fewer than one in sixteen).  It is for
+# the multi-queue queue only, and takes 0 to 1000000.
 source "$(dirname "$0")/functions.sh"
 requires_root
 requires_fuse
@@ -42,9 +43,11 @@ sleeps_with()
 {
 	local before
 
-	start_rqdisk --queue-mode=mq --hw-queues 1 --fuse-uring=on --elevator none \
-		--null=irqmode=timer,completion_nsec=200000 "$@" "$tmp/img" "$tmp/mnt"
+	start_rqdisk --queue-mode=mq --hw-queues 1 --fuse-uring=on --elevator none --direct \
+		"$@" "$tmp/img" "$tmp/mnt"
 	[ "$(cat "$tmp/mnt/fuse/transport")" = uring ] || fail "FUSE requests do not come on io_uring"
+	# the daemon on CPU 1, the writer on CPU 0, as test-mq-idle-poll: no preemption by the writer
+	taskset -a -p -c 1 "$rqdisk_pid" >/dev/null || fail "cannot move the daemon to CPU 1"
 	before=$(rqdisk_hwq_sleeps)
 	taskset -c 0 dd if="$tmp/data" of="$rqdisk_disk" bs=4k oflag=direct conv=notrunc \
 		status=none || fail "writing with $* failed"
@@ -56,7 +59,7 @@ sleeps_with()
 say "--idle-poll alone: the thread sleeps while each request is out"
 sleeps_with --idle-poll 1000000
 [ "$sleeps" -ge $((count / 2)) ] ||
-	fail "only $sleeps sleeps for $count requests 200 µs long: the count proves nothing"
+	fail "only $sleeps sleeps for $count writes to the device: the count proves nothing"
 unpolled=$sleeps
 
 say "--poll-usec far longer than a request: it stays awake"
