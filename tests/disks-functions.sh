@@ -53,16 +53,7 @@ _reap_disks()
 # left nothing under MOUNTPOINT: no mount, no diskN directory.
 wait_disks_gone()
 {
-	local i
-
-	for ((i = 0; i < 600; i++)); do
-		kill -0 "$rqdisk_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$rqdisk_pid" 2>/dev/null && fail "rqdisk (pid $rqdisk_pid) did not exit"
-	rqdisk_status=0
-	wait "$rqdisk_pid" || rqdisk_status=$?
-	rqdisk_pid=
+	wait_rqdisk
 	no_mount_under "$1" || fail "rqdisk exited with a mount left under $1"
 	[ -z "$(ls -A "$1")" ] || fail "rqdisk left $(ls -A "$1") in $1"
 }

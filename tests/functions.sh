@@ -350,6 +350,14 @@ _reap_rqdisk()
 }
 _reap_registered=
 
+# requires_cpus_0_1: skip unless CPUs 0 and 1 are online and may be pinned to.
+requires_cpus_0_1()
+{
+	requires taskset
+	[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "two CPUs online are needed"
+	taskset -c 0,1 true 2>/dev/null || skip "CPUs 0 and 1 are not both usable"
+}
+
 # rqdisk_hwq_sleeps: how often the daemon's hardware queues' threads have
 # slept (their voluntary context switches): its threads named rqdisk but
 # the loop's (its pid), so not io_uring's workers (iou-wrk-*).

@@ -17,8 +17,7 @@ requires_fuse_uring
 requires taskset dd
 RQDISK_TEST_OPTS= # this test says itself how FUSE requests come
 
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "two CPUs online are needed"
-taskset -c 0,1 true 2>/dev/null || skip "CPUs 0 and 1 are not both usable"
+requires_cpus_0_1
 
 make_tmpdir tmp
 mkdir "$tmp/mnt"
