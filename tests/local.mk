@@ -205,6 +205,7 @@ INTEGRATION_TESTS = \
 	tests/test-sigterm-mq.sh \
 	tests/test-fuse-uring.sh \
 	tests/test-fuse-uring-auto.sh \
+	tests/test-fuse-uring-depth.sh \
 	tests/test-bad-input.sh \
 	tests/test-block-semantics.sh \
 	tests/test-options.sh \

@@ -309,6 +309,12 @@ static int show_fuse_transport(struct rqdisk *d, char *buf, size_t len)
 	return snprintf(buf, len, "%s\n", d->fuse_on_ring ? "uring" : "dev");
 }
 
+/* The ring's entries a CPU queue: the requests of one CPU the daemon can hold; 0 without one */
+static int show_fuse_ring_depth(struct rqdisk *d, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%u\n", d->fuse_ring_depth);
+}
+
 /* Not in sysfs but as null_blk's queue_mode: "rq" (the 2.6 queue) or "mq". */
 static int show_queue_mode(struct rqdisk *d, char *buf, size_t len)
 {
@@ -398,6 +404,7 @@ const struct ctl_node ctl_nodes[] = {
 	{ CTL_DEVICE_LOST_WRITES, CTL_DEVICE, "lost_writes", show_device_lost_writes, NULL },
 	{ CTL_FUSE, CTL_ROOT, "fuse", NULL, NULL },
 	{ CTL_FUSE_TRANSPORT, CTL_FUSE, "transport", show_fuse_transport, NULL },
+	{ CTL_FUSE_RING_DEPTH, CTL_FUSE, "ring_depth", show_fuse_ring_depth, NULL },
 };
 
 const size_t ctl_nr_nodes = sizeof(ctl_nodes) / sizeof(ctl_nodes[0]);

@@ -49,6 +49,7 @@ struct rqdisk {
 	char *spare; /* an input buffer for when bufs has none: what the request needs fails */
 	struct fuse_ring *ring;       /* FUSE over io_uring, or NULL */
 	bool fuse_on_ring;            /* the ring has carried a request: fuse/transport */
+	unsigned int fuse_ring_depth; /* the ring's entries a CPU queue, or 0 */
 	uid_t uid; /* the mount's owner: with root, the only one who may write */
 	gid_t gid;
 	struct timespec mtime;
