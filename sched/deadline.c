@@ -120,6 +120,14 @@ static int dd_init_queue(struct elevator_queue *e)
 	return 0;
 }
 
+/* dd_depth_updated (Linux 6.10 on): the full new depth, whatever async_depth was set to. */
+static void dd_depth_updated(struct elevator_queue *e)
+{
+	struct deadline_data *dd = e->elevator_data;
+
+	dd->async_depth = e->nr_requests;
+}
+
 static bool dd_prio_empty(const struct dd_per_prio *pp)
 {
 	return TAILQ_EMPTY(&pp->fifo_list[DD_READ]) && TAILQ_EMPTY(&pp->fifo_list[DD_WRITE]);
@@ -423,6 +431,7 @@ static struct elevator_type elevator_deadline = {
 	.mq_ops = {
 		.limit_depth = dd_limit_depth,
 	},
+	.depth_updated = dd_depth_updated,
 };
 
 ELEVATOR_REGISTER(deadline, elevator_deadline)

@@ -78,6 +78,7 @@ struct kyber_data {
 	uint64_t timer_at;                     /* 0: the timer is not armed */
 	uintptr_t id;                          /* this instance's mark on its tokens */
 	unsigned int nr_hctx;                  /* hardware queues; 1 on a 2.6 queue */
+	unsigned int nr_requests;              /* the queue's depth the domains were sized for */
 	struct kyber_hctx_data khd[];
 };
 
@@ -149,6 +150,7 @@ static int kyber_init_queue(struct elevator_queue *e)
 		if (!kd->depth[i])
 			kd->depth[i] = 1;
 	}
+	kd->nr_requests = e->nr_requests;
 	for (unsigned int i = 0; i < KYBER_OTHER; i++) {
 		kd->domain_p99[i] = -1;
 		kd->latency_target[i] = targets[i];
@@ -197,6 +199,26 @@ static int calculate_percentile(struct kyber_data *kd, unsigned int sched_domain
 	}
 	memset(kd->buckets[sched_domain][type], 0, sizeof(kd->buckets[sched_domain][type]));
 	return (int)bucket;
+}
+
+/*
+ * The queue's depth changed.  A domain at its most tokens has the new
+ * most; one a congested window scaled down keeps its tokens, under the
+ * new most.  (Linux's kyber sizes its tokens by kyber_depth alone and
+ * recomputes only the async depth, which kyber_limit_depth reads here.)
+ */
+static void kyber_depth_updated(struct elevator_queue *e)
+{
+	struct kyber_data *kd = e->elevator_data;
+
+	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++) {
+		unsigned int was_max = kd->nr_requests < kyber_depth[i] ? kd->nr_requests : kyber_depth[i];
+		unsigned int max = kyber_max_depth(e, i);
+
+		if (kd->depth[i] >= was_max || kd->depth[i] > max)
+			kd->depth[i] = max ? max : 1;
+	}
+	kd->nr_requests = e->nr_requests;
 }
 
 static void kyber_resize_domain(struct elevator_queue *e, unsigned int sched_domain,
@@ -528,6 +550,7 @@ static struct elevator_type elevator_kyber = {
 		.has_work = kyber_mq_has_work,
 		.limit_depth = kyber_limit_depth,
 	},
+	.depth_updated = kyber_depth_updated,
 };
 
 ELEVATOR_REGISTER(kyber, elevator_kyber)

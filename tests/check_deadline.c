@@ -872,6 +872,52 @@ START_TEST(test_async_depth_store_bounds)
 }
 END_TEST
 
+static void dd_mq_nr_requests(struct fake_mq *fm, unsigned int nr)
+{
+	blk_queue_lock(fm->q);
+	ck_assert_int_eq(blk_mq_update_nr_requests(fm->q, nr), 0);
+	blk_queue_unlock(fm->q);
+	blk_mq_kick_marked(fm->q);
+}
+
+/*
+ * dd_depth_updated: nr_requests written sets async_depth to the new depth,
+ * whatever it had been set to, and the new depth bounds what async_depth
+ * takes; on a 2.6 queue too.  The writes' tags follow: 3 of 8 with
+ * async_depth 3, all 12 once nr_requests is 12.
+ */
+START_TEST(test_async_depth_follows_nr_requests)
+{
+	static struct test_bio tb[12];
+	struct fake_mq *fm = dd_mq(8);
+	struct fake_disk *fd = fake_disk_new(ELEVATOR);
+	struct elevator_queue *e = fm->q->elevator;
+
+	ck_assert_int_eq(elv_tunable_store(e, "async_depth", "3"), 0);
+	ck_assert_uint_eq(dd_tags_taken(fm, tb, 8, REQ_OP_WRITE, 0, 8, REQ_OP_WRITE, 0), 3);
+	dd_mq_nr_requests(fm, 12);
+	ck_assert_int_eq(async_depth(e), 12);
+	ck_assert_uint_eq(dd_tags_taken(fm, tb, 12, REQ_OP_WRITE, 0, 12, REQ_OP_WRITE, 0), 12);
+	ck_assert_int_eq(elv_tunable_store(e, "async_depth", "11"), 0);
+	dd_mq_nr_requests(fm, 4);
+	ck_assert_int_eq(async_depth(e), 4);
+	ck_assert_int_eq(elv_tunable_store(e, "async_depth", "5"), -EINVAL);
+	ck_assert_int_eq(async_depth(e), 4);
+	dd_mq_nr_requests(fm, 4); /* unchanged: async_depth as set */
+	ck_assert_int_eq(elv_tunable_store(e, "async_depth", "2"), 0);
+	dd_mq_nr_requests(fm, 4);
+	ck_assert_int_eq(async_depth(e), 2);
+
+	ck_assert_int_eq(elv_tunable_store(fd->q->elevator, "async_depth", "3"), 0);
+	blk_queue_lock(fd->q);
+	blk_queue_update_nr_requests(fd->q, fd->q->limits.nr_requests * 2);
+	blk_queue_unlock(fd->q);
+	ck_assert_int_eq(async_depth(fd->q->elevator), fd->q->limits.nr_requests);
+	fake_mq_free(fm);
+	fake_disk_free(fd);
+}
+END_TEST
+
 /*
  * mq-deadline's dd_limit_depth: with async_depth 3 of 8 scheduler tags,
  * writes (sync ones too) and discards hold at most 3 and wait for the
@@ -999,6 +1045,7 @@ static Suite *deadline_suite(void)
 	tcase_add_test(mq, test_async_depth_default);
 	tcase_add_test(mq, test_async_depth_store_bounds);
 	tcase_add_test(mq, test_async_depth_caps_async);
+	tcase_add_test(mq, test_async_depth_follows_nr_requests);
 	tcase_add_test(mq, test_read_passes_writes_held_by_async_depth);
 	suite_add_tcase(s, mq);
 

@@ -143,6 +143,46 @@ START_TEST(test_tokens_bounded_by_queue_depth)
 }
 END_TEST
 
+/* queue/nr_requests written, as the control tree does: kyber is told. */
+static void set_nr_requests(struct fake_disk *fd, unsigned int nr)
+{
+	blk_queue_lock(fd->q);
+	blk_queue_update_nr_requests(fd->q, nr);
+	blk_queue_unlock(fd->q);
+}
+
+/*
+ * kyber_depth_updated: domains at their most tokens follow the queue's
+ * depth, up to kyber_depth when it is raised, and down to it when it is
+ * lowered (the queue's own bound put back out of the way by hand).
+ */
+START_TEST(test_tokens_follow_nr_requests)
+{
+	static const unsigned int n[] = { 300, 200, 100, 30 };
+	struct fake_disk *fd = kyber_disk(40);
+
+	set_nr_requests(fd, 1024);
+	submit_each(fd, four_ops, n, 4);
+	fake_start(fd);
+	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_READ), 256);
+	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE), 128);
+	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_DISCARD), 64);
+	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE_ZEROES), 16);
+	finish(fd, 630);
+
+	fd = kyber_disk(1024);
+	set_nr_requests(fd, 20);
+	fd->q->limits.nr_requests = 1024; /* kyber's tokens alone hold requests back */
+	submit_each(fd, four_ops, n, 4);
+	fake_start(fd);
+	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_READ), 20);
+	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE), 20);
+	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_DISCARD), 20);
+	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE_ZEROES), 16);
+	finish(fd, 630);
+}
+END_TEST
+
 static void assert_runs(const struct fake_disk *fd, const enum req_op *ops, const unsigned int *len,
 			unsigned int nr_runs)
 {
@@ -1034,6 +1074,7 @@ static Suite *kyber_suite(void)
 
 	tcase_add_test(tokens, test_tokens_per_domain);
 	tcase_add_test(tokens, test_tokens_bounded_by_queue_depth);
+	tcase_add_test(tokens, test_tokens_follow_nr_requests);
 	tcase_add_test(tokens, test_batches_round_robin);
 	tcase_add_test(tokens, test_domain_without_token_passes);
 	tcase_add_test(tokens, test_switch_away_moves_more_than_tokens);

@@ -331,7 +331,8 @@ END_TEST
 
 /*
  * An elevator built for the previous version (3): loaded, and a 2.6 queue
- * runs it; a multi-queue queue refuses it in one line naming both versions.
+ * runs it, nr_requests written too; a multi-queue queue refuses it in one
+ * line naming both versions.
  */
 START_TEST(test_previous_version_runs_on_rq_refused_on_mq)
 {
@@ -344,8 +345,14 @@ START_TEST(test_previous_version_runs_on_rq_refused_on_mq)
 	ck_assert_msg(t, "a version 3 elevator was refused: %s", why);
 	ck_assert_int_eq(t->api_version, ELV_API_VERSION_RQ_ONLY);
 	ck_assert_ptr_null(t->mq_ops.insert_requests);
+	ck_assert_ptr_null(t->depth_updated); /* past the table it was built with */
 	fd = fake_disk_new("prev");
 	fd->stopped = true;
+	/* a new depth reaches it without the hook it never had */
+	blk_queue_lock(fd->q);
+	blk_queue_update_nr_requests(fd->q, 7);
+	blk_queue_unlock(fd->q);
+	ck_assert_uint_eq(fd->q->elevator->nr_requests, 7);
 	for (int i = 0; i < 3; i++)
 		read8(fd, &tb[i], fifo[i]);
 	fake_start(fd);

@@ -4,7 +4,8 @@
 # options are refused with one line and status 2; queue/queue_mode,
 # queue/nr_hw_queues and mq/N/ show the hardware queues, their tags, CPUs
 # and counts; queue/nr_requests resizes the scheduler tags, or without an
-# elevator the driver tags (mq/N/nr_tags), up to their number; fio's random writes with verify, two jobs at once, pass on
+# elevator the driver tags (mq/N/nr_tags), up to their number, and
+# deadline's async_depth follows it; fio's random writes with verify, two jobs at once, pass on
 # one and on two hardware queues under every elevator, switched through
 # queue/scheduler; the image is opened once per hardware queue (once on the
 # 2.6 queue); and the 2.6 queue (the default) shows queue_mode rq and no
@@ -87,8 +88,12 @@ echo 1 >"$m/mq/0/run" 2>/dev/null && fail "mq/0/run could be written"
 echo 1 >"$m/queue/queue_mode" 2>/dev/null && fail "queue_mode could be written"
 
 say "nr_requests sets the scheduler tags, or without an elevator the driver tags"
+echo 3 >"$m/queue/iosched/async_depth" || fail "deadline's async_depth took no 3"
 echo 16 >"$m/queue/nr_requests" || fail "nr_requests took no 16 under deadline"
 [ "$(cat "$m/queue/nr_requests")" = 16 ] || fail "nr_requests reads $(cat "$m/queue/nr_requests")"
+[ "$(cat "$m/queue/iosched/async_depth")" = 16 ] ||
+	fail "deadline's async_depth is $(cat "$m/queue/iosched/async_depth") after nr_requests 16, not 16"
+echo 17 >"$m/queue/iosched/async_depth" 2>/dev/null && fail "async_depth took 17 above nr_requests 16"
 [ "$(cat "$m/mq/0/nr_tags")" = 64 ] || fail "under deadline nr_requests changed the driver tags"
 echo none >"$m/queue/scheduler" || fail "queue/scheduler took no none"
 [ "$(cat "$m/queue/nr_requests")" = 64 ] ||

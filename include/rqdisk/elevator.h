@@ -55,7 +55,11 @@ struct elevator_queue {
 	const struct blk_clock *clock;    /* core-managed */
 	void *elevator_data;              /* the elevator's */
 	bool draining; /* core-managed: being emptied; hand out every request, never idle */
-	unsigned int nr_requests; /* core-managed: the queue's depth when the elevator was set up */
+	/*
+	 * Core-managed: the queue's depth (queue/nr_requests; the scheduler
+	 * tags on a multi-queue queue), updated before depth_updated.
+	 */
+	unsigned int nr_requests;
 	/* Version 4.  Core-managed: the hardware queues of a multi-queue queue, 0 on a 2.6 queue. */
 	unsigned int nr_hw_queues;
 };
@@ -191,6 +195,15 @@ struct elevator_type {
 	/* Version 4: the multi-queue hooks and ELEVATOR_F_* flags.  Optional. */
 	struct elevator_mq_ops mq_ops;
 	unsigned int elevator_features;
+
+	/*
+	 * The queue's depth changed (queue/nr_requests written, on either
+	 * queue): e->nr_requests is the new one; recompute what was derived
+	 * from it, as Linux's depth_updated.  Added with no new API version:
+	 * an elevator built before has none, and keeps what it derived.
+	 * Optional.
+	 */
+	void (*depth_updated)(struct elevator_queue *e);
 };
 
 /*

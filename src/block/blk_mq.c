@@ -250,7 +250,8 @@ unsigned int blk_mq_nr_requests(const struct request_queue *q)
  * takes it.  Under an elevator its scheduler tags become nr; without one
  * each hardware queue's driver tags do, at most the tag set's depth
  * (-EINVAL above it), until an elevator comes (blk_mq_sched_switch_finish
- * gives them back their depth).  Refused (-EBUSY) while a switch waits:
+ * gives them back their depth).  The elevator is told (depth_updated).
+ * Refused (-EBUSY) while a switch waits:
  * the tags it brings are sized already.  Tags out above a new, lower
  * depth stay out until they come back.  What waits for a tag and may take
  * one now is queued, and every hardware queue is marked to run: the
@@ -272,8 +273,10 @@ int blk_mq_update_nr_requests(struct request_queue *q, unsigned int nr)
 		ret = blk_mq_resize_tags(&mq->hctxs[i].tags, nr); /* within its size: no allocation */
 	if (ret)
 		return ret;
-	if (q->elevator)
+	if (q->elevator) {
 		q->limits.nr_requests = nr;
+		elv_depth_updated(q);
+	}
 	blk_mq_tag_wakeup_list(q, &mq->tag_wait);
 	for (i = 0; i < nr_hw; i++) {
 		blk_mq_tag_wakeup_list(q, &mq->hctxs[i].tag_wait);

@@ -103,6 +103,7 @@ struct request_queue *blk_init_queue(request_fn_proc *fn, pthread_mutex_t *lock,
 void blk_cleanup_queue(struct request_queue *q);
 int blk_queue_set_limits(struct request_queue *q, const struct queue_limits *lim,
 			 char *why, size_t whylen);
+void blk_queue_update_nr_requests(struct request_queue *q, unsigned int nr);
 int elevator_init(struct request_queue *q, const char *name);
 void submit_bio(struct request_queue *q, struct bio *bio);
 void __submit_bio(struct request_queue *q, struct bio *bio);
@@ -171,6 +172,7 @@ void blk_elevator_switch_check(struct request_queue *q);
 void elevator_switch_install(struct request_queue *q);
 struct elevator_queue *elevator_alloc(struct request_queue *q, const struct elevator_type *type);
 void elevator_exit(struct elevator_queue *e);
+void elv_depth_updated(struct request_queue *q);
 void elv_rqhash_add(struct request_queue *q, struct request *rq);
 void elv_rqhash_del(struct request_queue *q, struct request *rq);
 struct request *elv_taken(struct request_queue *q, struct request *rq);

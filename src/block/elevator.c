@@ -262,6 +262,26 @@ void elevator_exit(struct elevator_queue *e)
 	free(e);
 }
 
+/* Lock held: e takes its queue's depth, and its hook recomputes what it derived from it. */
+static void elv_depth_update(struct elevator_queue *e)
+{
+	if (!e || e->nr_requests == e->q->limits.nr_requests)
+		return;
+	e->nr_requests = e->q->limits.nr_requests;
+	if (e->type->depth_updated)
+		e->type->depth_updated(e);
+}
+
+/*
+ * Queue lock held: q's nr_requests changed.  Its elevator, and one set up
+ * for a switch that waits (a 2.6 queue's), take the new depth.
+ */
+void elv_depth_updated(struct request_queue *q)
+{
+	elv_depth_update(q->elevator);
+	elv_depth_update(q->next_elevator);
+}
+
 void elv_schedule_dispatch(struct elevator_queue *e, uint64_t when_ns)
 {
 	struct request_queue *q = e->q;

@@ -59,6 +59,16 @@ int blk_queue_set_limits(struct request_queue *q, const struct queue_limits *lim
 	return ret;
 }
 
+/*
+ * Lock held: queue/nr_requests written on a 2.6 queue: the requests the
+ * driver may hold from now on, and the elevator's depth (depth_updated).
+ */
+void blk_queue_update_nr_requests(struct request_queue *q, unsigned int nr)
+{
+	q->limits.nr_requests = nr;
+	elv_depth_updated(q);
+}
+
 /* name "none" (or NULL) bypasses the elevator: no sorting, no merging. */
 int elevator_init(struct request_queue *q, const char *name)
 {

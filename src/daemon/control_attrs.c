@@ -155,6 +155,7 @@ static int show_nr_requests(struct rqdisk *d, char *buf, size_t len)
  * multi-queue queue the tags follow: the elevator's scheduler tags, or
  * without one each hardware queue's driver tags, up to --hw-queue-depth
  * (blk_mq_update_nr_requests; EBUSY while an elevator switch waits).
+ * Either way the elevator is told its new depth.
  */
 static int store_nr_requests(struct rqdisk *d, const char *buf)
 {
@@ -164,7 +165,7 @@ static int store_nr_requests(struct rqdisk *d, const char *buf)
 		return -EINVAL;
 	if (queue_is_mq(d->q))
 		return blk_mq_update_nr_requests(d->q, (unsigned int)v);
-	d->q->limits.nr_requests = (unsigned int)v;
+	blk_queue_update_nr_requests(d->q, (unsigned int)v);
 	return 0;
 }
 
