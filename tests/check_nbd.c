@@ -32,6 +32,8 @@
 #define EXPORT_SIZE (1u << 20)
 #define MAX_WATCHES 8
 #define MAX_LOG 1024
+#define MAX_BIOS 80
+#define NBD_CMD_READ 0
 /* A write of this many 64 KiB segments is more than a Unix socket's buffer takes at once. */
 #define BIG_VECS 15
 #define SEG (64u << 10)
@@ -41,10 +43,11 @@
 #define NBD_FLAG_SEND_FLUSH 4
 #define NBD_FLAG_CAN_MULTI_CONN 0x100
 
-/* A command the server received: what, and where. */
+/* A command the server received: what, where, and on which connection (its socket). */
 struct logged {
 	uint16_t type;
 	uint64_t off;
+	int fd;
 };
 
 /*
@@ -72,11 +75,11 @@ struct server {
 	char data[EXPORT_SIZE];
 };
 
-static void server_log(struct server *srv, uint16_t type, uint64_t off)
+static void server_log(struct server *srv, uint16_t type, uint64_t off, int fd)
 {
 	pthread_mutex_lock(&srv->lock);
 	if (srv->nr_log < MAX_LOG)
-		srv->log[srv->nr_log++] = (struct logged){ type, off };
+		srv->log[srv->nr_log++] = (struct logged){ type, off, fd };
 	pthread_mutex_unlock(&srv->lock);
 }
 
@@ -88,6 +91,19 @@ static unsigned int server_nr_log(struct server *srv)
 	n = srv->nr_log;
 	pthread_mutex_unlock(&srv->lock);
 	return n;
+}
+
+/* The socket the first command at off came on, or -1. */
+static int conn_of(struct server *srv, uint16_t type, uint64_t off)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&srv->lock);
+	for (unsigned int i = 0; i < srv->nr_log && fd < 0; i++)
+		if (srv->log[i].type == type && srv->log[i].off == off)
+			fd = srv->log[i].fd;
+	pthread_mutex_unlock(&srv->lock);
+	return fd;
 }
 
 /* Of the first n commands received, the writes at off. */
@@ -227,7 +243,7 @@ static void *serve_conn(void *arg)
 			break;
 		if (type == NBD_CMD_WRITE && xread(ca.fd, ca.srv->data + off, len))
 			break;
-		server_log(ca.srv, type, off);
+		server_log(ca.srv, type, off, ca.fd);
 		if (type == NBD_CMD_WRITE && ca.srv->stall_write) {
 			ca.srv->stall_write = 0;
 			stall_then_close(ca.srv, ca.fd, &rep, sizeof(rep));
@@ -311,12 +327,14 @@ struct harness {
 	struct dev_stack stack;
 	struct server *srv;
 	struct watch w[MAX_WATCHES];
-	struct bio bio[8];
-	struct bio_vec vec[8][BIG_VECS];
-	int error[8];
-	bool ended[8];
-	unsigned int log_at_end[8]; /* the commands the server had received when it ended */
+	struct bio bio[MAX_BIOS];
+	struct bio_vec vec[MAX_BIOS][BIG_VECS];
+	int error[MAX_BIOS];
+	bool ended[MAX_BIOS];
+	unsigned int log_at_end[MAX_BIOS]; /* the commands the server had received when it ended */
 	unsigned int nr_bios;
+	unsigned int nr_io_queues; /* the host's queues (dev_host_ops.nr_io_queues), 0: one */
+	unsigned int io_queue;     /* the calling thread's, as a hardware queue's thread */
 	char *buf; /* a page */
 	char *big; /* BIG_VECS segments */
 	char lost_said[512]; /* the last line the backend gave the host of a loss */
@@ -372,12 +390,26 @@ static void h_lost_writes(void *host, const char *msg)
 	h->nr_lost_said++;
 }
 
+static unsigned int h_nr_io_queues(void *host)
+{
+	struct harness *h = host;
+
+	return h->nr_io_queues ? h->nr_io_queues : 1;
+}
+
+static unsigned int h_io_queue(void *host)
+{
+	return ((struct harness *)host)->io_queue;
+}
+
 static const struct dev_host_ops host_ops = {
 	.watch_fd = h_watch,
 	.unwatch_fd = h_unwatch,
 	.watch_fd_events = h_watch_events,
 	.set_fd_events = h_set_events,
 	.lost_writes = h_lost_writes,
+	.nr_io_queues = h_nr_io_queues,
+	.io_queue = h_io_queue,
 };
 
 static void request_fn(struct request_queue *q)
@@ -468,6 +500,8 @@ static unsigned int read_at(struct harness *h, sector_t sector)
 {
 	unsigned int i = h->nr_bios++;
 
+	ck_assert_uint_lt(i, MAX_BIOS);
+
 	h->vec[i][0] = (struct bio_vec){ h->buf, 4096 };
 	bio_init(&h->bio[i], REQ_OP_READ, sector, 4096, h->vec[i], 1);
 	h->bio[i].bi_end_io = end_io;
@@ -481,6 +515,8 @@ static unsigned int write_at(struct harness *h, sector_t sector, unsigned int nr
 			     unsigned int flags)
 {
 	unsigned int i = h->nr_bios++;
+
+	ck_assert_uint_lt(i, MAX_BIOS);
 
 	for (unsigned int k = 0; k < nr; k++)
 		h->vec[i][k] = (struct bio_vec){ h->big + k * SEG, SEG };
@@ -499,6 +535,8 @@ static unsigned int write_at(struct harness *h, sector_t sector, unsigned int nr
 static unsigned int flush(struct harness *h)
 {
 	unsigned int i = h->nr_bios++;
+
+	ck_assert_uint_lt(i, MAX_BIOS);
 
 	bio_init(&h->bio[i], REQ_OP_FLUSH, 0, 0, NULL, 0);
 	h->bio[i].bi_flags = REQ_SYNC;
@@ -1032,6 +1070,49 @@ START_TEST(a_server_back_without_multi_conn_gets_one_connection)
 END_TEST
 
 /*
+ * On a multi-queue queue each hardware queue sends on a connection of its
+ * own, and a full one holds back its own queue alone: queue 0 with 64
+ * reads unanswered on its connection can take no more, and its 65th read
+ * waits; queue 1 can, and sends that read on the other connection.
+ * (Bounded by the two connections' 128 together, queue 0 sent all 65 on
+ * its one.)
+ */
+START_TEST(a_full_connection_holds_back_its_own_queue_alone)
+{
+	struct server *srv = server_start();
+	struct harness *h;
+	unsigned int n = 0;
+
+	srv->multi_conn = 1;
+	h = setup_conns(srv, 60, 2);
+	h->nr_io_queues = 2;
+	srv->mute = 1;
+	for (unsigned int i = 0; i < 65; i++)
+		read_at(h, i * 16); /* not next to each other: none merge */
+	settle(h);
+	ck_assert_uint_eq(server_nr_log(srv), 64);
+	blk_queue_lock(h->q);
+	ck_assert_msg(!dev_can_take(h->stack.top), "queue 0 takes more with its connection full");
+	h->io_queue = 1;
+	ck_assert_msg(dev_can_take(h->stack.top), "queue 1 takes nothing with its connection idle");
+	blk_queue_unlock(h->q);
+	blk_run_queue(h->q);
+	settle(h);
+	ck_assert_uint_eq(server_nr_log(srv), 65);
+	ck_assert_int_ge(conn_of(srv, NBD_CMD_READ, 64 * 16 * 512), 0);
+	ck_assert_int_ne(conn_of(srv, NBD_CMD_READ, 64 * 16 * 512), conn_of(srv, NBD_CMD_READ, 0));
+	h->clock.virtual_ns = START_NS + 60 * S; /* the deadline: every read fails */
+	settle(h);
+	for (unsigned int i = 0; i < 65; i++)
+		n += h->ended[i] && h->error[i] == -EIO;
+	ck_assert_uint_eq(n, 65);
+	srv->mute = 0;
+	teardown(h);
+	server_gone(srv);
+}
+END_TEST
+
+/*
  * The server is gone at exit with a write no flush covered: the flush at
  * exit cannot go, said in one line naming the export, and the close
  * fails (the daemon's exit status).
@@ -1132,6 +1213,7 @@ int main(void)
 	tc = tcase_create("reconnect");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_server_back_without_multi_conn_gets_one_connection);
+	tcase_add_test(tc, a_full_connection_holds_back_its_own_queue_alone);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("exit");
 	tcase_set_timeout(tc, 60);

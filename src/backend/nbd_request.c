@@ -130,6 +130,24 @@ static void nbd_issue_range(struct nbd_rq *r, struct nbd_handle *h, uint32_t fla
 	}
 }
 
+/* Whether each of the host's queues sends on a connection of its own (nbd_pick_conn). */
+static bool nbd_conn_per_queue(const struct nbd_backend *nb)
+{
+	const struct dev_stack *stack = nb->dev->stack;
+	const struct dev_host_ops *ops = stack->host_ops;
+
+	return nb->nr_conns > 1 && ops->nr_io_queues && ops->io_queue &&
+	       ops->nr_io_queues(stack->host) > 1;
+}
+
+/* With nbd_conn_per_queue: the calling queue's connection. */
+static unsigned int nbd_queue_conn(const struct nbd_backend *nb)
+{
+	const struct dev_stack *stack = nb->dev->stack;
+
+	return stack->host_ops->io_queue(stack->host) % nb->nr_conns;
+}
+
 /*
  * The connection a request's data goes on.  On a multi-queue queue, the
  * submitting hardware queue's: queue i sends on connection i mod N, as
@@ -140,12 +158,8 @@ static void nbd_issue_range(struct nbd_rq *r, struct nbd_handle *h, uint32_t fla
  */
 static unsigned int nbd_pick_conn(struct nbd_backend *nb)
 {
-	const struct dev_stack *stack = nb->dev->stack;
-	const struct dev_host_ops *ops = stack->host_ops;
-
-	if (nb->nr_conns > 1 && ops->nr_io_queues && ops->io_queue &&
-	    ops->nr_io_queues(stack->host) > 1)
-		return ops->io_queue(stack->host) % nb->nr_conns;
+	if (nbd_conn_per_queue(nb))
+		return nbd_queue_conn(nb);
 	return nb->next_conn++ % nb->nr_conns;
 }
 
@@ -281,6 +295,11 @@ void nbd_rearm(struct nbd_backend *nb)
 	dev_set_timer(nb->dev, at);
 }
 
+/*
+ * Room for one more command: on the calling queue's own connection where
+ * each queue has one, so that a busy queue fills its connection alone and
+ * the other queues still send on theirs; else over all the connections.
+ */
 bool nbd_can_take(struct blk_dev *dev)
 {
 	struct nbd_backend *nb = dev->priv;
@@ -288,6 +307,8 @@ bool nbd_can_take(struct blk_dev *dev)
 
 	if (!nb->up)
 		return true; /* held, or failed: nothing goes to the server */
+	if (nbd_conn_per_queue(nb))
+		return nbd_aio_in_flight(nb->conns[nbd_queue_conn(nb)].h) < NBD_MAX_IN_FLIGHT;
 	for (unsigned int i = 0; i < nb->nr_conns; i++)
 		in_flight += nbd_aio_in_flight(nb->conns[i].h);
 	return in_flight < (int64_t)NBD_MAX_IN_FLIGHT * nb->nr_conns;
