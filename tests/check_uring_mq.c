@@ -3,7 +3,9 @@
  * check_uring_mq.c - the io_uring driver's hardware-queue threads: a
  * thread asked to serve from another thread always wakes, even when its
  * watcher left the thread's SQ full of commands that may never complete
- * (FUSE over io_uring's fetches wait for the next FUSE request).
+ * (FUSE over io_uring's fetches wait for the next FUSE request); and the
+ * loop, waiting for requests to end, never sleeps past an end that came
+ * while its watcher looked.
  */
 #include <check.h>
 #include <errno.h>
@@ -161,6 +163,76 @@ START_TEST(kick_wakes_a_thread_whose_sq_was_full)
 }
 END_TEST
 
+/*
+ * The watcher's first serve sends a read, waits until the hardware queue's
+ * thread has ended it, and says it waits for requests to end (BLOCKED):
+ * the end came before the loop set end_wake, so it woke no one, and no
+ * other request is out to wake the loop.  The loop must look again, not
+ * sleep: the second serve comes and ends the run.  (A 1 ms limit on the
+ * loop's wait hid this; without one the loop slept for ever.)
+ */
+struct endt {
+	struct mqt t;
+	struct bio bio;
+	struct bio_vec vec;
+	char *buf;
+	unsigned int serves; /* atomic */
+	unsigned int ended;  /* atomic */
+};
+
+static void endt_end_io(struct bio *bio, int error)
+{
+	struct endt *e = bio->bi_private;
+
+	ck_assert_int_eq(error, 0);
+	__atomic_add_fetch(&e->ended, 1, __ATOMIC_RELEASE);
+}
+
+static enum uring_serve end_then_block(void *arg)
+{
+	struct endt *e = arg;
+
+	if (__atomic_add_fetch(&e->serves, 1, __ATOMIC_ACQ_REL) > 1)
+		return URING_SERVE_DONE;
+	e->vec = (struct bio_vec){ e->buf, 4096 };
+	bio_init(&e->bio, REQ_OP_READ, 0, 4096, &e->vec, 1);
+	e->bio.bi_end_io = endt_end_io;
+	e->bio.bi_private = e;
+	submit_bio(e->t.q, &e->bio);
+	ck_assert_msg(wait_for(&e->ended, 1), "the read never ended");
+	return URING_SERVE_BLOCKED;
+}
+
+/* Another thread's: the second serve comes within WAIT_MS of the end, or the loop slept past it. */
+static void *end_watchdog(void *arg)
+{
+	struct endt *e = arg;
+
+	ck_assert_msg(wait_for(&e->ended, 1), "the read never ended");
+	ck_assert_msg(wait_for(&e->serves, 2),
+		      "the loop slept past an end that came while serve looked");
+	return NULL;
+}
+
+START_TEST(an_end_while_serve_looked_is_not_slept_past)
+{
+	static struct endt e;
+	pthread_t th;
+
+	mqt_start(&e.t);
+	ck_assert_int_eq(posix_memalign((void **)&e.buf, 4096, 4096), 0);
+	e.t.w.serve = end_then_block;
+	e.t.w.arg = &e;
+	e.t.w.serve_queue = NULL;
+	ck_assert_int_eq(pthread_create(&th, NULL, end_watchdog, &e), 0);
+	uring_driver_run(e.t.d, &e.t.w);
+	pthread_join(th, NULL);
+	ck_assert_uint_eq(__atomic_load_n(&e.serves, __ATOMIC_ACQUIRE), 2);
+	mqt_stop(&e.t);
+	free(e.buf);
+}
+END_TEST
+
 static Suite *uring_mq_suite(void)
 {
 	Suite *s = suite_create("uring_mq");
@@ -168,6 +240,7 @@ static Suite *uring_mq_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, kick_wakes_a_thread_whose_sq_was_full);
+	tcase_add_test(tc, an_end_while_serve_looked_is_not_slept_past);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -217,26 +217,12 @@ static void uring_poll_idle(struct uring_driver *d)
 		d->stats.idle_poll_timeouts++;
 }
 
-/*
- * Lock held: how long the loop may wait: for ever, but a moment (1 ms)
- * while it waits for requests to end on a multi-queue queue, should the
- * end come between what serve saw and end_wake being set.  Read in the
- * hold that set end_wake: a hardware queue's thread clears it under the
- * lock once the loop may be asleep.
- */
-static struct __kernel_timespec *uring_wait_limit(struct uring_driver *d)
-{
-	static __thread struct __kernel_timespec moment = { .tv_nsec = 1000000 };
-
-	return d->q->mq && d->end_wake ? &moment : NULL;
-}
-
 /* One turn: serve the watched file if it has input, submit, then wait or reap. */
 static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 {
 	const struct uring_watch *w = d->watch;
-	struct __kernel_timespec *limit;
 	struct io_uring_cqe *cqe;
+	bool look_again = false; /* mq: a request ended that serve may not have seen */
 	int ret = 0;
 
 	if (st != URING_SERVE_DONE && d->watch_ready) {
@@ -247,21 +233,19 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 	}
 	blk_queue_lock(d->q);
 	if (d->q->mq)
-		uring_mq_turn(d, st);
+		look_again = uring_mq_turn(d, st);
 	if (st == URING_SERVE_DRAINED)
 		uring_arm_poll(d, w->fd);
 	uring_arm_fd_watches(d);
 	uring_submit(d);
-	limit = uring_wait_limit(d);
 	blk_queue_unlock(d->q);
 	/* input still waiting, or nothing left to wait for: only reap what is there */
-	if (!d->watch_ready && !(st == URING_SERVE_DONE && blk_queue_idle_unlocked(d->q))) {
+	if (!d->watch_ready && !look_again &&
+	    !(st == URING_SERVE_DONE && blk_queue_idle_unlocked(d->q))) {
 		uring_poll_idle(d);
 		if (!io_uring_cq_ready(&d->ring))
 			d->stats.sleeps++;
-		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, limit, w->waitmask);
-		if (ret == -ETIME)
-			ret = 0;
+		ret = io_uring_wait_cqes(&d->ring, &cqe, 1, NULL, w->waitmask);
 	}
 	if (ret == -EINTR)
 		d->watch_ready = st != URING_SERVE_DONE; /* a signal: serve looks at the session */
@@ -269,6 +253,8 @@ static enum uring_serve uring_turn(struct uring_driver *d, enum uring_serve st)
 		fprintf(stderr, "rqdisk: io_uring_wait_cqes: %s\n", strerror(-ret));
 	blk_queue_lock(d->q);
 	uring_reap(d);
+	if (d->q->mq)
+		uring_mq_reaped(d);
 	blk_queue_unlock(d->q);
 	if (st == URING_SERVE_BLOCKED)
 		d->watch_ready = true; /* a CQE came: what it ended may have freed the way */

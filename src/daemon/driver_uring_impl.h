@@ -111,6 +111,7 @@ struct uring_driver {
 	bool wake_armed;
 	bool timer_wake;
 	bool end_wake;
+	uint64_t ended_seen; /* mq: stack.ended at the loop's last hold before serve looked */
 	bool watch_wake; /* the fd watches changed on a hardware queue's thread */
 	bool timer_fired; /* the loop's timer fired this reap: the hardware queues run */
 };
@@ -177,7 +178,8 @@ void uring_arm_fd_watches(struct uring_driver *d);
 
 /* driver_uring_mq.c: the hardware queues' threads */
 void uring_mq_request_fn(struct request_queue *q);
-void uring_mq_turn(struct uring_driver *d, enum uring_serve st);
+bool uring_mq_turn(struct uring_driver *d, enum uring_serve st);
+void uring_mq_reaped(struct uring_driver *d);
 void uring_mq_watches_changed(struct uring_driver *d);
 void uring_hwqs_join(struct uring_driver *d);
 void uring_hwqs_stop(struct uring_driver *d);

@@ -120,22 +120,34 @@ const struct blk_mq_ops uring_mq_ops = {
  * and an elevator's wake-up; the hardware queues' threads wake it through
  * its eventfd when one must be armed earlier) and keeps a read of that
  * eventfd out.  While it waits for requests to end (input blocked, or
- * draining at the end), a thread that ends one wakes it too.
+ * draining at the end), a thread that ends one wakes it too.  An end
+ * between the loop's last hold and this one came while serve looked,
+ * unlocked, with end_wake not yet set: nobody woke the loop for it, and
+ * the turn must not wait (true) but look again.
  */
-void uring_mq_turn(struct uring_driver *d, enum uring_serve st)
+bool uring_mq_turn(struct uring_driver *d, enum uring_serve st)
 {
 	struct io_uring_sqe *sqe;
+	bool ended_unseen;
 
 	uring_arm_timer(d);
 	d->timer_wake = false;
 	d->watch_wake = false; /* the turn arms the fd watches next */
 	d->end_wake = st == URING_SERVE_BLOCKED || st == URING_SERVE_DONE;
-	if (d->wake_armed || !uring_sq_room(d, 1))
-		return;
-	sqe = io_uring_get_sqe(&d->ring);
-	io_uring_prep_read(sqe, d->wake_fd, &d->wake_buf, sizeof(d->wake_buf), 0);
-	io_uring_sqe_set_data64(sqe, UD_WAKE);
-	d->wake_armed = true;
+	ended_unseen = d->end_wake && d->stack.ended != d->ended_seen;
+	if (!d->wake_armed && uring_sq_room(d, 1)) {
+		sqe = io_uring_get_sqe(&d->ring);
+		io_uring_prep_read(sqe, d->wake_fd, &d->wake_buf, sizeof(d->wake_buf), 0);
+		io_uring_sqe_set_data64(sqe, UD_WAKE);
+		d->wake_armed = true;
+	}
+	return ended_unseen;
+}
+
+/* mq, lock held, the loop's reap done: serve, next, sees every end until now. */
+void uring_mq_reaped(struct uring_driver *d)
+{
+	d->ended_seen = d->stack.ended;
 }
 
 /*
