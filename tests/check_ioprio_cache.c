@@ -317,6 +317,46 @@ START_TEST(test_system_source)
 }
 END_TEST
 
+/* parse TEXT as /proc/PID/cgroup: ioprio_cgroup_v2_path's answer, the path in path */
+static int v2_path_of(const char *text, char *path, size_t len)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int ret;
+
+	ck_assert_ptr_nonnull(f);
+	ret = ioprio_cgroup_v2_path(f, path, len);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The v2 line is found wherever it is: after 12 v1 hierarchies' lines of
+ * 400 bytes each (4.8 KB; one 4 KiB read missed it), at the end without
+ * a newline; none in a v1-only file; one too long for the buffer is said.
+ */
+START_TEST(test_cgroup_v2_line_anywhere)
+{
+	static char text[8192];
+	char path[BLKCG_PATH_MAX], dir[401];
+	size_t n = 0;
+
+	memset(dir, 'd', 400);
+	dir[400] = '\0';
+	for (int i = 1; i <= 12; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%d:ctl%d:/%s\n", i, i, dir);
+	ck_assert_int_eq(v2_path_of(text, path, sizeof(path)), -ENOENT);
+	snprintf(text + n, sizeof(text) - n, "0::/system.slice/a.service");
+	ck_assert_int_eq(v2_path_of(text, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/system.slice/a.service");
+	ck_assert_int_eq(v2_path_of("0::/\n", path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/");
+	ck_assert_int_eq(v2_path_of("0::/abc\n", path, 4), -ENAMETOOLONG);
+	ck_assert_int_eq(v2_path_of("0::/abc\n", path, 5), 0);
+	ck_assert_str_eq(path, "/abc");
+	ck_assert_int_eq(v2_path_of("", path, sizeof(path)), -ENOENT);
+}
+END_TEST
+
 /* ... and a cgroup: /proc/self/cgroup's v2 path, the root's (NULL) where it is "/" or none. */
 START_TEST(test_system_source_cgroup)
 {
@@ -355,6 +395,7 @@ static Suite *ioprio_cache_suite(void)
 	tcase_add_test(tc, test_thread_caches_share_the_disks_cgroups);
 	tcase_add_test(tc, test_lookup_gives_both);
 	tcase_add_test(tc, test_system_source_cgroup);
+	tcase_add_test(tc, test_cgroup_v2_line_anywhere);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,6 +6,7 @@
 #include <mntent.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -67,39 +68,55 @@ static bool cgroup2_mount(char *dir, size_t len)
 	return found;
 }
 
-/* The "0::PATH" line of /proc/PID/cgroup (v2), and its directory's inode: the cgroup's id. */
+/*
+ * The v2 path, "0::PATH", of a /proc/PID/cgroup read from f: wherever it
+ * is, after any number of v1 hierarchies' lines of any length (a hybrid
+ * system lists a dozen).  0, -ENOENT for none (v1 alone), -ENAMETOOLONG
+ * for a path of len bytes or more.
+ */
+int ioprio_cgroup_v2_path(FILE *f, char *path, size_t len)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int ret = -ENOENT;
+
+	while (ret == -ENOENT && (n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (strncmp(line, "0::/", 4))
+			continue;
+		ret = (size_t)n - 3 < len ? 0 : -ENAMETOOLONG;
+		if (!ret)
+			memcpy(path, line + 3, (size_t)n - 2);
+	}
+	free(line);
+	return ret;
+}
+
+/* pid's v2 cgroup path, and its directory's inode: the cgroup's id. */
 static int sys_get_cgroup(void *arg, pid_t pid, char *path, size_t len, uint64_t *id)
 {
-	char file[PATH_MAX + BLKCG_PATH_MAX], mnt[PATH_MAX], buf[4096], *line, *nl;
+	char file[PATH_MAX + BLKCG_PATH_MAX], mnt[PATH_MAX];
 	struct stat st;
-	ssize_t n;
-	int fd;
+	FILE *f;
+	int ret;
 
 	(void)arg;
 	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	f = fopen(file, "re");
+	if (!f)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	for (line = buf; line && *line; line = nl ? nl + 1 : NULL) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		if (strncmp(line, "0::/", 4) || strlen(line + 3) >= len)
-			continue;
-		strcpy(path, line + 3);
-		*id = 0;
-		if (cgroup2_mount(mnt, sizeof(mnt))) {
-			snprintf(file, sizeof(file), "%s%s", mnt, path);
-			*id = stat(file, &st) ? 0 : (uint64_t)st.st_ino;
-		}
-		return 0;
+	ret = ioprio_cgroup_v2_path(f, path, len);
+	fclose(f);
+	if (ret)
+		return ret;
+	*id = 0;
+	if (cgroup2_mount(mnt, sizeof(mnt))) {
+		snprintf(file, sizeof(file), "%s%s", mnt, path);
+		*id = stat(file, &st) ? 0 : (uint64_t)st.st_ino;
 	}
-	return -ENOENT; /* cgroup v1 alone: no v2 cgroup to place it in */
+	return 0;
 }
 
 static const struct ioprio_source sys_source = {sys_get_ioprio, sys_get_nice, sys_now, NULL,

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "blkcg.h"
@@ -92,5 +93,11 @@ void ioprio_cache_lookup(struct ioprio_cache *c, pid_t pid, unsigned short *iopr
 
 /* Free the cgroups: no bio or request may point at one any more. */
 void ioprio_cache_exit(struct ioprio_cache *c);
+
+/*
+ * The v2 path ("0::PATH") of a /proc/PID/cgroup's text read from f, into
+ * path: 0, -ENOENT (v1 alone) or -ENAMETOOLONG (len bytes or more).
+ */
+int ioprio_cgroup_v2_path(FILE *f, char *path, size_t len);
 
 #endif
