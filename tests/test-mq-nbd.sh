@@ -4,8 +4,7 @@
 # hardware queues and two connections (multi-conn), what is written reads
 # back, and an fsync is a flush on each connection (nbdkit's log); a server
 # killed and started again gets its requests once it is back, sent by the
-# loop's thread, and the data reads back whole; an RBD image is refused in
-# this mode, in one line, mounting nothing.
+# loop's thread, and the data reads back whole.
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/nbd-functions.sh"
 requires_root
@@ -19,16 +18,6 @@ sock=$tmp/sock
 uri="nbd+unix:///?socket=$sock"
 random_file "$tmp/pat" $((4 << 20))
 cleanup_fn _unmount "$tmp/mnt"
-
-say "an RBD image is refused in mq mode"
-status=0
-timeout 15 "$RQDISK" -f --queue-mode=mq rbd:pool/img "$tmp/mnt" 2>"$tmp/err" || status=$?
-cat "$tmp/err"
-[ $status = 2 ] || fail "rqdisk --queue-mode=mq rbd:pool/img: exit status $status, not 2"
-[ "$(wc -l <"$tmp/err")" = 1 ] || fail "not one line on stderr"
-grep -q "^rqdisk: IMAGE rbd:pool/img: --queue-mode=mq runs on an image file or an NBD export" \
-	"$tmp/err" || fail "the refusal does not say why"
-no_mount_under "$tmp" || fail "a refused start left a mount"
 
 say "two hardware queues on two connections: the data reads back, an fsync flushes each"
 start_nbdkit "$sock" --filter=log memory 64M logfile="$tmp/nbd.log"

@@ -5,7 +5,8 @@
 # in the image (rbd export), an fsync is a flush in librbd, so is each
 # O_DSYNC write (FUA) and not a plain one, a discard and a
 # zeroing reach the image, device/stack names it, ext4 made through a loop
-# device checks clean, a snapshot is a read-only disk that keeps what it
+# device checks clean, the multi-queue queue with two hardware queues
+# writes from two CPUs at once and flushes, a snapshot is a read-only disk that keeps what it
 # held, and a bad spec, a missing pool, image or snapshot and an
 # unreachable cluster are refused in one line, nothing mounted.
 source "$(dirname "$0")/functions.sh"
@@ -64,9 +65,9 @@ refused "rbd:rqdisk/disk@nosnap:conf=$conf" "no such image or snapshot"
 refused "rbd:rqdisk/disk:conf=$conf:no_such_option=1" "no such Ceph option"
 
 # librbd's counters of the daemon's own client, through an admin socket set in the spec
-rbd_count() # NAME
+rbd_count() # NAME [SOCKET]
 {
-	ceph --admin-daemon "$tmp/rqdisk.asok" perf dump 2>/dev/null | python3 -c '
+	ceph --admin-daemon "${2:-$tmp/rqdisk.asok}" perf dump 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print(sum(v.get(sys.argv[1], 0) for k, v in d.items() if k.startswith("librbd-")))' "$1" ||
@@ -196,6 +197,33 @@ cmp "$tmp/fs/file" "$tmp/file" || fail "the file on the snapshot's ext4 differs"
 umount "$tmp/fs"
 loop_detach "$loop"
 stop_rqdisk
+
+say "the multi-queue queue, two hardware queues: writes from two CPUs at once read back, an fsync flushes in librbd, all is in the image"
+start_rqdisk --queue-mode=mq --hw-queues 2 "$spec:admin_socket=$tmp/rqdisk-mq.asok" "$tmp/mnt"
+[ "$(cat "$tmp/mnt/queue/queue_mode")" = mq ] || fail "queue_mode is not mq"
+random_file "$tmp/mqpat" $((8 * M))
+cpu1=1
+taskset -c 1 true 2>/dev/null || cpu1=0 # one CPU: both writers on CPU 0
+for half in 0 1; do
+	cpu=$((half * cpu1))
+	taskset -c $cpu dd if="$tmp/mqpat" of="$rqdisk_disk" bs=64k count=64 skip=$((half * 64)) \
+		seek=$((512 + half * 64)) oflag=direct conv=notrunc status=none &
+	pids[half]=$!
+done
+wait "${pids[0]}" || fail "the writer on CPU 0 failed"
+wait "${pids[1]}" || fail "the writer on CPU $cpu1 failed"
+flushes=$(rbd_count flush "$tmp/rqdisk-mq.asok")
+sync "$rqdisk_disk"
+[ "$(rbd_count flush "$tmp/rqdisk-mq.asok")" -gt "$flushes" ] ||
+	fail "an fsync on the multi-queue queue flushed nothing in librbd"
+echo "dispatched by hardware queue 0: $(cat "$tmp/mnt/mq/0/dispatched"), 1: $(cat "$tmp/mnt/mq/1/dispatched")"
+dd if="$rqdisk_disk" of="$tmp/mqback" bs=64k skip=512 count=128 iflag=direct status=none ||
+	fail "reading back on the multi-queue queue failed"
+cmp "$tmp/mqpat" "$tmp/mqback" || fail "read back on the multi-queue queue differs"
+stop_rqdisk
+export_image "$tmp/image-mq"
+same_bytes "$tmp/image-mq" $((32 * M)) "$tmp/mqpat" 0 $((8 * M)) ||
+	fail "the image does not hold what the two hardware queues wrote"
 
 say "an OSD that stops answering: a read fails with EIO within rados_osd_op_timeout, works again once it answers, the exit does not hang"
 start_rqdisk "$spec,rados_osd_op_timeout=3" "$tmp/mnt"

@@ -518,12 +518,6 @@ static int check_mq(const struct rqdisk_options *o)
 									"--poll-usec");
 		return -EINVAL;
 	}
-	if (o->queue_mode == QUEUE_MODE_MQ && rbd_is_spec(o->image)) {
-		fprintf(stderr, "rqdisk: IMAGE %s: --queue-mode=mq runs on an image file or an "
-				"NBD export, not RBD\n",
-			o->image);
-		return -EINVAL;
-	}
 	return 0;
 }
 
