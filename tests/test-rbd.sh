@@ -7,7 +7,8 @@
 # zeroing reach the image, device/stack names it, ext4 made through a loop
 # device checks clean, the multi-queue queue with two hardware queues
 # writes from two CPUs at once and flushes, a snapshot is a read-only disk that keeps what it
-# held, and a bad spec, a missing pool, image or snapshot and an
+# held, an OSD that stops answering fails a read in time and a flush at
+# exit (status 1), and a bad spec, a missing pool, image or snapshot and an
 # unreachable cluster are refused in one line, nothing mounted.
 source "$(dirname "$0")/functions.sh"
 requires_root
@@ -225,8 +226,11 @@ export_image "$tmp/image-mq"
 same_bytes "$tmp/image-mq" $((32 * M)) "$tmp/mqpat" 0 $((8 * M)) ||
 	fail "the image does not hold what the two hardware queues wrote"
 
-say "an OSD that stops answering: a read fails with EIO within rados_osd_op_timeout, works again once it answers, the exit does not hang"
-start_rqdisk "$spec,rados_osd_op_timeout=3" "$tmp/mnt"
+say "an OSD that stops answering: a read fails with EIO within rados_osd_op_timeout, works again once it answers, the exit does not hang and its failed flush is its status"
+# librbd's cache in write-back, keeping what it holds for the exit's flush (its default,
+# writearound, sends each write at once, and write-back sends it after a second)
+start_rqdisk "$spec,rados_osd_op_timeout=3,rbd_cache_policy=writeback,rbd_cache_max_dirty_age=600" \
+	"$tmp/mnt" 2>"$tmp/osd-err"
 osd=$(cat "$tmp/ceph/run/osd.0.pid") || fail "no OSD pid file"
 kill -STOP "$osd"
 cleanup_fn kill -CONT "$osd"
@@ -238,9 +242,18 @@ grep -q "Input/output error" "$tmp/err" || fail "the read failed otherwise: $(ca
 kill -CONT "$osd"
 timeout 60 dd if="$rqdisk_disk" of=/dev/null bs=4k count=1 skip=3000 iflag=direct \
 	status=none || fail "a read failed once the OSD answered again"
+# a flush ends librbd's writing through (until one), then a write it holds
+dd if="$tmp/pat" of="$rqdisk_disk" bs=4k count=1 seek=3000 oflag=direct conv=notrunc,fsync \
+	status=none || fail "a synced write failed once the OSD answered again"
+dd if="$tmp/pat" of="$rqdisk_disk" bs=4k count=1 seek=3001 oflag=direct conv=notrunc \
+	status=none || fail "a write failed once the OSD answered again"
 kill -STOP "$osd"
 timeout 30 fusermount3 -u "$tmp/mnt" || fail "the unmount hung with the OSD stopped"
 wait_rqdisk # within 60 s: its exit flush fails in the time-out too
 say "rqdisk exited with status $rqdisk_status"
 kill -CONT "$osd"
+cat "$tmp/osd-err"
+grep -q "^rqdisk: rbd: flush at exit: .*writes since the last flush may be lost$" "$tmp/osd-err" ||
+	fail "the failed flush at exit was not said"
+[ "$rqdisk_status" = 1 ] || fail "the flush at exit failed, and the exit status is $rqdisk_status, not 1"
 echo "PASS"

@@ -425,7 +425,12 @@ static int rbd_open_dev(struct blk_dev *dev, const char *args, struct dev_limits
 	return 0;
 }
 
-/* The queue is idle: what librbd caches goes to the cluster, then the client closes cleanly. */
+/*
+ * The queue is idle: what librbd caches goes to the cluster, then the
+ * client closes cleanly.  A flush that fails is said in one line and
+ * fails the close (the daemon's exit status): what librbd held may not
+ * be in the cluster.
+ */
 static void rbd_close_dev(struct blk_dev *dev)
 {
 	struct rbd_backend *rb = dev->priv;
@@ -435,8 +440,12 @@ static void rbd_close_dev(struct blk_dev *dev)
 	if (!rb->read_only && !dev->stack->aborted) {
 		int ret = rbd_flush(rb->image);
 
-		if (ret < 0)
-			fprintf(stderr, "rqdisk: rbd: flush at exit: %s\n", strerror(-ret));
+		if (ret < 0) {
+			fprintf(stderr, "rqdisk: rbd: flush at exit: %s; writes since the last flush "
+					"may be lost\n",
+				strerror(-ret));
+			dev->stack->close_error = -EIO;
+		}
 	}
 	rbd_free(rb);
 }
