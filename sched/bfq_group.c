@@ -40,13 +40,11 @@ static struct bfq_group *bfq_group_get(struct bfq_data *bfqd, const struct blkcg
 	LIST_FOREACH(g, &bfqd->groups, link)
 		if (g->blkcg == blkcg)
 			return g;
-	if (strlen(path) >= sizeof(g->path))
-		return NULL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL; /* its processes are served in the root */
 	g->blkcg = blkcg;
-	strcpy(g->path, path);
+	g->path = path; /* the cgroup outlives the queue */
 	bfq_sched_init(&g->sd);
 	g->sd.class_idle_last_service = now;
 	g->entity.sched_data = &bfqd->sd;

@@ -114,7 +114,7 @@ struct bfq_group {
 	LIST_ENTRY(bfq_group) link;
 	unsigned int nr_queues; /* queues in it; it goes with the last */
 	const struct blkcg *blkcg; /* its cgroup, as requests carry it */
-	char path[ELV_CGROUP_PATH_MAX]; /* and that cgroup's path, which group_weights names */
+	const char *path; /* and that cgroup's path (blkcg_path), which group_weights names */
 };
 
 LIST_HEAD(bfq_group_list, bfq_group);

@@ -94,7 +94,7 @@ static int cfq_init_queue(struct elevator_queue *e)
 	TAILQ_INIT(&cfqd->rr_list);
 	cfq_queue_init(&cfqd->oom_queue, 0, false, IOPRIO_DEFAULT);
 	cfqd->clock = e->clock;
-	strcpy(cfqd->root_group.path, "/");
+	cfqd->root_group.path = "/";
 	cfqd->root_group.weight = CFQ_WEIGHT_DEFAULT;
 	cfqd->oom_queue.group = &cfqd->root_group;
 	LIST_INIT(&cfqd->groups);

@@ -36,13 +36,11 @@ void cfq_group_attach(struct cfq_data *cfqd, struct cfq_queue *cfqq, const struc
 		if (g->blkcg == blkcg)
 			break;
 	if (!g) {
-		if (strlen(path) >= sizeof(g->path))
-			return;
 		g = calloc(1, sizeof(*g));
 		if (!g)
 			return; /* its process is served in the root group */
 		g->blkcg = blkcg;
-		strcpy(g->path, path);
+		g->path = path; /* the cgroup outlives the queue */
 		g->weight = cfq_group_weight(cfqd, path);
 		g->vdisktime = cfqd->min_vdisktime;
 		LIST_INSERT_HEAD(&cfqd->groups, g, link);

@@ -74,7 +74,7 @@ enum { CFQ_ASYNC, CFQ_SYNC };
 struct cfq_group {
 	LIST_ENTRY(cfq_group) link;
 	const struct blkcg *blkcg; /* its cgroup, as requests carry it (NULL: the root) */
-	char path[ELV_CGROUP_PATH_MAX]; /* and that cgroup's path, which group_weights names */
+	const char *path; /* and that cgroup's path (blkcg_path), which group_weights names */
 	unsigned int weight;
 	uint64_t vdisktime;	/* disk time it used, in ns times CFQ_WEIGHT_DEFAULT over weight */
 	unsigned int nr_queues; /* it goes with the last (the root never) */

@@ -176,18 +176,23 @@ int elv_group_weights_store(struct elv_group_weights *gw, const char *buf, unsig
 		return -EINVAL;
 	w = elv_group_weight_slot(gw, path);
 	if (!weight && w) { /* the others keep their order: the file lists them as set */
+		free(w->path);
 		memmove(w, w + 1, (size_t)(gw->w + --gw->n - w) * sizeof(*w));
 	} else if (weight && w) {
 		w->weight = weight;
 	} else if (weight) {
 		if (gw->n >= ELV_MAX_GROUP_WEIGHTS)
 			return -EINVAL;
-		grown = realloc(gw->w, (gw->n + 1) * sizeof(*grown));
-		if (!grown)
+		char *copy = strdup(path);
+
+		grown = copy ? realloc(gw->w, (gw->n + 1) * sizeof(*grown)) : NULL;
+		if (!grown) {
+			free(copy);
 			return -EINVAL;
+		}
 		gw->w = grown;
 		w = &grown[gw->n++];
-		strcpy(w->path, path);
+		w->path = copy;
 		w->weight = weight;
 	}
 	return 0;
@@ -195,6 +200,8 @@ int elv_group_weights_store(struct elv_group_weights *gw, const char *buf, unsig
 
 void elv_group_weights_free(struct elv_group_weights *gw)
 {
+	for (unsigned int i = 0; i < gw->n; i++)
+		free(gw->w[i].path);
 	free(gw->w);
 	gw->w = NULL;
 	gw->n = 0;

@@ -5,7 +5,7 @@
 
 #include "elevator.h"
 
-#define ELV_CGROUP_PATH_MAX 256
+#define ELV_CGROUP_PATH_MAX 4096 /* PATH_MAX, as the core's cgroups */
 #define ELV_MAX_GROUP_WEIGHTS 256
 
 /*
@@ -37,7 +37,7 @@ void elv_cgroup_override(const struct elv_cgroup_ops *ops);
 
 /* The group_weights tunable: "PATH WEIGHT" lines, set in order. */
 struct elv_group_weight {
-	char path[ELV_CGROUP_PATH_MAX];
+	char *path; /* its own copy */
 	unsigned int weight;
 };
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # test-cgroup-groups.sh - bfq and cfq place two processes of two real
-# cgroups (v2) in two groups: the daemon resolves each FUSE caller's cgroup,
+# cgroups (v2), one of them at a path over 300 bytes long, in two groups:
+# the daemon resolves each FUSE caller's cgroup,
 # its bios carry it, and the elevator's read-only queue/iosched/groups
 # lists both groups, each with the weight group_weights gave it.  Skips
 # where no cgroup v2 hierarchy is mounted or it cannot be written.
@@ -16,10 +17,14 @@ make_tmpdir tmp
 mkdir "$tmp/mnt"
 truncate -s 64M "$tmp/img"
 
-# Two children of the v2 root; their paths as /proc/PID/cgroup names them.
+# A child of the v2 root, and a cgroup two levels under another whose path
+# is over 300 bytes (the daemon and the elevators once kept 255); their
+# paths as /proc/PID/cgroup names them.
 name=rqdisk-test-$$
 a=/$name-a
-b=/$name-b
+b_top=/$name-b
+b_mid=$b_top/$(printf 'm%.0s' {1..200})
+b=$b_mid/$(printf 'l%.0s' {1..100})
 readers=()
 remove_cgroups()
 {
@@ -29,11 +34,11 @@ remove_cgroups()
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
-	rmdir "$cg_root$a" "$cg_root$b" 2>/dev/null
+	rmdir "$cg_root$a" "$cg_root$b" "$cg_root$b_mid" "$cg_root$b_top" 2>/dev/null
 }
 mkdir "$cg_root$a" 2>/dev/null || skip "cannot make a cgroup under $cg_root"
 cleanup_fn remove_cgroups
-mkdir "$cg_root$b" || fail "cannot make a second cgroup under $cg_root"
+mkdir -p "$cg_root$b" || fail "cannot make a cgroup of ${#b} bytes under $cg_root"
 
 # reader CGROUP: joins the cgroup, then reads the disk (direct I/O, so that
 # the reads are its own) until killed; its dd goes with it.

@@ -99,7 +99,7 @@ static const struct blkcg *blkcg_add(struct blkcg_table *t, const char *path, ui
 
 	if (t->nr == t->alloc && blkcg_grow(t, t->alloc ? 2 * t->alloc : 16))
 		return NULL;
-	cg = calloc(1, sizeof(*cg));
+	cg = calloc(1, sizeof(*cg) + strlen(path) + 1);
 	if (!cg)
 		return NULL;
 	strcpy(cg->path, path);

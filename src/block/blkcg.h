@@ -7,12 +7,15 @@
 
 #include <rqdisk/blk_types.h>
 
-/* The longest cgroup path kept, NUL included; a longer one is taken for the root. */
-#define BLKCG_PATH_MAX 256
+/*
+ * The longest cgroup path kept, NUL included: PATH_MAX, as no path under
+ * the cgroup mount is longer; a longer one is taken for the root.
+ */
+#define BLKCG_PATH_MAX 4096
 
 struct blkcg {
 	uint64_t id; /* the kernel's cgroup id (its directory's inode), 0 if not known */
-	char path[BLKCG_PATH_MAX]; /* under the cgroup (v2) root, as /proc/PID/cgroup says */
+	char path[]; /* under the cgroup (v2) root, as /proc/PID/cgroup says; its own length */
 };
 
 /*

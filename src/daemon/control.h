@@ -27,6 +27,9 @@ int ctl_getattr(struct rqdisk *d, fuse_ino_t ino, struct stat *st);
 int ctl_open(struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi, bool owner);
 void ctl_read(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, struct fuse_file_info *fi,
 	      size_t size, off_t off);
+/* The longest write taken, NUL included: a group_weights line names a cgroup path of up to PATH_MAX. */
+#define CTL_VALUE_MAX (4096 + 64)
+
 /* Answers req, at once or (a switch of elevators) once the new elevator runs. */
 void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size,
 	       bool owner);

@@ -288,7 +288,7 @@ static int ctl_store(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const cha
 void ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino, const char *buf, size_t size,
 	       bool owner)
 {
-	char val[256];
+	char val[CTL_VALUE_MAX];
 	int ret;
 
 	if (!owner) {

@@ -396,7 +396,7 @@ static void fe_ctl_write(fuse_req_t req, struct rqdisk *d, fuse_ino_t ino,
 			 struct fuse_bufvec *bufv)
 {
 	size_t size = fuse_buf_size(bufv);
-	char val[256];
+	char val[CTL_VALUE_MAX];
 	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size < sizeof(val) ? size : sizeof(val));
 
 	dst.buf[0].mem = val;
