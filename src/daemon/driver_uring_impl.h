@@ -111,7 +111,12 @@ struct uring_driver {
 	bool wake_armed;
 	bool timer_wake;
 	bool end_wake;
-	uint64_t ended_seen; /* mq: stack.ended at the loop's last hold before serve looked */
+	/*
+	 * mq: the queue's ends (nr_ended: every request's, those the core ends
+	 * itself, as a barrier whose preflush failed, too) at the loop's last
+	 * hold before serve looked.
+	 */
+	unsigned long ended_seen;
 	bool watch_wake; /* the fd watches changed on a hardware queue's thread */
 	bool timer_fired; /* the loop's timer fired this reap: the hardware queues run */
 };

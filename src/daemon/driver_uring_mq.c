@@ -134,7 +134,7 @@ bool uring_mq_turn(struct uring_driver *d, enum uring_serve st)
 	d->timer_wake = false;
 	d->watch_wake = false; /* the turn arms the fd watches next */
 	d->end_wake = st == URING_SERVE_BLOCKED || st == URING_SERVE_DONE;
-	ended_unseen = d->end_wake && d->stack.ended != d->ended_seen;
+	ended_unseen = d->end_wake && d->q->mq->nr_ended != d->ended_seen;
 	if (!d->wake_armed && uring_sq_room(d, 1)) {
 		sqe = io_uring_get_sqe(&d->ring);
 		io_uring_prep_read(sqe, d->wake_fd, &d->wake_buf, sizeof(d->wake_buf), 0);
@@ -147,7 +147,7 @@ bool uring_mq_turn(struct uring_driver *d, enum uring_serve st)
 /* mq, lock held, the loop's reap done: serve, next, sees every end until now. */
 void uring_mq_reaped(struct uring_driver *d)
 {
-	d->ended_seen = d->stack.ended;
+	d->ended_seen = d->q->mq->nr_ended;
 }
 
 /*
@@ -170,7 +170,7 @@ void uring_mq_watches_changed(struct uring_driver *d)
  * timer than the loop has armed, or if requests ended while the loop
  * waits for one to.
  */
-static void uring_hwq_notify(struct uring_hwq *h, uint64_t *ended)
+static void uring_hwq_notify(struct uring_hwq *h, unsigned long *ended)
 {
 	struct uring_driver *d = h->d;
 	uint64_t at;
@@ -181,11 +181,11 @@ static void uring_hwq_notify(struct uring_hwq *h, uint64_t *ended)
 		if (at && (!d->timer_at || at < d->timer_at))
 			wake = d->timer_wake = true;
 	}
-	if (d->end_wake && d->stack.ended != *ended) {
+	if (d->end_wake && d->q->mq->nr_ended != *ended) {
 		d->end_wake = false;
 		wake = true;
 	}
-	*ended = d->stack.ended;
+	*ended = d->q->mq->nr_ended;
 	if (wake)
 		uring_eventfd_kick(d->wake_fd);
 }
@@ -328,7 +328,7 @@ static void *uring_hwq_main(void *arg)
 	struct uring_hwq *h = arg;
 	struct request_queue *q = h->d->q;
 	struct io_uring_cqe *cqe;
-	uint64_t ended = 0;
+	unsigned long ended = 0;
 	int ret;
 
 	uring_self = h;
