@@ -69,6 +69,7 @@ struct kyber_hctx_data {
 struct kyber_data {
 	/* The tokens: one count per domain for the whole queue, whichever hctx dispatches. */
 	unsigned int depth[KYBER_NUM_DOMAINS]; /* tokens */
+	unsigned int scaled[KYBER_NUM_DOMAINS]; /* what the windows set, before the queue's bound */
 	unsigned int busy[KYBER_NUM_DOMAINS];  /* tokens held by dispatched requests */
 
 	unsigned int buckets[KYBER_OTHER][KYBER_NR_LAT_TYPES][KYBER_LATENCY_BUCKETS];
@@ -78,7 +79,6 @@ struct kyber_data {
 	uint64_t timer_at;                     /* 0: the timer is not armed */
 	uintptr_t id;                          /* this instance's mark on its tokens */
 	unsigned int nr_hctx;                  /* hardware queues; 1 on a 2.6 queue */
-	unsigned int nr_requests;              /* the queue's depth the domains were sized for */
 	struct kyber_hctx_data khd[];
 };
 
@@ -146,11 +146,11 @@ static int kyber_init_queue(struct elevator_queue *e)
 		for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++)
 			TAILQ_INIT(&kd->khd[h].rqs[i]);
 	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++) {
+		kd->scaled[i] = kyber_depth[i];
 		kd->depth[i] = kyber_max_depth(e, i);
 		if (!kd->depth[i])
 			kd->depth[i] = 1;
 	}
-	kd->nr_requests = e->nr_requests;
 	for (unsigned int i = 0; i < KYBER_OTHER; i++) {
 		kd->domain_p99[i] = -1;
 		kd->latency_target[i] = targets[i];
@@ -201,35 +201,37 @@ static int calculate_percentile(struct kyber_data *kd, unsigned int sched_domain
 	return (int)bucket;
 }
 
+/* A domain's tokens: what the windows set it to, under the queue's depth; one at least. */
+static void kyber_bound_domain(struct elevator_queue *e, unsigned int sched_domain)
+{
+	struct kyber_data *kd = e->elevator_data;
+	unsigned int max = kyber_max_depth(e, sched_domain);
+	unsigned int depth = kd->scaled[sched_domain] < max ? kd->scaled[sched_domain] : max;
+
+	kd->depth[sched_domain] = depth ? depth : 1;
+}
+
 /*
- * The queue's depth changed.  A domain at its most tokens has the new
- * most; one a congested window scaled down keeps its tokens, under the
- * new most.  (Linux's kyber sizes its tokens by kyber_depth alone and
- * recomputes only the async depth, which kyber_limit_depth reads here.)
+ * The queue's depth changed: each domain's tokens are what the windows
+ * set, under the new depth, so a domain at its most follows the depth
+ * up and down, and one a congested window scaled down keeps its scaling
+ * through a lowered and raised depth.  (Linux's kyber sizes its tokens
+ * by kyber_depth alone and recomputes only the async depth, which
+ * kyber_limit_depth reads here.)
  */
 static void kyber_depth_updated(struct elevator_queue *e)
 {
-	struct kyber_data *kd = e->elevator_data;
-
-	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++) {
-		unsigned int was_max = kd->nr_requests < kyber_depth[i] ? kd->nr_requests : kyber_depth[i];
-		unsigned int max = kyber_max_depth(e, i);
-
-		if (kd->depth[i] >= was_max || kd->depth[i] > max)
-			kd->depth[i] = max ? max : 1;
-	}
-	kd->nr_requests = e->nr_requests;
+	for (unsigned int i = 0; i < KYBER_NUM_DOMAINS; i++)
+		kyber_bound_domain(e, i);
 }
 
 static void kyber_resize_domain(struct elevator_queue *e, unsigned int sched_domain,
 				unsigned int depth)
 {
 	struct kyber_data *kd = e->elevator_data;
-	unsigned int max = kyber_max_depth(e, sched_domain);
 
-	if (depth > max)
-		depth = max;
-	kd->depth[sched_domain] = depth ? depth : 1;
+	kd->scaled[sched_domain] = depth < kyber_depth[sched_domain] ? depth : kyber_depth[sched_domain];
+	kyber_bound_domain(e, sched_domain);
 }
 
 /*

@@ -683,6 +683,31 @@ START_TEST(test_depth_shrinks_and_grows_back)
 END_TEST
 
 /*
+ * kyber_depth_updated with a domain a congested window scaled down: writes
+ * at 32 of their 128 stay at 32 when nr_requests is raised, are held to a
+ * lowered 16, and are back at 32, not 128, when it is raised again.
+ */
+START_TEST(test_scaled_depth_through_nr_requests)
+{
+	struct fake_disk *fd = kyber_disk(1024);
+	unsigned int depth = write_depth(fd);
+
+	ck_assert_uint_eq(depth, 128);
+	ck_assert_uint_eq(window(fd, 2400 * US, 0, 100 * US, depth, false), 32);
+	set_nr_requests(fd, 2048);
+	ck_assert_uint_eq(write_depth(fd), 32);
+	set_nr_requests(fd, 16);
+	fd->q->limits.nr_requests = 1024; /* kyber's tokens alone hold requests back */
+	ck_assert_uint_eq(write_depth(fd), 16);
+	fd->q->limits.nr_requests = 16;
+	set_nr_requests(fd, 1024);
+	ck_assert_uint_eq(write_depth(fd), 32);
+	fd->stopped = false;
+	fake_disk_free(fd);
+}
+END_TEST
+
+/*
  * kyber_timer_fn: a domain with good latency and no congestion keeps its
  * depth, shrunk or not.
  */
@@ -1092,6 +1117,7 @@ static Suite *kyber_suite(void)
 	tcase_add_test(scale, test_window_is_100ms);
 	tcase_add_test(scale, test_depth_shrinks_and_grows_back);
 	tcase_add_test(scale, test_good_latency_keeps_depth);
+	tcase_add_test(scale, test_scaled_depth_through_nr_requests);
 	suite_add_tcase(s, scale);
 
 	tcase_add_test(mq, test_mq_hctx_dispatches_its_own);

@@ -350,6 +350,13 @@ _reap_rqdisk()
 }
 _reap_registered=
 
+# possible_cpus: how many CPUs /sys/devices/system/cpu/possible lists ("0-3,8,10-11": 7).
+possible_cpus()
+{
+	awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? r[1] : r[2]) - r[1] + 1 }; print n }' \
+		/sys/devices/system/cpu/possible
+}
+
 # requires_cpus_0_1: skip unless CPUs 0 and 1 are online and may be pinned to.
 requires_cpus_0_1()
 {

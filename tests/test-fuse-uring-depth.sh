@@ -19,8 +19,7 @@ make_tmpdir tmp
 mkdir "$tmp/mnt"
 cleanup_fn _unmount "$tmp/mnt"
 # fring_alloc(): 64 entries a CPU, 128 MiB of 1 MiB payloads at most over the possible CPUs
-ncpu=$(awk -F'[-,]' '{ n = 0; for (i = 1; i <= NF; i += 2) n += (i < NF ? $(i + 1) : $i) - $i + 1; print n }' \
-	/sys/devices/system/cpu/possible)
+ncpu=$(possible_cpus)
 depth=$((128 / ncpu < 64 ? 128 / ncpu : 64))
 depth=$((depth < 2 ? 2 : depth))
 

@@ -48,9 +48,10 @@ stop_rqdisk
 
 if [ -w "$fuse_uring_param" ]; then
 	requires_fuse_uring
-	ncpu=$(awk -F'[-,]' '{ n = 0; for (i = 1; i <= NF; i += 2) n += (i < NF ? $(i + 1) : $i) - $i + 1; print n }' \
-		/sys/devices/system/cpu/possible 2>/dev/null || nproc)
-	ring_mib=$((ncpu * 64 < 128 ? ncpu * 64 : 128)) # FRING_DEPTH entries of 1 MiB a possible CPU, 128 MiB at most
+	ncpu=$(possible_cpus)
+	# fring_alloc(): 64 entries of 1 MiB a possible CPU, fewer (2 at least) to keep under 128 MiB
+	per_cpu=$((128 / ncpu < 64 ? 128 / ncpu : 64))
+	ring_mib=$((ncpu * (per_cpu < 2 ? 2 : per_cpu)))
 	say "--fuse-uring: the ring's $ring_mib MiB of payloads are locked too"
 	start_rqdisk --fuse-uring "$tmp/img" "$tmp/mnt"
 	kib=$(locked_kib)

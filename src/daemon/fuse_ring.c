@@ -69,7 +69,7 @@ struct fring_cmd_req {
  * the CPU that made it, and there it waits for one of that queue's
  * entries even while another CPU's are free: two processes at QD32 that
  * the scheduler puts on one CPU need 64 there.  With 32, two fio jobs
- * unpinned kept up to a third of their I/Os waiting in FUSE.
+ * unpinned kept up to half their I/Os waiting in FUSE.
  */
 #define FRING_DEPTH 64
 /*
