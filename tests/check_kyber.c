@@ -127,19 +127,26 @@ START_TEST(test_tokens_per_domain)
 }
 END_TEST
 
-/* kyber_depth, bounded by the queue's depth as it was when kyber was set up. */
-START_TEST(test_tokens_bounded_by_queue_depth)
+/*
+ * n[] of each of the four ops submitted to fd, stopped: the reads, writes,
+ * discards and zeroings kyber lets out at once are want[]; then all end.
+ */
+static void assert_tokens(struct fake_disk *fd, const unsigned int *n, const unsigned int *want)
 {
-	static const unsigned int n[] = { 100, 100, 100, 30 };
-	struct fake_disk *fd = kyber_disk(40);
-
 	submit_each(fd, four_ops, n, 4);
 	fake_start(fd);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_READ), 40);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE), 40);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_DISCARD), 40);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE_ZEROES), 16);
-	finish(fd, 330);
+	for (unsigned int i = 0; i < 4; i++)
+		ck_assert_msg(nr_dispatched_op(fd, four_ops[i]) == want[i], "op %d: %u out, not %u",
+			      four_ops[i], nr_dispatched_op(fd, four_ops[i]), want[i]);
+	finish(fd, n[0] + n[1] + n[2] + n[3]);
+}
+
+/* kyber_depth, bounded by the queue's depth when kyber was set up. */
+START_TEST(test_tokens_bounded_by_queue_depth)
+{
+	static const unsigned int n[] = { 100, 100, 100, 30 }, want[] = { 40, 40, 40, 16 };
+
+	assert_tokens(kyber_disk(40), n, want);
 }
 END_TEST
 
@@ -158,28 +165,16 @@ static void set_nr_requests(struct fake_disk *fd, unsigned int nr)
  */
 START_TEST(test_tokens_follow_nr_requests)
 {
-	static const unsigned int n[] = { 300, 200, 100, 30 };
+	static const unsigned int n[] = { 300, 200, 100, 30 }, raised[] = { 256, 128, 64, 16 },
+				  lowered[] = { 20, 20, 20, 16 };
 	struct fake_disk *fd = kyber_disk(40);
 
 	set_nr_requests(fd, 1024);
-	submit_each(fd, four_ops, n, 4);
-	fake_start(fd);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_READ), 256);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE), 128);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_DISCARD), 64);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE_ZEROES), 16);
-	finish(fd, 630);
-
+	assert_tokens(fd, n, raised);
 	fd = kyber_disk(1024);
 	set_nr_requests(fd, 20);
 	fd->q->limits.nr_requests = 1024; /* kyber's tokens alone hold requests back */
-	submit_each(fd, four_ops, n, 4);
-	fake_start(fd);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_READ), 20);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE), 20);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_DISCARD), 20);
-	ck_assert_uint_eq(nr_dispatched_op(fd, REQ_OP_WRITE_ZEROES), 16);
-	finish(fd, 630);
+	assert_tokens(fd, n, lowered);
 }
 END_TEST
 
