@@ -6,7 +6,8 @@
 # O_DSYNC write (FUA) and not a plain one, a discard and a
 # zeroing reach the image, device/stack names it, ext4 made through a loop
 # device checks clean, the multi-queue queue with two hardware queues
-# writes from two CPUs at once and flushes, a snapshot is a read-only disk that keeps what it
+# writes from two CPUs at once (each through its own queue, with FUSE over
+# io_uring) and flushes, a snapshot is a read-only disk that keeps what it
 # held, an OSD that stops answering fails a read in time and a flush at
 # exit (status 1), and a bad spec, a missing pool, image or snapshot and an
 # unreachable cluster are refused in one line, nothing mounted.
@@ -200,11 +201,20 @@ loop_detach "$loop"
 stop_rqdisk
 
 say "the multi-queue queue, two hardware queues: writes from two CPUs at once read back, an fsync flushes in librbd, all is in the image"
-start_rqdisk --queue-mode=mq --hw-queues 2 "$spec:admin_socket=$tmp/rqdisk-mq.asok" "$tmp/mnt"
-[ "$(cat "$tmp/mnt/queue/queue_mode")" = mq ] || fail "queue_mode is not mq"
-random_file "$tmp/mqpat" $((8 * M))
 cpu1=1
 taskset -c 1 true 2>/dev/null || cpu1=0 # one CPU: both writers on CPU 0
+# with FUSE over io_uring each CPU's requests go to its own hardware queue, so both send to librbd
+ring=
+if [ "$cpu1" = 1 ] && [ -e "$fuse_uring_param" ]; then
+	lock_fuse_uring
+	if [ "$(cat "$fuse_uring_param")" = Y ] || set_fuse_uring Y 2>/dev/null; then
+		ring=--fuse-uring
+	fi
+fi
+start_rqdisk --queue-mode=mq --hw-queues 2 ${ring:+"$ring"} "$spec:admin_socket=$tmp/rqdisk-mq.asok" \
+	"$tmp/mnt"
+[ "$(cat "$tmp/mnt/queue/queue_mode")" = mq ] || fail "queue_mode is not mq"
+random_file "$tmp/mqpat" $((8 * M))
 for half in 0 1; do
 	cpu=$((half * cpu1))
 	taskset -c $cpu dd if="$tmp/mqpat" of="$rqdisk_disk" bs=64k count=64 skip=$((half * 64)) \
@@ -217,7 +227,11 @@ flushes=$(rbd_count flush "$tmp/rqdisk-mq.asok")
 sync "$rqdisk_disk"
 [ "$(rbd_count flush "$tmp/rqdisk-mq.asok")" -gt "$flushes" ] ||
 	fail "an fsync on the multi-queue queue flushed nothing in librbd"
-echo "dispatched by hardware queue 0: $(cat "$tmp/mnt/mq/0/dispatched"), 1: $(cat "$tmp/mnt/mq/1/dispatched")"
+q0=$(cat "$tmp/mnt/mq/0/dispatched") q1=$(cat "$tmp/mnt/mq/1/dispatched")
+echo "dispatched by hardware queue 0: $q0, 1: $q1${ring:+ (FUSE over io_uring)}"
+# each writer's 64 writes on its CPU's queue: 48 at least, should a merge join two
+[ -z "$ring" ] || { [ "$q0" -ge 48 ] && [ "$q1" -ge 48 ]; } ||
+	fail "with a writer on each CPU, hardware queue 0 dispatched $q0 and queue 1 $q1, not about 64 each"
 dd if="$rqdisk_disk" of="$tmp/mqback" bs=64k skip=512 count=128 iflag=direct status=none ||
 	fail "reading back on the multi-queue queue failed"
 cmp "$tmp/mqpat" "$tmp/mqback" || fail "read back on the multi-queue queue differs"
